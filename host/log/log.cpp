@@ -1,0 +1,194 @@
+// Logger implementation: formatting (klog text / JSON), redaction and the single write.
+#include "host/log/log.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <ctime>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+namespace ccm::log {
+namespace {
+
+struct State {
+  std::atomic<int> verbosity{0};
+  std::atomic<int> format{static_cast<int>(Format::Text)};
+  std::atomic<int> fd{2};
+  std::shared_mutex secrets_mu;
+  std::vector<std::string> secrets;  // guarded by secrets_mu
+  std::mutex sink_mu;
+  std::function<void(std::string_view)> sink;  // guarded by sink_mu
+};
+
+State& state() {
+  static State* s = new State();  // never destroyed: logging works during exit
+  return *s;
+}
+
+std::string_view baseName(std::string_view path) {
+  auto pos = path.rfind('/');
+  return pos == std::string_view::npos ? path : path.substr(pos + 1);
+}
+
+void appendQuoted(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+char severityLetter(Severity s) {
+  switch (s) {
+    case Severity::Info: return 'I';
+    case Severity::Warning: return 'W';
+    case Severity::Error: return 'E';
+    case Severity::Fatal: return 'F';
+  }
+  return 'I';
+}
+
+}  // namespace
+
+std::string Field::formatDuration(std::chrono::microseconds d) {
+  double s = static_cast<double>(d.count()) / 1e6;
+  if (d.count() % 1000000 == 0) {
+    return fmt::format("{}s", d.count() / 1000000);
+  }
+  if (s >= 1.0) {
+    return fmt::format("{:.3f}s", s);
+  }
+  return fmt::format("{:.3f}ms", static_cast<double>(d.count()) / 1e3);
+}
+
+void configure(const Config& config) {
+  state().verbosity = config.verbosity;
+  state().format = static_cast<int>(config.format);
+  state().fd = config.fd;
+}
+
+Config currentConfig() {
+  return Config{static_cast<Format>(state().format.load()), state().verbosity.load(),
+                state().fd.load()};
+}
+
+bool enabled(int v) { return v <= state().verbosity.load(std::memory_order_relaxed); }
+
+void registerSecret(std::string_view value) {
+  if (value.size() < 4) {
+    return;
+  }
+  std::unique_lock lock(state().secrets_mu);
+  for (const auto& s : state().secrets) {
+    if (s == value) {
+      return;
+    }
+  }
+  state().secrets.emplace_back(value);
+}
+
+std::string redact(std::string_view text) {
+  std::string out(text);
+  std::shared_lock lock(state().secrets_mu);
+  for (const auto& secret : state().secrets) {
+    size_t pos = 0;
+    while ((pos = out.find(secret, pos)) != std::string::npos) {
+      out.replace(pos, secret.size(), "<redacted>");
+      pos += 10;
+    }
+  }
+  return out;
+}
+
+void setSinkForTest(std::function<void(std::string_view line)> sink) {
+  std::lock_guard lock(state().sink_mu);
+  state().sink = std::move(sink);
+}
+
+void write(Severity severity, int v, std::string_view message, Fields fields,
+           const std::source_location& where) {
+  auto now = std::chrono::system_clock::now();
+  auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  std::string line;
+  line.reserve(160);
+  if (static_cast<Format>(state().format.load()) == Format::Json) {
+    line += fmt::format("{{\"ts\":{}.{:06d},\"caller\":", micros / 1000000, micros % 1000000);
+    appendQuoted(line, fmt::format("{}:{}", baseName(where.file_name()), where.line()));
+    line += ",\"msg\":";
+    appendQuoted(line, message);
+    if (severity == Severity::Info) {
+      line += fmt::format(",\"v\":{}", v);
+    } else {
+      line += ",\"level\":";
+      appendQuoted(line, severity == Severity::Warning ? "warning" : "error");
+    }
+    for (const auto& f : fields) {
+      line.push_back(',');
+      appendQuoted(line, f.key());
+      line.push_back(':');
+      if (f.quoted()) {
+        appendQuoted(line, f.value());
+      } else {
+        line += f.value();
+      }
+    }
+    line += "}\n";
+  } else {
+    time_t secs = static_cast<time_t>(micros / 1000000);
+    struct tm tm_utc {};
+    gmtime_r(&secs, &tm_utc);
+    line += fmt::format("{}{:02d}{:02d} {:02d}:{:02d}:{:02d}.{:06d} {:>7} {}:{}] ",
+                        severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday,
+                        tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000,
+                        static_cast<long>(::syscall(SYS_gettid)), baseName(where.file_name()),
+                        where.line());
+    appendQuoted(line, message);
+    for (const auto& f : fields) {
+      line.push_back(' ');
+      line += f.key();
+      line.push_back('=');
+      if (f.quoted()) {
+        appendQuoted(line, f.value());
+      } else {
+        line += f.value();
+      }
+    }
+    line.push_back('\n');
+  }
+  line = redact(line);
+  {
+    std::lock_guard lock(state().sink_mu);
+    if (state().sink) {
+      state().sink(line);
+      return;
+    }
+  }
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(state().fd.load(), p, left);
+    if (n <= 0) {
+      break;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace ccm::log
