@@ -1,0 +1,90 @@
+// HostEnv: what the OpenStack core needs from its host (logs, clocks, cancellation, secrets,
+// metrics), as a small interface so the core never sees the C ABI; CallContext: one host call
+// (its id and deadline) as the core sees it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "plugins/openstack/status.hpp"
+
+namespace ccm::openstack {
+
+enum class LogLevel { kError, kWarning, kInfo, kDebug };
+enum class MetricKind { kCounter, kGauge, kHistogram };
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+// THREAD: every method may be called from any thread.
+class HostEnv {
+ public:
+  virtual ~HostEnv() = default;
+  virtual void log(LogLevel level, std::string_view message) = 0;
+  virtual bool isCancelled(uint64_t call_id) = 0;
+  virtual int64_t monotonicNs() = 0;
+  virtual int64_t unixNs() = 0;
+  // Values registered here are redacted from every log line the host writes.
+  virtual void registerSecret(std::string_view value) = 0;
+  virtual void metric(MetricKind kind, std::string_view name, std::string_view help,
+                      const Fields& labels, double value) = 0;
+};
+
+// "message key=\"value\" ..." (klog's structured text form).
+std::string formatLog(std::string_view message, const Fields& fields);
+
+inline void logAt(HostEnv& env, LogLevel level, std::string_view message,
+                  const Fields& fields = {}) {
+  env.log(level, formatLog(message, fields));
+}
+
+// One call from the host. OWNERSHIP: refers to env, which outlives every call.
+// THREAD: used by the thread running the call only.
+class CallContext {
+ public:
+  CallContext(HostEnv& env, uint64_t call_id, int64_t deadline_monotonic_ns)
+      : env_(&env), call_id_(call_id), deadline_ns_(deadline_monotonic_ns) {}
+
+  HostEnv& env() const { return *env_; }
+  uint64_t id() const { return call_id_; }
+  bool hasDeadline() const { return deadline_ns_ != 0; }
+
+  // Time left before the deadline on the host's monotonic clock; nullopt without a deadline.
+  std::optional<std::chrono::nanoseconds> remaining() const {
+    if (deadline_ns_ == 0) return std::nullopt;
+    return std::chrono::nanoseconds(deadline_ns_ - env_->monotonicNs());
+  }
+
+  // CANCELLED once the host says stop, DEADLINE_EXCEEDED past the deadline, else OK.
+  Status checkAlive() const {
+    if (auto left = remaining(); left && left->count() <= 0) {
+      return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
+    }
+    if (env_->isCancelled(call_id_)) return Status(Code::kCancelled, "the host cancelled the call");
+    return {};
+  }
+
+  void info(std::string_view msg, const Fields& f = {}) const {
+    logAt(*env_, LogLevel::kInfo, msg, f);
+  }
+  void debug(std::string_view msg, const Fields& f = {}) const {
+    logAt(*env_, LogLevel::kDebug, msg, f);
+  }
+  void warning(std::string_view msg, const Fields& f = {}) const {
+    logAt(*env_, LogLevel::kWarning, msg, f);
+  }
+  void error(std::string_view msg, const Fields& f = {}) const {
+    logAt(*env_, LogLevel::kError, msg, f);
+  }
+
+ private:
+  HostEnv* env_;
+  uint64_t call_id_;
+  int64_t deadline_ns_;
+};
+
+}  // namespace ccm::openstack
