@@ -1,0 +1,88 @@
+// CallRunner: runs calls into a plugin on its own threads so the host can enforce deadlines.
+//
+// Each capability has a runner with as many slots as the plugin declared (max_concurrency;
+// "no limit" is capped by the host). A call waits for a slot until its deadline, runs on a
+// pool thread, and the caller waits until it returns or until deadline + grace. A call that
+// overstays is abandoned: the caller gets DEADLINE_EXCEEDED, the call's ID is retired (the
+// plugin's late output is refused), and the slot stays taken until the plugin finally
+// returns — so a plugin that hangs saturates its own slots and every further call fails fast
+// and cleanly, instead of piling up threads without bound.
+//
+// THREAD: run() may be called from any thread, concurrently.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ccm/provider_abi.h"
+#include "host/runtime/clock.hpp"
+#include "host/runtime/metrics.hpp"
+
+namespace ccm::plugin {
+
+struct CallOutcome {
+  ccm_status status = CCM_STATUS_OK;
+  bool abandoned = false;  // the call overstayed its deadline; its output is void
+  bool threw = false;      // an exception crossed the ABI boundary (caught by the host)
+  std::string exception;
+};
+
+class CallRunner {
+ public:
+  // slots: how many calls may run at once. grace: how long past the deadline the caller
+  // still waits for a plugin that is finishing up.
+  CallRunner(std::string name, uint32_t slots, std::chrono::milliseconds grace,
+             metrics::Registry* registry);
+  ~CallRunner();
+  CallRunner(const CallRunner&) = delete;
+  CallRunner& operator=(const CallRunner&) = delete;
+
+  // Runs fn on a pool thread. deadline is on the steady clock. on_abandon runs (on the
+  // caller's thread) when the call is given up, before run() returns.
+  CallOutcome run(std::chrono::steady_clock::time_point deadline,
+                  std::function<ccm_status()> fn, const std::function<void()>& on_abandon);
+
+  uint32_t slots() const { return slots_; }
+  // Calls given up on that have not returned yet.
+  int abandonedInFlight() const;
+
+ private:
+  struct Task {
+    std::function<ccm_status()> fn;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;       // guarded by mu
+    bool abandoned = false;  // guarded by mu
+    CallOutcome outcome;     // guarded by mu
+  };
+
+  void worker();
+  void finish(const std::shared_ptr<Task>& task, CallOutcome outcome);
+
+  const std::string name_;
+  const uint32_t slots_;
+  const std::chrono::milliseconds grace_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;        // signals workers (queue) and waiters (free slots)
+  std::condition_variable slot_cv_;
+  uint32_t busy_ = 0;                 // slots taken, guarded by mu_
+  int abandoned_ = 0;                 // guarded by mu_
+  uint32_t idle_ = 0;                 // guarded by mu_
+  bool stopping_ = false;             // guarded by mu_
+  std::deque<std::shared_ptr<Task>> queue_;  // guarded by mu_
+  std::vector<std::thread> threads_;         // guarded by mu_
+
+  metrics::Gauge* in_flight_ = nullptr;
+  metrics::Gauge* abandoned_gauge_ = nullptr;
+};
+
+}  // namespace ccm::plugin

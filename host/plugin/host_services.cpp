@@ -1,0 +1,419 @@
+// The C functions of ccm_host_services and the call/plugin registries behind them.
+#include "host/plugin/host_services.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "host/log/log.hpp"
+#include "host/plugin/output_validation.hpp"
+
+namespace ccm::plugin {
+namespace {
+
+constexpr size_t kMaxLogBytes = 16 * 1024;
+constexpr size_t kMaxErrorBytes = 4 * 1024;
+
+// Text from a plugin, made safe to log: bounded, and invalid UTF-8 replaced.
+std::string sanitize(ccm_str s, size_t max_bytes) {
+  std::string_view v = sdk::view(s);
+  if (v.size() > max_bytes) {
+    v = v.substr(0, max_bytes);
+  }
+  if (validateText("text", v, max_bytes).empty()) {
+    return std::string(v);
+  }
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    auto u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
+  }
+  return out;
+}
+
+bool validMetricName(std::string_view name) {
+  if (name.empty() || name.size() > 200) {
+    return false;
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view outputName(OutputKind k) {
+  switch (k) {
+    case OutputKind::None: return "no output";
+    case OutputKind::Metadata: return "instance metadata";
+    case OutputKind::LbStatus: return "a load balancer status";
+    case OutputKind::Routes: return "routes";
+    case OutputKind::String: return "a string";
+  }
+  return "?";
+}
+
+}  // namespace
+
+HostServices& HostServices::instance() {
+  static HostServices* services = new HostServices();  // never destroyed: plugins outlive main
+  return *services;
+}
+
+HostServices::HostServices() {
+  table_.struct_size = sizeof(ccm_host_services);
+  table_.log = &HostServices::log;
+  table_.is_cancelled = &HostServices::isCancelled;
+  table_.now_monotonic_ns = &HostServices::nowMonotonicNs;
+  table_.now_unix_ns = &HostServices::nowUnixNs;
+  table_.set_error = &HostServices::setError;
+  table_.metric = &HostServices::metric;
+  table_.register_secret = &HostServices::registerSecret;
+  table_.emit_instance_metadata = &HostServices::emitInstanceMetadata;
+  table_.emit_item_error = &HostServices::emitItemError;
+  table_.emit_lb_status = &HostServices::emitLbStatus;
+  table_.emit_route = &HostServices::emitRoute;
+  table_.emit_string = &HostServices::emitString;
+}
+
+ccm_host_handle HostServices::addPlugin(PluginContext context) {
+  ccm_host_handle h = next_handle_.fetch_add(1);
+  std::lock_guard lock(mu_);
+  plugins_[h] = std::move(context);
+  return h;
+}
+
+void HostServices::updatePlugin(ccm_host_handle handle, PluginContext context) {
+  std::lock_guard lock(mu_);
+  plugins_[handle] = std::move(context);
+}
+
+std::optional<PluginContext> HostServices::findPlugin(ccm_host_handle handle) {
+  std::lock_guard lock(mu_);
+  auto it = plugins_.find(handle);
+  if (it == plugins_.end()) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+std::shared_ptr<CallState> HostServices::beginCall(ccm_host_handle handle, int64_t deadline_ns,
+                                                   OutputKind output, size_t expected_items) {
+  auto state = std::make_shared<CallState>();
+  state->id = next_call_id_.fetch_add(1);
+  state->handle = handle;
+  state->deadline_ns = deadline_ns;
+  state->output = output;
+  state->expected_items = expected_items;
+  if (output == OutputKind::Metadata) {
+    state->metadata.resize(expected_items);
+    state->item_errors.resize(expected_items);
+  }
+  std::lock_guard lock(mu_);
+  calls_[state->id] = state;
+  return state;
+}
+
+void HostServices::endCall(uint64_t call_id) {
+  std::lock_guard lock(mu_);
+  calls_.erase(call_id);
+}
+
+void HostServices::cancelAll(ccm_host_handle handle) {
+  std::lock_guard lock(mu_);
+  for (auto& [id, state] : calls_) {
+    if (state->handle == handle) {
+      state->cancelled = true;
+    }
+  }
+}
+
+std::shared_ptr<CallState> HostServices::findCall(uint64_t call_id) {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(call_id);
+  return it == calls_.end() ? nullptr : it->second;
+}
+
+void HostServices::violation(ccm_host_handle handle, std::string_view kind,
+                             std::string_view detail) {
+  auto plugin = findPlugin(handle);
+  std::string name = plugin ? plugin->name : "unknown";
+  if (plugin && plugin->violations != nullptr) {
+    plugin->violations->labels({std::string(kind)}).inc();
+  }
+  bool first = false;
+  {
+    std::lock_guard lock(mu_);
+    first = logged_violations_.emplace(name + "/" + std::string(kind), true).second;
+  }
+  if (first) {
+    log::error("Provider broke the plugin ABI contract (logged once per kind, counted in "
+               "ccm_provider_contract_violations_total)",
+               {{"provider", name}, {"violation", kind}, {"detail", detail}});
+  }
+}
+
+std::shared_ptr<CallState> HostServices::callFor(ccm_host_handle host, uint64_t call_id,
+                                                 OutputKind kind, std::string_view service) {
+  auto& self = instance();
+  auto state = self.findCall(call_id);
+  if (!state || state->handle != host) {
+    self.violation(host, "stale_call_id",
+                   fmt::format("{} called for call {} which is not running (emitted after the "
+                               "call returned, or from a stray thread)",
+                               service, call_id));
+    return nullptr;
+  }
+  if (kind != OutputKind::None && state->output != kind) {
+    self.violation(host, "unexpected_output",
+                   fmt::format("{} called during a call that returns {}", service,
+                               outputName(state->output)));
+    return nullptr;
+  }
+  return state;
+}
+
+void HostServices::log(ccm_host_handle host, ccm_log_level level, ccm_str message) {
+  auto plugin = instance().findPlugin(host);
+  std::string provider = plugin ? plugin->name : "unknown";
+  std::string text = sanitize(message, kMaxLogBytes);
+  switch (level) {
+    case CCM_LOG_ERROR:
+      log::error(text, {{"provider", provider}});
+      break;
+    case CCM_LOG_WARNING:
+      log::warning(text, {{"provider", provider}});
+      break;
+    case CCM_LOG_INFO:
+      log::info(text, {{"provider", provider}});
+      break;
+    default:
+      log::infoV(4, text, {{"provider", provider}});
+      break;
+  }
+}
+
+bool HostServices::isCancelled(ccm_host_handle host, uint64_t call_id) {
+  auto state = instance().findCall(call_id);
+  if (!state || state->handle != host) {
+    return true;
+  }
+  if (state->cancelled.load()) {
+    return true;
+  }
+  if (state->deadline_ns != 0 && nowMonotonicNs(host) >= state->deadline_ns) {
+    return true;
+  }
+  return false;
+}
+
+int64_t HostServices::nowMonotonicNs(ccm_host_handle host) {
+  auto plugin = instance().findPlugin(host);
+  const Clock& clock = plugin && plugin->clock != nullptr ? *plugin->clock : Clock::real();
+  return clock.nowMonotonicNs();
+}
+
+int64_t HostServices::nowUnixNs(ccm_host_handle host) {
+  auto plugin = instance().findPlugin(host);
+  const Clock& clock = plugin && plugin->clock != nullptr ? *plugin->clock : Clock::real();
+  return clock.nowUnixNs();
+}
+
+bool HostServices::setError(ccm_host_handle host, uint64_t call_id, ccm_str message,
+                            int64_t retry_after_ms) {
+  auto state = instance().callFor(host, call_id, OutputKind::None, "set_error");
+  if (!state) {
+    return false;
+  }
+  std::lock_guard lock(state->mu);
+  state->has_error = true;
+  state->error_message = log::redact(sanitize(message, kMaxErrorBytes));
+  // Bound the retry-after: a provider cannot park an object for more than an hour.
+  state->retry_after_ms = std::clamp<int64_t>(retry_after_ms, 0, 3600 * 1000);
+  return true;
+}
+
+void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str name, ccm_str help,
+                          const ccm_kv* labels, size_t label_count, double value) {
+  auto& self = instance();
+  auto plugin = self.findPlugin(host);
+  if (!plugin || plugin->registry == nullptr) {
+    return;
+  }
+  std::string metric_name(sdk::view(name));
+  if (!validMetricName(metric_name) || label_count > 16 || (label_count > 0 && labels == nullptr)) {
+    self.violation(host, "bad_metric", fmt::format("metric \"{}\" has an invalid name or labels",
+                                                   sanitize(name, 200)));
+    return;
+  }
+  std::vector<std::string> names;
+  std::vector<std::string> values;
+  for (size_t i = 0; i < label_count; ++i) {
+    std::string ln(sdk::view(labels[i].key));
+    if (!validMetricName(ln)) {
+      self.violation(host, "bad_metric", fmt::format("metric \"{}\": invalid label name \"{}\"",
+                                                     metric_name, sanitize(labels[i].key, 64)));
+      return;
+    }
+    names.push_back(std::move(ln));
+    values.push_back(sanitize(labels[i].value, 256));
+  }
+  std::string full = "ccm_provider_" + metric_name;
+  std::string help_text = sanitize(help, 1024);
+  metrics::Registry& reg = *plugin->registry;
+  bool ok = false;
+  switch (kind) {
+    case CCM_METRIC_COUNTER:
+      if (auto* f = reg.counter(full, help_text, names)) {
+        f->labels(values).inc(value < 0 ? 0 : value);
+        ok = true;
+      }
+      break;
+    case CCM_METRIC_GAUGE:
+      if (auto* f = reg.gauge(full, help_text, names)) {
+        f->labels(values).set(value);
+        ok = true;
+      }
+      break;
+    case CCM_METRIC_HISTOGRAM:
+      if (auto* f = reg.histogram(full, help_text, metrics::exponentialBuckets(0.001, 2, 16),
+                                  names)) {
+        f->labels(values).observe(value);
+        ok = true;
+      }
+      break;
+    default:
+      break;
+  }
+  if (!ok) {
+    self.violation(host, "bad_metric",
+                   fmt::format("metric \"{}\" used with another kind or label set than at its "
+                               "first use",
+                               metric_name));
+  }
+}
+
+void HostServices::registerSecret(ccm_host_handle, ccm_str value) {
+  log::registerSecret(sdk::view(value));
+}
+
+bool HostServices::emitInstanceMetadata(ccm_host_handle host, uint64_t call_id, size_t index,
+                                        const ccm_instance_metadata* metadata) {
+  auto& self = instance();
+  auto state = self.callFor(host, call_id, OutputKind::Metadata, "emit_instance_metadata");
+  if (!state) {
+    return false;
+  }
+  if (metadata == nullptr || index >= state->expected_items) {
+    std::lock_guard lock(state->mu);
+    if (state->violation.empty()) {
+      state->violation = metadata == nullptr
+                             ? "emit_instance_metadata was given a NULL pointer"
+                             : fmt::format("emit_instance_metadata index {} is out of range "
+                                           "(the call has {} nodes)",
+                                           index, state->expected_items);
+    }
+    return false;
+  }
+  sdk::InstanceMetadata m = sdk::toInstanceMetadata(metadata);
+  std::string problem = validateMetadata(m);
+  std::lock_guard lock(state->mu);
+  if (!problem.empty()) {
+    if (state->expected_items == 1) {
+      state->violation = "invalid instance metadata: " + problem;
+    } else {
+      state->item_errors[index] =
+          Status(Code::Internal, "provider returned invalid instance metadata: " + problem);
+    }
+    return false;
+  }
+  state->metadata[index] = std::move(m);
+  return true;
+}
+
+bool HostServices::emitItemError(ccm_host_handle host, uint64_t call_id, size_t index,
+                                 ccm_status status, ccm_str message) {
+  auto& self = instance();
+  auto state = self.callFor(host, call_id, OutputKind::Metadata, "emit_item_error");
+  if (!state) {
+    return false;
+  }
+  std::lock_guard lock(state->mu);
+  if (index >= state->expected_items) {
+    return false;
+  }
+  Code code = codeFromInt(status);
+  if (code == Code::Ok) {
+    code = Code::Internal;
+  }
+  state->item_errors[index] = Status(code, log::redact(sanitize(message, kMaxErrorBytes)));
+  return true;
+}
+
+bool HostServices::emitLbStatus(ccm_host_handle host, uint64_t call_id,
+                                const ccm_lb_status* status) {
+  auto state = instance().callFor(host, call_id, OutputKind::LbStatus, "emit_lb_status");
+  if (!state) {
+    return false;
+  }
+  if (status == nullptr) {
+    std::lock_guard lock(state->mu);
+    state->violation = "emit_lb_status was given a NULL pointer";
+    return false;
+  }
+  sdk::LoadBalancerStatus s = sdk::toLoadBalancerStatus(status);
+  std::string problem = validateLbStatus(s);
+  std::lock_guard lock(state->mu);
+  if (!problem.empty()) {
+    state->violation = "invalid load balancer status: " + problem;
+    return false;
+  }
+  state->lb_status = std::move(s);
+  return true;
+}
+
+bool HostServices::emitRoute(ccm_host_handle host, uint64_t call_id, const ccm_route* route) {
+  auto state = instance().callFor(host, call_id, OutputKind::Routes, "emit_route");
+  if (!state) {
+    return false;
+  }
+  if (route == nullptr) {
+    std::lock_guard lock(state->mu);
+    state->violation = "emit_route was given a NULL pointer";
+    return false;
+  }
+  sdk::Route r = sdk::toRoute(route);
+  std::string problem = validateRoute(r);
+  std::lock_guard lock(state->mu);
+  if (!problem.empty()) {
+    state->violation = "invalid route: " + problem;
+    return false;
+  }
+  if (state->routes.size() >= 1000000) {
+    state->violation = "more than a million routes";
+    return false;
+  }
+  state->routes.push_back(std::move(r));
+  return true;
+}
+
+bool HostServices::emitString(ccm_host_handle host, uint64_t call_id, ccm_str value) {
+  auto state = instance().callFor(host, call_id, OutputKind::String, "emit_string");
+  if (!state) {
+    return false;
+  }
+  std::string problem = validateText("value", sdk::view(value), 1024);
+  std::lock_guard lock(state->mu);
+  if (!problem.empty()) {
+    state->violation = "invalid string: " + problem;
+    return false;
+  }
+  state->string_value = std::string(sdk::view(value));
+  return true;
+}
+
+}  // namespace ccm::plugin
