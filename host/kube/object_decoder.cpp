@@ -1,0 +1,101 @@
+// Shared metadata decoding for the streaming object decoders.
+#include "host/kube/object_decoder.hpp"
+
+#include <algorithm>
+
+#include "host/kube/time_format.hpp"
+
+namespace ccm::kube::detail {
+
+int64_t timestampOf(const Scalar& v) {
+  if (!v.isString()) {
+    return 0;
+  }
+  return parseRfc3339(v.s).value_or(0);
+}
+
+void MetaScratch::clear() {
+  name = ns = uid = resource_version = SRef{};
+  creation_timestamp = deletion_timestamp = 0;
+  labels.clear();
+  annotations.clear();
+  finalizers.clear();
+  pending_key_ = SRef{};
+}
+
+int MetaScratch::key(int ctx, std::string_view key, ScratchText& text, StringPool& pool) {
+  switch (ctx) {
+    case kCtxMeta:
+      if (key == "name") return kFieldName;
+      if (key == "namespace") return kFieldNamespace;
+      if (key == "uid") return kFieldUid;
+      if (key == "resourceVersion") return kFieldResourceVersion;
+      if (key == "creationTimestamp") return kFieldCreationTimestamp;
+      if (key == "deletionTimestamp") return kFieldDeletionTimestamp;
+      if (key == "labels") return kFieldLabels;
+      if (key == "annotations") return kFieldAnnotations;
+      if (key == "finalizers") return kFieldFinalizers;
+      return 0;
+    case kCtxLabels:
+    case kCtxAnnotations:
+      pending_key_ = text.intern(pool, key);
+      return kFieldMapEntry;
+    default:
+      return 0;
+  }
+}
+
+int MetaScratch::child(int ctx, int field, bool is_array) const {
+  if (ctx != kCtxMeta) {
+    return 0;
+  }
+  if (!is_array && field == kFieldLabels) return kCtxLabels;
+  if (!is_array && field == kFieldAnnotations) return kCtxAnnotations;
+  if (is_array && field == kFieldFinalizers) return kCtxFinalizers;
+  return 0;
+}
+
+void MetaScratch::value(int ctx, int field, const Scalar& v, ScratchText& text,
+                        StringPool& pool) {
+  switch (ctx) {
+    case kCtxMeta:
+      if (!v.isString()) {
+        return;
+      }
+      switch (field) {
+        case kFieldName: name = text.add(v.s); break;
+        case kFieldNamespace: ns = text.intern(pool, v.s); break;
+        case kFieldUid: uid = text.add(v.s); break;
+        case kFieldResourceVersion: resource_version = text.add(v.s); break;
+        case kFieldCreationTimestamp: creation_timestamp = timestampOf(v); break;
+        case kFieldDeletionTimestamp: deletion_timestamp = timestampOf(v); break;
+        default: break;
+      }
+      return;
+    case kCtxLabels:
+      if (field == kFieldMapEntry && v.isString()) {
+        labels.push_back(KV{pending_key_, text.intern(pool, v.s)});
+      }
+      return;
+    case kCtxAnnotations:
+      if (field == kFieldMapEntry && v.isString()) {
+        annotations.push_back(KV{pending_key_, text.intern(pool, v.s)});
+      }
+      return;
+    case kCtxFinalizers:
+      if (v.isString()) {
+        finalizers.push_back(text.intern(pool, v.s));
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+void MetaScratch::sort(const ScratchText& text) {
+  auto less = [&text](const KV& a, const KV& b) { return text.view(a.key) < text.view(b.key); };
+  std::stable_sort(labels.begin(), labels.end(), less);
+  std::stable_sort(annotations.begin(), annotations.end(), less);
+}
+
+}  // namespace ccm::kube::detail

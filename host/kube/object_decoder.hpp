@@ -1,0 +1,297 @@
+// Internal building blocks of the streaming object decoders (node_decoder, service_decoder):
+// a CRTP RapidJSON SAX handler that tracks where in the document it is and skips what the
+// decoder does not want, scratch storage for the strings of the object being decoded, and
+// the arena that freezes a decoded object into one allocation.
+//
+// Nothing here keeps a DOM: each SAX event is looked at once; strings the caches keep are
+// copied (or interned) as they arrive.
+//
+// THREAD: a decoder is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "host/kube/string_pool.hpp"
+
+namespace ccm::kube::detail {
+
+// A decoded scalar JSON value.
+struct Scalar {
+  enum class Type : uint8_t { Null, Bool, Int, Double, String };
+  Type type = Type::Null;
+  bool b = false;
+  int64_t i = 0;
+  double d = 0;
+  std::string_view s;
+
+  bool isString() const { return type == Type::String; }
+  bool isInt() const { return type == Type::Int; }
+};
+
+// A string of the object being decoded: either interned (ptr set, stable) or at `off` in the
+// scratch text (resolved when the object is frozen).
+struct SRef {
+  const char* ptr = nullptr;
+  uint32_t off = 0;
+  uint32_t len = 0;
+};
+
+class ScratchText {
+ public:
+  void clear() { text_.clear(); }
+  SRef add(std::string_view s) {
+    SRef r{nullptr, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(s.size())};
+    text_.append(s);
+    return r;
+  }
+  // Interns s in `pool` when it is short; otherwise (or when the pool is full) copies it.
+  SRef intern(StringPool& pool, std::string_view s, size_t max_len = 96) {
+    if (s.size() <= max_len) {
+      std::string_view v = pool.intern(s);
+      if (v.data() != nullptr) {
+        return SRef{v.data(), 0, static_cast<uint32_t>(v.size())};
+      }
+    }
+    return add(s);
+  }
+  size_t size() const { return text_.size(); }
+  const std::string& text() const { return text_; }
+  // The current text of a reference (valid until the next add()).
+  std::string_view view(SRef r) const {
+    if (r.ptr != nullptr) {
+      return {r.ptr, r.len};
+    }
+    return std::string_view(text_).substr(r.off, r.len);
+  }
+
+ private:
+  std::string text_;
+};
+
+// Lays out and fills one 8-byte-aligned block holding the arrays and the text of an object.
+class Arena {
+ public:
+  // Reserves n elements of T; returns the byte offset.
+  template <typename T>
+  size_t reserve(size_t n) {
+    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 8);
+    size_ = (size_ + alignof(T) - 1) & ~(alignof(T) - 1);
+    size_t off = size_;
+    size_ += n * sizeof(T);
+    return off;
+  }
+  // Allocates the block and copies `text` at its end. Call after every reserve().
+  void allocate(const std::string& text) {
+    text_off_ = size_;
+    size_t total = size_ + text.size();
+    block_ = std::make_shared_for_overwrite<uint64_t[]>((total + 7) / 8 + 1);
+    if (!text.empty()) {
+      std::memcpy(base() + text_off_, text.data(), text.size());
+    }
+  }
+  template <typename T>
+  T* at(size_t off) {
+    return reinterpret_cast<T*>(base() + off);
+  }
+  std::string_view resolve(SRef r) const {
+    if (r.ptr != nullptr) {
+      return {r.ptr, r.len};
+    }
+    if (r.len == 0) {
+      return {};
+    }
+    return {reinterpret_cast<const char*>(block_.get()) + text_off_ + r.off, r.len};
+  }
+  std::shared_ptr<const uint64_t[]> release() { return std::move(block_); }
+  size_t bytes() const { return ((size_ + 0) + 7) / 8 * 8; }
+
+ private:
+  char* base() { return reinterpret_cast<char*>(block_.get()); }
+  size_t size_ = 0;
+  size_t text_off_ = 0;
+  std::shared_ptr<uint64_t[]> block_;
+};
+
+// Constructs n trivially copyable elements in the arena from `src` via `convert`.
+template <typename Out, typename In, typename Fn>
+std::pair<const Out*, size_t> fillArray(Arena& arena, size_t off, const std::vector<In>& src,
+                                        Fn&& convert) {
+  Out* out = arena.at<Out>(off);
+  for (size_t i = 0; i < src.size(); ++i) {
+    new (out + i) Out(convert(src[i]));
+  }
+  return {out, src.size()};
+}
+
+// The metadata fields every cached kind shares, and their decoding. Context ids below
+// kCtxFirstFree and field ids below kFieldFirstFree belong to it.
+enum MetaCtx : int { kCtxMeta = 1, kCtxLabels, kCtxAnnotations, kCtxFinalizers, kCtxFirstFree = 8 };
+enum MetaField : int {
+  kFieldMetadata = 1,
+  kFieldName,
+  kFieldNamespace,
+  kFieldUid,
+  kFieldResourceVersion,
+  kFieldCreationTimestamp,
+  kFieldDeletionTimestamp,
+  kFieldLabels,
+  kFieldAnnotations,
+  kFieldFinalizers,
+  kFieldMapEntry,
+  kFieldFirstFree = 16
+};
+
+struct KV {
+  SRef key;
+  SRef value;
+};
+
+class MetaScratch {
+ public:
+  SRef name, ns, uid, resource_version;
+  int64_t creation_timestamp = 0;
+  int64_t deletion_timestamp = 0;
+  std::vector<KV> labels;
+  std::vector<KV> annotations;
+  std::vector<SRef> finalizers;
+
+  void clear();
+  // For the root context: "metadata" -> kFieldMetadata, else 0.
+  static int rootKey(std::string_view key) { return key == "metadata" ? kFieldMetadata : 0; }
+  bool owns(int ctx) const { return ctx >= kCtxMeta && ctx < kCtxFirstFree; }
+  int key(int ctx, std::string_view key, ScratchText& text, StringPool& pool);
+  int child(int ctx, int field, bool is_array) const;
+  void value(int ctx, int field, const Scalar& v, ScratchText& text, StringPool& pool);
+  // Sorts labels and annotations by key (so lookups can bisect).
+  void sort(const ScratchText& text);
+
+ private:
+  SRef pending_key_;
+};
+
+// Parses an RFC 3339 scalar into Unix seconds (0 when not a valid timestamp).
+int64_t timestampOf(const Scalar& v);
+
+// CRTP SAX handler. Derived implements:
+//   int  rootContext();                              context of the top-level object
+//   int  key(int ctx, std::string_view key);         field id for a key (0 = unwanted)
+//   int  child(int ctx, int field, bool is_array);   context of a nested value (0 = skip)
+//   void value(int ctx, int field, const Scalar&);   a scalar in ctx (field 0 in arrays)
+//   void end(int ctx);                               a context closed
+template <typename Derived>
+class SaxDecoder {
+ public:
+  using Ch = char;
+
+  bool Null() { return scalar(Scalar{}); }
+  bool Bool(bool b) {
+    Scalar v;
+    v.type = Scalar::Type::Bool;
+    v.b = b;
+    return scalar(v);
+  }
+  bool Int(int i) { return integer(i); }
+  bool Uint(unsigned u) { return integer(u); }
+  bool Int64(int64_t i) { return integer(i); }
+  bool Uint64(uint64_t u) { return integer(static_cast<int64_t>(u)); }
+  bool Double(double d) {
+    Scalar v;
+    v.type = Scalar::Type::Double;
+    v.d = d;
+    return scalar(v);
+  }
+  bool RawNumber(const char*, unsigned, bool) { return true; }
+  bool String(const char* s, unsigned n, bool) {
+    Scalar v;
+    v.type = Scalar::Type::String;
+    v.s = std::string_view(s, n);
+    return scalar(v);
+  }
+  bool StartObject() { return open(false); }
+  bool Key(const char* s, unsigned n, bool) {
+    if (skip_ == 0 && depth_ > 0) {
+      field_ = self().key(stack_[depth_ - 1], std::string_view(s, n));
+    }
+    return true;
+  }
+  bool EndObject(unsigned) { return close(); }
+  bool StartArray() { return open(true); }
+  bool EndArray(unsigned) { return close(); }
+
+  // True once the top-level value has been closed.
+  bool complete() const { return started_ && depth_ == 0 && skip_ == 0; }
+
+ protected:
+  void resetSax() {
+    depth_ = 0;
+    skip_ = 0;
+    field_ = 0;
+    started_ = false;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 16;
+  Derived& self() { return static_cast<Derived&>(*this); }
+
+  bool integer(int64_t i) {
+    Scalar v;
+    v.type = Scalar::Type::Int;
+    v.i = i;
+    return scalar(v);
+  }
+  bool scalar(const Scalar& v) {
+    if (skip_ == 0 && depth_ > 0) {
+      self().value(stack_[depth_ - 1], field_, v);
+      field_ = 0;
+    }
+    return true;
+  }
+  bool open(bool is_array) {
+    if (skip_ > 0) {
+      ++skip_;
+      return true;
+    }
+    int ctx;
+    if (depth_ == 0) {
+      started_ = true;
+      ctx = is_array ? 0 : self().rootContext();
+    } else {
+      ctx = self().child(stack_[depth_ - 1], field_, is_array);
+    }
+    field_ = 0;
+    if (ctx == 0 || depth_ == kMaxDepth) {
+      skip_ = 1;
+      return true;
+    }
+    stack_[depth_++] = ctx;
+    return true;
+  }
+  bool close() {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    if (depth_ == 0) {
+      return false;
+    }
+    int ctx = stack_[--depth_];
+    field_ = 0;
+    self().end(ctx);
+    return true;
+  }
+
+  int stack_[kMaxDepth] = {};
+  int depth_ = 0;
+  int skip_ = 0;
+  int field_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace ccm::kube::detail

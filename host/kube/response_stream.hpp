@@ -1,0 +1,111 @@
+// ResponseStream: the body of a long response (a watch, a large list) read as it arrives.
+// It is a RapidJSON input stream (Peek/Take/Tell), so a SAX decoder can parse straight from
+// the socket: the bytes are pulled from libcurl (multi interface) only when the parser needs
+// more, and at most ~256 KiB are buffered (the transfer is paused beyond that).
+//
+// While waiting for bytes it calls the idle hook at least every idle_interval, and returns
+// '\0' (end of input) when the body ends, the transfer fails or times out, or stop is
+// requested; endState() says which.
+//
+// THREAD: used by one thread (the one that opened it).
+#pragma once
+
+#include <curl/curl.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+namespace ccm::kube {
+
+namespace detail {
+struct CurlTransfer;
+}
+
+class RestClient;
+
+struct StreamOptions {
+  // Whole-transfer limit (0 = none). A watch gets timeoutSeconds plus a grace period.
+  std::chrono::milliseconds max_duration{0};
+  // Called on the reading thread at least this often while no bytes arrive.
+  std::chrono::milliseconds idle_interval{1000};
+  std::function<void()> on_idle;
+};
+
+class ResponseStream {
+ public:
+  using Ch = char;
+  enum class End { Open, Clean, TimedOut, Cancelled, Failed };
+
+  ~ResponseStream();
+  ResponseStream(const ResponseStream&) = delete;
+  ResponseStream& operator=(const ResponseStream&) = delete;
+
+  // RapidJSON stream concept (input only).
+  Ch Peek() {
+    if (pos_ == end_ && !fill()) {
+      return '\0';
+    }
+    return *pos_;
+  }
+  Ch Take() {
+    if (pos_ == end_ && !fill()) {
+      return '\0';
+    }
+    ++consumed_;
+    return *pos_++;
+  }
+  size_t Tell() const { return consumed_; }
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  size_t PutEnd(Ch*) { return 0; }
+
+  // Skips whitespace; true when the body has no more bytes.
+  bool atEnd();
+  // How the body ended (Open while bytes may still come).
+  End endState() const { return end_state_; }
+  // libcurl's description when endState() is Failed or TimedOut.
+  const std::string& error() const { return error_; }
+  // HTTP status of the response.
+  long httpCode() const { return http_code_; }
+
+ private:
+  friend class RestClient;
+  ResponseStream(RestClient* owner, std::unique_ptr<detail::CurlTransfer> transfer,
+                 std::stop_token stop, StreamOptions options);
+
+  // Starts the transfer and waits for the response headers (or the end). False when the
+  // transfer ended without a response (see endState()/error()).
+  bool open();
+  // Reads the remaining body (up to a limit) into buffer_ (used for error responses).
+  void drain(size_t limit);
+  // Discards consumed bytes and pulls more; false at the end.
+  bool fill();
+  // One round of curl_multi_perform and message handling.
+  void perform();
+  void waitForActivity();
+
+  RestClient* owner_;
+  std::unique_ptr<detail::CurlTransfer> transfer_;
+  CURLM* multi_ = nullptr;
+  std::stop_token stop_;
+  std::optional<std::stop_callback<std::function<void()>>> stop_callback_;
+  StreamOptions options_;
+  std::chrono::steady_clock::time_point last_idle_call_;
+
+  std::string buffer_;
+  const char* pos_ = nullptr;
+  const char* end_ = nullptr;
+  size_t consumed_ = 0;
+  bool done_ = false;
+  CURLcode result_ = CURLE_OK;
+  End end_state_ = End::Open;
+  std::string error_;
+  long http_code_ = 0;
+};
+
+}  // namespace ccm::kube

@@ -1,0 +1,623 @@
+// RestClient implementation: handle pool, per-request setup, retries, metrics.
+#include "host/kube/rest_client.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <mutex>
+
+#include "host/kube/curl_transfer.hpp"
+#include "host/log/log.hpp"
+
+namespace ccm::kube {
+
+using detail::CurlTransfer;
+
+namespace {
+
+constexpr int kMaxRetries = 10;
+constexpr size_t kMaxIdleHandles = 64;
+constexpr size_t kErrorBodyLimit = 64 * 1024;
+// A non-watch request that receives nothing for this long is considered dead (the API
+// server's own request timeout is 60 s).
+constexpr long kStallSeconds = 120;
+
+bool iequalsPrefix(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string_view trimHeader(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  return v;
+}
+
+// "299 - \"text\"" -> "text"
+std::string warningText(std::string_view v) {
+  size_t q = v.find('"');
+  size_t e = v.rfind('"');
+  if (q != std::string_view::npos && e != std::string_view::npos && e > q) {
+    return std::string(v.substr(q + 1, e - q - 1));
+  }
+  return std::string(v);
+}
+
+std::once_flag g_curl_init;  // curl_global_init must run once per process
+
+const std::vector<double>& latencyBuckets() {
+  static const std::vector<double> b{0.005, 0.025, 0.1, 0.25, 0.5, 1.0,
+                                     2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
+  return b;
+}
+
+}  // namespace
+
+// ---- CurlTransfer callbacks -------------------------------------------------------------------
+
+size_t CurlTransfer::onWrite(char* data, size_t size, size_t n, void* self) {
+  auto* t = static_cast<CurlTransfer*>(self);
+  size_t len = size * n;
+  if (t->body == nullptr) {
+    return len;
+  }
+  if (t->body_limit > 0 && t->body->size() + len > t->body_limit) {
+    if (t->pause_when_full) {
+      if (!t->body->empty()) {
+        t->paused = true;
+        return CURL_WRITEFUNC_PAUSE;
+      }
+    } else {
+      size_t room = t->body_limit > t->body->size() ? t->body_limit - t->body->size() : 0;
+      t->body->append(data, std::min(room, len));
+      return len;
+    }
+  }
+  t->body->append(data, len);
+  return len;
+}
+
+size_t CurlTransfer::onHeader(char* data, size_t size, size_t n, void* self) {
+  auto* t = static_cast<CurlTransfer*>(self);
+  size_t len = size * n;
+  std::string_view line(data, len);
+  if (line == "\r\n" || line == "\n") {
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (code >= 200) {
+      t->headers_done = true;
+    }
+    return len;
+  }
+  if (iequalsPrefix(line, "HTTP/")) {
+    // A new header block (after 100 Continue): forget what an earlier one said.
+    t->retry_after_seconds = -1;
+    t->warnings.clear();
+    return len;
+  }
+  if (iequalsPrefix(line, "retry-after:")) {
+    std::string_view v = trimHeader(line.substr(12));
+    long seconds = -1;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
+    if (ec == std::errc() && p == v.data() + v.size() && seconds >= 0) {
+      t->retry_after_seconds = seconds;
+    }
+  } else if (iequalsPrefix(line, "warning:")) {
+    t->warnings.push_back(warningText(trimHeader(line.substr(8))));
+  }
+  return len;
+}
+
+// ---- metrics ----------------------------------------------------------------------------------
+
+struct RestClient::Metrics {
+  metrics::Family<metrics::Counter>* requests = nullptr;
+  metrics::Histogram* duration[5] = {};
+  metrics::Histogram* limiter[5] = {};
+  std::mutex mu;
+  std::unordered_map<std::string, metrics::Counter*> by_code_method;  // guarded by mu
+};
+
+std::string_view verbName(Verb verb) {
+  switch (verb) {
+    case Verb::Get: return "GET";
+    case Verb::Post: return "POST";
+    case Verb::Put: return "PUT";
+    case Verb::Patch: return "PATCH";
+    case Verb::Delete: return "DELETE";
+  }
+  return "GET";
+}
+
+// ---- construction -----------------------------------------------------------------------------
+
+StatusOr<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& config,
+                                                         const ClientOptions& options,
+                                                         Clock& clock,
+                                                         metrics::Registry* registry) {
+  std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<RestClient> client(new RestClient(config, options, clock, registry));
+  CCM_RETURN_IF_ERROR(client->init());
+  return client;
+}
+
+RestClient::RestClient(RestConfig config, const ClientOptions& options, Clock& clock,
+                       metrics::Registry* registry)
+    : config_(std::move(config)),
+      user_agent_(options.user_agent.empty() ? defaultUserAgent("cloud-controller-manager", "", "")
+                                             : options.user_agent),
+      timeout_(options.timeout), connect_timeout_(options.connect_timeout), clock_(clock),
+      credentials_(config_, clock), bucket_(options.qps, options.burst, clock),
+      registry_(registry) {}
+
+void RestClient::initMetrics() {
+  if (registry_ == nullptr) {
+    return;
+  }
+  metrics_ = std::make_unique<Metrics>();
+  metrics_->requests = registry_->counter(
+      "rest_client_requests_total",
+      "Number of HTTP requests, partitioned by status code, method, and host.",
+      {"code", "host", "method"});
+  auto* duration = registry_->histogram(
+      "rest_client_request_duration_seconds",
+      "Request latency in seconds. Broken down by verb, and host.", latencyBuckets(),
+      {"verb", "host"});
+  auto* limiter = registry_->histogram(
+      "rest_client_rate_limiter_duration_seconds",
+      "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+      latencyBuckets(), {"verb", "host"});
+  for (int v = 0; v < 5; ++v) {
+    std::string verb(verbName(static_cast<Verb>(v)));
+    if (duration != nullptr) {
+      metrics_->duration[v] = &duration->labels({verb, host_label_});
+    }
+    if (limiter != nullptr) {
+      metrics_->limiter[v] = &limiter->labels({verb, host_label_});
+    }
+  }
+}
+
+Status RestClient::init() {
+  // Split scheme://host[:port][/prefix].
+  const std::string& server = config_.server;
+  size_t scheme_end = server.find("://");
+  if (scheme_end == std::string::npos) {
+    return Status(Code::InvalidArgument, fmt::format("server \"{}\" is not a URL", server));
+  }
+  std::string scheme = server.substr(0, scheme_end);
+  size_t host_start = scheme_end + 3;
+  size_t path_start = server.find('/', host_start);
+  std::string authority = server.substr(host_start, path_start == std::string::npos
+                                                        ? std::string::npos
+                                                        : path_start - host_start);
+  std::string prefix = path_start == std::string::npos ? "" : server.substr(path_start);
+  std::string host = authority;
+  std::string port = scheme == "https" ? "443" : "80";
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    host = authority.substr(0, close + 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') {
+      port = authority.substr(close + 2);
+    }
+  } else if (size_t colon = authority.rfind(':'); colon != std::string::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  host_label_ = host + ":" + port;
+  url_base_ = server;
+  if (!config_.tls_server_name.empty() && scheme == "https") {
+    // Connect to the real address but speak TLS (SNI, verification) to the given name.
+    url_base_ = fmt::format("https://{}:{}{}", config_.tls_server_name, port, prefix);
+    std::string real_host = host;
+    if (real_host.size() > 1 && real_host.front() == '[') {
+      real_host = real_host.substr(1, real_host.size() - 2);
+    }
+    connect_to_ = fmt::format("{}:{}:{}:{}", config_.tls_server_name, port, real_host, port);
+  }
+  initMetrics();
+  share_ = curl_share_init();
+  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+  curl_share_setopt(
+      share_, CURLSHOPT_LOCKFUNC,
+      +[](CURL*, curl_lock_data data, curl_lock_access, void* self) {
+        static_cast<RestClient*>(self)->share_locks_[data].lock();
+      });
+  curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, +[](CURL*, curl_lock_data data, void* self) {
+    static_cast<RestClient*>(self)->share_locks_[data].unlock();
+  });
+  // Validate the credentials and TLS material once, so a broken configuration fails at
+  // start-up rather than at the first request.
+  Credentials::Current creds;
+  Status st = credentials_.get(&creds);
+  if (!st.ok()) {
+    return st;
+  }
+  auto t = acquire(creds);
+  if (!t) {
+    return Status(Code::Internal, "cannot create a libcurl handle");
+  }
+  release(std::move(t));
+  return okStatus();
+}
+
+RestClient::~RestClient() {
+  {
+    std::lock_guard lock(pool_mu_);
+    for (auto& t : pool_) {
+      destroy(std::move(t));
+    }
+    pool_.clear();
+  }
+  if (share_ != nullptr) {
+    curl_share_cleanup(share_);
+  }
+}
+
+// ---- handles ----------------------------------------------------------------------------------
+
+Status RestClient::configureHandle(CurlTransfer& t, const Credentials::Current& creds) {
+  CURL* h = t.easy;
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_SHARE, share_);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.error);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, user_agent_.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 15L);
+  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_.count()));
+  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &CurlTransfer::onWrite);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &CurlTransfer::onHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(h, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+  if (config_.insecure_skip_tls_verify) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  }
+  if (!config_.ca_pem.empty()) {
+    curl_blob blob{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(),
+                   CURL_BLOB_COPY};
+    if (curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob) != CURLE_OK) {
+      return Status(Code::InvalidArgument, "libcurl rejected the CA bundle");
+    }
+  }
+  if (!connect_to_.empty()) {
+    // The list must outlive the handle: keep it in the handle's private storage.
+    curl_slist* list = curl_slist_append(nullptr, connect_to_.c_str());
+    curl_easy_setopt(h, CURLOPT_CONNECT_TO, list);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, list);
+  }
+  if (!config_.proxy_url.empty()) {
+    curl_easy_setopt(h, CURLOPT_PROXY, config_.proxy_url.c_str());
+  }
+  if (creds.cert) {
+    curl_blob cert{const_cast<char*>(creds.cert->cert_pem.data()), creds.cert->cert_pem.size(),
+                   CURL_BLOB_COPY};
+    curl_blob key{const_cast<char*>(creds.cert->key_pem.data()), creds.cert->key_pem.size(),
+                  CURL_BLOB_COPY};
+    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    if (curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert) != CURLE_OK ||
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &key) != CURLE_OK) {
+      return Status(Code::InvalidArgument, "libcurl rejected the client certificate");
+    }
+    t.cert_generation = creds.cert->generation;
+  }
+  return okStatus();
+}
+
+std::unique_ptr<CurlTransfer> RestClient::acquire(const Credentials::Current& creds) {
+  uint64_t gen = creds.cert ? creds.cert->generation : 0;
+  {
+    std::lock_guard lock(pool_mu_);
+    while (!pool_.empty()) {
+      auto t = std::move(pool_.back());
+      pool_.pop_back();
+      if (t->cert_generation == gen) {
+        return t;
+      }
+      destroy(std::move(t));
+    }
+  }
+  auto t = std::make_unique<CurlTransfer>();
+  t->easy = curl_easy_init();
+  if (t->easy == nullptr) {
+    return nullptr;
+  }
+  Status st = configureHandle(*t, creds);
+  if (!st.ok()) {
+    ccm::log::error("Cannot configure the HTTP client", {{"error", st.toString()}});
+  }
+  return t;
+}
+
+void RestClient::release(std::unique_ptr<CurlTransfer> t) {
+  if (!t) {
+    return;
+  }
+  t->body = nullptr;
+  std::lock_guard lock(pool_mu_);
+  if (pool_.size() < kMaxIdleHandles) {
+    pool_.push_back(std::move(t));
+    return;
+  }
+  destroy(std::move(t));
+}
+
+void RestClient::destroy(std::unique_ptr<CurlTransfer> t) {
+  if (!t || t->easy == nullptr) {
+    return;
+  }
+  char* priv = nullptr;
+  curl_easy_getinfo(t->easy, CURLINFO_PRIVATE, &priv);
+  curl_easy_cleanup(t->easy);
+  curl_slist_free_all(reinterpret_cast<curl_slist*>(priv));
+}
+
+void RestClient::prepare(CurlTransfer& t, const Request& request,
+                         const Credentials::Current& creds, curl_slist** headers, bool streaming,
+                         std::chrono::milliseconds max_duration) {
+  CURL* h = t.easy;
+  std::string url = url_base_ + request.path;
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  bool has_body = !request.body.empty() || request.verb == Verb::Post ||
+                  request.verb == Verb::Put || request.verb == Verb::Patch;
+  if (has_body) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, std::string(verbName(request.verb)).c_str());
+  } else {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
+                     request.verb == Verb::Get ? nullptr : "DELETE");
+  }
+  curl_slist* list = curl_slist_append(nullptr, "Accept: application/json, */*");
+  if (has_body) {
+    list = curl_slist_append(list, fmt::format("Content-Type: {}", request.content_type).c_str());
+  }
+  // No "Expect: 100-continue" round trip for large bodies.
+  list = curl_slist_append(list, "Expect:");
+  if (!creds.authorization.empty()) {
+    list = curl_slist_append(list, ("Authorization: " + creds.authorization).c_str());
+  }
+  if (!config_.impersonate_user.empty()) {
+    list = curl_slist_append(list, ("Impersonate-User: " + config_.impersonate_user).c_str());
+    for (const auto& g : config_.impersonate_groups) {
+      list = curl_slist_append(list, ("Impersonate-Group: " + g).c_str());
+    }
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+  *headers = list;
+  std::chrono::milliseconds total = streaming ? max_duration
+                                    : request.timeout.count() > 0 ? request.timeout
+                                                                  : timeout_;
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(total.count()));
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, streaming ? 0L : 1L);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, streaming ? 0L : kStallSeconds);
+}
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+bool RestClient::throttle(Verb verb, std::stop_token stop) {
+  std::chrono::nanoseconds waited{0};
+  bool ok = bucket_.wait(stop, &waited);
+  double seconds = std::chrono::duration<double>(waited).count();
+  if (seconds > 1.0) {
+    ccm::log::infoV(1, "Waited before sending request due to client-side throttling",
+                    {{"seconds", seconds}, {"verb", verbName(verb)}});
+  } else if (seconds > 0.05) {
+    ccm::log::infoV(3, "Waited before sending request due to client-side throttling",
+                    {{"seconds", seconds}, {"verb", verbName(verb)}});
+  }
+  if (metrics_ && metrics_->limiter[static_cast<int>(verb)] != nullptr) {
+    metrics_->limiter[static_cast<int>(verb)]->observe(seconds);
+  }
+  return ok;
+}
+
+void RestClient::record(Verb verb, const std::string& code,
+                        std::chrono::steady_clock::duration d) {
+  if (!metrics_) {
+    return;
+  }
+  int v = static_cast<int>(verb);
+  if (metrics_->duration[v] != nullptr) {
+    metrics_->duration[v]->observe(std::chrono::duration<double>(d).count());
+  }
+  if (metrics_->requests == nullptr) {
+    return;
+  }
+  std::string key = code + "/" + std::string(verbName(verb));
+  metrics::Counter* c = nullptr;
+  {
+    std::lock_guard lock(metrics_->mu);
+    auto it = metrics_->by_code_method.find(key);
+    if (it != metrics_->by_code_method.end()) {
+      c = it->second;
+    }
+  }
+  if (c == nullptr) {
+    c = &metrics_->requests->labels({code, host_label_, std::string(verbName(verb))});
+    std::lock_guard lock(metrics_->mu);
+    metrics_->by_code_method.emplace(key, c);
+  }
+  c->inc();
+}
+
+void RestClient::logWarnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) {
+    std::lock_guard lock(warn_mu_);
+    if (warned_.size() < 1024 && warned_.insert(w).second) {
+      ccm::log::warning("API server warning", {{"warning", w}});
+    }
+  }
+}
+
+ApiStatus RestClient::transportError(CURLcode code, const CurlTransfer& t) const {
+  std::string detail = t.error[0] != '\0' ? std::string(t.error) : curl_easy_strerror(code);
+  if (code == CURLE_OPERATION_TIMEDOUT) {
+    return ApiStatus(0, Reason::Transport,
+                     fmt::format("request to {} timed out: {}", host_label_, detail));
+  }
+  return ApiStatus::transport(fmt::format("request to {} failed: {}", host_label_, detail));
+}
+
+// ---- call / stream ----------------------------------------------------------------------------
+
+ApiResult<Response> RestClient::call(const Request& request, std::stop_token stop) {
+  bool reauthenticated = false;
+  for (int attempt = 0;; ++attempt) {
+    if (!throttle(request.verb, stop)) {
+      return ApiStatus::cancelled();
+    }
+    Credentials::Current creds;
+    Status cs = credentials_.get(&creds);
+    if (!cs.ok()) {
+      return ApiStatus(0, Reason::Unauthorized, cs.message());
+    }
+    auto t = acquire(creds);
+    if (!t) {
+      return ApiStatus::transport("cannot create a libcurl handle");
+    }
+    Response response;
+    t->begin(&response.body, 0, false);
+    curl_slist* headers = nullptr;
+    prepare(*t, request, creds, &headers, false, {});
+    if (stop.stop_possible()) {
+      curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(t->easy, CURLOPT_XFERINFODATA, &stop);
+      curl_easy_setopt(
+          t->easy, CURLOPT_XFERINFOFUNCTION,
+          +[](void* p, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+            return static_cast<std::stop_token*>(p)->stop_requested() ? 1 : 0;
+          });
+    } else {
+      curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 1L);
+    }
+    auto start = std::chrono::steady_clock::now();
+    CURLcode rc = curl_easy_perform(t->easy);
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, nullptr);
+    curl_slist_free_all(headers);
+    long code = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
+    long retry_after = t->retry_after_seconds;
+    std::vector<std::string> warnings = std::move(t->warnings);
+    if (rc != CURLE_OK) {
+      ApiStatus err = rc == CURLE_ABORTED_BY_CALLBACK ? ApiStatus::cancelled()
+                                                       : transportError(rc, *t);
+      destroy(std::move(t));  // connection state unknown
+      record(request.verb, "<error>", elapsed);
+      return err;
+    }
+    release(std::move(t));
+    record(request.verb, std::to_string(code), elapsed);
+    logWarnings(warnings);
+    if (code >= 200 && code < 300) {
+      response.code = static_cast<int>(code);
+      if (!request.want_body) {
+        response.body.clear();
+      }
+      return response;
+    }
+    if (code == 401 && !reauthenticated && credentials_.onUnauthorized()) {
+      reauthenticated = true;
+      continue;
+    }
+    if ((code == 429 || code >= 500) && retry_after >= 0 && attempt < kMaxRetries) {
+      ccm::log::infoV(2, "Server asked to retry later",
+                      {{"code", code}, {"retryAfterSeconds", retry_after},
+                       {"verb", verbName(request.verb)}, {"attempt", attempt + 1}});
+      if (!sleepFor(std::chrono::seconds(retry_after), stop)) {
+        return ApiStatus::cancelled();
+      }
+      continue;
+    }
+    return ApiStatus::fromResponse(static_cast<int>(code), response.body,
+                                   std::chrono::seconds(std::max(retry_after, 0L)));
+  }
+}
+
+ApiResult<std::unique_ptr<ResponseStream>> RestClient::stream(const Request& request,
+                                                              std::stop_token stop,
+                                                              StreamOptions options) {
+  bool reauthenticated = false;
+  for (int attempt = 0;; ++attempt) {
+    if (!throttle(request.verb, stop)) {
+      return ApiStatus::cancelled();
+    }
+    Credentials::Current creds;
+    Status cs = credentials_.get(&creds);
+    if (!cs.ok()) {
+      return ApiStatus(0, Reason::Unauthorized, cs.message());
+    }
+    auto t = acquire(creds);
+    if (!t) {
+      return ApiStatus::transport("cannot create a libcurl handle");
+    }
+    curl_slist* headers = nullptr;
+    prepare(*t, request, creds, &headers, true, options.max_duration);
+    curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 1L);
+    std::unique_ptr<ResponseStream> s(
+        new ResponseStream(this, std::move(t), stop, std::move(options)));
+    auto start = std::chrono::steady_clock::now();
+    bool opened = s->open();
+    // libcurl copied the header list when the transfer started.
+    curl_easy_setopt(s->transfer_->easy, CURLOPT_HTTPHEADER, nullptr);
+    curl_slist_free_all(headers);
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    if (!opened) {
+      record(request.verb, "<error>", elapsed);
+      if (s->endState() == ResponseStream::End::Cancelled) {
+        return ApiStatus::cancelled();
+      }
+      return ApiStatus::transport(fmt::format("request to {} failed: {}", host_label_,
+                                              s->error()));
+    }
+    long code = s->httpCode();
+    record(request.verb, std::to_string(code), elapsed);
+    logWarnings(s->transfer_->warnings);
+    if (code >= 200 && code < 300) {
+      return s;
+    }
+    long retry_after = s->transfer_->retry_after_seconds;
+    s->drain(kErrorBodyLimit);
+    std::string body = std::move(s->buffer_);
+    options = std::move(s->options_);
+    s.reset();
+    if (code == 401 && !reauthenticated && credentials_.onUnauthorized()) {
+      reauthenticated = true;
+      continue;
+    }
+    if ((code == 429 || code >= 500) && retry_after >= 0 && attempt < kMaxRetries) {
+      if (!sleepFor(std::chrono::seconds(retry_after), stop)) {
+        return ApiStatus::cancelled();
+      }
+      continue;
+    }
+    return ApiStatus::fromResponse(static_cast<int>(code), body,
+                                   std::chrono::seconds(std::max(retry_after, 0L)));
+  }
+}
+
+}  // namespace ccm::kube
