@@ -1,0 +1,58 @@
+// FakeKubeApi: an in-memory KubeApi for controller unit tests. It records every call
+// (verb, path, patch type, body), answers GETs from objects the test stored, and returns
+// errors the test queued for a given verb and path. It does not apply patches.
+//
+// THREAD: every method may be called from any thread.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "host/kube/kube_api.hpp"
+
+namespace ccm::kube {
+
+class FakeKubeApi final : public KubeApi {
+ public:
+  struct Call {
+    std::string verb;  // GET POST PUT PATCH DELETE
+    std::string path;  // ResourcePath::path()
+    std::string body;  // request body (DELETE: the preconditions as "uid=..,rv=..")
+    PatchType patch_type = PatchType::Strategic;
+  };
+
+  ApiResult<std::string> get(const ResourcePath& path, std::string_view resource_version = {},
+                             const CallOptions& options = {}) override;
+  ApiResult<std::string> create(const ResourcePath& path, std::string body,
+                                const CallOptions& options = {}) override;
+  ApiResult<std::string> update(const ResourcePath& path, std::string body,
+                                const CallOptions& options = {}) override;
+  ApiResult<std::string> patch(const ResourcePath& path, PatchType type, std::string body,
+                               const CallOptions& options = {}) override;
+  ApiStatus remove(const ResourcePath& path, const Preconditions& preconditions = {},
+                   const CallOptions& options = {}) override;
+
+  // GET answers with this JSON (object path, e.g. nodePath("n1").path()).
+  void setObject(const std::string& path, std::string json);
+  // The next call with this verb and path fails with `status` (queued; FIFO).
+  void failNext(const std::string& verb, const std::string& path, ApiStatus status);
+
+  std::vector<Call> calls() const;
+  // Calls with this verb (and path, when non-empty).
+  std::vector<Call> callsFor(const std::string& verb, const std::string& path = {}) const;
+  void clearCalls();
+
+ private:
+  ApiStatus takeError(const std::string& verb, const std::string& path);
+  ApiResult<std::string> record(Call call, std::string response);
+
+  mutable std::mutex mu_;
+  std::vector<Call> calls_;                                  // guarded by mu_
+  std::map<std::string, std::string> objects_;               // guarded by mu_
+  std::map<std::string, std::deque<ApiStatus>> errors_;      // guarded by mu_; "VERB path"
+};
+
+}  // namespace ccm::kube

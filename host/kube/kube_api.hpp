@@ -1,0 +1,76 @@
+// KubeApi: the small interface controllers use to read single objects and write to the API
+// server. KubeClient implements it over HTTP; FakeKubeApi (fake_kube_api.hpp) records calls
+// for unit tests. Objects travel as JSON text; the patch builders (patch_builder.hpp) make
+// the bodies. Reads of many objects go through informers (informer.hpp), not through here.
+//
+// THREAD: implementations are safe to call from any thread.
+#pragma once
+
+#include <chrono>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "host/kube/api_status.hpp"
+
+namespace ccm::kube {
+
+// Where an object (or a collection, when name is empty) lives.
+struct ResourcePath {
+  std::string group_version = "v1";  // "v1" (core) or "<group>/<version>"
+  std::string resource;              // plural: "nodes", "services", "leases", "events"
+  std::string namespace_;            // empty for cluster-scoped resources and all-namespaces lists
+  std::string name;                  // empty for the collection
+  std::string subresource;           // "status" or empty
+
+  // "/api/v1/nodes/n1/status", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/x"
+  std::string path() const;
+};
+
+ResourcePath nodePath(std::string_view name = {});
+ResourcePath nodeStatusPath(std::string_view name);
+ResourcePath servicePath(std::string_view ns = {}, std::string_view name = {});
+ResourcePath serviceStatusPath(std::string_view ns, std::string_view name);
+ResourcePath leasePath(std::string_view ns, std::string_view name = {});
+ResourcePath eventPath(std::string_view ns, std::string_view name = {});
+
+enum class PatchType : uint8_t { Strategic, Merge, Json };
+std::string_view patchContentType(PatchType type);
+
+// DELETE preconditions (empty fields are not sent).
+struct Preconditions {
+  std::string uid;
+  std::string resource_version;
+};
+
+struct CallOptions {
+  std::chrono::milliseconds timeout{0};  // 0 = the client's default
+  std::stop_token stop;
+  bool want_response = false;  // writes: return the server's object JSON (else "")
+};
+
+class KubeApi {
+ public:
+  virtual ~KubeApi() = default;
+
+  // GET one object's JSON. resource_version "0" lets the server answer from its cache.
+  virtual ApiResult<std::string> get(const ResourcePath& path,
+                                     std::string_view resource_version = {},
+                                     const CallOptions& options = {}) = 0;
+  // POST `body` to the collection `path` (name empty).
+  virtual ApiResult<std::string> create(const ResourcePath& path, std::string body,
+                                        const CallOptions& options = {}) = 0;
+  // PUT the whole object (its metadata.resourceVersion is the precondition).
+  virtual ApiResult<std::string> update(const ResourcePath& path, std::string body,
+                                        const CallOptions& options = {}) = 0;
+  virtual ApiResult<std::string> patch(const ResourcePath& path, PatchType type,
+                                       std::string body, const CallOptions& options = {}) = 0;
+  // DELETE, with optional uid/resourceVersion preconditions.
+  virtual ApiStatus remove(const ResourcePath& path, const Preconditions& preconditions = {},
+                           const CallOptions& options = {}) = 0;
+};
+
+// Percent-encodes a query parameter value.
+std::string urlEscape(std::string_view value);
+
+}  // namespace ccm::kube
