@@ -1,0 +1,150 @@
+// The entry points of the patch engine (see patch.hpp): body validation as the apiserver's PATCH
+// handler does it, the per-type decoding step, and all-or-nothing application.
+#include "test/kubesim/patch/patch.hpp"
+
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+
+#include "test/kubesim/patch/json_patch.hpp"
+#include "test/kubesim/patch/merge_patch.hpp"
+#include "test/kubesim/patch/patch_schema.hpp"
+#include "test/kubesim/patch/patch_support.hpp"
+#include "test/kubesim/patch/strategic_merge.hpp"
+
+namespace ccm::kubesim {
+namespace {
+
+using patch_internal::Allocator;
+using patch_internal::Failure;
+using patch_internal::Value;
+
+constexpr unsigned kParseFlags = rapidjson::kParseFullPrecisionFlag;
+// The backup of the target lives here while a patch runs; objects bigger than this spill into
+// heap chunks of the scratch allocator.
+constexpr size_t kScratchBytes = 32 * 1024;
+
+std::optional<PatchError> report(Failure failure, std::string* detail) {
+  if (detail != nullptr) {
+    *detail = std::move(failure.detail);
+  }
+  return std::move(failure.error);
+}
+
+std::optional<Failure> decodeStrategic(const Value& patch) {
+  if (patch.IsNull() || patch.IsObject()) {
+    return std::nullopt;
+  }
+  return patch_internal::badRequest(
+      fmt::format("json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                  patch_internal::jsonKindWord(patch)));
+}
+
+// Runs a patch that may fail half-way on target, restoring target from a scratch copy if it
+// does.
+template <typename Apply>
+std::optional<Failure> allOrNothing(Value& target, Allocator& alloc, Apply&& apply) {
+  alignas(8) char scratch[kScratchBytes];
+  Allocator scratchAlloc(scratch, sizeof scratch);
+  Value backup(target, scratchAlloc);
+  std::optional<Failure> failure = apply();
+  if (failure) {
+    target.CopyFrom(backup, alloc);
+  }
+  return failure;
+}
+
+std::string_view stripParameters(std::string_view contentType) {
+  size_t semicolon = contentType.find(';');
+  if (semicolon != std::string_view::npos && semicolon > 0) {
+    contentType = contentType.substr(0, semicolon);
+  }
+  return contentType;
+}
+
+}  // namespace
+
+std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapidjson::Value& target,
+                                     rapidjson::Document::AllocatorType& alloc,
+                                     std::string_view body) {
+  return applyPatch(type, kind, target, alloc, body, nullptr);
+}
+
+std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapidjson::Value& target,
+                                     rapidjson::Document::AllocatorType& alloc, std::string_view body,
+                                     std::string* detail) {
+  // Any body that is not valid JSON is rejected before the patch type matters. A NUL byte can
+  // only be invalid JSON, but RapidJSON would stop reading at it.
+  rapidjson::Document patch(&alloc);
+  if (!body.empty() && std::memchr(body.data(), '\0', body.size()) != nullptr) {
+    return report(patch_internal::badRequest("invalid JSON patch"), detail);
+  }
+  patch.Parse<kParseFlags>(body.data(), body.size());
+  if (patch.HasParseError()) {
+    Failure failure = patch_internal::badRequest("invalid JSON patch");
+    failure.detail = fmt::format("invalid JSON patch: {} (offset {})",
+                                 rapidjson::GetParseError_En(patch.GetParseError()),
+                                 patch.GetErrorOffset());
+    return report(std::move(failure), detail);
+  }
+
+  std::optional<Failure> failure;
+  switch (type) {
+    case PatchType::Json:
+      failure = patch_internal::decodeJsonPatch(patch);
+      if (!failure && patch.IsArray() && !patch.Empty()) {
+        failure = allOrNothing(target, alloc, [&] {
+          return patch_internal::applyJsonPatch(target, patch, alloc);
+        });
+      }
+      break;
+    case PatchType::Merge:
+      failure = patch_internal::decodeMergePatch(patch);
+      if (!failure) {
+        patch_internal::applyMergePatch(target, patch, alloc);
+      }
+      break;
+    case PatchType::Strategic:
+      failure = decodeStrategic(patch);
+      if (!failure && patch.IsObject() && !patch.ObjectEmpty()) {
+        failure = allOrNothing(target, alloc, [&] {
+          return patch_internal::applyStrategicMergePatch(
+              target, patch, strategicSchemaForKind(kind), alloc);
+        });
+      }
+      break;
+  }
+  if (failure) {
+    return report(std::move(*failure), detail);
+  }
+  return std::nullopt;
+}
+
+std::optional<PatchType> patchTypeForContentType(std::string_view contentType) {
+  contentType = stripParameters(contentType);
+  if (contentType == "application/json-patch+json") {
+    return PatchType::Json;
+  }
+  if (contentType == "application/merge-patch+json") {
+    return PatchType::Merge;
+  }
+  if (contentType == "application/strategic-merge-patch+json") {
+    return PatchType::Strategic;
+  }
+  return std::nullopt;
+}
+
+bool isApplyPatchContentType(std::string_view contentType) {
+  return stripParameters(contentType) == "application/apply-patch+yaml";
+}
+
+PatchError unsupportedPatchMediaType() {
+  return {415, "UnsupportedMediaType",
+          "the body of the request was in an unknown format - accepted media types include: "
+          "application/json-patch+json, application/merge-patch+json, "
+          "application/strategic-merge-patch+json, application/apply-patch+yaml"};
+}
+
+}  // namespace ccm::kubesim
