@@ -3,6 +3,7 @@
 // (its id and deadline) as the core sees it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -86,5 +87,20 @@ class CallContext {
   uint64_t call_id_;
   int64_t deadline_ns_;
 };
+
+// The timeout for one HTTP request of this call: the configured request timeout, shortened
+// to what is left before the call's deadline. DEADLINE_EXCEEDED / CANCELLED when nothing is
+// left or the host cancelled the call.
+inline StatusOr<std::chrono::milliseconds> requestTimeout(const CallContext& call,
+                                                          std::chrono::nanoseconds configured) {
+  Status alive = call.checkAlive();
+  if (!alive.ok()) return alive;
+  auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(configured);
+  if (auto left = call.remaining()) {
+    timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(*left));
+  }
+  if (timeout.count() <= 0) return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
+  return timeout;
+}
 
 }  // namespace ccm::openstack

@@ -1,0 +1,95 @@
+// Keystone v3: the auth request body for each credential kind (password, application
+// credential, trust, token), identity endpoint discovery, the service catalog and endpoint
+// selection, and KeystoneAuth, which holds the current token, renews it before it expires and
+// after a 401, and merges concurrent renewals into one.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugins/openstack/config.hpp"
+#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/http_client.hpp"
+#include "plugins/openstack/json.hpp"
+#include "plugins/openstack/status.hpp"
+
+namespace ccm::openstack {
+
+struct CatalogEndpoint {
+  std::string interface;
+  std::string region;
+  std::string region_id;
+  std::string url;
+};
+
+struct CatalogService {
+  std::string type;
+  std::string name;
+  std::vector<CatalogEndpoint> endpoints;
+};
+
+struct Catalog {
+  std::vector<CatalogService> services;
+
+  // The first endpoint, in catalog order, of a service of this type with this interface in
+  // this region (matching region or region_id; an empty region matches any). NOT_FOUND names
+  // what was looked for.
+  StatusOr<std::string> endpointFor(const std::string& type, const std::string& interface,
+                                    const std::string& region) const;
+};
+
+struct Token {
+  std::string value;
+  int64_t expires_unix_ns = 0;  // 0 when Keystone gave no expiry
+  int64_t issued_unix_ns = 0;
+};
+
+// The JSON body of POST /v3/auth/tokens for these credentials (see docs/providers/openstack.md).
+Json buildAuthBody(const GlobalConfig& global);
+
+// "2026-07-23T10:00:00.000000Z" or "...+02:00" to Unix nanoseconds.
+std::optional<int64_t> parseRfc3339(const std::string& text);
+
+// THREAD: every method may be called from any thread.
+class KeystoneAuth {
+ public:
+  KeystoneAuth(const GlobalConfig& global, HttpClient& http, HostEnv& env,
+               std::chrono::nanoseconds request_timeout);
+
+  // The first authentication: finds the v3 endpoint, gets a token and the catalog.
+  Status start(const CallContext& call);
+
+  // A token valid for a while longer, renewing it first when it is about to expire.
+  StatusOr<std::string> token(const CallContext& call);
+
+  // After a request with `rejected` got 401: a fresh token (one re-authentication however
+  // many threads ask at once).
+  StatusOr<std::string> renewAfterRejection(const CallContext& call, const std::string& rejected);
+
+  const Catalog& catalog() const { return catalog_; }
+  const std::string& identityEndpoint() const { return identity_url_; }
+  // How many times a token was obtained (for metrics and tests' sake).
+  uint64_t authCount() const;
+
+ private:
+  StatusOr<std::string> discoverIdentityEndpoint(const CallContext& call);
+  StatusOr<Token> authenticate(const CallContext& call, Catalog* catalog_out);
+  bool expiresSoon(const Token& token) const;
+
+  GlobalConfig global_;
+  HttpClient& http_;
+  HostEnv& env_;
+  std::chrono::nanoseconds request_timeout_;
+  std::string identity_url_;  // ends with "/", set by start()
+  Catalog catalog_;           // written by start() only, read-only afterwards
+
+  mutable std::mutex mu_;
+  Token current_;        // guarded by mu_
+  uint64_t auth_count_ = 0;  // guarded by mu_
+  std::mutex renew_mu_;  // serialises renewals so concurrent ones merge
+};
+
+}  // namespace ccm::openstack

@@ -1,0 +1,69 @@
+// LoadBalancers: Octavia load balancers for Services of type LoadBalancer, with OCCM's names,
+// annotations and ownership rules. Every entry point reconciles from what the cloud holds, so
+// it is idempotent and resumable: when Octavia is still provisioning after a bounded in-call
+// wait it answers FAILED_PRECONDITION with a retry-after, and the next call carries on.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugins/openstack/config.hpp"
+#include "plugins/openstack/lb_settings.hpp"
+#include "plugins/openstack/model.hpp"
+#include "plugins/openstack/neutron_client.hpp"
+#include "plugins/openstack/octavia_client.hpp"
+
+namespace ccm::openstack {
+
+// What the Octavia deployment supports (API version and provider).
+struct OctaviaFeatures {
+  OctaviaVersion version;
+  bool ovn = false;
+
+  bool tags() const { return version.atLeast(2, 5); }
+  bool timeouts() const { return version.atLeast(2, 1) && !ovn; }
+  bool flavors() const { return version.atLeast(2, 6) && !ovn; }
+  bool allowedCidrs() const { return version.atLeast(2, 12) && !ovn; }
+  bool availabilityZones() const { return version.atLeast(2, 14) && !ovn; }
+  bool httpMonitorsOnUdp() const { return version.atLeast(2, 16) && !ovn; }
+};
+
+// THREAD: any worker; the host never runs two calls for the same Service at once.
+class LoadBalancers {
+ public:
+  LoadBalancers(const Config& config, OctaviaClient& octavia, NeutronClient& neutron)
+      : config_(config), octavia_(octavia), neutron_(neutron) {}
+
+  // nullopt when nothing of the Service's load balancer exists.
+  StatusOr<std::optional<LbStatus>> get(const CallContext& call, const std::string& cluster,
+                                        const KubeService& svc);
+  std::string name(const std::string& cluster, const KubeService& svc) const;
+  StatusOr<LbStatus> ensure(const CallContext& call, const std::string& cluster,
+                            const KubeService& svc, const std::vector<KubeNode>& nodes);
+  Status update(const CallContext& call, const std::string& cluster, const KubeService& svc,
+                const std::vector<KubeNode>& nodes);
+  Status remove(const CallContext& call, const std::string& cluster, const KubeService& svc);
+
+ private:
+  struct Found {
+    std::optional<OctaviaLoadBalancer> lb;
+    bool owner = false;
+  };
+  class Run;  // the state of one reconcile (defined in the .cpp)
+
+  StatusOr<OctaviaFeatures> features(const CallContext& call);
+  StatusOr<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
+
+  const Config& config_;
+  OctaviaClient& octavia_;
+  NeutronClient& neutron_;
+
+  std::mutex mu_;
+  std::optional<OctaviaFeatures> features_;                  // guarded by mu_
+  std::chrono::steady_clock::time_point features_time_{};    // guarded by mu_
+};
+
+}  // namespace ccm::openstack

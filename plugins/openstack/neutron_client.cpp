@@ -1,0 +1,282 @@
+// Neutron calls.
+#include "plugins/openstack/neutron_client.hpp"
+
+#include "plugins/openstack/text.hpp"
+
+namespace ccm::openstack {
+namespace {
+
+Network parseNetwork(const JsonValue& obj) {
+  Network n;
+  n.id = jsonString(obj, "id");
+  n.name = jsonString(obj, "name");
+  n.external = jsonBool(obj, "router:external").value_or(false);
+  n.subnets = jsonStrings(obj, "subnets");
+  return n;
+}
+
+Subnet parseSubnet(const JsonValue& obj) {
+  Subnet s;
+  s.id = jsonString(obj, "id");
+  s.name = jsonString(obj, "name");
+  s.network_id = jsonString(obj, "network_id");
+  s.ip_version = static_cast<int>(jsonInt(obj, "ip_version").value_or(4));
+  s.cidr = jsonString(obj, "cidr");
+  s.tags = jsonStrings(obj, "tags");
+  return s;
+}
+
+Router parseRouter(const JsonValue& obj) {
+  Router r;
+  r.id = jsonString(obj, "id");
+  r.tags = jsonStrings(obj, "tags");
+  if (const JsonValue* routes = jsonArray(obj, "routes")) {
+    for (const auto& rt : routes->GetArray()) {
+      r.routes.push_back({jsonString(rt, "destination"), jsonString(rt, "nexthop")});
+    }
+  }
+  return r;
+}
+
+std::string withQuery(const std::string& path, const std::string& query) {
+  return query.empty() ? path : path + "?" + query;
+}
+
+Json routesJson(const std::vector<RouterRoute>& routes) {
+  Json arr = Json::array();
+  for (const auto& r : routes) {
+    arr.push(Json::object().set("destination", r.destination).set("nexthop", r.nexthop));
+  }
+  return arr;
+}
+
+}  // namespace
+
+Port parsePort(const JsonValue& obj) {
+  Port p;
+  p.id = jsonString(obj, "id");
+  p.name = jsonString(obj, "name");
+  p.network_id = jsonString(obj, "network_id");
+  p.device_id = jsonString(obj, "device_id");
+  p.device_owner = jsonString(obj, "device_owner");
+  p.status = jsonString(obj, "status");
+  if (const JsonValue* ips = jsonArray(obj, "fixed_ips")) {
+    for (const auto& ip : ips->GetArray()) {
+      p.fixed_ips.push_back({jsonString(ip, "subnet_id"), jsonString(ip, "ip_address")});
+    }
+  }
+  if (const JsonValue* pairs = jsonArray(obj, "allowed_address_pairs")) {
+    for (const auto& pair : pairs->GetArray()) {
+      p.allowed_address_pairs.push_back(
+          {jsonString(pair, "ip_address"), jsonString(pair, "mac_address")});
+    }
+  }
+  p.port_security_enabled = jsonBool(obj, "port_security_enabled");
+  if (const JsonValue* trunk = jsonObject(obj, "trunk_details")) {
+    if (const JsonValue* subs = jsonArray(*trunk, "sub_ports")) {
+      for (const auto& sp : subs->GetArray()) {
+        std::string id = jsonString(sp, "port_id");
+        if (!id.empty()) p.trunk_subport_ids.push_back(id);
+      }
+    }
+  }
+  return p;
+}
+
+FloatingIp parseFloatingIp(const JsonValue& obj) {
+  FloatingIp f;
+  f.id = jsonString(obj, "id");
+  f.floating_ip_address = jsonString(obj, "floating_ip_address");
+  f.floating_network_id = jsonString(obj, "floating_network_id");
+  f.port_id = jsonString(obj, "port_id");
+  f.description = jsonString(obj, "description");
+  return f;
+}
+
+StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
+                                                     const std::string& query) {
+  std::vector<Port> out;
+  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("ports", query), "ports_links",
+                              "port_list", [&](const JsonValue& page) {
+                                if (const JsonValue* arr = jsonArray(page, "ports")) {
+                                  for (const auto& p : arr->GetArray()) out.push_back(parsePort(p));
+                                }
+                                return true;
+                              });
+  if (!st.ok()) return st;
+  return out;
+}
+
+StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kNetwork, "ports/" + urlEncode(id), "port_get"));
+  const JsonValue* port = jsonObject(doc, "port");
+  if (port == nullptr) return Status(Code::kInternal, "Neutron answered without a port");
+  return parsePort(*port);
+}
+
+Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
+                                             const std::vector<AddressPair>& pairs) {
+  Json arr = Json::array();
+  for (const auto& p : pairs) {
+    Json pair = Json::object().set("ip_address", p.ip_address);
+    if (!p.mac_address.empty()) pair.set("mac_address", p.mac_address);
+    arr.push(std::move(pair));
+  }
+  Json body = Json::object().set("port", Json::object().set("allowed_address_pairs", arr));
+  auto resp = os_.request(call, Service::kNetwork, "PUT", "ports/" + urlEncode(port_id), &body,
+                          "port_update");
+  return resp.ok() ? Status() : resp.status();
+}
+
+StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kNetwork, "networks/" + urlEncode(id),
+                                      "network_get"));
+  const JsonValue* net = jsonObject(doc, "network");
+  if (net == nullptr) return Status(Code::kInternal, "Neutron answered without a network");
+  return parseNetwork(*net);
+}
+
+StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& call,
+                                                           const std::string& query) {
+  std::vector<Network> out;
+  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("networks", query),
+                              "networks_links", "network_list", [&](const JsonValue& page) {
+                                if (const JsonValue* arr = jsonArray(page, "networks")) {
+                                  for (const auto& n : arr->GetArray()) {
+                                    out.push_back(parseNetwork(n));
+                                  }
+                                }
+                                return true;
+                              });
+  if (!st.ok()) return st;
+  return out;
+}
+
+StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kNetwork, "subnets/" + urlEncode(id),
+                                      "subnet_get"));
+  const JsonValue* sub = jsonObject(doc, "subnet");
+  if (sub == nullptr) return Status(Code::kInternal, "Neutron answered without a subnet");
+  return parseSubnet(*sub);
+}
+
+StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
+                                                         const std::string& query) {
+  std::vector<Subnet> out;
+  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("subnets", query),
+                              "subnets_links", "subnet_list", [&](const JsonValue& page) {
+                                if (const JsonValue* arr = jsonArray(page, "subnets")) {
+                                  for (const auto& s : arr->GetArray()) {
+                                    out.push_back(parseSubnet(s));
+                                  }
+                                }
+                                return true;
+                              });
+  if (!st.ok()) return st;
+  return out;
+}
+
+StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallContext& call,
+                                                                 const std::string& query) {
+  std::vector<FloatingIp> out;
+  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("floatingips", query),
+                              "floatingips_links", "floatingip_list", [&](const JsonValue& page) {
+                                if (const JsonValue* arr = jsonArray(page, "floatingips")) {
+                                  for (const auto& f : arr->GetArray()) {
+                                    out.push_back(parseFloatingIp(f));
+                                  }
+                                }
+                                return true;
+                              });
+  if (!st.ok()) return st;
+  return out;
+}
+
+StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, const Json& body) {
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.sendJson(call, Service::kNetwork, "POST", "floatingips", body, "floatingip_create"));
+  const JsonValue* fip = jsonObject(doc, "floatingip");
+  if (fip == nullptr) return Status(Code::kInternal, "Neutron answered without a floating IP");
+  return parseFloatingIp(*fip);
+}
+
+Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::string& fip_id,
+                                        const std::string& port_id) {
+  Json inner = Json::object();
+  if (port_id.empty()) {
+    inner.set("port_id", nullptr);
+  } else {
+    inner.set("port_id", port_id);
+  }
+  Json body = Json::object().set("floatingip", std::move(inner));
+  auto resp = os_.request(call, Service::kNetwork, "PUT", "floatingips/" + urlEncode(fip_id),
+                          &body, "floatingip_update");
+  return resp.ok() ? Status() : resp.status();
+}
+
+Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
+  auto resp = os_.request(call, Service::kNetwork, "DELETE", "floatingips/" + urlEncode(fip_id),
+                          nullptr, "floatingip_delete");
+  if (!resp.ok() && resp.status().code() != Code::kNotFound) return resp.status();
+  return {};
+}
+
+StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContext& call) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kNetwork, "extensions", "extension_list"));
+  std::set<std::string> out;
+  if (const JsonValue* arr = jsonArray(doc, "extensions")) {
+    for (const auto& e : arr->GetArray()) out.insert(jsonString(e, "alias"));
+  }
+  return out;
+}
+
+StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kNetwork, "routers/" + urlEncode(id),
+                                      "router_get"));
+  const JsonValue* router = jsonObject(doc, "router");
+  if (router == nullptr) return Status(Code::kInternal, "Neutron answered without a router");
+  return parseRouter(*router);
+}
+
+Status NeutronClient::setRouterRoutes(const CallContext& call, const std::string& router_id,
+                                      const std::vector<RouterRoute>& routes) {
+  Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
+  auto resp = os_.request(call, Service::kNetwork, "PUT", "routers/" + urlEncode(router_id), &body,
+                          "router_update");
+  return resp.ok() ? Status() : resp.status();
+}
+
+Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::string& router_id,
+                                        bool add, const std::vector<RouterRoute>& routes) {
+  Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
+  std::string action = add ? "add_extraroutes" : "remove_extraroutes";
+  auto resp = os_.request(call, Service::kNetwork, "PUT",
+                          "routers/" + urlEncode(router_id) + "/" + action, &body,
+                          "router_" + action);
+  return resp.ok() ? Status() : resp.status();
+}
+
+Status NeutronClient::addRouterTag(const CallContext& call, const std::string& router_id,
+                                   const std::string& tag) {
+  auto resp = os_.request(call, Service::kNetwork, "PUT",
+                          "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
+                          "router_tag_add");
+  return resp.ok() ? Status() : resp.status();
+}
+
+Status NeutronClient::removeRouterTag(const CallContext& call, const std::string& router_id,
+                                      const std::string& tag) {
+  auto resp = os_.request(call, Service::kNetwork, "DELETE",
+                          "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
+                          "router_tag_delete");
+  if (!resp.ok() && resp.status().code() != Code::kNotFound) return resp.status();
+  return {};
+}
+
+}  // namespace ccm::openstack

@@ -1,0 +1,119 @@
+// NeutronClient: the network calls the provider makes (ports, networks, subnets, floating IPs,
+// extensions, router routes and tags) and the models it reads them into.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugins/openstack/openstack_client.hpp"
+
+namespace ccm::openstack {
+
+struct FixedIp {
+  std::string subnet_id;
+  std::string ip_address;
+};
+
+struct AddressPair {
+  std::string ip_address;
+  std::string mac_address;
+};
+
+struct Port {
+  std::string id;
+  std::string name;
+  std::string network_id;
+  std::string device_id;
+  std::string device_owner;
+  std::string status;
+  std::vector<FixedIp> fixed_ips;
+  std::vector<AddressPair> allowed_address_pairs;
+  std::optional<bool> port_security_enabled;
+  std::vector<std::string> trunk_subport_ids;
+};
+
+struct Network {
+  std::string id;
+  std::string name;
+  bool external = false;
+  std::vector<std::string> subnets;
+};
+
+struct Subnet {
+  std::string id;
+  std::string name;
+  std::string network_id;
+  int ip_version = 4;
+  std::string cidr;
+  std::vector<std::string> tags;
+};
+
+struct FloatingIp {
+  std::string id;
+  std::string floating_ip_address;
+  std::string floating_network_id;
+  std::string port_id;  // empty when not attached
+  std::string description;
+};
+
+struct RouterRoute {
+  std::string destination;
+  std::string nexthop;
+  bool operator==(const RouterRoute&) const = default;
+};
+
+struct Router {
+  std::string id;
+  std::vector<RouterRoute> routes;
+  std::vector<std::string> tags;
+};
+
+Port parsePort(const JsonValue& obj);
+FloatingIp parseFloatingIp(const JsonValue& obj);
+
+// THREAD: any.
+class NeutronClient {
+ public:
+  explicit NeutronClient(OpenStackClient& os) : os_(os) {}
+
+  // query is the part after '?' (already encoded), e.g. "device_id=X".
+  StatusOr<std::vector<Port>> listPorts(const CallContext& call, const std::string& query);
+  StatusOr<Port> getPort(const CallContext& call, const std::string& id);
+  Status setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
+                                const std::vector<AddressPair>& pairs);
+
+  StatusOr<Network> getNetwork(const CallContext& call, const std::string& id);
+  StatusOr<std::vector<Network>> listNetworks(const CallContext& call, const std::string& query);
+  StatusOr<Subnet> getSubnet(const CallContext& call, const std::string& id);
+  StatusOr<std::vector<Subnet>> listSubnets(const CallContext& call, const std::string& query);
+
+  StatusOr<std::vector<FloatingIp>> listFloatingIps(const CallContext& call,
+                                                    const std::string& query);
+  StatusOr<FloatingIp> createFloatingIp(const CallContext& call, const Json& body);
+  // Attaches to port_id, or detaches when it is empty (sends "port_id": null).
+  Status setFloatingIpPort(const CallContext& call, const std::string& fip_id,
+                           const std::string& port_id);
+  // NOT_FOUND counts as done.
+  Status deleteFloatingIp(const CallContext& call, const std::string& fip_id);
+
+  StatusOr<std::set<std::string>> extensionAliases(const CallContext& call);
+
+  StatusOr<Router> getRouter(const CallContext& call, const std::string& id);
+  Status setRouterRoutes(const CallContext& call, const std::string& router_id,
+                         const std::vector<RouterRoute>& routes);
+  // PUT routers/{id}/add_extraroutes or remove_extraroutes (extraroute-atomic).
+  Status changeExtraRoutes(const CallContext& call, const std::string& router_id, bool add,
+                           const std::vector<RouterRoute>& routes);
+  Status addRouterTag(const CallContext& call, const std::string& router_id,
+                      const std::string& tag);
+  // NOT_FOUND counts as done.
+  Status removeRouterTag(const CallContext& call, const std::string& router_id,
+                         const std::string& tag);
+
+ private:
+  OpenStackClient& os_;
+};
+
+}  // namespace ccm::openstack

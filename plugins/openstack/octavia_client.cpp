@@ -1,0 +1,276 @@
+// Octavia calls.
+#include "plugins/openstack/octavia_client.hpp"
+
+#include <cstdlib>
+
+#include "plugins/openstack/text.hpp"
+
+namespace ccm::openstack {
+namespace {
+
+OctaviaListener parseListener(const JsonValue& obj) {
+  OctaviaListener l;
+  l.id = jsonString(obj, "id");
+  l.name = jsonString(obj, "name");
+  l.protocol = jsonString(obj, "protocol");
+  l.protocol_port = jsonInt(obj, "protocol_port").value_or(0);
+  l.connection_limit = jsonInt(obj, "connection_limit").value_or(-1);
+  l.default_pool_id = jsonString(obj, "default_pool_id");
+  if (const JsonValue* h = jsonObject(obj, "insert_headers")) {
+    l.x_forwarded_for = toLower(jsonString(*h, "X-Forwarded-For")) == "true";
+  }
+  l.allowed_cidrs = jsonStrings(obj, "allowed_cidrs");
+  l.timeout_client_data = jsonInt(obj, "timeout_client_data");
+  l.timeout_member_connect = jsonInt(obj, "timeout_member_connect");
+  l.timeout_member_data = jsonInt(obj, "timeout_member_data");
+  l.timeout_tcp_inspect = jsonInt(obj, "timeout_tcp_inspect");
+  l.tags = jsonStrings(obj, "tags");
+  return l;
+}
+
+OctaviaPool parsePool(const JsonValue& obj) {
+  OctaviaPool p;
+  p.id = jsonString(obj, "id");
+  p.name = jsonString(obj, "name");
+  p.protocol = jsonString(obj, "protocol");
+  p.lb_algorithm = jsonString(obj, "lb_algorithm");
+  p.listener_ids = jsonIds(obj, "listeners");
+  p.healthmonitor_id = jsonString(obj, "healthmonitor_id");
+  if (const JsonValue* sp = jsonObject(obj, "session_persistence")) {
+    p.session_persistence = jsonString(*sp, "type");
+  }
+  return p;
+}
+
+OctaviaMember parseMember(const JsonValue& obj) {
+  OctaviaMember m;
+  m.id = jsonString(obj, "id");
+  m.name = jsonString(obj, "name");
+  m.address = jsonString(obj, "address");
+  m.protocol_port = jsonInt(obj, "protocol_port").value_or(0);
+  m.subnet_id = jsonString(obj, "subnet_id");
+  m.monitor_port = jsonInt(obj, "monitor_port");
+  return m;
+}
+
+OctaviaMonitor parseMonitor(const JsonValue& obj) {
+  OctaviaMonitor m;
+  m.id = jsonString(obj, "id");
+  m.name = jsonString(obj, "name");
+  m.type = jsonString(obj, "type");
+  m.delay = jsonInt(obj, "delay").value_or(0);
+  m.timeout = jsonInt(obj, "timeout").value_or(0);
+  m.max_retries = jsonInt(obj, "max_retries").value_or(0);
+  m.max_retries_down = jsonInt(obj, "max_retries_down").value_or(0);
+  m.url_path = jsonString(obj, "url_path");
+  m.http_method = jsonString(obj, "http_method");
+  m.expected_codes = jsonString(obj, "expected_codes");
+  return m;
+}
+
+template <typename T, typename Parse>
+StatusOr<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
+                                 const std::string& path, const char* key,
+                                 const std::string& op, Parse parse) {
+  std::vector<T> out;
+  std::string links = std::string(key) + "_links";
+  Status st = os.forEachPage(call, Service::kLoadBalancer, path, links, op,
+                             [&](const JsonValue& page) {
+                               if (const JsonValue* arr = jsonArray(page, key)) {
+                                 for (const auto& item : arr->GetArray()) {
+                                   out.push_back(parse(item));
+                                 }
+                               }
+                               return true;
+                             });
+  if (!st.ok()) return st;
+  return out;
+}
+
+}  // namespace
+
+OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj) {
+  OctaviaLoadBalancer lb;
+  lb.id = jsonString(obj, "id");
+  lb.name = jsonString(obj, "name");
+  lb.description = jsonString(obj, "description");
+  lb.provisioning_status = jsonString(obj, "provisioning_status");
+  lb.vip_address = jsonString(obj, "vip_address");
+  lb.vip_port_id = jsonString(obj, "vip_port_id");
+  lb.vip_subnet_id = jsonString(obj, "vip_subnet_id");
+  lb.vip_network_id = jsonString(obj, "vip_network_id");
+  lb.provider = jsonString(obj, "provider");
+  lb.tags = jsonStrings(obj, "tags");
+  lb.listener_ids = jsonIds(obj, "listeners");
+  return lb;
+}
+
+Status OctaviaClient::send(const CallContext& call, const std::string& method,
+                           const std::string& path, const Json* body, const std::string& op) {
+  auto resp = os_.request(call, Service::kLoadBalancer, method, path, body, op);
+  return resp.ok() ? Status() : resp.status();
+}
+
+StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kLoadBalancer, os_.octaviaRoot(),
+                                      "loadbalancer_versions"));
+  const JsonValue* versions = jsonArray(doc, "versions");
+  if (versions == nullptr) {
+    if (const JsonValue* obj = jsonObject(doc, "versions")) versions = jsonArray(*obj, "values");
+  }
+  OctaviaVersion best;
+  bool any = false;
+  if (versions != nullptr) {
+    for (const auto& v : versions->GetArray()) {
+      std::string id = jsonString(v, "id");
+      if (id.size() < 2 || id[0] != 'v') continue;
+      OctaviaVersion ver;
+      ver.major = std::atoi(id.c_str() + 1);
+      auto dot = id.find('.');
+      ver.minor = dot == std::string::npos ? 0 : std::atoi(id.c_str() + dot + 1);
+      if (!any || ver.atLeast(best.major, best.minor)) best = ver;
+      any = true;
+    }
+  }
+  if (!any) return Status(Code::kUnavailable, "Octavia's root lists no API versions");
+  return best;
+}
+
+StatusOr<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& call,
+                                                             const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kLoadBalancer,
+                                      "lbaas/loadbalancers/" + urlEncode(id), "loadbalancer_get"));
+  const JsonValue* lb = jsonObject(doc, "loadbalancer");
+  if (lb == nullptr) return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+  return parseLoadBalancer(*lb);
+}
+
+StatusOr<std::vector<OctaviaLoadBalancer>> OctaviaClient::findLoadBalancers(
+    const CallContext& call, const std::string& name) {
+  return listAll<OctaviaLoadBalancer>(os_, call, "lbaas/loadbalancers?name=" + urlEncode(name),
+                                      "loadbalancers", "loadbalancer_list", parseLoadBalancer);
+}
+
+StatusOr<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContext& call,
+                                                                const Json& body) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/loadbalancers",
+                                       body, "loadbalancer_create"));
+  const JsonValue* lb = jsonObject(doc, "loadbalancer");
+  if (lb == nullptr) return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+  return parseLoadBalancer(*lb);
+}
+
+Status OctaviaClient::updateLoadBalancer(const CallContext& call, const std::string& id,
+                                         const Json& body) {
+  return send(call, "PUT", "lbaas/loadbalancers/" + urlEncode(id), &body, "loadbalancer_update");
+}
+
+Status OctaviaClient::deleteLoadBalancer(const CallContext& call, const std::string& id,
+                                         bool cascade) {
+  return send(call, "DELETE",
+              "lbaas/loadbalancers/" + urlEncode(id) + (cascade ? "?cascade=true" : ""), nullptr,
+              "loadbalancer_delete");
+}
+
+StatusOr<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallContext& call,
+                                                                    const std::string& lb_id) {
+  return listAll<OctaviaListener>(os_, call, "lbaas/listeners?loadbalancer_id=" + urlEncode(lb_id),
+                                  "listeners", "listener_list", parseListener);
+}
+
+StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call,
+                                                        const Json& body) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/listeners",
+                                       body, "listener_create"));
+  const JsonValue* l = jsonObject(doc, "listener");
+  if (l == nullptr) return Status(Code::kInternal, "Octavia answered without a listener");
+  return parseListener(*l);
+}
+
+Status OctaviaClient::updateListener(const CallContext& call, const std::string& id,
+                                     const Json& body) {
+  return send(call, "PUT", "lbaas/listeners/" + urlEncode(id), &body, "listener_update");
+}
+
+Status OctaviaClient::deleteListener(const CallContext& call, const std::string& id) {
+  return send(call, "DELETE", "lbaas/listeners/" + urlEncode(id), nullptr, "listener_delete");
+}
+
+StatusOr<std::vector<OctaviaPool>> OctaviaClient::listPools(const CallContext& call,
+                                                            const std::string& lb_id) {
+  return listAll<OctaviaPool>(os_, call, "lbaas/pools?loadbalancer_id=" + urlEncode(lb_id),
+                              "pools", "pool_list", parsePool);
+}
+
+StatusOr<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const Json& body) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/pools", body,
+                                       "pool_create"));
+  const JsonValue* p = jsonObject(doc, "pool");
+  if (p == nullptr) return Status(Code::kInternal, "Octavia answered without a pool");
+  return parsePool(*p);
+}
+
+Status OctaviaClient::updatePool(const CallContext& call, const std::string& id,
+                                 const Json& body) {
+  return send(call, "PUT", "lbaas/pools/" + urlEncode(id), &body, "pool_update");
+}
+
+Status OctaviaClient::deletePool(const CallContext& call, const std::string& id) {
+  return send(call, "DELETE", "lbaas/pools/" + urlEncode(id), nullptr, "pool_delete");
+}
+
+StatusOr<std::vector<OctaviaMember>> OctaviaClient::listMembers(const CallContext& call,
+                                                                const std::string& pool_id) {
+  return listAll<OctaviaMember>(os_, call, "lbaas/pools/" + urlEncode(pool_id) + "/members",
+                                "members", "member_list", parseMember);
+}
+
+Status OctaviaClient::replaceMembers(const CallContext& call, const std::string& pool_id,
+                                     const Json& body) {
+  return send(call, "PUT", "lbaas/pools/" + urlEncode(pool_id) + "/members", &body,
+              "member_batch_update");
+}
+
+Status OctaviaClient::createMember(const CallContext& call, const std::string& pool_id,
+                                   const Json& body) {
+  return send(call, "POST", "lbaas/pools/" + urlEncode(pool_id) + "/members", &body,
+              "member_create");
+}
+
+Status OctaviaClient::deleteMember(const CallContext& call, const std::string& pool_id,
+                                   const std::string& member_id) {
+  return send(call, "DELETE",
+              "lbaas/pools/" + urlEncode(pool_id) + "/members/" + urlEncode(member_id), nullptr,
+              "member_delete");
+}
+
+StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call,
+                                                   const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.getJson(call, Service::kLoadBalancer,
+                                      "lbaas/healthmonitors/" + urlEncode(id), "healthmonitor_get"));
+  const JsonValue* m = jsonObject(doc, "healthmonitor");
+  if (m == nullptr) return Status(Code::kInternal, "Octavia answered without a health monitor");
+  return parseMonitor(*m);
+}
+
+Status OctaviaClient::createMonitor(const CallContext& call, const Json& body) {
+  return send(call, "POST", "lbaas/healthmonitors", &body, "healthmonitor_create");
+}
+
+Status OctaviaClient::updateMonitor(const CallContext& call, const std::string& id,
+                                    const Json& body) {
+  return send(call, "PUT", "lbaas/healthmonitors/" + urlEncode(id), &body, "healthmonitor_update");
+}
+
+Status OctaviaClient::deleteMonitor(const CallContext& call, const std::string& id) {
+  return send(call, "DELETE", "lbaas/healthmonitors/" + urlEncode(id), nullptr,
+              "healthmonitor_delete");
+}
+
+}  // namespace ccm::openstack

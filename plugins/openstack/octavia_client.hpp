@@ -1,0 +1,130 @@
+// OctaviaClient: the load-balancer calls (load balancers, listeners, pools, members, health
+// monitors, the API version list) and the models they are read into.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugins/openstack/openstack_client.hpp"
+
+namespace ccm::openstack {
+
+struct OctaviaLoadBalancer {
+  std::string id;
+  std::string name;
+  std::string description;
+  std::string provisioning_status;
+  std::string vip_address;
+  std::string vip_port_id;
+  std::string vip_subnet_id;
+  std::string vip_network_id;
+  std::string provider;
+  std::vector<std::string> tags;
+  std::vector<std::string> listener_ids;
+};
+
+struct OctaviaListener {
+  std::string id;
+  std::string name;
+  std::string protocol;
+  int64_t protocol_port = 0;
+  int64_t connection_limit = -1;
+  std::string default_pool_id;
+  bool x_forwarded_for = false;
+  std::vector<std::string> allowed_cidrs;
+  std::optional<int64_t> timeout_client_data;
+  std::optional<int64_t> timeout_member_connect;
+  std::optional<int64_t> timeout_member_data;
+  std::optional<int64_t> timeout_tcp_inspect;
+  std::vector<std::string> tags;
+};
+
+struct OctaviaPool {
+  std::string id;
+  std::string name;
+  std::string protocol;
+  std::string lb_algorithm;
+  std::vector<std::string> listener_ids;
+  std::string healthmonitor_id;
+  std::string session_persistence;  // type, or empty
+};
+
+struct OctaviaMember {
+  std::string id;
+  std::string name;
+  std::string address;
+  int64_t protocol_port = 0;
+  std::string subnet_id;
+  std::optional<int64_t> monitor_port;
+};
+
+struct OctaviaMonitor {
+  std::string id;
+  std::string name;
+  std::string type;
+  int64_t delay = 0;
+  int64_t timeout = 0;
+  int64_t max_retries = 0;
+  int64_t max_retries_down = 0;
+  std::string url_path;
+  std::string http_method;
+  std::string expected_codes;
+};
+
+struct OctaviaVersion {
+  int major = 0;
+  int minor = 0;
+  bool atLeast(int ma, int mi) const { return major > ma || (major == ma && minor >= mi); }
+};
+
+OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj);
+
+// THREAD: any.
+class OctaviaClient {
+ public:
+  explicit OctaviaClient(OpenStackClient& os) : os_(os) {}
+
+  // The highest API version Octavia lists at its root.
+  StatusOr<OctaviaVersion> apiVersion(const CallContext& call);
+
+  StatusOr<OctaviaLoadBalancer> getLoadBalancer(const CallContext& call, const std::string& id);
+  StatusOr<std::vector<OctaviaLoadBalancer>> findLoadBalancers(const CallContext& call,
+                                                               const std::string& name);
+  StatusOr<OctaviaLoadBalancer> createLoadBalancer(const CallContext& call, const Json& body);
+  Status updateLoadBalancer(const CallContext& call, const std::string& id, const Json& body);
+  // NOT_FOUND is passed through; cascade deletes the children too.
+  Status deleteLoadBalancer(const CallContext& call, const std::string& id, bool cascade);
+
+  StatusOr<std::vector<OctaviaListener>> listListeners(const CallContext& call,
+                                                       const std::string& lb_id);
+  StatusOr<OctaviaListener> createListener(const CallContext& call, const Json& body);
+  Status updateListener(const CallContext& call, const std::string& id, const Json& body);
+  Status deleteListener(const CallContext& call, const std::string& id);
+
+  StatusOr<std::vector<OctaviaPool>> listPools(const CallContext& call, const std::string& lb_id);
+  StatusOr<OctaviaPool> createPool(const CallContext& call, const Json& body);
+  Status updatePool(const CallContext& call, const std::string& id, const Json& body);
+  Status deletePool(const CallContext& call, const std::string& id);
+
+  StatusOr<std::vector<OctaviaMember>> listMembers(const CallContext& call,
+                                                   const std::string& pool_id);
+  // PUT pools/{id}/members: replaces the whole member set.
+  Status replaceMembers(const CallContext& call, const std::string& pool_id, const Json& body);
+  Status createMember(const CallContext& call, const std::string& pool_id, const Json& body);
+  Status deleteMember(const CallContext& call, const std::string& pool_id,
+                      const std::string& member_id);
+
+  StatusOr<OctaviaMonitor> getMonitor(const CallContext& call, const std::string& id);
+  Status createMonitor(const CallContext& call, const Json& body);
+  Status updateMonitor(const CallContext& call, const std::string& id, const Json& body);
+  Status deleteMonitor(const CallContext& call, const std::string& id);
+
+ private:
+  Status send(const CallContext& call, const std::string& method, const std::string& path,
+              const Json* body, const std::string& op);
+
+  OpenStackClient& os_;
+};
+
+}  // namespace ccm::openstack

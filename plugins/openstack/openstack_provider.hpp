@@ -1,0 +1,50 @@
+// OpenStackProvider: one provider instance built from cloud.conf. It owns the API clients and
+// the instances, load balancer and routes logic, and decides at start which capabilities the
+// cloud and the configuration allow.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "plugins/openstack/config.hpp"
+#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/instances.hpp"
+#include "plugins/openstack/load_balancers.hpp"
+#include "plugins/openstack/neutron_client.hpp"
+#include "plugins/openstack/nova_client.hpp"
+#include "plugins/openstack/octavia_client.hpp"
+#include "plugins/openstack/openstack_client.hpp"
+#include "plugins/openstack/routes.hpp"
+
+namespace ccm::openstack {
+
+// THREAD: create on the host's main thread; the accessors' objects from any worker.
+class OpenStackProvider {
+ public:
+  // Parses config_text, registers its secrets, authenticates and resolves endpoints. Refusals
+  // name the offending key (INVALID_ARGUMENT) or the failing cloud call.
+  static StatusOr<std::unique_ptr<OpenStackProvider>> create(const CallContext& call, HostEnv& env,
+                                                             std::string_view config_text);
+
+  Instances& instances() { return *instances_; }
+  // nullptr when [LoadBalancer] enabled=false.
+  LoadBalancers* loadBalancers() { return load_balancers_.get(); }
+  // nullptr without [Route] router-id or without Neutron's extraroute extensions.
+  Routes* routes() { return routes_.get(); }
+  const Config& config() const { return config_; }
+  OpenStackClient& client() { return *client_; }
+
+ private:
+  OpenStackProvider(Config config, HostEnv& env);
+
+  Config config_;
+  std::unique_ptr<OpenStackClient> client_;
+  std::unique_ptr<NovaClient> nova_;
+  std::unique_ptr<NeutronClient> neutron_;
+  std::unique_ptr<OctaviaClient> octavia_;
+  std::unique_ptr<Instances> instances_;
+  std::unique_ptr<LoadBalancers> load_balancers_;
+  std::unique_ptr<Routes> routes_;
+};
+
+}  // namespace ccm::openstack
