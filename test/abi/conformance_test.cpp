@@ -1,0 +1,264 @@
+// The ABI conformance kit: every deliberately broken plugin must produce the documented error
+// or recovery, and the host must keep working.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "host/plugin/abi_provider.hpp"
+#include "host/plugin/plugin_loader.hpp"
+#include "test/support/provider_inputs.hpp"
+
+namespace fs = std::filesystem;
+using namespace ccm;
+using namespace ccm::plugin;
+using ccm::testing::TestNode;
+using ccm::testing::TestService;
+
+namespace {
+
+std::string kitDir() {
+  const char* d = std::getenv("CCM_CONFORMANCE_DIR");
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+StatusOr<std::shared_ptr<const LoadedPlugin>> loadKit(const std::string& name,
+                                                      metrics::Registry* reg = nullptr) {
+  LoadOptions o;
+  o.plugin_dir = kitDir();
+  o.name = name;
+  o.registry = reg;
+  return PluginLoader::load(o);
+}
+
+std::unique_ptr<AbiProvider> provider(const std::string& name, metrics::Registry& reg,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  auto loaded = loadKit(name, &reg);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().toString());
+  ProviderOptions po;
+  po.registry = &reg;
+  po.instances_timeout = po.load_balancer_timeout = timeout;
+  po.grace = std::chrono::milliseconds(100);
+  auto p = AbiProvider::create(*loaded, "", "", po);
+  REQUIRE_MESSAGE(p.ok(), p.status().toString());
+  return std::move(p).value();
+}
+
+void expectLoadError(const std::string& name, Code code, const std::string& fragment) {
+  auto r = loadKit(name);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == code);
+  CHECK_MESSAGE(r.status().message().find(fragment) != std::string::npos,
+                r.status().message());
+  // One line, naming the file.
+  CHECK(r.status().message().find('\n') == std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("loader refuses every broken plugin with a one-line error naming the cause") {
+  expectLoadError("absent", Code::NotFound, "unknown cloud provider \"absent\"");
+  expectLoadError("absent", Code::NotFound, "baseline");  // lists what is there
+  expectLoadError("not-a-library", Code::FailedPrecondition, "not a loadable shared library");
+  expectLoadError("no-entry", Code::FailedPrecondition, "does not export ccm_provider_entry_v1");
+  expectLoadError("entry-v2", Code::FailedPrecondition,
+                  "exports ccm_provider_entry_v2: it was built for plugin ABI 2");
+  expectLoadError("wrong-major", Code::FailedPrecondition,
+                  "it speaks plugin ABI 2.0, this host speaks ABI 1.0");
+  expectLoadError("minor-too-new", Code::FailedPrecondition, "chose ABI minor 5");
+  expectLoadError("short-struct", Code::FailedPrecondition, "struct_size is 8 bytes");
+  expectLoadError("null-slot", Code::FailedPrecondition, "ccm_plugin.create slot is NULL");
+  expectLoadError("null-table", Code::FailedPrecondition, "no ccm_plugin table");
+  expectLoadError("wrong-name", Code::FailedPrecondition, "calls itself \"somebody-else\"");
+  expectLoadError("refuses-negotiation", Code::FailedPrecondition,
+                  "this plugin needs ABI 1.3 features");
+  expectLoadError("../etc/passwd", Code::InvalidArgument, "is not a provider name");
+}
+
+TEST_CASE("loader refuses plugins others can write") {
+  char tmpl[] = "/tmp/ccm-perm-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  fs::path dir(tmpl);
+  fs::copy_file(fs::path(kitDir()) / "baseline.so", dir / "baseline.so");
+  LoadOptions o;
+  o.plugin_dir = dir.string();
+  o.name = "baseline";
+
+  ::chmod((dir / "baseline.so").c_str(), 0666);
+  auto r = PluginLoader::load(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::PermissionDenied);
+  CHECK(r.status().message().find("writable by everyone (mode 0666)") != std::string::npos);
+
+  ::chmod((dir / "baseline.so").c_str(), 0755);
+  ::chmod(dir.c_str(), 0777);
+  r = PluginLoader::load(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == Code::PermissionDenied);
+  CHECK(r.status().message().find("the directory is writable by everyone") != std::string::npos);
+
+  ::chmod(dir.c_str(), 0775);
+  r = PluginLoader::load(o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("writable by its group") != std::string::npos);
+
+  ::chmod(dir.c_str(), 0755);
+  r = PluginLoader::load(o);
+  CHECK_MESSAGE(r.ok(), r.status().toString());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("create errors: refused config and NULL capability slots") {
+  metrics::Registry reg;
+  auto loaded = loadKit("refuses-config", &reg);
+  REQUIRE(loaded.ok());
+  auto p = AbiProvider::create(*loaded, "x", "/etc/cloud.conf", ProviderOptions{});
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.status().code() == Code::InvalidArgument);
+  CHECK(p.status().message() ==
+        "provider refuses-config refused its configuration (--cloud-config=/etc/cloud.conf): "
+        "[Global] auth-url is required but missing");
+
+  loaded = loadKit("null-cap-slot", &reg);
+  REQUIRE(loaded.ok());
+  p = AbiProvider::create(*loaded, "", "", ProviderOptions{});
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.status().message().find("required slot instance_metadata set to NULL") !=
+        std::string::npos);
+}
+
+TEST_CASE("a correct plugin works through the adapter") {
+  metrics::Registry reg;
+  auto p = provider("baseline", reg);
+  CHECK(p->info().name == "baseline");
+  CHECK(p->info().version == "9.9.9");
+  CHECK(p->info().instances.present);
+  CHECK(p->info().load_balancer.present);
+  CHECK_FALSE(p->info().routes.present);
+  TestNode n{"node-a"};
+  auto md = p->instanceMetadata(n.ref());
+  REQUIRE(md.ok());
+  REQUIRE(md->has_value());
+  CHECK((*md)->provider_id == "broken://vm-1");
+  CHECK((*md)->addresses.size() == 2);
+  CHECK((*md)->addresses[1].address == "node-a");
+  auto ex = p->instanceExists(n.ref());
+  REQUIRE(ex.ok());
+  CHECK(*ex == Existence::Exists);
+  auto routes = p->listRoutes("kubernetes");
+  CHECK(routes.status().code() == Code::Unimplemented);
+  TestService svc;
+  auto st = p->ensureLoadBalancer("kubernetes", svc.ref(), {});
+  REQUIRE(st.ok());
+  CHECK(st->ingress.at(0).ip == "192.0.2.10");
+  CHECK(reg.valueForTest("ccm_provider_calls_total", {"ccm.instances/1", "instance_metadata", "OK"}) == 1);
+}
+
+TEST_CASE("exceptions never cross into the host") {
+  metrics::Registry reg;
+  TestNode n{"node-a"};
+  auto raw = provider("throws-raw", reg);
+  auto ex = raw->instanceExists(n.ref());
+  CHECK(ex.status().code() == Code::Internal);
+  CHECK(ex.status().message().find("threw an exception across the plugin ABI: boom across the "
+                                   "ABI") != std::string::npos);
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"exception"}) >= 1);
+  // The host keeps working: the next call to the same plugin is answered.
+  auto power = raw->instanceShutdown(n.ref());
+  REQUIRE(power.ok());
+  CHECK(*power == Power::Running);
+
+  auto sdk = provider("throws-sdk", reg);
+  ex = sdk->instanceExists(n.ref());
+  CHECK(ex.status().code() == Code::Internal);
+  CHECK(ex.status().message() == "provider threw an exception: boom from exists");
+  auto sh = sdk->instanceShutdown(n.ref());
+  CHECK(sh.status().message() == "provider threw a non-standard exception");
+}
+
+TEST_CASE("a hung call is abandoned at its deadline and the slots recover") {
+  metrics::Registry reg;
+  auto p = provider("hangs", reg, std::chrono::milliseconds(300));
+  CHECK(p->info().instances.max_concurrency == 2);
+  TestNode n{"node-a"};
+  auto started = std::chrono::steady_clock::now();
+  auto md = p->instanceMetadata(n.ref());
+  auto took = std::chrono::steady_clock::now() - started;
+  CHECK(md.status().code() == Code::DeadlineExceeded);
+  CHECK(md.status().message().find("abandoned") != std::string::npos);
+  CHECK(took < std::chrono::milliseconds(2500));  // well before the plugin's 3 s sleep
+  // A second hung call takes the other slot; then every slot is held by a hung call and new
+  // calls fail fast and clearly rather than piling up threads.
+  CHECK(p->instanceMetadata(n.ref()).status().code() == Code::DeadlineExceeded);
+  auto blocked = p->instanceExists(n.ref());
+  CHECK(blocked.status().code() == Code::DeadlineExceeded);
+  CHECK(blocked.status().message().find("every provider slot stayed busy") != std::string::npos);
+  CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 2);
+  // Once the plugin returns, its late results are discarded and the slots come back.
+  bool recovered = false;
+  for (int i = 0; i < 100 && !recovered; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    recovered = reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0;
+  }
+  REQUIRE(recovered);
+  auto ex = p->instanceExists(n.ref());
+  REQUIRE(ex.ok());
+  CHECK(*ex == Existence::Exists);
+}
+
+TEST_CASE("unknown status codes read as INTERNAL") {
+  metrics::Registry reg;
+  auto p = provider("unknown-status", reg);
+  TestNode n{"node-a"};
+  auto ex = p->instanceExists(n.ref());
+  CHECK(ex.status().code() == Code::Internal);
+  CHECK(ex.status().message() == "unknown status code 777: something odd");
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"unknown_status"}) == 1);
+}
+
+TEST_CASE("output emitted after the call returned is refused") {
+  metrics::Registry reg;
+  auto p = provider("stray-thread", reg);
+  TestNode n{"node-a"};
+  auto md = p->instanceMetadata(n.ref());
+  REQUIRE(md.ok());
+  CHECK_FALSE(md->has_value());
+  bool seen = false;
+  for (int i = 0; i < 50 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    seen = reg.valueForTest("ccm_provider_contract_violations_total", {"stale_call_id"}) == 1;
+  }
+  CHECK(seen);
+}
+
+TEST_CASE("malformed output becomes a clear INTERNAL error") {
+  metrics::Registry reg;
+  auto p = provider("malformed", reg);
+  TestNode n{"node-a"};
+  auto md = p->instanceMetadata(n.ref());
+  CHECK(md.status().code() == Code::Internal);
+  CHECK(md.status().message().find("addresses[0].type \"Bogus\" is not one of") !=
+        std::string::npos);
+  TestService svc;
+  auto st = p->ensureLoadBalancer("kubernetes", svc.ref(), {});
+  CHECK(st.status().code() == Code::Internal);
+  CHECK(st.status().message().find("ingress[0].ip \"not-an-ip\" is not an IP address") !=
+        std::string::npos);
+
+  auto ns = provider("no-status", reg);
+  st = ns->ensureLoadBalancer("kubernetes", svc.ref(), {});
+  CHECK(st.status().code() == Code::Internal);
+  CHECK(st.status().message().find("without a load balancer status") != std::string::npos);
+}
+
+TEST_CASE("cancelAll refuses new calls") {
+  metrics::Registry reg;
+  auto p = provider("baseline", reg);
+  p->cancelAll();
+  TestNode n{"node-a"};
+  CHECK(p->instanceExists(n.ref()).status().code() == Code::Cancelled);
+}

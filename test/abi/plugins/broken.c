@@ -1,0 +1,276 @@
+/* Conformance kit: plugins that break the ccm plugin ABI in one way each. Built once per
+ * breakage with -DBREAK_<KIND> and -DPLUGIN_NAME="<file name>"; the host must turn each into
+ * the documented error or recovery, and never crash.
+ *
+ * Without a BREAK_ define this is a correct provider with instances and load balancers,
+ * used as the baseline. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ccm/provider_abi.h"
+
+#ifndef PLUGIN_NAME
+#error "PLUGIN_NAME must be defined"
+#endif
+
+static ccm_host_handle g_host;
+static const ccm_host_services* g_services;
+
+static ccm_str s(const char* text) {
+  ccm_str out;
+  out.data = text;
+  out.size = strlen(text);
+  return out;
+}
+
+struct ccm_provider {
+  int unused;
+};
+static struct ccm_provider g_provider;
+
+#if defined(BREAK_HANGS) || defined(BREAK_STRAY_THREAD)
+static void sleep_ms(long ms) {
+  struct timespec ts;
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (ms % 1000) * 1000000L;
+  nanosleep(&ts, NULL);
+}
+#endif
+
+/* ---- instances ---- */
+
+static ccm_status exists_fn(ccm_provider* p, const ccm_call* call, const ccm_node* node,
+                            ccm_existence* out) {
+  (void)p;
+  (void)call;
+  (void)node;
+#if defined(BREAK_UNKNOWN_STATUS)
+  g_services->set_error(g_host, call->call_id, s("something odd"), 0);
+  return 777;
+#else
+  *out = CCM_EXISTENCE_EXISTS;
+  return CCM_STATUS_OK;
+#endif
+}
+
+static ccm_status shutdown_fn(ccm_provider* p, const ccm_call* call, const ccm_node* node,
+                              ccm_power* out) {
+  (void)p;
+  (void)call;
+  (void)node;
+  *out = CCM_POWER_RUNNING;
+  return CCM_STATUS_OK;
+}
+
+#if defined(BREAK_STRAY_THREAD)
+static uint64_t g_stray_call;
+static void* stray(void* arg) {
+  ccm_instance_metadata md;
+  (void)arg;
+  sleep_ms(200);
+  memset(&md, 0, sizeof md);
+  md.struct_size = sizeof md;
+  md.provider_id = s("broken://late");
+  /* The call this ID belonged to has returned: the host must refuse this. */
+  g_services->emit_instance_metadata(g_host, g_stray_call, 0, &md);
+  return NULL;
+}
+#endif
+
+static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_node* node) {
+  ccm_instance_metadata md;
+  ccm_node_address addrs[2];
+  (void)p;
+  memset(&md, 0, sizeof md);
+  md.struct_size = sizeof md;
+  md.provider_id = s("broken://vm-1");
+  md.instance_type = s("small");
+  md.zone = s("zone-a");
+  md.region = s("region-1");
+  addrs[0].type = s("InternalIP");
+  addrs[0].address = s("10.0.0.1");
+  addrs[1].type = s("Hostname");
+  addrs[1].address = node->name;
+  md.addresses = addrs;
+  md.address_count = 2;
+#if defined(BREAK_HANGS)
+  /* Ignores its deadline and cancellation: the host must abandon the call. */
+  sleep_ms(3000);
+#elif defined(BREAK_STRAY_THREAD)
+  {
+    pthread_t t;
+    g_stray_call = call->call_id;
+    pthread_create(&t, NULL, stray, NULL);
+    pthread_detach(t);
+    return CCM_STATUS_OK; /* no metadata yet */
+  }
+#elif defined(BREAK_MALFORMED)
+  addrs[0].type = s("Bogus");
+  addrs[1].address = s("\xff\xfe not utf-8");
+#endif
+  g_services->emit_instance_metadata(g_host, call->call_id, 0, &md);
+  return CCM_STATUS_OK;
+}
+
+static ccm_instances_v1 g_instances = {
+    sizeof(ccm_instances_v1),
+#if defined(BREAK_HANGS)
+    2, /* max_concurrency */
+#else
+    0,
+#endif
+    0,
+    exists_fn,
+    shutdown_fn,
+#if defined(BREAK_NULL_CAP_SLOT)
+    NULL,
+#else
+    metadata_fn,
+#endif
+};
+
+/* ---- load balancers (only to carry malformed output) ---- */
+
+static ccm_status lb_get(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                         const ccm_service* svc, bool* exists) {
+  (void)p;
+  (void)call;
+  (void)cluster;
+  (void)svc;
+  *exists = false;
+  return CCM_STATUS_OK;
+}
+static ccm_status lb_name(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                          const ccm_service* svc) {
+  (void)p;
+  (void)cluster;
+  g_services->emit_string(g_host, call->call_id, svc->name);
+  return CCM_STATUS_OK;
+}
+static ccm_status lb_ensure(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                            const ccm_service* svc, const ccm_node* const* nodes, size_t n) {
+  ccm_lb_ingress ing;
+  const ccm_lb_ingress* list[1];
+  ccm_lb_status st;
+  (void)p;
+  (void)cluster;
+  (void)svc;
+  (void)nodes;
+  (void)n;
+  memset(&ing, 0, sizeof ing);
+  ing.struct_size = sizeof ing;
+#if defined(BREAK_MALFORMED)
+  ing.ip = s("not-an-ip");
+#else
+  ing.ip = s("192.0.2.10");
+#endif
+  list[0] = &ing;
+  st.struct_size = sizeof st;
+  st.ingress = list;
+  st.ingress_count = 1;
+#if !defined(BREAK_NO_STATUS)
+  g_services->emit_lb_status(g_host, call->call_id, &st);
+#endif
+  return CCM_STATUS_OK;
+}
+static ccm_status lb_update(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                            const ccm_service* svc, const ccm_node* const* nodes, size_t n) {
+  (void)p;
+  (void)call;
+  (void)cluster;
+  (void)svc;
+  (void)nodes;
+  (void)n;
+  return CCM_STATUS_OK;
+}
+static ccm_status lb_delete(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                            const ccm_service* svc) {
+  (void)p;
+  (void)call;
+  (void)cluster;
+  (void)svc;
+  return CCM_STATUS_OK;
+}
+static ccm_loadbalancer_v1 g_lb = {sizeof(ccm_loadbalancer_v1), 0, 0, lb_get, lb_name,
+                                   lb_ensure, lb_update, lb_delete};
+
+/* ---- lifecycle ---- */
+
+static ccm_status create_fn(const ccm_call* call, ccm_str config, ccm_provider** out) {
+  (void)config;
+#if defined(BREAK_REFUSES_CONFIG)
+  g_services->set_error(g_host, call->call_id,
+                        s("[Global] auth-url is required but missing"), 0);
+  return CCM_STATUS_INVALID_ARGUMENT;
+#else
+  (void)call;
+  *out = &g_provider;
+  return CCM_STATUS_OK;
+#endif
+}
+
+static void destroy_fn(ccm_provider* p) { (void)p; }
+
+static const void* capability_fn(ccm_provider* p, ccm_str id) {
+  (void)p;
+  if (id.size == strlen(CCM_CAP_INSTANCES) && memcmp(id.data, CCM_CAP_INSTANCES, id.size) == 0) {
+    return &g_instances;
+  }
+  if (id.size == strlen(CCM_CAP_LOADBALANCER) &&
+      memcmp(id.data, CCM_CAP_LOADBALANCER, id.size) == 0) {
+    return &g_lb;
+  }
+  return NULL;
+}
+
+static ccm_plugin g_plugin;
+
+#if defined(BREAK_NO_ENTRY)
+#define ENTRY_NAME some_other_symbol
+#elif defined(BREAK_ENTRY_V2)
+#define ENTRY_NAME ccm_provider_entry_v2
+#else
+#define ENTRY_NAME ccm_provider_entry_v1
+#endif
+
+CCM_PLUGIN_EXPORT ccm_status ENTRY_NAME(const ccm_host_info* host, const ccm_call* call,
+                                        const ccm_plugin** out);
+
+CCM_PLUGIN_EXPORT ccm_status ENTRY_NAME(const ccm_host_info* host, const ccm_call* call,
+                                        const ccm_plugin** out) {
+  g_host = host->host;
+  g_services = host->services;
+#if defined(BREAK_REFUSES_NEGOTIATION)
+  g_services->set_error(g_host, call->call_id, s("this plugin needs ABI 1.3 features"), 0);
+  return CCM_STATUS_FAILED_PRECONDITION;
+#else
+  (void)call;
+#endif
+  g_plugin.struct_size = sizeof g_plugin;
+  g_plugin.abi_major = CCM_ABI_MAJOR;
+  g_plugin.abi_minor = 0;
+  g_plugin.name = s(PLUGIN_NAME);
+  g_plugin.version = s("9.9.9");
+  g_plugin.create = create_fn;
+  g_plugin.destroy = destroy_fn;
+  g_plugin.get_capability = capability_fn;
+#if defined(BREAK_WRONG_MAJOR)
+  g_plugin.abi_major = 2;
+#elif defined(BREAK_MINOR_TOO_NEW)
+  g_plugin.abi_minor = 5;
+#elif defined(BREAK_SHORT_STRUCT)
+  g_plugin.struct_size = 8;
+#elif defined(BREAK_NULL_SLOT)
+  g_plugin.create = NULL;
+#elif defined(BREAK_WRONG_NAME)
+  g_plugin.name = s("somebody-else");
+#elif defined(BREAK_NULL_TABLE)
+  *out = NULL;
+  return CCM_STATUS_OK;
+#endif
+  *out = &g_plugin;
+  return CCM_STATUS_OK;
+}
