@@ -56,6 +56,56 @@ std::optional<Failure> allOrNothing(Value& target, Allocator& alloc, Apply&& app
   return failure;
 }
 
+// Whether a patch can have changed metadata (a whole-object replacement included).
+bool touchesMetadata(PatchType type, const Value& patch) {
+  if (type == PatchType::Json) {
+    if (!patch.IsArray()) {
+      return false;
+    }
+    for (const Value& operation : patch.GetArray()) {
+      if (!operation.IsObject()) {
+        continue;
+      }
+      for (const char* field : {"path", "from"}) {
+        auto it = operation.FindMember(field);
+        if (it != operation.MemberEnd() && it->value.IsString()) {
+          std::string_view path = patch_internal::stringOf(it->value);
+          if (path.empty() || path.find("metadata") != std::string_view::npos) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+  return patch.IsObject() && (patch.HasMember("metadata") || patch.HasMember("$patch"));
+}
+
+// The ObjectMeta collections that a real server's typed round trip omits when they are empty
+// (omitempty): without this, removing the last finalizer would leave "finalizers":[] behind.
+void dropEmptyMetadataCollections(Value& target) {
+  if (!target.IsObject()) {
+    return;
+  }
+  auto metadata = target.FindMember("metadata");
+  if (metadata == target.MemberEnd() || !metadata->value.IsObject()) {
+    return;
+  }
+  Value& meta = metadata->value;
+  for (auto it = meta.MemberBegin(); it != meta.MemberEnd();) {
+    std::string_view name = patch_internal::stringOf(it->name);
+    bool collection = name == "labels" || name == "annotations" || name == "finalizers" ||
+                      name == "ownerReferences" || name == "managedFields";
+    bool empty = it->value.IsNull() || (it->value.IsArray() && it->value.Empty()) ||
+                 (it->value.IsObject() && it->value.ObjectEmpty());
+    if (collection && empty) {
+      it = meta.EraseMember(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 std::string_view stripParameters(std::string_view contentType) {
   size_t semicolon = contentType.find(';');
   if (semicolon != std::string_view::npos && semicolon > 0) {
@@ -90,6 +140,8 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
     return report(std::move(failure), detail);
   }
 
+  // Checked before applying: applying moves values out of the patch.
+  bool metadataTouched = touchesMetadata(type, patch);
   std::optional<Failure> failure;
   switch (type) {
     case PatchType::Json:
@@ -118,6 +170,9 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
   }
   if (failure) {
     return report(std::move(*failure), detail);
+  }
+  if (metadataTouched) {
+    dropEmptyMetadataCollections(target);
   }
   return std::nullopt;
 }
