@@ -36,9 +36,13 @@ int MetaScratch::key(int ctx, std::string_view key, ScratchText& text, StringPoo
       if (key == "annotations") return kFieldAnnotations;
       if (key == "finalizers") return kFieldFinalizers;
       return 0;
-    case kCtxLabels:
     case kCtxAnnotations:
       pending_key_ = text.intern(pool, key);
+      return kFieldMapEntry;
+    case kCtxLabels:
+      pending_key_ = text.intern(pool, key);
+      // The hostname label is unique per node: not worth a pool entry.
+      intern_value_ = key != "kubernetes.io/hostname";
       return kFieldMapEntry;
     default:
       return 0;
@@ -74,12 +78,14 @@ void MetaScratch::value(int ctx, int field, const Scalar& v, ScratchText& text,
       return;
     case kCtxLabels:
       if (field == kFieldMapEntry && v.isString()) {
-        labels.push_back(KV{pending_key_, text.intern(pool, v.s)});
+        labels.push_back(KV{pending_key_, intern_value_ ? text.intern(pool, v.s) : text.add(v.s)});
       }
       return;
     case kCtxAnnotations:
       if (field == kFieldMapEntry && v.isString()) {
-        annotations.push_back(KV{pending_key_, text.intern(pool, v.s)});
+        // Annotation values are mostly per-object (addresses, IDs, JSON): only tiny ones
+        // ("true", "0") are pooled.
+        annotations.push_back(KV{pending_key_, text.intern(pool, v.s, 8)});
       }
       return;
     case kCtxFinalizers:

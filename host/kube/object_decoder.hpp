@@ -174,6 +174,7 @@ class MetaScratch {
 
  private:
   SRef pending_key_;
+  bool intern_value_ = true;
 };
 
 // Parses an RFC 3339 scalar into Unix seconds (0 when not a valid timestamp).

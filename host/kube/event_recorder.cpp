@@ -1,0 +1,408 @@
+// Event recording: queue, correlation (spam filter, aggregation, de-duplication), delivery.
+#include "host/kube/event_recorder.hpp"
+
+#include <pthread.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+#include <unistd.h>
+
+#include "host/kube/retry.hpp"
+#include "host/kube/time_format.hpp"
+#include "host/log/log.hpp"
+
+namespace ccm::kube {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) {
+    return "unknown";
+  }
+  return buf;
+}
+
+std::string_view typeName(EventType t) { return t == EventType::Warning ? "Warning" : "Normal"; }
+
+std::string join(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (auto p : parts) {
+    out.append(p);
+    out.push_back('\x1f');
+  }
+  return out;
+}
+
+// A valid DNS-1123 subdomain (what event names must be).
+bool validName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string uuid4() {
+  SeededRandom r;
+  auto hex = [&r](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) {
+      s.push_back("0123456789abcdef"[static_cast<int>(r.uniform() * 16) & 15]);
+    }
+    return s;
+  };
+  return hex(8) + "-" + hex(4) + "-4" + hex(3) + "-a" + hex(3) + "-" + hex(12);
+}
+
+}  // namespace
+
+ObjectReference referenceTo(const Node& node) {
+  return ObjectReference{"Node", "", std::string(node.name), std::string(node.uid), "v1", "", ""};
+}
+
+ObjectReference referenceTo(const Service& svc) {
+  return ObjectReference{"Service",
+                         std::string(svc.namespace_),
+                         std::string(svc.name),
+                         std::string(svc.uid),
+                         "v1",
+                         std::string(svc.resource_version),
+                         ""};
+}
+
+// ---- LRU --------------------------------------------------------------------------------------
+
+template <typename V>
+V* EventBroadcaster::Lru<V>::find(const std::string& key) {
+  auto it = index.find(key);
+  if (it == index.end()) {
+    return nullptr;
+  }
+  items.splice(items.begin(), items, it->second);
+  return &it->second->second;
+}
+
+template <typename V>
+V& EventBroadcaster::Lru<V>::put(const std::string& key, V value) {
+  if (V* existing = find(key)) {
+    *existing = std::move(value);
+    return *existing;
+  }
+  items.emplace_front(key, std::move(value));
+  index[key] = items.begin();
+  while (items.size() > capacity) {
+    index.erase(items.back().first);
+    items.pop_back();
+  }
+  return items.front().second;
+}
+
+// ---- recorder ---------------------------------------------------------------------------------
+
+void EventRecorder::event(const ObjectReference& object, EventType type, std::string_view reason,
+                          std::string message) const {
+  if (owner_ == nullptr) {
+    return;
+  }
+  owner_->enqueue(EventBroadcaster::Pending{object, type, std::string(reason), std::move(message),
+                                            component_, owner_->clock_.wallNow()});
+}
+
+EventBroadcaster::EventBroadcaster(KubeApi& api, EventRecorderOptions options, Clock& clock)
+    : api_(api), options_(std::move(options)), clock_(clock) {
+  if (options_.host.empty()) {
+    options_.host = hostname();
+  }
+  spam_.capacity = options_.cache_size;
+  aggregates_.capacity = options_.cache_size;
+  sent_.capacity = options_.cache_size;
+}
+
+EventBroadcaster::~EventBroadcaster() { shutdown(); }
+
+EventRecorder EventBroadcaster::recorder(std::string component) {
+  return EventRecorder(this, std::move(component));
+}
+
+void EventBroadcaster::enqueue(Pending p) {
+  std::lock_guard lock(mu_);
+  if (shut_down_ || queue_.size() >= options_.queue_size) {
+    ++stats_.dropped_queue_full;
+    return;
+  }
+  queue_.push_back(std::move(p));
+  cv_.notify_one();
+}
+
+void EventBroadcaster::start() {
+  if (thread_.joinable()) {
+    return;
+  }
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void EventBroadcaster::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (shut_down_) {
+      return;
+    }
+    shut_down_ = true;
+  }
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    cv_.notify_all();
+    thread_.join();
+  }
+}
+
+EventBroadcaster::Stats EventBroadcaster::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void EventBroadcaster::processQueuedForTest() {
+  while (true) {
+    Pending p;
+    {
+      std::lock_guard lock(mu_);
+      if (queue_.empty()) {
+        return;
+      }
+      p = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    process(std::move(p), true, {});
+  }
+}
+
+void EventBroadcaster::run(std::stop_token stop) {
+  pthread_setname_np(pthread_self(), "events");
+  while (true) {
+    Pending p;
+    bool stopping;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, stop, [this] { return !queue_.empty(); });
+      stopping = stop.stop_requested();
+      if (queue_.empty()) {
+        return;
+      }
+      p = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    process(std::move(p), stopping, stop);
+  }
+}
+
+void EventBroadcaster::process(Pending p, bool final_attempt_only, std::stop_token stop) {
+  const ObjectReference& o = p.object;
+  // 1. Spam filter.
+  std::string spam_key = join({p.component, options_.host, o.kind, o.namespace_, o.name, o.uid,
+                               o.api_version, typeName(p.type)});
+  std::unique_ptr<TokenBucket>* bucket = spam_.find(spam_key);
+  if (bucket == nullptr) {
+    bucket = &spam_.put(spam_key, std::make_unique<TokenBucket>(
+                                      1.0 / static_cast<double>(options_.spam_refill.count()),
+                                      options_.spam_burst, clock_));
+  }
+  if (!(*bucket)->tryAccept()) {
+    std::lock_guard lock(mu_);
+    ++stats_.dropped_spam;
+    return;
+  }
+  // 2. Aggregation of similar events (same everything but the message).
+  std::string aggregate_key = join({p.component, options_.host, o.kind, o.namespace_, o.name,
+                                    o.uid, o.api_version, typeName(p.type), p.reason,
+                                    p.component, options_.host});
+  Clock::MonoTime now = clock_.now();
+  Aggregate* agg = aggregates_.find(aggregate_key);
+  if (agg == nullptr || now - agg->last > options_.aggregate_window) {
+    agg = &aggregates_.put(aggregate_key, Aggregate{});
+  }
+  agg->last = now;
+  std::string message = p.message;
+  std::string dedup_key;
+  agg->messages.insert(p.message);
+  if (agg->messages.size() < options_.aggregate_max_events) {
+    dedup_key = aggregate_key + p.message;
+  } else {
+    agg->messages.erase(agg->messages.begin());
+    message = "(combined from similar events): " + p.message;
+    dedup_key = aggregate_key;
+  }
+  // 3. De-duplication and delivery.
+  ApiStatus st = send(dedup_key, p, message, final_attempt_only, stop);
+  if (!st.ok()) {
+    std::lock_guard lock(mu_);
+    ++stats_.failed;
+  }
+}
+
+ApiStatus EventBroadcaster::send(const std::string& dedup_key, const Pending& p,
+                                 const std::string& message, bool final_attempt_only,
+                                 std::stop_token stop) {
+  const ObjectReference& o = p.object;
+  int64_t now_s = std::chrono::floor<std::chrono::seconds>(p.time.time_since_epoch()).count();
+  std::string ns = o.namespace_.empty() ? "default" : o.namespace_;
+  Sent* previous = sent_.find(dedup_key);
+  Sent record;
+  bool repeat = previous != nullptr;
+  if (repeat) {
+    record = *previous;
+    record.count += 1;
+  } else {
+    int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(p.time.time_since_epoch())
+                        .count();
+    record.name = fmt::format("{}.{:x}", o.name, nanos);
+    if (!validName(record.name)) {
+      record.name = uuid4();
+    }
+    record.namespace_ = ns;
+    record.count = 1;
+    record.first_timestamp = now_s;
+  }
+
+  auto fullEvent = [&](const Sent& r) {
+    rapidjson::StringBuffer buf;
+    Writer w(buf);
+    w.StartObject();
+    w.Key("kind");
+    w.String("Event");
+    w.Key("apiVersion");
+    w.String("v1");
+    w.Key("metadata");
+    w.StartObject();
+    w.Key("name");
+    str(w, r.name);
+    w.Key("namespace");
+    str(w, r.namespace_);
+    w.EndObject();
+    w.Key("involvedObject");
+    w.StartObject();
+    w.Key("kind");
+    str(w, o.kind);
+    if (!o.namespace_.empty()) {
+      w.Key("namespace");
+      str(w, o.namespace_);
+    }
+    w.Key("name");
+    str(w, o.name);
+    if (!o.uid.empty()) {
+      w.Key("uid");
+      str(w, o.uid);
+    }
+    if (!o.api_version.empty()) {
+      w.Key("apiVersion");
+      str(w, o.api_version);
+    }
+    if (!o.resource_version.empty()) {
+      w.Key("resourceVersion");
+      str(w, o.resource_version);
+    }
+    if (!o.field_path.empty()) {
+      w.Key("fieldPath");
+      str(w, o.field_path);
+    }
+    w.EndObject();
+    w.Key("reason");
+    str(w, p.reason);
+    w.Key("message");
+    str(w, message);
+    w.Key("source");
+    w.StartObject();
+    w.Key("component");
+    str(w, p.component);
+    w.Key("host");
+    str(w, options_.host);
+    w.EndObject();
+    w.Key("firstTimestamp");
+    str(w, formatRfc3339(r.first_timestamp));
+    w.Key("lastTimestamp");
+    str(w, formatRfc3339(now_s));
+    w.Key("count");
+    w.Int(r.count);
+    w.Key("type");
+    str(w, typeName(p.type));
+    w.Key("reportingComponent");
+    str(w, p.component);
+    w.Key("reportingInstance");
+    str(w, options_.host);
+    w.EndObject();
+    return std::string(buf.GetString());
+  };
+  auto patchBody = [&](const Sent& r) {
+    rapidjson::StringBuffer buf;
+    Writer w(buf);
+    w.StartObject();
+    w.Key("count");
+    w.Int(r.count);
+    w.Key("lastTimestamp");
+    str(w, formatRfc3339(now_s));
+    w.Key("message");
+    str(w, message);
+    w.EndObject();
+    return std::string(buf.GetString());
+  };
+
+  CallOptions call;
+  if (final_attempt_only) {
+    call.timeout = std::chrono::seconds(1);  // shutting down: one quick try
+  } else {
+    call.stop = stop;
+  }
+  int attempts = final_attempt_only ? 1 : options_.max_attempts;
+  ApiStatus st;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    bool patched = false;
+    if (repeat) {
+      auto r = api_.patch(eventPath(record.namespace_, record.name), PatchType::Strategic,
+                          patchBody(record), call);
+      st = r.ok() ? ApiStatus() : r.status();
+      patched = st.ok();
+      if (st.isNotFound()) {
+        // The event expired on the server: write it afresh.
+        repeat = false;
+      }
+    }
+    if (!repeat) {
+      auto r = api_.create(eventPath(record.namespace_), fullEvent(record), call);
+      st = r.ok() ? ApiStatus() : r.status();
+    }
+    if (st.ok()) {
+      sent_.put(dedup_key, record);
+      std::lock_guard lock(mu_);
+      ++(patched ? stats_.patched : stats_.created);
+      return st;
+    }
+    if (st.httpCode() != 0 || st.isCancelled()) {
+      // The server answered: retrying will not help (client-go gives up too).
+      log::infoV(2, "Event rejected; dropping it",
+                 {{"reason", p.reason}, {"object", o.name}, {"error", st.toString()}});
+      return st;
+    }
+    if (attempt == attempts) {
+      break;
+    }
+    Random& random = random_ != nullptr ? *random_ : Random::threadLocal();
+    auto wait = attempt == 1 ? std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   options_.retry_interval * random.uniform())
+                             : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   options_.retry_interval);
+    if (!sleepFor(wait, stop)) {
+      break;
+    }
+  }
+  log::warning("Unable to write event (may retry no more)",
+               {{"reason", p.reason}, {"object", o.name}, {"error", st.toString()}});
+  return st;
+}
+
+}  // namespace ccm::kube

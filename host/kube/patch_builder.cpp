@@ -1,0 +1,355 @@
+// Patch body builders (RapidJSON writer, so every string is escaped correctly).
+#include "host/kube/patch_builder.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "host/kube/time_format.hpp"
+
+namespace ccm::kube {
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void str(Writer& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+void key(Writer& w, std::string_view s) {
+  w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void writeMap(Writer& w, const std::map<std::string, std::optional<std::string>>& m) {
+  w.StartObject();
+  for (const auto& [k, v] : m) {
+    key(w, k);
+    if (v) {
+      str(w, *v);
+    } else {
+      w.Null();
+    }
+  }
+  w.EndObject();
+}
+
+void writeTaint(Writer& w, const TaintSpec& t) {
+  w.StartObject();
+  key(w, "key");
+  str(w, t.key);
+  if (!t.value.empty()) {
+    key(w, "value");
+    str(w, t.value);
+  }
+  key(w, "effect");
+  str(w, t.effect);
+  if (t.time_added != 0) {
+    key(w, "timeAdded");
+    str(w, formatRfc3339(t.time_added));
+  }
+  w.EndObject();
+}
+
+void writeIngress(Writer& w, const IngressSpec& g) {
+  w.StartObject();
+  if (!g.ip.empty()) {
+    key(w, "ip");
+    str(w, g.ip);
+  }
+  if (!g.hostname.empty()) {
+    key(w, "hostname");
+    str(w, g.hostname);
+  }
+  if (!g.ip_mode.empty()) {
+    key(w, "ipMode");
+    str(w, g.ip_mode);
+  }
+  if (!g.ports.empty()) {
+    key(w, "ports");
+    w.StartArray();
+    for (const auto& p : g.ports) {
+      w.StartObject();
+      key(w, "port");
+      w.Int(p.port);
+      key(w, "protocol");
+      str(w, p.protocol);
+      if (p.error) {
+        key(w, "error");
+        str(w, *p.error);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+std::vector<TaintSpec> taintSpecs(std::span<const Taint> taints) {
+  std::vector<TaintSpec> out;
+  out.reserve(taints.size());
+  for (const auto& t : taints) {
+    out.push_back(TaintSpec{std::string(t.key), std::string(t.value), std::string(t.effect),
+                            t.time_added});
+  }
+  return out;
+}
+
+std::vector<AddressSpec> addressSpecs(std::span<const NodeAddress> addresses) {
+  std::vector<AddressSpec> out;
+  out.reserve(addresses.size());
+  for (const auto& a : addresses) {
+    out.push_back(AddressSpec{std::string(a.type), std::string(a.address)});
+  }
+  return out;
+}
+
+std::vector<IngressSpec> ingressSpecs(std::span<const LoadBalancerIngress> ingress) {
+  std::vector<IngressSpec> out;
+  for (const auto& g : ingress) {
+    IngressSpec spec{std::string(g.ip), std::string(g.hostname), std::string(g.ip_mode), {}};
+    for (const auto& p : g.ports) {
+      std::optional<std::string> err;
+      if (!p.error.empty()) {
+        err = std::string(p.error);
+      }
+      spec.ports.push_back(PortStatusSpec{p.port, std::string(p.protocol), err});
+    }
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+NodePatch& NodePatch::resourceVersion(std::string_view rv) {
+  rv_ = rv;
+  return *this;
+}
+NodePatch& NodePatch::setLabel(std::string_view k, std::string_view v) {
+  labels_[std::string(k)] = std::string(v);
+  return *this;
+}
+NodePatch& NodePatch::removeLabel(std::string_view k) {
+  labels_[std::string(k)] = std::nullopt;
+  return *this;
+}
+NodePatch& NodePatch::setAnnotation(std::string_view k, std::string_view v) {
+  annotations_[std::string(k)] = std::string(v);
+  return *this;
+}
+NodePatch& NodePatch::removeAnnotation(std::string_view k) {
+  annotations_[std::string(k)] = std::nullopt;
+  return *this;
+}
+NodePatch& NodePatch::providerId(std::string_view id) {
+  provider_id_ = std::string(id);
+  return *this;
+}
+NodePatch& NodePatch::taints(std::vector<TaintSpec> t) {
+  taints_ = std::move(t);
+  return *this;
+}
+NodePatch& NodePatch::podCidrs(std::string_view pod_cidr, std::vector<std::string> pod_cidrs) {
+  pod_cidr_ = std::string(pod_cidr);
+  pod_cidrs_ = std::move(pod_cidrs);
+  return *this;
+}
+
+bool NodePatch::empty() const {
+  return labels_.empty() && annotations_.empty() && !provider_id_ && !taints_ && !pod_cidr_ &&
+         !pod_cidrs_;
+}
+
+std::string NodePatch::build() const {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  if (!rv_.empty() || !labels_.empty() || !annotations_.empty()) {
+    key(w, "metadata");
+    w.StartObject();
+    if (!rv_.empty()) {
+      key(w, "resourceVersion");
+      str(w, rv_);
+    }
+    if (!labels_.empty()) {
+      key(w, "labels");
+      writeMap(w, labels_);
+    }
+    if (!annotations_.empty()) {
+      key(w, "annotations");
+      writeMap(w, annotations_);
+    }
+    w.EndObject();
+  }
+  if (provider_id_ || taints_ || pod_cidr_ || pod_cidrs_) {
+    key(w, "spec");
+    w.StartObject();
+    if (provider_id_) {
+      key(w, "providerID");
+      str(w, *provider_id_);
+    }
+    if (pod_cidr_) {
+      key(w, "podCIDR");
+      str(w, *pod_cidr_);
+    }
+    if (pod_cidrs_) {
+      key(w, "podCIDRs");
+      w.StartArray();
+      for (const auto& c : *pod_cidrs_) {
+        str(w, c);
+      }
+      w.EndArray();
+    }
+    if (taints_) {
+      key(w, "taints");
+      if (taints_->empty()) {
+        w.Null();
+      } else {
+        w.StartArray();
+        for (const auto& t : *taints_) {
+          writeTaint(w, t);
+        }
+        w.EndArray();
+      }
+    }
+    w.EndObject();
+  }
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, "status");
+  w.StartObject();
+  key(w, "addresses");
+  w.StartArray();
+  for (const auto& a : addresses) {
+    w.StartObject();
+    key(w, "type");
+    str(w, a.type);
+    key(w, "address");
+    str(w, a.address);
+    w.EndObject();
+  }
+  w.StartObject();
+  key(w, "$patch");
+  str(w, "replace");
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string nodeConditionsPatch(const std::vector<ConditionSpec>& conditions) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, "status");
+  w.StartObject();
+  key(w, "conditions");
+  w.StartArray();
+  for (const auto& c : conditions) {
+    w.StartObject();
+    key(w, "type");
+    str(w, c.type);
+    key(w, "status");
+    str(w, c.status);
+    if (c.last_heartbeat_time != 0) {
+      key(w, "lastHeartbeatTime");
+      str(w, formatRfc3339(c.last_heartbeat_time));
+    }
+    if (c.last_transition_time != 0) {
+      key(w, "lastTransitionTime");
+      str(w, formatRfc3339(c.last_transition_time));
+    }
+    if (!c.reason.empty()) {
+      key(w, "reason");
+      str(w, c.reason);
+    }
+    if (!c.message.empty()) {
+      key(w, "message");
+      str(w, c.message);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string finalizerAddPatch(std::string_view finalizer) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, "metadata");
+  w.StartObject();
+  key(w, "finalizers");
+  w.StartArray();
+  str(w, finalizer);
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string finalizerRemovePatch(std::string_view finalizer) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, "metadata");
+  w.StartObject();
+  key(w, "$deleteFromPrimitiveList/finalizers");
+  w.StartArray();
+  str(w, finalizer);
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string serviceLoadBalancerStatusPatch(const std::vector<IngressSpec>& ingress) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, "status");
+  w.StartObject();
+  key(w, "loadBalancer");
+  w.StartObject();
+  key(w, "ingress");
+  if (ingress.empty()) {
+    w.Null();
+  } else {
+    w.StartArray();
+    for (const auto& g : ingress) {
+      writeIngress(w, g);
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string labelsMergePatch(const std::map<std::string, std::optional<std::string>>& labels) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, "metadata");
+  w.StartObject();
+  key(w, "labels");
+  writeMap(w, labels);
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+bool ingressEqual(std::span<const LoadBalancerIngress> current,
+                  const std::vector<IngressSpec>& desired) {
+  return ingressSpecs(current) == desired;
+}
+
+}  // namespace ccm::kube
