@@ -95,8 +95,8 @@ class Sim:
         "neutron_extensions": ["extraroute", "extraroute-atomic", "allowed-address-pairs",
                                "trunk", "port-security", "standard-attr-tag"],
         "nova_max_microversion": "2.96",
-        # Page size Nova uses when the client gives no limit (0: everything at once).
-        "nova_default_page": 0,
+        # Nova's largest page (osapi_max_limit): bigger or missing limits are cut to it.
+        "nova_max_limit": 1000,
     }
 
     def __init__(self):
@@ -479,7 +479,9 @@ class Sim:
                     raise HttpError(400, {"badRequest": {"code": 400,
                                                          "message": "marker not found"}})
                 servers = servers[ids.index(marker) + 1:]
-            limit = int(query["limit"][0]) if "limit" in query else self.config["nova_default_page"]
+            limit = self.config["nova_max_limit"]
+            if "limit" in query:
+                limit = min(limit, int(query["limit"][0]))
             body = {}
             if limit and len(servers) > limit:
                 servers = servers[:limit]

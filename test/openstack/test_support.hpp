@@ -1,0 +1,96 @@
+// Helpers shared by the openstack plugin tests: a cloud.conf for the simulator, and queries
+// over the simulator's state and request log.
+#pragma once
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "test/openstack/fake_host.hpp"
+#include "test/openstack/sim_process.hpp"
+
+namespace ccm::openstack::testing {
+
+// A valid cloud.conf for the simulator (password auth, RegionOne), plus extra text appended
+// (more sections, or more [Global] keys when extra starts with a key line).
+inline std::string cloudConf(const SimProcess& sim, const std::string& global_extra = "",
+                             const std::string& sections = "") {
+  return "[Global]\n"
+         "auth-url = " + sim.url() + "/identity/v3\n"
+         "username = demo\n"
+         "password = demo-password\n"
+         "user-domain-name = Default\n"
+         "tenant-id = p-demo\n"
+         "region = RegionOne\n" +
+         global_extra + "\n" + sections;
+}
+
+// The requests the simulator served that match method (empty = any), service and a regex
+// over the service-relative path. Requests answered 401 are left out: the simulator forgets
+// its tokens on reset, so a provider kept across tests re-authenticates once (tested
+// separately in test_keystone.cpp).
+inline std::vector<const rapidjson::Value*> matching(const rapidjson::Document& reqs,
+                                                     const std::string& method,
+                                                     const std::string& service,
+                                                     const std::string& rel_regex = ".*") {
+  std::vector<const rapidjson::Value*> out;
+  std::regex re(rel_regex);
+  for (const auto& r : reqs["requests"].GetArray()) {
+    if (!method.empty() && method != r["method"].GetString()) continue;
+    if (!service.empty() && service != r["service"].GetString()) continue;
+    if (!std::regex_search(std::string(r["rel"].GetString()), re)) continue;
+    if (r.HasMember("status") && r["status"].IsInt() && r["status"].GetInt() == 401) continue;
+    out.push_back(&r);
+  }
+  return out;
+}
+
+inline size_t countRequests(SimProcess& sim, const std::string& method, const std::string& service,
+                            const std::string& rel_regex = ".*") {
+  auto reqs = sim.requests();
+  return matching(reqs, method, service, rel_regex).size();
+}
+
+// Requests that changed something (POST/PUT/DELETE) to Nova, Neutron or Octavia.
+inline size_t countMutations(SimProcess& sim) {
+  auto reqs = sim.requests();
+  size_t n = 0;
+  for (const auto& r : reqs["requests"].GetArray()) {
+    std::string m = r["method"].GetString();
+    std::string s = r["service"].GetString();
+    if (s != "identity" && (m == "POST" || m == "PUT" || m == "DELETE")) ++n;
+  }
+  return n;
+}
+
+inline std::string str(const rapidjson::Value& v, const char* key) {
+  auto it = v.FindMember(key);
+  if (it == v.MemberEnd() || !it->value.IsString()) return {};
+  return it->value.GetString();
+}
+
+// Objects of one kind in the simulator state (e.g. "loadbalancers").
+inline std::vector<const rapidjson::Value*> objects(const rapidjson::Document& state,
+                                                    const char* kind) {
+  std::vector<const rapidjson::Value*> out;
+  for (const auto& o : state[kind].GetArray()) out.push_back(&o);
+  return out;
+}
+
+// A shared provider against the shared simulator, re-created when the config changes.
+inline Provider& provider(const std::string& config) {
+  static std::string current;
+  static std::unique_ptr<Provider> p;
+  if (!p || current != config) {
+    p.reset();
+    auto [r, created] = FakeHost::instance().create(config);
+    if (!r.ok()) throw std::runtime_error("create failed: " + r.error);
+    p = std::move(created);
+    current = config;
+  }
+  return *p;
+}
+
+}  // namespace ccm::openstack::testing
