@@ -154,6 +154,17 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
                               plugin->name));
   }
   p->provider_ = out;
+  // From now on the plugin's metrics and clock are this provider's.
+  PluginContext ctx;
+  ctx.name = plugin->name;
+  ctx.registry = options.registry;
+  ctx.clock = options.clock;
+  if (options.registry != nullptr) {
+    ctx.violations = options.registry->counter(
+        "ccm_provider_contract_violations_total",
+        "Times the provider plugin broke the ABI contract, by kind.", {"kind"});
+  }
+  services.updatePlugin(plugin->handle, ctx);
 
   ProviderInfo& info = p->info_;
   info.name = plugin->name;
@@ -222,6 +233,7 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
 
 AbiProvider::~AbiProvider() {
   cancelAll();
+  HostServices::instance().detachRegistry(plugin_->handle, options_.registry);
   int stuck = 0;
   for (auto* r : {instances_runner_.get(), batch_runner_.get(), lb_runner_.get(),
                   routes_runner_.get()}) {

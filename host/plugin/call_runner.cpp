@@ -11,54 +11,55 @@ namespace ccm::plugin {
 
 CallRunner::CallRunner(std::string name, uint32_t slots, std::chrono::milliseconds grace,
                        metrics::Registry* registry)
-    : name_(std::move(name)), slots_(slots == 0 ? 1 : slots), grace_(grace) {
+    : grace_(grace), core_(std::make_shared<Core>()) {
+  core_->name = std::move(name);
+  core_->slots = slots == 0 ? 1 : slots;
   if (registry != nullptr) {
     if (auto* f = registry->gauge("ccm_provider_calls_in_flight",
                                   "Calls into the provider plugin running now, by capability.",
                                   {"capability"})) {
-      in_flight_ = &f->labels({name_});
+      core_->in_flight = &f->labels({core_->name});
     }
     if (auto* f = registry->gauge(
             "ccm_provider_abandoned_calls",
             "Calls into the provider that overstayed their deadline and have not returned yet.",
             {"capability"})) {
-      abandoned_gauge_ = &f->labels({name_});
+      core_->abandoned_gauge = &f->labels({core_->name});
     }
   }
 }
 
 CallRunner::~CallRunner() {
-  std::vector<std::thread> threads;
   {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    threads.swap(threads_);
+    std::lock_guard lock(core_->mu);
+    core_->stopping = true;
   }
-  cv_.notify_all();
-  for (auto& t : threads) {
-    // A thread stuck inside a hung plugin call cannot be joined; let it go (the process is
-    // ending or the provider is being discarded, and plugins are never unloaded).
-    t.detach();
-  }
+  core_->cv.notify_all();
+  core_->slot_cv.notify_all();
+  // Idle threads exit on their own; a thread stuck in a hung plugin call keeps the core alive
+  // until the call returns (plugins are never unloaded, so its code stays mapped).
 }
+
+uint32_t CallRunner::slots() const { return core_->slots; }
 
 int CallRunner::abandonedInFlight() const {
-  std::lock_guard lock(mu_);
-  return abandoned_;
+  std::lock_guard lock(core_->mu);
+  return core_->abandoned;
 }
 
-void CallRunner::worker() {
-  pthread_setname_np(pthread_self(), ("ccm-" + name_).substr(0, 15).c_str());
-  std::unique_lock lock(mu_);
+void CallRunner::worker(std::shared_ptr<Core> core) {
+  pthread_setname_np(pthread_self(), ("ccm-" + core->name).substr(0, 15).c_str());
+  std::unique_lock lock(core->mu);
   for (;;) {
-    ++idle_;
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    --idle_;
-    if (stopping_ && queue_.empty()) {
+    ++core->idle;
+    core->cv.wait(lock, [&] { return core->stopping || !core->queue.empty(); });
+    --core->idle;
+    if (core->queue.empty()) {  // stopping
+      --core->threads;
       return;
     }
-    auto task = queue_.front();
-    queue_.pop_front();
+    auto task = core->queue.front();
+    core->queue.pop_front();
     lock.unlock();
     CallOutcome outcome;
     try {
@@ -72,67 +73,75 @@ void CallRunner::worker() {
       outcome.threw = true;
       outcome.exception = "a non-standard exception";
     }
-    finish(task, std::move(outcome));
+    finish(*core, task, std::move(outcome));
     lock.lock();
   }
 }
 
-void CallRunner::finish(const std::shared_ptr<Task>& task, CallOutcome outcome) {
+void CallRunner::finish(Core& core, const std::shared_ptr<Task>& task, CallOutcome outcome) {
   bool was_abandoned = false;
   {
     std::lock_guard lock(task->mu);
     task->outcome = std::move(outcome);
     task->done = true;
     was_abandoned = task->abandoned;
+    task->fn = nullptr;  // drop the call's inputs now
   }
   task->cv.notify_all();
   {
-    std::lock_guard lock(mu_);
-    --busy_;
+    std::lock_guard lock(core.mu);
+    --core.busy;
     if (was_abandoned) {
-      --abandoned_;
-      if (abandoned_gauge_ != nullptr) {
-        abandoned_gauge_->dec();
+      --core.abandoned;
+    }
+    // Metrics belong to the runner's owner: once it is gone (stopping), leave them alone.
+    if (!core.stopping) {
+      if (was_abandoned && core.abandoned_gauge != nullptr) {
+        core.abandoned_gauge->dec();
+      }
+      if (core.in_flight != nullptr) {
+        core.in_flight->dec();
       }
     }
   }
-  if (in_flight_ != nullptr) {
-    in_flight_->dec();
-  }
-  slot_cv_.notify_one();
+  core.slot_cv.notify_one();
   if (was_abandoned) {
     log::warning("An abandoned provider call finally returned; its result was discarded",
-                 {{"capability", name_}});
+                 {{"capability", core.name}});
   }
 }
 
 CallOutcome CallRunner::run(std::chrono::steady_clock::time_point deadline,
                             std::function<ccm_status()> fn,
                             const std::function<void()>& on_abandon) {
+  Core& core = *core_;
   auto task = std::make_shared<Task>();
   task->fn = std::move(fn);
   {
-    std::unique_lock lock(mu_);
-    if (!slot_cv_.wait_until(lock, deadline, [&] { return busy_ < slots_ || stopping_; }) ||
-        stopping_) {
+    std::unique_lock lock(core.mu);
+    if (!core.slot_cv.wait_until(lock, deadline,
+                                 [&] { return core.busy < core.slots || core.stopping; }) ||
+        core.stopping) {
       CallOutcome out;
       out.status = CCM_STATUS_DEADLINE_EXCEEDED;
-      out.exception = stopping_ ? "the provider is shutting down"
-                                : "every provider slot stayed busy until the deadline (" +
-                                      std::to_string(slots_) + " slots, " +
-                                      std::to_string(abandoned_) + " held by hung calls)";
+      out.exception = core.stopping ? "the provider is shutting down"
+                                    : "every provider slot stayed busy until the deadline (" +
+                                          std::to_string(core.slots) + " slots, " +
+                                          std::to_string(core.abandoned) + " held by hung calls)";
       return out;
     }
-    ++busy_;
-    queue_.push_back(task);
-    if (idle_ == 0 && threads_.size() < slots_ + static_cast<size_t>(abandoned_)) {
-      threads_.emplace_back([this] { worker(); });
+    ++core.busy;
+    core.queue.push_back(task);
+    if (core.in_flight != nullptr) {
+      core.in_flight->inc();
+    }
+    // One thread per busy slot at most: a slot is held until its thread is free again.
+    if (core.idle == 0 && core.threads < core.slots) {
+      ++core.threads;
+      std::thread(&CallRunner::worker, core_).detach();
     }
   }
-  if (in_flight_ != nullptr) {
-    in_flight_->inc();
-  }
-  cv_.notify_one();
+  core.cv.notify_one();
 
   std::unique_lock tl(task->mu);
   if (task->cv.wait_until(tl, deadline + grace_, [&] { return task->done; })) {
@@ -141,11 +150,11 @@ CallOutcome CallRunner::run(std::chrono::steady_clock::time_point deadline,
   task->abandoned = true;
   tl.unlock();
   {
-    std::lock_guard lock(mu_);
-    ++abandoned_;
-  }
-  if (abandoned_gauge_ != nullptr) {
-    abandoned_gauge_->inc();
+    std::lock_guard lock(core.mu);
+    ++core.abandoned;
+    if (core.abandoned_gauge != nullptr) {
+      core.abandoned_gauge->inc();
+    }
   }
   on_abandon();
   CallOutcome out;

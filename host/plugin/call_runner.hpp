@@ -50,7 +50,7 @@ class CallRunner {
   CallOutcome run(std::chrono::steady_clock::time_point deadline,
                   std::function<ccm_status()> fn, const std::function<void()>& on_abandon);
 
-  uint32_t slots() const { return slots_; }
+  uint32_t slots() const;
   // Calls given up on that have not returned yet.
   int abandonedInFlight() const;
 
@@ -64,25 +64,29 @@ class CallRunner {
     CallOutcome outcome;     // guarded by mu
   };
 
-  void worker();
-  void finish(const std::shared_ptr<Task>& task, CallOutcome outcome);
+  // Everything the pool threads touch. Threads share ownership, so a runner can be destroyed
+  // while one of its threads is still stuck inside a hung plugin call.
+  struct Core {
+    std::string name;
+    uint32_t slots = 1;
+    std::mutex mu;
+    std::condition_variable cv;       // wakes workers (queue or stop)
+    std::condition_variable slot_cv;  // wakes callers waiting for a slot
+    uint32_t busy = 0;                // slots taken, guarded by mu
+    int abandoned = 0;                // guarded by mu
+    uint32_t idle = 0;                // guarded by mu
+    uint32_t threads = 0;             // guarded by mu
+    bool stopping = false;            // guarded by mu
+    std::deque<std::shared_ptr<Task>> queue;  // guarded by mu
+    metrics::Gauge* in_flight = nullptr;
+    metrics::Gauge* abandoned_gauge = nullptr;
+  };
 
-  const std::string name_;
-  const uint32_t slots_;
+  static void worker(std::shared_ptr<Core> core);
+  static void finish(Core& core, const std::shared_ptr<Task>& task, CallOutcome outcome);
+
   const std::chrono::milliseconds grace_;
-
-  mutable std::mutex mu_;
-  std::condition_variable cv_;        // signals workers (queue) and waiters (free slots)
-  std::condition_variable slot_cv_;
-  uint32_t busy_ = 0;                 // slots taken, guarded by mu_
-  int abandoned_ = 0;                 // guarded by mu_
-  uint32_t idle_ = 0;                 // guarded by mu_
-  bool stopping_ = false;             // guarded by mu_
-  std::deque<std::shared_ptr<Task>> queue_;  // guarded by mu_
-  std::vector<std::thread> threads_;         // guarded by mu_
-
-  metrics::Gauge* in_flight_ = nullptr;
-  metrics::Gauge* abandoned_gauge_ = nullptr;
+  std::shared_ptr<Core> core_;
 };
 
 }  // namespace ccm::plugin

@@ -82,23 +82,38 @@ HostServices::HostServices() {
 
 ccm_host_handle HostServices::addPlugin(PluginContext context) {
   ccm_host_handle h = next_handle_.fetch_add(1);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(plugins_mu_);
   plugins_[h] = std::move(context);
   return h;
 }
 
 void HostServices::updatePlugin(ccm_host_handle handle, PluginContext context) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(plugins_mu_);
   plugins_[handle] = std::move(context);
 }
 
-std::optional<PluginContext> HostServices::findPlugin(ccm_host_handle handle) {
-  std::lock_guard lock(mu_);
+void HostServices::detachRegistry(ccm_host_handle handle, const metrics::Registry* registry) {
+  std::unique_lock lock(plugins_mu_);
   auto it = plugins_.find(handle);
-  if (it == plugins_.end()) {
-    return std::nullopt;
+  if (it != plugins_.end() && it->second.registry == registry) {
+    it->second.registry = nullptr;
+    it->second.violations = nullptr;
+    it->second.clock = nullptr;
   }
-  return it->second;
+}
+
+std::string HostServices::pluginName(ccm_host_handle handle) {
+  std::shared_lock lock(plugins_mu_);
+  auto it = plugins_.find(handle);
+  return it == plugins_.end() ? "unknown" : it->second.name;
+}
+
+int64_t HostServices::pluginNowNs(ccm_host_handle handle, bool monotonic) {
+  std::shared_lock lock(plugins_mu_);
+  auto it = plugins_.find(handle);
+  const Clock& clock =
+      it != plugins_.end() && it->second.clock != nullptr ? *it->second.clock : Clock::real();
+  return monotonic ? clock.nowMonotonicNs() : clock.nowUnixNs();
 }
 
 std::shared_ptr<CallState> HostServices::beginCall(ccm_host_handle handle, int64_t deadline_ns,
@@ -140,10 +155,14 @@ std::shared_ptr<CallState> HostServices::findCall(uint64_t call_id) {
 
 void HostServices::violation(ccm_host_handle handle, std::string_view kind,
                              std::string_view detail) {
-  auto plugin = findPlugin(handle);
-  std::string name = plugin ? plugin->name : "unknown";
-  if (plugin && plugin->violations != nullptr) {
-    plugin->violations->labels({std::string(kind)}).inc();
+  std::string name;
+  {
+    std::shared_lock lock(plugins_mu_);
+    auto it = plugins_.find(handle);
+    name = it == plugins_.end() ? "unknown" : it->second.name;
+    if (it != plugins_.end() && it->second.violations != nullptr) {
+      it->second.violations->labels({std::string(kind)}).inc();
+    }
   }
   bool first = false;
   {
@@ -178,8 +197,7 @@ std::shared_ptr<CallState> HostServices::callFor(ccm_host_handle host, uint64_t 
 }
 
 void HostServices::log(ccm_host_handle host, ccm_log_level level, ccm_str message) {
-  auto plugin = instance().findPlugin(host);
-  std::string provider = plugin ? plugin->name : "unknown";
+  std::string provider = instance().pluginName(host);
   std::string text = sanitize(message, kMaxLogBytes);
   switch (level) {
     case CCM_LOG_ERROR:
@@ -212,15 +230,11 @@ bool HostServices::isCancelled(ccm_host_handle host, uint64_t call_id) {
 }
 
 int64_t HostServices::nowMonotonicNs(ccm_host_handle host) {
-  auto plugin = instance().findPlugin(host);
-  const Clock& clock = plugin && plugin->clock != nullptr ? *plugin->clock : Clock::real();
-  return clock.nowMonotonicNs();
+  return instance().pluginNowNs(host, true);
 }
 
 int64_t HostServices::nowUnixNs(ccm_host_handle host) {
-  auto plugin = instance().findPlugin(host);
-  const Clock& clock = plugin && plugin->clock != nullptr ? *plugin->clock : Clock::real();
-  return clock.nowUnixNs();
+  return instance().pluginNowNs(host, false);
 }
 
 bool HostServices::setError(ccm_host_handle host, uint64_t call_id, ccm_str message,
@@ -240,10 +254,6 @@ bool HostServices::setError(ccm_host_handle host, uint64_t call_id, ccm_str mess
 void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str name, ccm_str help,
                           const ccm_kv* labels, size_t label_count, double value) {
   auto& self = instance();
-  auto plugin = self.findPlugin(host);
-  if (!plugin || plugin->registry == nullptr) {
-    return;
-  }
   std::string metric_name(sdk::view(name));
   if (!validMetricName(metric_name) || label_count > 16 || (label_count > 0 && labels == nullptr)) {
     self.violation(host, "bad_metric", fmt::format("metric \"{}\" has an invalid name or labels",
@@ -264,7 +274,12 @@ void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str na
   }
   std::string full = "ccm_provider_" + metric_name;
   std::string help_text = sanitize(help, 1024);
-  metrics::Registry& reg = *plugin->registry;
+  std::shared_lock lock(self.plugins_mu_);
+  auto plugin = self.plugins_.find(host);
+  if (plugin == self.plugins_.end() || plugin->second.registry == nullptr) {
+    return;
+  }
+  metrics::Registry& reg = *plugin->second.registry;
   bool ok = false;
   switch (kind) {
     case CCM_METRIC_COUNTER:
@@ -289,6 +304,7 @@ void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str na
     default:
       break;
   }
+  lock.unlock();
   if (!ok) {
     self.violation(host, "bad_metric",
                    fmt::format("metric \"{}\" used with another kind or label set than at its "

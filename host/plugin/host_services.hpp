@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -68,8 +69,11 @@ class HostServices {
 
   // Registers a loaded plugin; the handle goes into ccm_host_info.
   ccm_host_handle addPlugin(PluginContext context);
-  // Updates where a plugin's logs and metrics go (the name is known only after negotiation).
+  // Updates where a plugin's logs and metrics go (the name is known only after negotiation;
+  // the registry and clock belong to the provider instance using it).
   void updatePlugin(ccm_host_handle handle, PluginContext context);
+  // Stops sending the plugin's metrics to registry (its owner is going away).
+  void detachRegistry(ccm_host_handle handle, const metrics::Registry* registry);
 
   // Starts tracking a call; its id goes into ccm_call. The state stays registered until
   // endCall, after which every emit for it is refused.
@@ -87,7 +91,8 @@ class HostServices {
   HostServices();
 
   std::shared_ptr<CallState> findCall(uint64_t call_id);
-  std::optional<PluginContext> findPlugin(ccm_host_handle handle);
+  std::string pluginName(ccm_host_handle handle);
+  int64_t pluginNowNs(ccm_host_handle handle, bool monotonic);
 
   // The C entry points of the table.
   static void log(ccm_host_handle host, ccm_log_level level, ccm_str message);
@@ -117,8 +122,11 @@ class HostServices {
 
   std::mutex mu_;
   std::unordered_map<uint64_t, std::shared_ptr<CallState>> calls_;  // guarded by mu_
-  std::unordered_map<ccm_host_handle, PluginContext> plugins_;      // guarded by mu_
   std::unordered_map<std::string, bool> logged_violations_;         // guarded by mu_
+  // Held shared while a service uses a context's registry or clock, exclusively to change
+  // one, so a registry is never used after its owner detached it.
+  std::shared_mutex plugins_mu_;
+  std::unordered_map<ccm_host_handle, PluginContext> plugins_;  // guarded by plugins_mu_
 };
 
 }  // namespace ccm::plugin
