@@ -455,12 +455,18 @@ struct Informer<T>::Impl {
           }
           Ptr obj = decoder.finish();
           n_events.fetch_add(1);
+          log::infoV(6, "Watch event", {{"resource", Traits<T>::kName},
+                                        {"type", static_cast<int>(handler.type)},
+                                        {"key", obj->key()},
+                                        {"resourceVersion", obj->resource_version}});
           apply(handler.type, obj);
           setRv(obj->resource_version);
           break;
         }
         case WatchEventType::Bookmark: {
           std::string_view brv = decoder.resourceVersion();
+          log::infoV(6, "Watch bookmark", {{"resource", Traits<T>::kName},
+                                           {"resourceVersion", brv}});
           if (!brv.empty()) {
             setRv(brv);
           }

@@ -174,6 +174,7 @@ void FakeApiServer::acceptLoop(int listen_fd) {
     {
       std::lock_guard lock(mu_);
       conn_fds_.push_back(fd);
+      ++accepted_;
     }
     std::lock_guard lock(threads_mu_);
     conn_threads_.emplace_back([this, fd] { serveConnection(fd); });
@@ -489,6 +490,22 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
   int64_t sent_rv = from;
   bool abrupt = false;
   while (ok && !stopping_) {
+    if (drop_generation_ != drop_gen) {
+      abrupt = drop_abrupt_;
+      break;
+    }
+    if (sent_rv < compacted_rv_) {
+      // History this watcher still needed is gone: like a real server that fell behind,
+      // end the watch with 410.
+      std::string ev = fmt::format(
+          R"({{"type":"ERROR","object":{}}})" "\n",
+          statusJson(410, "Expired", fmt::format("too old resource version: {} ({})", sent_rv,
+                                                 compacted_rv_)));
+      lock.unlock();
+      ok = sendAll(fd, chunk(ev));
+      lock.lock();
+      break;
+    }
     Collection& c = collections_[collection];
     std::string out;
     for (const auto& e : c.history) {
@@ -510,10 +527,6 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
       ok = sendAll(fd, out);
       lock.lock();
       continue;
-    }
-    if (drop_generation_ != drop_gen) {
-      abrupt = drop_abrupt_;
-      break;
     }
     if (timeout_s > 0 && std::chrono::steady_clock::now() >= deadline) {
       break;
@@ -570,6 +583,11 @@ void FakeApiServer::compact() {
   for (auto& [name, c] : collections_) {
     c.history.clear();
   }
+  // Open watches cannot be served from a forgotten history: end them (their clients resume
+  // and get 410 if they are behind).
+  ++drop_generation_;
+  drop_abrupt_ = true;
+  cv_.notify_all();
 }
 
 void FakeApiServer::dropWatches(bool abrupt) {
@@ -631,6 +649,27 @@ size_t FakeApiServer::count(const std::string& collection) const {
   std::lock_guard lock(mu_);
   auto it = collections_.find(collection);
   return it == collections_.end() ? 0 : it->second.objects.size();
+}
+
+}  // namespace ccm::kube::testing
+
+namespace ccm::kube::testing {
+
+std::map<std::string, int64_t> FakeApiServer::state(const std::string& collection) const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, int64_t> out;
+  auto it = collections_.find(collection);
+  if (it != collections_.end()) {
+    for (const auto& [k, v] : it->second.objects) {
+      out[k] = v.first;
+    }
+  }
+  return out;
+}
+
+int FakeApiServer::connections() const {
+  std::lock_guard lock(mu_);
+  return accepted_;
 }
 
 }  // namespace ccm::kube::testing

@@ -54,7 +54,7 @@ class FakeApiServer {
   int64_t upsert(const std::string& collection, const std::string& name, const std::string& json);
   // Namespaced helper for services: collection "/api/v1/services", key "ns/name".
   void remove(const std::string& collection, const std::string& key);
-  // Forgets history: watches from versions before now get 410.
+  // Forgets history: watches from versions before now get 410; open watches are ended.
   void compact();
   // Ends every open watch (cleanly, or by resetting the connection).
   void dropWatches(bool abrupt = false);
@@ -76,6 +76,10 @@ class FakeApiServer {
   int openWatches() const;
   // Number of objects in a collection.
   size_t count(const std::string& collection) const;
+  // key -> resourceVersion of every object in a collection.
+  std::map<std::string, int64_t> state(const std::string& collection) const;
+  // TCP connections accepted so far.
+  int connections() const;
 
   // Stops accepting and closes every connection (a server restart is stop() + a new server
   // on the same port via restart()).
@@ -132,6 +136,7 @@ class FakeApiServer {
   std::vector<HttpRequest> details_;    // guarded by mu_
   int open_watches_ = 0;                // guarded by mu_
   std::vector<int> conn_fds_;           // guarded by mu_
+  int accepted_ = 0;                    // guarded by mu_
   bool stopping_ = false;               // guarded by mu_
 
   int port_ = 0;

@@ -1,0 +1,496 @@
+// Informers against the fake API server: paged list, watch events, bookmarks, dropped
+// watches, 410 relists, 429s, continue-token expiry, server restarts, and a randomised soak
+// that checks the handlers saw every change exactly once and the cache converged.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+
+#include "host/kube/informer.hpp"
+#include "host/log/log.hpp"
+#include "test/host/kube/fake_api_server.hpp"
+#include "test/host/kube/test_util.hpp"
+
+namespace ccm::kube {
+namespace {
+
+using testing::FakeApiServer;
+using testing::makeClient;
+using testing::nodeJson;
+using testing::waitFor;
+
+constexpr const char* kNodes = "/api/v1/nodes";
+
+// CCM_TEST_V=<n> turns on verbose client logs when debugging a failure.
+struct VerbosityFromEnv {
+  VerbosityFromEnv() {
+    if (const char* v = std::getenv("CCM_TEST_V")) {
+      log::Config c;
+      c.verbosity = std::atoi(v);
+      log::configure(c);
+    }
+  }
+} verbosity_from_env;
+
+// Rebuilds the server's state from handler calls and checks each call makes sense: an add
+// for an unknown key, an update for a known key with a new resourceVersion, a delete for a
+// known key. Any violation (a lost or repeated event) is recorded.
+class Model {
+ public:
+  EventHandlers<Node> handlers() {
+    EventHandlers<Node> h;
+    h.on_add = [this](const std::shared_ptr<const Node>& n) {
+      std::lock_guard lock(mu_);
+      ++adds;
+      if (state_.count(std::string(n->name))) {
+        errors_.push_back("add of known " + std::string(n->name));
+      }
+      state_[std::string(n->name)] = std::stoll(std::string(n->resource_version));
+    };
+    h.on_update = [this](const std::shared_ptr<const Node>& o, const std::shared_ptr<const Node>& n) {
+      std::lock_guard lock(mu_);
+      ++updates;
+      auto it = state_.find(std::string(n->name));
+      if (it == state_.end()) {
+        errors_.push_back("update of unknown " + std::string(n->name));
+        return;
+      }
+      int64_t rv = std::stoll(std::string(n->resource_version));
+      if (o == n) {
+        ++resyncs;
+        return;
+      }
+      if (rv <= it->second) {
+        errors_.push_back("stale or repeated update of " + std::string(n->name));
+      }
+      if (std::stoll(std::string(o->resource_version)) != it->second) {
+        errors_.push_back("update with an old object we did not have: " + std::string(n->name));
+      }
+      it->second = rv;
+    };
+    h.on_delete = [this](const std::shared_ptr<const Node>& n, bool unknown) {
+      std::lock_guard lock(mu_);
+      ++deletes;
+      if (unknown) ++unknown_deletes;
+      if (state_.erase(std::string(n->name)) == 0) {
+        errors_.push_back("delete of unknown " + std::string(n->name));
+      }
+    };
+    return h;
+  }
+  std::map<std::string, int64_t> state() const {
+    std::lock_guard lock(mu_);
+    return state_;
+  }
+  std::vector<std::string> errors() const {
+    std::lock_guard lock(mu_);
+    return errors_;
+  }
+  int adds = 0, updates = 0, deletes = 0, unknown_deletes = 0, resyncs = 0;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, int64_t> state_;
+  std::vector<std::string> errors_;
+};
+
+std::map<std::string, int64_t> cacheState(const NodeInformer& inf) {
+  std::map<std::string, int64_t> out;
+  for (const auto& n : inf.list()) {
+    out[std::string(n->name)] = std::stoll(std::string(n->resource_version));
+  }
+  return out;
+}
+
+InformerOptions fastOptions() {
+  InformerOptions o;
+  o.initial_backoff = std::chrono::milliseconds(10);
+  o.max_backoff = std::chrono::milliseconds(50);
+  return o;
+}
+
+std::string describe(const std::map<std::string, int64_t>& m) {
+  std::string out;
+  for (const auto& [k, v] : m) out += k + "@" + std::to_string(v) + " ";
+  return out;
+}
+
+bool converged(FakeApiServer& server, const NodeInformer& inf, const Model& model,
+               bool report = false) {
+  auto want = server.state(kNodes);
+  bool ok = cacheState(inf) == want && model.state() == want;
+  if (!ok && report) {
+    MESSAGE("server: " << describe(want));
+    MESSAGE("cache:  " << describe(cacheState(inf)));
+    MESSAGE("model:  " << describe(model.state()));
+    MESSAGE("informer rv " << inf.lastSyncResourceVersion() << ", server rv "
+                           << server.currentRv() << ", open watches " << server.openWatches());
+  }
+  return ok;
+}
+
+}  // namespace
+
+TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
+  FakeApiServer server;
+  for (int i = 0; i < 5; ++i) {
+    server.upsert(kNodes, "n" + std::to_string(i), nodeJson("n" + std::to_string(i)));
+  }
+  auto client = makeClient(server.url());
+  InformerOptions o = fastOptions();
+  o.page_size = 2;
+  NodeInformer inf(client.get(), o);
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  CHECK(inf.hasSynced());
+  CHECK(inf.size() == 5);
+  CHECK(model.adds == 5);
+  auto reqs = server.requests();
+  REQUIRE(reqs.size() >= 3);
+  CHECK(reqs[0] == "GET /api/v1/nodes?limit=2&resourceVersion=0");
+  CHECK(reqs[1] == "GET /api/v1/nodes?limit=2&continue=n1");
+  CHECK(reqs[2] == "GET /api/v1/nodes?limit=2&continue=n3");
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  auto watch = server.requests().back();
+  CHECK(watch.find("GET /api/v1/nodes?allowWatchBookmarks=true&resourceVersion=105&timeoutSeconds=") == 0);
+  CHECK(watch.find("&watch=true") != std::string::npos);
+
+  server.upsert(kNodes, "n9", nodeJson("n9"));
+  server.upsert(kNodes, "n1", nodeJson("n1", "changed"));
+  server.remove(kNodes, "n2");
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(inf.get("n1")->label("l") == "changed");
+  CHECK(inf.get("n2") == nullptr);
+  CHECK(model.adds == 6);
+  CHECK(model.updates == 1);
+  CHECK(model.deletes == 1);
+  CHECK(model.unknown_deletes == 0);
+  CHECK(model.errors().empty());
+  CHECK(inf.lastSyncResourceVersion() == std::to_string(server.currentRv()));
+}
+
+TEST_CASE("dropped watches resume from the last version without loss or repeats") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  for (int round = 0; round < 6; ++round) {
+    REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+    server.upsert(kNodes, "a", nodeJson("a", "r" + std::to_string(round)));
+    server.upsert(kNodes, "b" + std::to_string(round), nodeJson("b" + std::to_string(round)));
+    REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+    server.dropWatches(/*abrupt=*/round % 2 == 1);
+    // Changes while no watch is open are delivered by the next one.
+    server.upsert(kNodes, "c" + std::to_string(round), nodeJson("c" + std::to_string(round)));
+  }
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists == 1);
+  CHECK(inf.stats().watches >= 7);
+}
+
+TEST_CASE("a 410 relists and delivers only the differences") {
+  FakeApiServer server;
+  for (const char* n : {"keep", "change", "remove"}) {
+    server.upsert(kNodes, n, nodeJson(n));
+  }
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  // While the server is away, things change and history is forgotten: the resumed watch
+  // gets 410.
+  server.stop();
+  server.upsert(kNodes, "change", nodeJson("change", "v2"));
+  server.remove(kNodes, "remove");
+  server.upsert(kNodes, "new", nodeJson("new"));
+  server.compact();
+  server.restart();
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists >= 2);
+  CHECK(model.adds == 4);
+  CHECK(model.updates == 1);
+  CHECK(model.deletes == 1);
+  CHECK(model.unknown_deletes == 1);
+}
+
+TEST_CASE("a watch answered with an ERROR 410 event relists") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  Model model;
+  inf.addEventHandler(model.handlers());
+  server.expireNextWatches(2);
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  CHECK(inf.stats().relists_after_expired == 2);
+  CHECK(inf.stats().lists == 3);
+  server.upsert(kNodes, "b", nodeJson("b"));
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(model.errors().empty());
+}
+
+TEST_CASE("429 and 500 on the watch and the list are survived") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  Model model;
+  inf.addEventHandler(model.handlers());
+  server.failNext("/api/v1/nodes?limit", 2, 500);
+  server.failNext("/api/v1/nodes?allowWatchBookmarks", 3, 429);
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  server.upsert(kNodes, "b", nodeJson("b"));
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(inf.stats().lists == 1);  // 429s on the watch do not force a relist
+  CHECK(model.errors().empty());
+}
+
+TEST_CASE("an expired continue token falls back to one unpaged list") {
+  FakeApiServer server;
+  for (int i = 0; i < 6; ++i) {
+    server.upsert(kNodes, "n" + std::to_string(i), nodeJson("n" + std::to_string(i)));
+  }
+  auto client = makeClient(server.url());
+  InformerOptions o = fastOptions();
+  o.page_size = 2;
+  NodeInformer inf(client.get(), o);
+  server.expireNextContinues(1);
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  CHECK(inf.size() == 6);
+  auto reqs = server.requests();
+  CHECK(reqs[2] == "GET /api/v1/nodes?resourceVersion=0");
+}
+
+TEST_CASE("bookmarks move the resume version forward") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  server.upsert("/api/v1/other", "x", nodeJson("x"));  // bumps the global version
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  server.upsert("/api/v1/other", "y", nodeJson("y"));
+  server.bookmark();
+  REQUIRE(waitFor([&] { return inf.lastSyncResourceVersion() == std::to_string(server.currentRv()); }));
+}
+
+TEST_CASE("a server restart with changes while it was down converges") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  server.stop();
+  server.upsert(kNodes, "b", nodeJson("b"));
+  server.remove(kNodes, "a");
+  server.restart();
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(model.errors().empty());
+}
+
+TEST_CASE("watches that time out are reopened from the last version") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  auto client = makeClient(server.url());
+  InformerOptions o = fastOptions();
+  o.min_watch_timeout = std::chrono::seconds(1);
+  NodeInformer inf(client.get(), o);
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  int i = 0;
+  REQUIRE(waitFor([&] {
+    std::string name = "n" + std::to_string(i++ % 7);
+    server.upsert(kNodes, name, nodeJson(name));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return inf.stats().watches >= 3;
+  }));
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists == 1);
+  for (const auto& r : server.requests()) {
+    if (r.find("watch=true") != std::string::npos) {
+      bool one = r.find("timeoutSeconds=1&") != std::string::npos;
+      bool two = r.find("timeoutSeconds=2&") != std::string::npos;
+      CHECK((one || two));
+    }
+  }
+}
+
+TEST_CASE("soak: random changes and faults; every change is seen exactly once") {
+  FakeApiServer server;
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 30; ++i) {
+    server.upsert(kNodes, "n" + std::to_string(i), nodeJson("n" + std::to_string(i)));
+  }
+  auto client = makeClient(server.url());
+  InformerOptions o = fastOptions();
+  o.page_size = 7;
+  NodeInformer inf(client.get(), o);
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  for (int step = 0; step < 400; ++step) {
+    int what = static_cast<int>(rng() % 100);
+    std::string name = "n" + std::to_string(rng() % 40);
+    if (what < 50) {
+      server.upsert(kNodes, name, nodeJson(name, std::to_string(step)));
+    } else if (what < 70) {
+      server.remove(kNodes, name);
+    } else if (what < 76) {
+      server.dropWatches(what % 2 == 0);
+    } else if (what < 80) {
+      server.compact();
+      server.dropWatches(true);
+    } else if (what < 83) {
+      server.expireNextWatches(1);
+      server.dropWatches(false);
+    } else if (what < 86) {
+      server.failNext("/api/v1/nodes?allowWatchBookmarks", 1, 429, -1);
+      server.dropWatches(false);
+    } else if (what < 88) {
+      server.failNext("/api/v1/nodes?", 1, 500, -1);
+      server.dropWatches(true);
+    } else if (what < 90) {
+      server.bookmark();
+    }
+    // Pacing only (correctness never depends on it): lets watches deliver some changes.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (what >= 70 && what < 90 && rng() % 2 == 0) {
+      // Let the informer get back to watching, so resumption (not only relisting) is hit.
+      REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+    }
+    if (step % 50 == 49) {
+      bool ok = waitFor([&] { return converged(server, inf, model); });
+      if (!ok) {
+        converged(server, inf, model, true);
+        for (const auto& r : server.requests()) MESSAGE(r);
+      }
+      REQUIRE(ok);
+    }
+  }
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  auto errors = model.errors();
+  for (const auto& e : errors) {
+    MESSAGE(e);
+  }
+  CHECK(errors.empty());
+  MESSAGE("soak: lists " << inf.stats().lists << ", watches " << inf.stats().watches
+                         << ", events " << inf.stats().events);
+}
+
+TEST_CASE("resync re-delivers cached objects as updates") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  Model model;
+  inf.addEventHandler(model.handlers(), std::chrono::milliseconds(100));
+  inf.start();
+  REQUIRE(waitFor([&] { return model.resyncs >= 2; }));
+  CHECK(model.errors().empty());
+}
+
+TEST_CASE("a handler added late first receives the cached objects") {
+  FakeApiServer server;
+  server.upsert(kNodes, "a", nodeJson("a"));
+  server.upsert(kNodes, "b", nodeJson("b"));
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  Model model;
+  inf.addEventHandler(model.handlers());
+  CHECK(model.adds == 2);
+  server.upsert(kNodes, "c", nodeJson("c"));
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+}
+
+TEST_CASE("waitForSync returns false when stopped before syncing") {
+  FakeApiServer server;
+  server.failNext("/api/v1/nodes", 1000, 500);
+  auto client = makeClient(server.url());
+  NodeInformer inf(client.get(), fastOptions());
+  inf.start();
+  std::stop_source stop;
+  std::thread t([&] {
+    waitFor([&] { return server.requests().size() >= 2; });
+    stop.request_stop();
+  });
+  CHECK_FALSE(waitForCacheSync(stop.get_token(), {&inf}));
+  t.join();
+  inf.stop();
+  CHECK_FALSE(inf.hasSynced());
+}
+
+TEST_CASE("a service informer keys objects by namespace/name") {
+  FakeApiServer server;
+  server.upsert("/api/v1/services", "ns1/web",
+                R"({"metadata":{"name":"web","namespace":"ns1"},"spec":{"type":"LoadBalancer"}})");
+  auto client = makeClient(server.url());
+  ServiceInformer inf(client.get(), fastOptions());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+  auto svc = inf.get("ns1/web");
+  REQUIRE(svc);
+  CHECK(svc->type == "LoadBalancer");
+  CHECK(svc->raw_json.find("\"resourceVersion\"") != std::string_view::npos);
+}
+
+TEST_CASE("a detached informer is fed by injectForTest") {
+  NodeInformer inf(nullptr);
+  Model model;
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  CHECK(inf.hasSynced());
+  auto n1 = decodeNode(R"({"metadata":{"name":"n1","resourceVersion":"1"}})");
+  auto n1b = decodeNode(R"({"metadata":{"name":"n1","resourceVersion":"2"}})");
+  inf.injectForTest("ADDED", *n1);
+  inf.injectForTest("MODIFIED", *n1b);
+  CHECK(inf.get("n1")->resource_version == "2");
+  inf.injectForTest("DELETED", *n1b);
+  CHECK(inf.size() == 0);
+  CHECK(model.adds == 1);
+  CHECK(model.updates == 1);
+  CHECK(model.deletes == 1);
+}
+
+}  // namespace ccm::kube
