@@ -514,9 +514,11 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
 
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, false));
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
-    return Status(Code::kFailedPrecondition,
-                  "load balancer " + found.lb->id + " of this Service is still being deleted",
-                  kRetryAfterBusy);
+    // The previous load balancer of this Service is on its way out: wait (within the budget)
+    // for it to go before making a new one under the same name.
+    Status gone = run.waitDeleted(found.lb->id);
+    if (!gone.ok()) return gone.withPrefix("the previous load balancer of this Service");
+    found = Found{};
   }
 
   // The floating network is needed before anything is created, so that a Service that cannot

@@ -1224,6 +1224,7 @@ SIM = Sim()
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # one small write per header: no 40 ms delayed-ACK stalls
 
     def log_message(self, fmt, *args):  # quiet
         pass
