@@ -129,9 +129,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::MonoTime deadline) {
     auto r = lock_.update(renew, timeoutUntil(deadline));
     if (r.ok()) {
       setObserved(*r, start);
-      std::lock_guard lock(mu_);
-      last_renew_sent_ = start;
-      return true;
+      return commit(start, deadline);
     }
     log::infoV(2, "Lease renewal with the cached version failed; re-reading it",
                {{"lease", lock_.describe()}, {"error", r.status().toString()}});
@@ -152,9 +150,7 @@ bool LeaderElector::tryAcquireOrRenew(Clock::MonoTime deadline) {
       return false;
     }
     setObserved(*created, start);
-    std::lock_guard lock(mu_);
-    last_renew_sent_ = start;
-    return true;
+    return commit(start, deadline);
   }
   LeaseRecord current = *got;
   Clock::MonoTime now = clock_.now();
@@ -188,6 +184,17 @@ bool LeaderElector::tryAcquireOrRenew(Clock::MonoTime deadline) {
     return false;
   }
   setObserved(*updated, sent);
+  return commit(sent, deadline);
+}
+
+bool LeaderElector::commit(Clock::MonoTime sent, Clock::MonoTime deadline) {
+  if (clock_.now() > deadline) {
+    // The write went through, but the answer came too late to count on it: others may
+    // already be counting down from it.
+    log::warning("Lease write succeeded after the deadline; not counting it",
+                 {{"lease", lock_.describe()}});
+    return false;
+  }
   std::lock_guard lock(mu_);
   last_renew_sent_ = sent;
   return true;

@@ -92,6 +92,8 @@ class LeaderElector {
 
  private:
   void setObserved(const LeaseRecord& record, Clock::MonoTime when);
+  // A write started at `sent` succeeded: counts it if its answer came before `deadline`.
+  bool commit(Clock::MonoTime sent, Clock::MonoTime deadline);
   std::chrono::milliseconds timeoutUntil(Clock::MonoTime deadline) const;
   void emit(const std::string& what);
 
