@@ -1,0 +1,34 @@
+// Media types: parsing Content-Type / Accept headers and choosing the response format the way
+// the API server negotiates it (JSON for application/json, */* and application/*; a
+// meta.k8s.io Table when asked for "as=Table"; 406 when nothing acceptable is offered).
+//
+// THREAD: pure functions.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ccm::kubesim {
+
+struct MediaType {
+  std::string type;     // "application"
+  std::string subtype;  // "json"
+  std::map<std::string, std::string> params;
+
+  std::string essence() const { return type + "/" + subtype; }
+  std::string param(const std::string& key) const;
+};
+
+// "application/json; charset=utf-8" -> {application, json, {charset: utf-8}} (lower-cased).
+MediaType parseMediaType(std::string_view text);
+// An Accept header's entries, in order (q-values are ignored, as the API server does).
+std::vector<MediaType> parseAccept(std::string_view header);
+
+enum class OutputFormat { Json, Table, NotAcceptable };
+
+// table_ok: the request is a get/list/watch of a resource (Table conversion possible).
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok);
+
+}  // namespace ccm::kubesim
