@@ -1,0 +1,192 @@
+// kube-client-bench: measures what the scale targets depend on, and prints it:
+//  - heap bytes per cached node (5,000 realistic nodes of ~5.5 KB JSON each);
+//  - CPU per node decoded from a streamed list and from watch events;
+//  - CPU per request of the client (PATCH over a kept-alive connection), and requests/s
+//    with several threads against the in-process fake server.
+// Usage: kube-client-bench [testdata-dir]
+#include <malloc.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "host/kube/envelope_decoder.hpp"
+#include "host/kube/kube_client.hpp"
+#include "host/kube/node_decoder.hpp"
+#include "host/kube/patch_builder.hpp"
+#include "test/host/kube/fake_api_server.hpp"
+
+namespace {
+
+double cpuSeconds(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double wallSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::vector<std::string> makeNodes(const std::string& base, int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) {
+    std::string json = base;
+    std::string suffix = std::to_string(100000 + i).substr(1);
+    for (const char* unique : {"ip-10-0-12-34", "i-0123456789abcdef0", "5b3a8c2e-8f1d-4c7a-9e2b",
+                               "ec2a1b2c3d4e5f60718293a4b5c6d7e8", "ec2a1b2c-3d4e-5f60",
+                               "0f1e2d3c-4b5a-6978", "10.0.12.34", "10.244.12.0"}) {
+      std::string u = unique;
+      std::string v = u.substr(0, u.size() - 5) + suffix;
+      size_t pos = 0;
+      while ((pos = json.find(u, pos)) != std::string::npos) {
+        json.replace(pos, u.size(), v);
+        pos += v.size();
+      }
+    }
+    out.push_back(std::move(json));
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ccm::kube;
+  std::string dir = argc > 1 ? argv[1] : CCM_TESTDATA;
+  std::ifstream in(dir + "/node.json");
+  if (!in) {
+    std::fprintf(stderr, "cannot read %s/node.json\n", dir.c_str());
+    return 2;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const int kNodes = 5000;
+  std::vector<std::string> nodes = makeNodes(ss.str(), kNodes);
+  size_t json_bytes = 0;
+  for (const auto& n : nodes) json_bytes += n.size();
+
+  // 1. Memory per cached node.
+  {
+    NodeDecoder d;
+    std::unordered_map<std::string_view, std::shared_ptr<const Node>> cache;
+    cache.reserve(8192);
+    size_t before = mallinfo2().uordblks;
+    double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    for (const auto& json : nodes) {
+      d.reset();
+      rapidjson::Reader reader;
+      rapidjson::MemoryStream ms(json.data(), json.size());
+      reader.Parse(ms, d);
+      auto node = d.finish();
+      cache.emplace(node->key(), node);
+    }
+    double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    size_t after = mallinfo2().uordblks;
+    std::printf("cache: %d nodes, %zu bytes JSON/node, %zu heap bytes/node, decode %.1f us/node "
+                "(%.0f MB/s)\n",
+                kNodes, json_bytes / kNodes, (after - before) / cache.size(),
+                (c1 - c0) * 1e6 / kNodes, json_bytes / (c1 - c0) / 1e6);
+  }
+
+  testing::FakeApiServer server;
+  for (int i = 0; i < kNodes; ++i) {
+    server.upsert("/api/v1/nodes", "n" + std::to_string(i), nodes[i]);
+  }
+  RestConfig config;
+  config.server = server.url();
+  ClientOptions options;
+  options.qps = 0;  // unthrottled
+  options.user_agent = "kube-client-bench";
+  auto rest = RestClient::create(config, options);
+  if (!rest.ok()) {
+    std::fprintf(stderr, "%s\n", rest.status().toString().c_str());
+    return 1;
+  }
+  KubeClient client(std::move(rest).value());
+
+  // 2. A streamed list of every node (one response of ~27 MB) decoded as it arrives.
+  {
+    NodeDecoder d;
+    size_t items = 0;
+    ListHandler<NodeDecoder> handler(d, [&] {
+      auto n = d.finish();
+      ++items;
+      return true;
+    });
+    double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    double w0 = wallSeconds();
+    Request req;
+    req.path = "/api/v1/nodes?resourceVersion=0";
+    auto s = client.rest().stream(req, {});
+    rapidjson::Reader reader;
+    reader.Parse(**s, handler);
+    double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    double w1 = wallSeconds();
+    std::printf("list: %zu nodes streamed and decoded, client CPU %.1f us/node, wall %.2f s\n",
+                items, (c1 - c0) * 1e6 / items, w1 - w0);
+  }
+
+  // 3. PATCH requests, one thread: client CPU per request.
+  {
+    const int n = 3000;
+    double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    double w0 = wallSeconds();
+    for (int i = 0; i < n; ++i) {
+      std::string body = NodePatch()
+                             .resourceVersion("1")
+                             .setLabel("topology.kubernetes.io/zone", "eu-west-1a")
+                             .providerId("aws:///eu-west-1a/i-0")
+                             .taints({})
+                             .build();
+      auto r = client.patch(nodePath("n" + std::to_string(i % kNodes)), PatchType::Strategic,
+                            std::move(body));
+      if (!r.ok()) {
+        std::fprintf(stderr, "patch failed: %s\n", r.status().toString().c_str());
+        return 1;
+      }
+    }
+    double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    double w1 = wallSeconds();
+    std::printf("patch: %d sequential requests, client CPU %.1f us/request, %.0f requests/s "
+                "(fake server in the same process)\n",
+                n, (c1 - c0) * 1e6 / n, n / (w1 - w0));
+  }
+
+  // 4. Several threads sharing the client.
+  {
+    const int threads = 8;
+    const int per_thread = 1000;
+    std::atomic<int> failures{0};
+    double p0 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+    double w0 = wallSeconds();
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t) {
+      ts.emplace_back([&, t] {
+        for (int i = 0; i < per_thread; ++i) {
+          auto r = client.patch(nodeStatusPath("n" + std::to_string((t * per_thread + i) % kNodes)),
+                                PatchType::Strategic,
+                                nodeAddressesPatch({{"InternalIP", "10.0.0.1"}, {"Hostname", "h"}}));
+          if (!r.ok()) ++failures;
+        }
+      });
+    }
+    for (auto& t : ts) t.join();
+    double p1 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+    double w1 = wallSeconds();
+    std::printf("patch: %d threads x %d requests, %.0f requests/s, process CPU (client+fake "
+                "server) %.1f us/request, %d failures\n",
+                threads, per_thread, threads * per_thread / (w1 - w0),
+                (p1 - p0) * 1e6 / (threads * per_thread), failures.load());
+  }
+  return 0;
+}
