@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -197,42 +198,54 @@ bool sameNumber(const Value& a, const Value& b) {
   return false;
 }
 
-bool jsonEqual(const Value& a, const Value& b) {
-  if (a.GetType() != b.GetType()) {
-    return false;
-  }
-  switch (a.GetType()) {
-    case rapidjson::kNullType:
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return true;
-    case rapidjson::kNumberType:
-      return sameNumber(a, b);
-    case rapidjson::kStringType:
-      return stringOf(a) == stringOf(b);
-    case rapidjson::kArrayType:
-      if (a.Size() != b.Size()) {
-        return false;
-      }
-      for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
-        if (!jsonEqual(a[i], b[i])) {
+// Structural equality (object member order does not matter). Iterative: values nest up to
+// 10000 levels.
+bool jsonEqual(const Value& left, const Value& right) {
+  std::vector<std::pair<const Value*, const Value*>> pending{{&left, &right}};
+  while (!pending.empty()) {
+    auto [a, b] = pending.back();
+    pending.pop_back();
+    if (a->GetType() != b->GetType()) {
+      return false;
+    }
+    switch (a->GetType()) {
+      case rapidjson::kNullType:
+      case rapidjson::kFalseType:
+      case rapidjson::kTrueType:
+        break;
+      case rapidjson::kNumberType:
+        if (!sameNumber(*a, *b)) {
           return false;
         }
-      }
-      return true;
-    case rapidjson::kObjectType:
-      if (a.MemberCount() != b.MemberCount()) {
-        return false;
-      }
-      for (const Value::Member& member : a.GetObject()) {
-        auto other = findMember(b, stringOf(member.name));
-        if (other == b.MemberEnd() || !jsonEqual(member.value, other->value)) {
+        break;
+      case rapidjson::kStringType:
+        if (stringOf(*a) != stringOf(*b)) {
           return false;
         }
-      }
-      return true;
+        break;
+      case rapidjson::kArrayType:
+        if (a->Size() != b->Size()) {
+          return false;
+        }
+        for (rapidjson::SizeType i = 0; i < a->Size(); ++i) {
+          pending.emplace_back(&(*a)[i], &(*b)[i]);
+        }
+        break;
+      case rapidjson::kObjectType:
+        if (a->MemberCount() != b->MemberCount()) {
+          return false;
+        }
+        for (const Value::Member& member : a->GetObject()) {
+          auto other = findMember(*b, stringOf(member.name));
+          if (other == b->MemberEnd()) {
+            return false;
+          }
+          pending.emplace_back(&member.value, &other->value);
+        }
+        break;
+    }
   }
-  return false;
+  return true;
 }
 
 // One operation's fields. Absent and null "path"/"from" are both "missing"; an absent "value"

@@ -4,52 +4,82 @@
 #include "test/kubesim/patch/merge_patch.hpp"
 
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace ccm::kubesim::patch_internal {
 namespace {
 
+// Iterative walks: patches nest up to 10000 levels.
 void pruneNulls(Value& value) {
-  if (value.IsObject()) {
-    for (auto it = value.MemberBegin(); it != value.MemberEnd();) {
-      if (it->value.IsNull()) {
-        it = value.EraseMember(it);
-      } else {
-        pruneNulls(it->value);
-        ++it;
+  std::vector<Value*> pending{&value};
+  while (!pending.empty()) {
+    Value& current = *pending.back();
+    pending.pop_back();
+    if (current.IsObject()) {
+      for (auto it = current.MemberBegin(); it != current.MemberEnd();) {
+        if (it->value.IsNull()) {
+          it = current.EraseMember(it);
+        } else {
+          ++it;
+        }
       }
-    }
-  } else if (value.IsArray()) {
-    for (Value& element : value.GetArray()) {
-      pruneNulls(element);
+      for (Value::Member& member : current.GetObject()) {
+        if (member.value.IsObject() || member.value.IsArray()) {
+          pending.push_back(&member.value);
+        }
+      }
+    } else if (current.IsArray()) {
+      for (Value& element : current.GetArray()) {
+        if (element.IsObject() || element.IsArray()) {
+          pending.push_back(&element);
+        }
+      }
     }
   }
 }
 
 void mergeObject(Value& target, Value& patch, Allocator& alloc) {
-  if (!target.IsObject()) {
-    target.SetObject();
-  }
-  for (Value::Member& member : patch.GetObject()) {
-    auto found = target.FindMember(member.name);
-    if (member.value.IsNull()) {
-      if (found != target.MemberEnd()) {
-        target.EraseMember(found);
+  struct Pair {
+    Value* target;
+    Value* patch;
+  };
+  std::vector<Pair> pending{{&target, &patch}};
+  std::vector<const Value*> nested;
+  while (!pending.empty()) {
+    Pair pair = pending.back();
+    pending.pop_back();
+    Value& into = *pair.target;
+    if (!into.IsObject()) {
+      into.SetObject();
+    }
+    nested.clear();
+    for (Value::Member& member : pair.patch->GetObject()) {
+      auto found = into.FindMember(member.name);
+      if (member.value.IsNull()) {
+        if (found != into.MemberEnd()) {
+          into.EraseMember(found);
+        }
+      } else if (found == into.MemberEnd()) {
+        pruneNulls(member.value);
+        into.AddMember(Value(member.name, alloc), std::move(member.value), alloc);
+      } else if (member.value.IsObject() && found->value.IsObject()) {
+        nested.push_back(&member.name);
+      } else {
+        pruneNulls(member.value);
+        found->value = std::move(member.value);
       }
-      continue;
     }
-    if (found == target.MemberEnd()) {
-      pruneNulls(member.value);
-      target.AddMember(Value(member.name, alloc), std::move(member.value), alloc);
-      continue;
+    // Nested objects once this object's members stop moving; a subtree is finished before the
+    // next pair is taken, so the pointers stay valid.
+    for (const Value* name : nested) {
+      auto found = into.FindMember(*name);
+      auto from = pair.patch->FindMember(*name);
+      if (found != into.MemberEnd() && found->value.IsObject() && from->value.IsObject()) {
+        pending.push_back({&found->value, &from->value});
+      }
     }
-    if (member.value.IsObject() && found->value.IsObject()) {
-      mergeObject(found->value, member.value, alloc);
-      continue;
-    }
-    pruneNulls(member.value);
-    found->value = std::move(member.value);
   }
 }
 

@@ -3,7 +3,10 @@
 #include "test/kubesim/patch/patch.hpp"
 
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <rapidjson/error/en.h>
@@ -21,10 +24,87 @@ using patch_internal::Allocator;
 using patch_internal::Failure;
 using patch_internal::Value;
 
-constexpr unsigned kParseFlags = rapidjson::kParseFullPrecisionFlag;
+constexpr unsigned kParseFlags =
+    rapidjson::kParseFullPrecisionFlag | rapidjson::kParseIterativeFlag;
+// encoding/json's limit: input nested deeper is not valid JSON to the apiserver. It also bounds
+// the recursion of the merge code.
+constexpr size_t kMaxNestingDepth = 10000;
 // The backup of the target lives here while a patch runs; objects bigger than this spill into
 // heap chunks of the scratch allocator.
 constexpr size_t kScratchBytes = 32 * 1024;
+
+// encoding/json keeps the last of duplicate object keys; RapidJSON keeps every one. Drops the
+// earlier duplicates everywhere in value.
+void keepLastOfDuplicateKeys(Value& value) {
+  std::vector<Value*> pending{&value};
+  std::unordered_set<std::string_view> seen;
+  std::vector<bool> doomed;
+  while (!pending.empty()) {
+    Value& current = *pending.back();
+    pending.pop_back();
+    if (current.IsObject()) {
+      rapidjson::SizeType count = current.MemberCount();
+      if (count > 1) {
+        // Walk backwards: a name already seen there belongs to an earlier duplicate.
+        seen.clear();
+        doomed.assign(count, false);
+        bool any = false;
+        auto members = current.MemberBegin();
+        for (rapidjson::SizeType i = count; i-- > 0;) {
+          if (!seen.insert(patch_internal::stringOf(members[i].name)).second) {
+            doomed[i] = true;
+            any = true;
+          }
+        }
+        if (any) {
+          rapidjson::SizeType index = 0;
+          for (auto it = current.MemberBegin(); it != current.MemberEnd(); ++index) {
+            it = doomed[index] ? current.EraseMember(it) : it + 1;
+          }
+        }
+      }
+      for (Value::Member& member : current.GetObject()) {
+        if (member.value.IsObject() || member.value.IsArray()) {
+          pending.push_back(&member.value);
+        }
+      }
+    } else if (current.IsArray()) {
+      for (Value& element : current.GetArray()) {
+        if (element.IsObject() || element.IsArray()) {
+          pending.push_back(&element);
+        }
+      }
+    }
+  }
+}
+
+// Whether body nests arrays and objects deeper than kMaxNestingDepth (a body that short cannot).
+bool nestedTooDeep(std::string_view body) {
+  if (body.size() <= kMaxNestingDepth) {
+    return false;
+  }
+  size_t depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (inString) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        inString = false;
+      }
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNestingDepth) {
+        return true;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return false;
+}
 
 std::optional<PatchError> report(Failure failure, std::string* detail) {
   if (detail != nullptr) {
@@ -131,6 +211,11 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
   if (!body.empty() && std::memchr(body.data(), '\0', body.size()) != nullptr) {
     return report(patch_internal::badRequest("invalid JSON patch"), detail);
   }
+  if (nestedTooDeep(body)) {
+    Failure failure = patch_internal::badRequest("invalid JSON patch");
+    failure.detail = "invalid JSON patch: exceeded max depth";
+    return report(std::move(failure), detail);
+  }
   patch.Parse<kParseFlags>(body.data(), body.size());
   if (patch.HasParseError()) {
     Failure failure = patch_internal::badRequest("invalid JSON patch");
@@ -139,6 +224,8 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
                                  patch.GetErrorOffset());
     return report(std::move(failure), detail);
   }
+
+  keepLastOfDuplicateKeys(patch);
 
   // Checked before applying: applying moves values out of the patch.
   bool metadataTouched = touchesMetadata(type, patch);

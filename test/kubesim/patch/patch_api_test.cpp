@@ -110,6 +110,36 @@ TEST_SUITE("kubesim-patch api") {
              canonical(big).size() + std::string(R"(,"labels":{"a":"b"})").size());
   }
 
+  TEST_CASE("nesting: 10000 levels are accepted, deeper bodies are invalid JSON") {
+    auto nested = [](size_t depth, std::string_view leaf) {
+      std::string out;
+      for (size_t i = 0; i < depth; ++i) {
+        out += R"({"a":)";
+      }
+      out += leaf;
+      out.append(depth, '}');
+      return out;
+    };
+    // A deep target merged with an equally deep patch recurses all the way down.
+    std::string target = nested(10000, "1");
+    for (PatchType type : {PatchType::Strategic, PatchType::Merge}) {
+      testing::Outcome outcome = testing::run(type, "Widget", target, nested(10000, "2"));
+      CHECK_MESSAGE(!outcome.error, testing::describe(outcome));
+      CHECK_EQ(outcome.after.size(), target.size());
+    }
+    testing::Outcome added = testing::run(PatchType::Strategic, "Widget", "{}", nested(10000, "null"));
+    CHECK_FALSE(added.error);
+    PatchError error = testing::rejected(PatchType::Strategic, "Widget", "{}", nested(10001, "1"));
+    CHECK_EQ(error.code, 400);
+    CHECK_EQ(error.message, "invalid JSON patch");
+    std::string deepArray(10001, '[');
+    deepArray.append(10001, ']');
+    CHECK_EQ(testing::rejected(PatchType::Json, "Widget", "{}", deepArray).code, 400);
+    // Brackets inside strings do not count.
+    std::string quoted = R"([{"op":"add","path":"/s","value":")" + std::string(20000, '[') + R"("}])";
+    CHECK_FALSE(testing::run(PatchType::Json, "Widget", "{}", quoted).error);
+  }
+
   TEST_CASE("concurrent patches of separate objects") {
     std::vector<std::thread> threads;
     std::vector<std::string> results(4);

@@ -187,7 +187,17 @@ void appendGoFloat(std::string& out, double v) {
 
 }  // namespace
 
-void appendGoValue(std::string& out, const Value& value) {
+namespace {
+
+// Error messages show patch values; below this depth they are elided ("...") instead of
+// recursing through up to 10000 levels.
+constexpr int kMaxFormatDepth = 64;
+
+void appendGoValueAt(std::string& out, const Value& value, int depth) {
+  if (depth > kMaxFormatDepth) {
+    out += "...";
+    return;
+  }
   switch (goTypeOf(value)) {
     case GoType::Nil:
       out += "<nil>";
@@ -212,7 +222,7 @@ void appendGoValue(std::string& out, const Value& value) {
           out += ' ';
         }
         first = false;
-        appendGoValue(out, element);
+        appendGoValueAt(out, element, depth + 1);
       }
       out += ']';
       return;
@@ -235,12 +245,18 @@ void appendGoValue(std::string& out, const Value& value) {
         first = false;
         out += stringOf(member->name);
         out += ':';
-        appendGoValue(out, member->value);
+        appendGoValueAt(out, member->value, depth + 1);
       }
       out += ']';
       return;
     }
   }
+}
+
+}  // namespace
+
+void appendGoValue(std::string& out, const Value& value) {
+  appendGoValueAt(out, value, 0);
 }
 
 std::string goValue(const Value& value) {

@@ -47,25 +47,43 @@ bool hasDirectiveMarker(const Value& value) {
   return value.IsObject() && findMember(value, kDirective) != value.MemberEnd();
 }
 
-std::string noMergeKey(const Value& map, std::string_view mergeKey) {
+// Error texts are built out of line: the merge functions recurse once per nesting level of the
+// patch (up to 10000), so their frames are kept small.
+[[gnu::noinline]] std::string noMergeKey(const Value& map, std::string_view mergeKey) {
   return fmt::format("map: {} does not contain declared merge key: {}", goValue(map), mergeKey);
 }
 
+[[gnu::noinline]] std::string badPatchType(const Value& directive, const Value& map) {
+  return fmt::format("unknown patch type: {} in map: {}", goValueS(directive), goValue(map));
+}
+
 // What decoding into the typed object leaves of a value taken from the patch: fields set to null
-// and directive keys disappear.
+// and directive keys disappear. Iterative: patch values nest up to 10000 levels.
 void decodeClean(Value& value) {
-  if (value.IsObject()) {
-    for (auto it = value.MemberBegin(); it != value.MemberEnd();) {
-      if (it->value.IsNull() || isDirectiveKey(stringOf(it->name))) {
-        it = value.EraseMember(it);
-      } else {
-        decodeClean(it->value);
-        ++it;
+  std::vector<Value*> pending{&value};
+  while (!pending.empty()) {
+    Value& current = *pending.back();
+    pending.pop_back();
+    if (current.IsObject()) {
+      for (auto it = current.MemberBegin(); it != current.MemberEnd();) {
+        if (it->value.IsNull() || isDirectiveKey(stringOf(it->name))) {
+          it = current.EraseMember(it);
+        } else {
+          ++it;
+        }
       }
-    }
-  } else if (value.IsArray()) {
-    for (Value& element : value.GetArray()) {
-      decodeClean(element);
+      // Children are visited once this object's members stop moving.
+      for (Value::Member& member : current.GetObject()) {
+        if (member.value.IsObject() || member.value.IsArray()) {
+          pending.push_back(&member.value);
+        }
+      }
+    } else if (current.IsArray()) {
+      for (Value& element : current.GetArray()) {
+        if (element.IsObject() || element.IsArray()) {
+          pending.push_back(&element);
+        }
+      }
     }
   }
 }
@@ -74,23 +92,39 @@ void decodeClean(Value& value) {
 // and maps that carry $patch are dropped (removeDirectives), then it is cleaned as decoding would.
 // Returns false when the value itself is such a map.
 bool prepareNew(Value& value) {
-  if (value.IsObject()) {
-    if (findMember(value, kDirective) != value.MemberEnd()) {
-      return false;
-    }
-    for (auto it = value.MemberBegin(); it != value.MemberEnd();) {
-      if (it->value.IsNull() || isDirectiveKey(stringOf(it->name)) || !prepareNew(it->value)) {
-        it = value.EraseMember(it);
-      } else {
-        ++it;
+  if (hasDirectiveMarker(value)) {
+    return false;
+  }
+  std::vector<Value*> pending{&value};
+  while (!pending.empty()) {
+    Value& current = *pending.back();
+    pending.pop_back();
+    if (current.IsObject()) {
+      for (auto it = current.MemberBegin(); it != current.MemberEnd();) {
+        if (it->value.IsNull() || isDirectiveKey(stringOf(it->name)) ||
+            hasDirectiveMarker(it->value)) {
+          it = current.EraseMember(it);
+        } else {
+          ++it;
+        }
       }
-    }
-  } else if (value.IsArray()) {
-    for (auto it = value.Begin(); it != value.End();) {
-      if (prepareNew(*it)) {
-        ++it;
-      } else {
-        it = value.Erase(it);
+      for (Value::Member& member : current.GetObject()) {
+        if (member.value.IsObject() || member.value.IsArray()) {
+          pending.push_back(&member.value);
+        }
+      }
+    } else if (current.IsArray()) {
+      for (auto it = current.Begin(); it != current.End();) {
+        if (hasDirectiveMarker(*it)) {
+          it = current.Erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (Value& element : current.GetArray()) {
+        if (element.IsObject() || element.IsArray()) {
+          pending.push_back(&element);
+        }
       }
     }
   }
@@ -182,57 +216,83 @@ struct Item {
   Key key;
 };
 
+// Maps nested in maps are not merged by recursion (a patch nests up to 10000 levels): mergeMap
+// queues them, and drain() works the queue last-in first-out, so a queued map's whole subtree is
+// done before anything that could move it. The only recursion left is through lists merged by
+// key, which the schema bounds.
 class Merger {
  public:
   explicit Merger(Allocator& alloc) : alloc_(alloc) {}
 
-  bool mergeMap(Value& original, Value& patch, Fields fields);
+  bool run(Value& target, Value& patch, Fields fields) {
+    return mergeMap(target, patch, fields) && drain(0);
+  }
   Failure takeFailure() { return std::move(failure_); }
 
  private:
-  bool fail(Failure failure) {
+  struct PendingMap {
+    Value* original;
+    Value* patch;
+    Fields fields;
+  };
+  struct NestedMap {
+    std::string_view key;
+    Value* patch;
+    Fields fields;
+  };
+
+  bool mergeMap(Value& original, Value& patch, Fields fields);
+  bool drain(size_t mark) {
+    while (pending_.size() > mark) {
+      PendingMap next = pending_.back();
+      pending_.pop_back();
+      if (!mergeMap(*next.original, *next.patch, next.fields)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  [[gnu::noinline]] bool fail(Failure failure) {
     failure_ = std::move(failure);
     return false;
   }
-  bool comparePanic() {
+  [[gnu::noinline]] bool comparePanic() {
     return fail(goPanic("runtime error: comparing uncomparable type " + std::string(kMapType)));
   }
 
-  bool applyRetainKeys(Value& original, Value& patch);
-  bool applyElementOrders(Value& original, Value& patch, Fields fields);
-  bool applyElementOrder(Value& original, Value& patch, std::string_view key, const Value& order,
-                         Fields fields);
-  bool validateOrderList(const Value* patchList, const Value& order, std::string_view mergeKey);
+  // The recursion: mergeMap -> mergeSliceHandler -> mergeSlice -> mergeMapList -> mergeMap.
   bool mergeSliceHandler(Value& original, Value& patch, const FieldSchema* field, bool deleteList);
   bool mergeSlice(Value& original, Value& patch, const FieldSchema* field, bool deleteList);
-  bool mergeScalarList(Value& original, Value& patch, std::string_view mergeKey);
-  bool mergeMapList(Value& original, Value& patch, const FieldSchema& field);
-  bool elementType(const Value* original, const Value* patch, GoType& type);
+  [[gnu::noinline]] bool mergeMapList(Value& original, Value& patch, const FieldSchema& field);
+
+  [[gnu::noinline]] bool applyMapDirective(Value& original, Value& patch,
+                                           Value::MemberIterator directive);
+  [[gnu::noinline]] bool applyRetainKeys(Value& original, Value& patch);
+  [[gnu::noinline]] bool applyElementOrders(Value& original, Value& patch, Fields fields);
+  [[gnu::noinline]] bool applyElementOrder(Value& original, Value& patch, std::string_view key,
+                                           const Value& order, Fields fields);
+  [[gnu::noinline]] bool validateOrderList(const Value* patchList, const Value& order,
+                                           std::string_view mergeKey);
+  [[gnu::noinline]] void deleteFromList(Value& original, const Value& doomed);
+  [[gnu::noinline]] bool mergeScalarList(Value& original, Value& patch, std::string_view mergeKey);
+  [[gnu::noinline]] bool elementType(const Value* original, const Value* patch, GoType& type);
   bool indexOf(const std::vector<Key>& order, const Key& key, long& index);
-  bool sortByOrder(std::vector<Item>& items, const std::vector<Key>& order);
-  bool normalize(std::vector<Item>& patchItems, std::vector<Item>& serverOnly,
-                 const std::vector<Key>& patchOrder, const std::vector<Key>& serverOrder,
-                 std::vector<Item>& out);
-  Value buildList(std::vector<Item>& items);
+  [[gnu::noinline]] bool sortByOrder(std::vector<Item>& items, const std::vector<Key>& order);
+  [[gnu::noinline]] bool normalize(std::vector<Item>& patchItems, std::vector<Item>& serverOnly,
+                                   const std::vector<Key>& patchOrder,
+                                   const std::vector<Key>& serverOrder, std::vector<Item>& out);
+  [[gnu::noinline]] Value buildList(std::vector<Item>& items);
 
   Allocator& alloc_;
   Failure failure_{};
+  std::vector<PendingMap> pending_;
+  std::vector<NestedMap> nested_;  // scratch of mergeMap, used as a stack
 };
 
 bool Merger::mergeMap(Value& original, Value& patch, Fields fields) {
   if (auto directive = findMember(patch, kDirective); directive != patch.MemberEnd()) {
-    if (isString(directive->value, "replace")) {
-      patch.EraseMember(directive);
-      decodeClean(patch);
-      original = std::move(patch);
-      return true;
-    }
-    if (isString(directive->value, "delete")) {
-      original.SetObject();
-      return true;
-    }
-    return fail(untypedError(fmt::format("unknown patch type: {} in map: {}",
-                                         goValueS(directive->value), goValue(patch))));
+    return applyMapDirective(original, patch, directive);
   }
   if (!original.IsObject()) {
     original.SetObject();
@@ -250,6 +310,7 @@ bool Merger::mergeMap(Value& original, Value& patch, Fields fields) {
     return false;
   }
 
+  size_t nestedMark = nested_.size();
   for (Value::Member& member : patch.GetObject()) {
     std::string_view key = stringOf(member.name);
     bool deleteList = false;
@@ -287,9 +348,7 @@ bool Merger::mergeMap(Value& original, Value& patch, Fields fields) {
     }
     const FieldSchema* field = findField(fields, key);
     if (type == GoType::Map) {
-      if (!mergeMap(originalValue, patchValue, field != nullptr ? field->fields : Fields{})) {
-        return false;
-      }
+      nested_.push_back({key, &patchValue, field != nullptr ? field->fields : Fields{}});
     } else if (type == GoType::Slice) {
       if (!mergeSliceHandler(originalValue, patchValue, field, deleteList)) {
         return false;
@@ -298,7 +357,31 @@ bool Merger::mergeMap(Value& original, Value& patch, Fields fields) {
       originalValue = std::move(patchValue);
     }
   }
+  // This map's members are final now: queue the nested maps (a key removed later in the loop,
+  // e.g. by a duplicate, has nothing left to merge).
+  for (size_t i = nestedMark; i < nested_.size(); ++i) {
+    auto found = findMember(original, nested_[i].key);
+    if (found != original.MemberEnd() && found->value.IsObject()) {
+      pending_.push_back({&found->value, nested_[i].patch, nested_[i].fields});
+    }
+  }
+  nested_.resize(nestedMark);
   return true;
+}
+
+// "$patch" in a map: replace takes the patch as it is, delete empties the map.
+bool Merger::applyMapDirective(Value& original, Value& patch, Value::MemberIterator directive) {
+  if (isString(directive->value, "replace")) {
+    patch.EraseMember(directive);
+    decodeClean(patch);
+    original = std::move(patch);
+    return true;
+  }
+  if (isString(directive->value, "delete")) {
+    original.SetObject();
+    return true;
+  }
+  return fail(untypedError(badPatchType(directive->value, patch)));
 }
 
 // $retainKeys: the patch may only set listed keys; keys of the original not listed go away.
@@ -605,26 +688,30 @@ bool Merger::mergeSlice(Value& original, Value& patch, const FieldSchema* field,
                                   : std::string_view{};
   if (type != GoType::Map) {
     if (deleteList) {
-      // $deleteFromPrimitiveList: drop every live item equal to one listed.
-      for (auto it = original.Begin(); it != original.End();) {
-        bool listed = false;
-        for (const Value& doomed : patch.GetArray()) {
-          if (goCompare(&*it, &doomed) == GoEquality::Equal) {
-            listed = true;
-            break;
-          }
-        }
-        it = listed ? original.Erase(it) : it + 1;
-      }
+      deleteFromList(original, patch);
       return true;
     }
     return mergeScalarList(original, patch, mergeKey);
   }
   if (mergeKey.empty()) {
-    return fail(untypedError(fmt::format("cannot merge lists without merge key for {}",
-                                         field != nullptr ? field->name : "unknown field")));
+    return fail(untypedError("cannot merge lists without merge key for " +
+                             std::string(field != nullptr ? field->name : "unknown field")));
   }
   return mergeMapList(original, patch, *field);
+}
+
+// $deleteFromPrimitiveList: drop every live item equal to one listed.
+void Merger::deleteFromList(Value& original, const Value& doomed) {
+  for (auto it = original.Begin(); it != original.End();) {
+    bool listed = false;
+    for (const Value& value : doomed.GetArray()) {
+      if (goCompare(&*it, &value) == GoEquality::Equal) {
+        listed = true;
+        break;
+      }
+    }
+    it = listed ? original.Erase(it) : it + 1;
+  }
 }
 
 // A list of scalars with merge strategy: the set union, ordered.
@@ -719,8 +806,7 @@ bool Merger::mergeMapList(Value& original, Value& patch, const FieldSchema& fiel
     } else if (isString(directive->value, "merge")) {
       return fail(untypedError("merging lists cannot yet be specified in the patch"));
     } else {
-      return fail(untypedError(fmt::format("unknown patch type: {} in map: {}",
-                                           goValueS(directive->value), goValue(element))));
+      return fail(untypedError(badPatchType(directive->value, element)));
     }
   }
   if (replace) {
@@ -772,7 +858,9 @@ bool Merger::mergeMapList(Value& original, Value& patch, const FieldSchema& fiel
       }
     }
     if (match != nullptr) {
-      if (!mergeMap(*match, element, field.fields)) {
+      // Finish the item (its nested maps included) before another patch item can touch it.
+      size_t mark = pending_.size();
+      if (!mergeMap(*match, element, field.fields) || !drain(mark)) {
         return false;
       }
     } else {
@@ -943,7 +1031,7 @@ std::optional<Failure> applyStrategicMergePatch(Value& target, Value& patch,
                                                 std::span<const FieldSchema> fields,
                                                 Allocator& alloc) {
   Merger merger(alloc);
-  if (!merger.mergeMap(target, patch, fields)) {
+  if (!merger.run(target, patch, fields)) {
     return merger.takeFailure();
   }
   return std::nullopt;

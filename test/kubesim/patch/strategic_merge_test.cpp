@@ -184,6 +184,26 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
              canonical(R"({"status":{"conditions":[{"type":"X","a":1,"b":2}]}})"));
   }
 
+  TEST_CASE("an item merged twice keeps what the first merge put in its nested maps") {
+    CHECK_EQ(smp("Node", R"({"status":{"conditions":[{"type":"X","sub":{"a":1}}]}})",
+                 R"({"status":{"conditions":[
+                     {"type":"X","sub":{"b":2,"deep":{"c":3}}},
+                     {"type":"X","m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8,
+                      "sub":{"deep":{"d":4}}}]}})"),
+             canonical(R"({"status":{"conditions":[{"type":"X","sub":{"a":1,"b":2,"deep":{"c":3,"d":4}},
+                 "m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8}]}})"));
+  }
+
+  TEST_CASE("duplicate keys in a patch: the last one counts, as in Go") {
+    CHECK_EQ(smp("Node", R"({"spec":{"a":{"z":0},"b":1}})",
+                 R"({"spec":{"a":{"x":1},"b":2,"a":{"y":2},"b":null}})"),
+             canonical(R"({"spec":{"a":{"z":0,"y":2}}})"));
+    CHECK_EQ(testing::merge(R"({"a":1})", R"({"a":null,"a":2,"c":{"d":1,"d":null}})"),
+             canonical(R"({"a":2,"c":{}})"));
+    CHECK_EQ(testing::jsonPatch(R"({"a":1})", R"([{"op":"remove","op":"add","path":"/b","value":2}])"),
+             canonical(R"({"a":1,"b":2})"));
+  }
+
   TEST_CASE("list element $patch: delete removes every item with the key") {
     CHECK_EQ(smp("Node", kConditions,
                  R"({"status":{"conditions":[{"type":"MemoryPressure","$patch":"delete"}]}})"),
