@@ -44,7 +44,19 @@ void keepLastOfDuplicateKeys(Value& value) {
     pending.pop_back();
     if (current.IsObject()) {
       rapidjson::SizeType count = current.MemberCount();
-      if (count > 1) {
+      if (count > 1 && count <= 16) {
+        // Small objects (nearly all): compare pairwise, no allocation.
+        for (auto it = current.MemberBegin(); it != current.MemberEnd();) {
+          bool later = false;
+          for (auto next = it + 1; next != current.MemberEnd(); ++next) {
+            if (it->name == next->name) {
+              later = true;
+              break;
+            }
+          }
+          it = later ? current.EraseMember(it) : it + 1;
+        }
+      } else if (count > 16) {
         // Walk backwards: a name already seen there belongs to an earlier duplicate.
         seen.clear();
         doomed.assign(count, false);

@@ -202,6 +202,20 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
              canonical(R"({"a":2,"c":{}})"));
     CHECK_EQ(testing::jsonPatch(R"({"a":1})", R"([{"op":"remove","op":"add","path":"/b","value":2}])"),
              canonical(R"({"a":1,"b":2})"));
+    // Objects with many keys take another path.
+    std::string body = R"({"data":{)";
+    std::string expected = R"({"data":{)";
+    for (int i = 0; i < 40; ++i) {
+      body += "\"k" + std::to_string(i) + "\":\"first\",";
+      expected += (i == 0 ? "\"k" : ",\"k") + std::to_string(i) + "\":\"" +
+                  (i % 2 == 0 ? "second" : "first") + "\"";
+    }
+    for (int i = 0; i < 40; i += 2) {
+      body += "\"k" + std::to_string(i) + "\":\"second\"" + (i + 2 < 40 ? "," : "");
+    }
+    body += "}}";
+    expected += "}}";
+    CHECK_EQ(smp("ConfigMap", R"({"data":{}})", body), canonical(expected));
   }
 
   TEST_CASE("list element $patch: delete removes every item with the key") {
