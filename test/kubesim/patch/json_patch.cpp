@@ -4,14 +4,14 @@
 // from the end) and "-" appends.
 #include "test/kubesim/patch/json_patch.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace ccm::kubesim::patch_internal {
 namespace {
@@ -142,9 +142,10 @@ std::optional<std::string> addAt(const Location& at, Value value, Allocator& all
   }
   int64_t index = 0;
   if (!parseGoInt(at.key, index)) {
-    return fmt::format("value was not a proper array index: '{}': strconv.Atoi: parsing \"{}\": "
-                       "invalid syntax",
-                       at.key, at.key);
+    return fmt::format(
+        "value was not a proper array index: '{}': strconv.Atoi: parsing \"{}\": "
+        "invalid syntax",
+        at.key, at.key);
   }
   int64_t size = static_cast<int64_t>(container.Size()) + 1;
   if (index >= size || index < -size) {
@@ -316,9 +317,8 @@ class Patcher {
     std::string_view path = text(operation.path);
     Location at = findObject(document_, path);
     if (at.container == nullptr) {
-      return unprocessable(
-          fmt::format("add operation does not apply: doc is missing path: \"{}\": missing value",
-                      path));
+      return unprocessable(fmt::format(
+          "add operation does not apply: doc is missing path: \"{}\": missing value", path));
     }
     if (auto error = addAt(at, operation.takeValue(), alloc_)) {
       return unprocessable(fmt::format("error in add for path: '{}': {}", path, *error));
@@ -394,7 +394,8 @@ class Patcher {
     }
     Value moved(std::move(*current));
     if (auto removeError = removeAt(source)) {
-      return unprocessable(fmt::format("error in move for path: '{}': {}", source.key, *removeError));
+      return unprocessable(
+          fmt::format("error in move for path: '{}': {}", source.key, *removeError));
     }
     if (operation.path == nullptr) {
       return unprocessable(
@@ -430,8 +431,8 @@ class Patcher {
     }
     Location at = findObject(document_, path);
     if (at.container == nullptr) {
-      return unprocessable(fmt::format(
-          "test operation does not apply: is missing path: {}: missing value", path));
+      return unprocessable(
+          fmt::format("test operation does not apply: is missing path: {}: missing value", path));
     }
     Value* current = nullptr;
     std::string error;
@@ -493,36 +494,36 @@ std::optional<Failure> decodeJsonPatch(const Value& operations) {
     return std::nullopt;
   }
   if (!operations.IsArray()) {
-    return badRequest(fmt::format(
-        "error decoding patch: json: cannot unmarshal {} into Go value of type "
-        "[]handlers.jsonPatchOp",
-        jsonKindWord(operations)));
+    return badRequest(
+        fmt::format("error decoding patch: json: cannot unmarshal {} into Go value of type "
+                    "[]handlers.jsonPatchOp",
+                    jsonKindWord(operations)));
   }
   for (const Value& operation : operations.GetArray()) {
     if (operation.IsNull()) {
       continue;
     }
     if (!operation.IsObject()) {
-      return badRequest(fmt::format(
-          "error decoding patch: json: cannot unmarshal {} into Go value of type "
-          "handlers.jsonPatchOp",
-          jsonKindWord(operation)));
+      return badRequest(
+          fmt::format("error decoding patch: json: cannot unmarshal {} into Go value of type "
+                      "handlers.jsonPatchOp",
+                      jsonKindWord(operation)));
     }
     for (const Value::Member& member : operation.GetObject()) {
       std::string_view name = stringOf(member.name);
       if ((name == "op" || name == "path" || name == "from") && !member.value.IsString() &&
           !member.value.IsNull()) {
-        return badRequest(fmt::format(
-            "error decoding patch: json: cannot unmarshal {} into Go struct field "
-            "jsonPatchOp.{} of type string",
-            jsonKindWord(member.value), name));
+        return badRequest(
+            fmt::format("error decoding patch: json: cannot unmarshal {} into Go struct field "
+                        "jsonPatchOp.{} of type string",
+                        jsonKindWord(member.value), name));
       }
     }
   }
   if (operations.Size() > kMaxOperations) {
     return entityTooLarge(
-        fmt::format("The allowed maximum operations in a JSON patch is {}, got {}",
-                    kMaxOperations, operations.Size()));
+        fmt::format("The allowed maximum operations in a JSON patch is {}, got {}", kMaxOperations,
+                    operations.Size()));
   }
   return std::nullopt;
 }

@@ -1,8 +1,8 @@
 // Unit tests of application/json-patch+json: every RFC 6902 operation (the RFC's appendix A
 // examples among them), pointer escapes, array indexes, and the apiserver's error answers.
-#include <string>
-
 #include <doctest/doctest.h>
+
+#include <string>
 
 #include "test/kubesim/patch/patch_test_util.hpp"
 
@@ -24,15 +24,15 @@ TEST_SUITE("kubesim-patch json patch") {
   TEST_CASE("add: object member, nested member, array element, '-' and whole array value") {
     CHECK_EQ(jsonPatch(R"({"foo":"bar"})", R"([{"op":"add","path":"/baz","value":"qux"}])"),
              canonical(R"({"baz":"qux","foo":"bar"})"));
-    CHECK_EQ(jsonPatch(R"({"foo":["bar","baz"]})",
-                       R"([{"op":"add","path":"/foo/1","value":"qux"}])"),
-             canonical(R"({"foo":["bar","qux","baz"]})"));
+    CHECK_EQ(
+        jsonPatch(R"({"foo":["bar","baz"]})", R"([{"op":"add","path":"/foo/1","value":"qux"}])"),
+        canonical(R"({"foo":["bar","qux","baz"]})"));
     CHECK_EQ(jsonPatch(R"({"foo":"bar"})",
                        R"([{"op":"add","path":"/child","value":{"grandchild":{}}}])"),
              canonical(R"({"foo":"bar","child":{"grandchild":{}}})"));
-    CHECK_EQ(jsonPatch(R"({"foo":["bar"]})",
-                       R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])"),
-             canonical(R"({"foo":["bar",["abc","def"]]})"));
+    CHECK_EQ(
+        jsonPatch(R"({"foo":["bar"]})", R"([{"op":"add","path":"/foo/-","value":["abc","def"]}])"),
+        canonical(R"({"foo":["bar",["abc","def"]]})"));
     // Index == length appends; index 0 prepends.
     CHECK_EQ(jsonPatch(R"({"a":[1,2]})", R"([{"op":"add","path":"/a/2","value":3}])"),
              canonical(R"({"a":[1,2,3]})"));
@@ -122,13 +122,14 @@ TEST_SUITE("kubesim-patch json patch") {
     CHECK_EQ(error.message, kGeneric);
     CHECK_EQ(detail, "testing value /baz failed: test failed");
     // String "10" is not number 10 (RFC 6902 A.15), 1 is not 1.0, objects must match exactly.
-    CHECK_EQ(jsonRejected(R"({"/":9,"~1":10})", R"([{"op":"test","path":"/~01","value":"10"}])")
-                 .code,
-             422);
+    CHECK_EQ(
+        jsonRejected(R"({"/":9,"~1":10})", R"([{"op":"test","path":"/~01","value":"10"}])").code,
+        422);
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"test","path":"/a","value":1.0}])").code, 422);
-    CHECK_EQ(jsonRejected(R"({"o":{"a":1}})", R"([{"op":"test","path":"/o","value":{"a":1,"b":2}}])")
-                 .code,
-             422);
+    CHECK_EQ(
+        jsonRejected(R"({"o":{"a":1}})", R"([{"op":"test","path":"/o","value":{"a":1,"b":2}}])")
+            .code,
+        422);
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"test","path":"/a"}])").code, 422);
     CHECK_EQ(jsonRejected(R"({"a":null})", R"([{"op":"test","path":"/a","value":0}])").code, 422);
   }
@@ -157,8 +158,7 @@ TEST_SUITE("kubesim-patch json patch") {
   TEST_CASE("operations that do not apply answer 422 and leave the object untouched") {
     std::string detail;
     // RFC 6902 A.12: adding to a nonexistent target.
-    jsonRejected(R"({"foo":"bar"})", R"([{"op":"add","path":"/baz/bat","value":"qux"}])",
-                 &detail);
+    jsonRejected(R"({"foo":"bar"})", R"([{"op":"add","path":"/baz/bat","value":"qux"}])", &detail);
     CHECK_EQ(detail,
              "add operation does not apply: doc is missing path: \"/baz/bat\": missing value");
     // kubectl's classic: adding a label when the object has no labels map.
@@ -170,9 +170,9 @@ TEST_SUITE("kubesim-patch json patch") {
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"replace","path":"/b","value":1}])").code, 422);
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"move","from":"/b","path":"/c"}])").code, 422);
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"copy","from":"/b","path":"/c"}])").code, 422);
-    CHECK_EQ(jsonRejected(R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":"/a/b/c"}])")
-                 .code,
-             422);
+    CHECK_EQ(
+        jsonRejected(R"({"a":{"b":1}})", R"([{"op":"move","from":"/a","path":"/a/b/c"}])").code,
+        422);
     // Array indexes: past the end, not a number, through a scalar, into null.
     CHECK_EQ(jsonRejected(R"({"a":[1]})", R"([{"op":"add","path":"/a/2","value":1}])").code, 422);
     CHECK_EQ(jsonRejected(R"({"a":[1]})", R"([{"op":"replace","path":"/a/1","value":1}])").code,
@@ -196,9 +196,9 @@ TEST_SUITE("kubesim-patch json patch") {
     CHECK_EQ(detail, "Unexpected kind: unknown");
     for (const char* op : {"add", "remove", "replace", "test"}) {
       CAPTURE(op);
-      CHECK_EQ(jsonRejected(R"({"a":1})", std::string(R"([{"op":")") + op + R"(","value":1}])")
-                   .code,
-               422);
+      CHECK_EQ(
+          jsonRejected(R"({"a":1})", std::string(R"([{"op":")") + op + R"(","value":1}])").code,
+          422);
     }
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"move","path":"/b"}])").code, 422);
     CHECK_EQ(jsonRejected(R"({"a":1})", R"([{"op":"copy","path":"/b"}])").code, 422);

@@ -3,10 +3,10 @@
 // pruned, as the json-patch library does before the apiserver decodes the result.
 #include "test/kubesim/patch/merge_patch.hpp"
 
+#include <fmt/format.h>
+
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace ccm::kubesim::patch_internal {
 namespace {
@@ -90,10 +90,10 @@ std::optional<Failure> decodeMergePatch(const Value& patch) {
     return badRequest("Invalid JSON Patch");
   }
   if (!patch.IsObject()) {
-    return badRequest(fmt::format(
-        "error decoding patch: json: cannot unmarshal {} into Go value of type "
-        "map[string]interface {{}}",
-        jsonKindWord(patch)));
+    return badRequest(
+        fmt::format("error decoding patch: json: cannot unmarshal {} into Go value of type "
+                    "map[string]interface {{}}",
+                    jsonKindWord(patch)));
   }
   return std::nullopt;
 }

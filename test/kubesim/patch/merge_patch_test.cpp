@@ -1,9 +1,9 @@
 // Unit tests of application/merge-patch+json: the RFC 7386 appendix A examples (those whose
 // target is an object, as every Kubernetes object is), kubectl label/annotate shapes, and the
 // apiserver's answers to patches that are not objects.
-#include <string>
-
 #include <doctest/doctest.h>
+
+#include <string>
 
 #include "test/kubesim/patch/patch_test_util.hpp"
 
@@ -36,9 +36,9 @@ TEST_SUITE("kubesim-patch merge patch") {
   }
 
   TEST_CASE("arrays are replaced wholesale, merge keys or not") {
-    CHECK_EQ(merge(R"({"metadata":{"finalizers":["a","b"]}})",
-                   R"({"metadata":{"finalizers":["c"]}})"),
-             canonical(R"({"metadata":{"finalizers":["c"]}})"));
+    CHECK_EQ(
+        merge(R"({"metadata":{"finalizers":["a","b"]}})", R"({"metadata":{"finalizers":["c"]}})"),
+        canonical(R"({"metadata":{"finalizers":["c"]}})"));
     CHECK_EQ(merge(R"({"status":{"conditions":[{"type":"Ready","status":"True"},
                                                   {"type":"DiskPressure","status":"False"}]}})",
                    R"({"status":{"conditions":[{"type":"Ready","status":"False"}]}})"),
@@ -66,8 +66,9 @@ TEST_SUITE("kubesim-patch merge patch") {
   }
 
   TEST_CASE("existing keys keep their position, new keys go last") {
-    testing::Outcome outcome = testing::run(PatchType::Merge, "Node", R"({"a":1,"b":{"x":1},"c":3})",
-                                            R"({"b":{"y":2},"a":null,"d":4})");
+    testing::Outcome outcome =
+        testing::run(PatchType::Merge, "Node", R"({"a":1,"b":{"x":1},"c":3})",
+                     R"({"b":{"y":2},"a":null,"d":4})");
     REQUIRE_FALSE(outcome.error);
     CHECK_EQ(outcome.after, R"({"b":{"x":1,"y":2},"c":3,"d":4})");
   }

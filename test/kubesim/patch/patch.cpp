@@ -2,14 +2,14 @@
 // handler does it, the per-type decoding step, and all-or-nothing application.
 #include "test/kubesim/patch/patch.hpp"
 
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+
 #include <cstring>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-#include <rapidjson/error/en.h>
 
 #include "test/kubesim/patch/json_patch.hpp"
 #include "test/kubesim/patch/merge_patch.hpp"
@@ -208,15 +208,17 @@ std::string_view stripParameters(std::string_view contentType) {
 
 }  // namespace
 
-std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapidjson::Value& target,
+std::optional<PatchError> applyPatch(PatchType type, std::string_view kind,
+                                     rapidjson::Value& target,
                                      rapidjson::Document::AllocatorType& alloc,
                                      std::string_view body) {
   return applyPatch(type, kind, target, alloc, body, nullptr);
 }
 
-std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapidjson::Value& target,
-                                     rapidjson::Document::AllocatorType& alloc, std::string_view body,
-                                     std::string* detail) {
+std::optional<PatchError> applyPatch(PatchType type, std::string_view kind,
+                                     rapidjson::Value& target,
+                                     rapidjson::Document::AllocatorType& alloc,
+                                     std::string_view body, std::string* detail) {
   // Any body that is not valid JSON is rejected before the patch type matters. A NUL byte can
   // only be invalid JSON, but RapidJSON would stop reading at it.
   rapidjson::Document patch(&alloc);
@@ -231,9 +233,9 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
   patch.Parse<kParseFlags>(body.data(), body.size());
   if (patch.HasParseError()) {
     Failure failure = patch_internal::badRequest("invalid JSON patch");
-    failure.detail = fmt::format("invalid JSON patch: {} (offset {})",
-                                 rapidjson::GetParseError_En(patch.GetParseError()),
-                                 patch.GetErrorOffset());
+    failure.detail =
+        fmt::format("invalid JSON patch: {} (offset {})",
+                    rapidjson::GetParseError_En(patch.GetParseError()), patch.GetErrorOffset());
     return report(std::move(failure), detail);
   }
 
@@ -246,9 +248,8 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
     case PatchType::Json:
       failure = patch_internal::decodeJsonPatch(patch);
       if (!failure && patch.IsArray() && !patch.Empty()) {
-        failure = allOrNothing(target, alloc, [&] {
-          return patch_internal::applyJsonPatch(target, patch, alloc);
-        });
+        failure = allOrNothing(
+            target, alloc, [&] { return patch_internal::applyJsonPatch(target, patch, alloc); });
       }
       break;
     case PatchType::Merge:
@@ -261,8 +262,8 @@ std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapi
       failure = decodeStrategic(patch);
       if (!failure && patch.IsObject() && !patch.ObjectEmpty()) {
         failure = allOrNothing(target, alloc, [&] {
-          return patch_internal::applyStrategicMergePatch(
-              target, patch, strategicSchemaForKind(kind), alloc);
+          return patch_internal::applyStrategicMergePatch(target, patch,
+                                                          strategicSchemaForKind(kind), alloc);
         });
       }
       break;

@@ -3,11 +3,11 @@
 // with the semantics, status codes and messages of kube-apiserver for built-in kinds.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 namespace ccm::kubesim {
 
@@ -29,15 +29,18 @@ struct PatchError {
 // Strings of the patch are allocated in alloc and moved into target; target itself is backed up
 // in a scratch allocator (not alloc) while a JSON or strategic patch runs. Thread-compatible: no
 // shared state, call concurrently on different targets.
-std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapidjson::Value& target,
-                                     rapidjson::Document::AllocatorType& alloc, std::string_view body);
+std::optional<PatchError> applyPatch(PatchType type, std::string_view kind,
+                                     rapidjson::Value& target,
+                                     rapidjson::Document::AllocatorType& alloc,
+                                     std::string_view body);
 
 // Same, and on error stores the engine's explanation in *detail (if detail is not null). A real
 // server hides that text for some errors: a failed JSON-patch operation answers 422 with the fixed
 // message "the server rejected our request due to an error in our request".
-std::optional<PatchError> applyPatch(PatchType type, std::string_view kind, rapidjson::Value& target,
-                                     rapidjson::Document::AllocatorType& alloc, std::string_view body,
-                                     std::string* detail);
+std::optional<PatchError> applyPatch(PatchType type, std::string_view kind,
+                                     rapidjson::Value& target,
+                                     rapidjson::Document::AllocatorType& alloc,
+                                     std::string_view body, std::string* detail);
 
 // The patch type of a PATCH request's Content-Type header as kube-apiserver reads it (parameters
 // after the first ';' are dropped, no other normalisation). nullopt for anything else, including

@@ -1,13 +1,13 @@
 // Unit tests of the engine's entry points: Content-Type mapping and the 415 answer, the detail
 // overload, allocator ownership, big objects, and a seeded random sweep checking that every
 // failed patch leaves its target byte-for-byte untouched and every success yields an object.
+#include <doctest/doctest.h>
+
 #include <functional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "test/kubesim/patch/patch_test_util.hpp"
 
@@ -63,8 +63,8 @@ TEST_SUITE("kubesim-patch api") {
     CHECK_FALSE(applyPatch(PatchType::Merge, "Node", document, document.GetAllocator(),
                            R"({"b":2})", &detail));
     CHECK_EQ(detail, "untouched");
-    CHECK_FALSE(applyPatch(PatchType::Strategic, "Node", document, document.GetAllocator(),
-                           R"({"c":3})"));
+    CHECK_FALSE(
+        applyPatch(PatchType::Strategic, "Node", document, document.GetAllocator(), R"({"c":3})"));
     CHECK_EQ(toJson(document), R"({"a":1,"b":2,"c":3})");
     auto parseError = applyPatch(PatchType::Strategic, "Node", document, document.GetAllocator(),
                                  R"({"c":)", &detail);
@@ -77,7 +77,8 @@ TEST_SUITE("kubesim-patch api") {
     document.Parse(R"({"metadata":{"name":"n1"}})");
     {
       std::string body = R"({"metadata":{"labels":{"a-rather-long-label-key-to-avoid-sso":"v"}}})";
-      REQUIRE_FALSE(applyPatch(PatchType::Strategic, "Node", document, document.GetAllocator(), body));
+      REQUIRE_FALSE(
+          applyPatch(PatchType::Strategic, "Node", document, document.GetAllocator(), body));
       body.assign(body.size(), 'x');  // the engine must not point into the body
     }
     CHECK_EQ(toJson(document),
@@ -103,11 +104,13 @@ TEST_SUITE("kubesim-patch api") {
     testing::rejected(PatchType::Strategic, "Node", big,
                       R"({"metadata":{"name":"changed"},
                           "status":{"images":null,"conditions":[{"status":"x"}]}})");
-    testing::rejected(PatchType::Json, "Node", big,
-                      R"([{"op":"remove","path":"/status/images"},{"op":"test","path":"/x","value":1}])");
-    CHECK_EQ(testing::applied(PatchType::Strategic, "Node", big, R"({"metadata":{"labels":{"a":"b"}}})")
-                 .size(),
-             canonical(big).size() + std::string(R"(,"labels":{"a":"b"})").size());
+    testing::rejected(
+        PatchType::Json, "Node", big,
+        R"([{"op":"remove","path":"/status/images"},{"op":"test","path":"/x","value":1}])");
+    CHECK_EQ(
+        testing::applied(PatchType::Strategic, "Node", big, R"({"metadata":{"labels":{"a":"b"}}})")
+            .size(),
+        canonical(big).size() + std::string(R"(,"labels":{"a":"b"})").size());
   }
 
   TEST_CASE("nesting: 10000 levels are accepted, deeper bodies are invalid JSON") {
@@ -127,7 +130,8 @@ TEST_SUITE("kubesim-patch api") {
       CHECK_MESSAGE(!outcome.error, testing::describe(outcome));
       CHECK_EQ(outcome.after.size(), target.size());
     }
-    testing::Outcome added = testing::run(PatchType::Strategic, "Widget", "{}", nested(10000, "null"));
+    testing::Outcome added =
+        testing::run(PatchType::Strategic, "Widget", "{}", nested(10000, "null"));
     CHECK_FALSE(added.error);
     PatchError error = testing::rejected(PatchType::Strategic, "Widget", "{}", nested(10001, "1"));
     CHECK_EQ(error.code, 400);
@@ -136,7 +140,8 @@ TEST_SUITE("kubesim-patch api") {
     deepArray.append(10001, ']');
     CHECK_EQ(testing::rejected(PatchType::Json, "Widget", "{}", deepArray).code, 400);
     // Brackets inside strings do not count.
-    std::string quoted = R"([{"op":"add","path":"/s","value":")" + std::string(20000, '[') + R"("}])";
+    std::string quoted =
+        R"([{"op":"add","path":"/s","value":")" + std::string(20000, '[') + R"("}])";
     CHECK_FALSE(testing::run(PatchType::Json, "Widget", "{}", quoted).error);
   }
 
@@ -179,19 +184,48 @@ TEST_SUITE("kubesim-patch api") {
         R"({"metadata":{},"spec":{"containers":[{"name":"a","env":[{"name":"X","value":"1"}]}]}})",
     };
     constexpr const char* kKinds[] = {"Node", "Service", "Pod", "Widget"};
-    constexpr const char* kKeys[] = {
-        "metadata", "spec", "status", "labels", "finalizers", "ownerReferences", "podCIDRs",
-        "taints", "conditions", "addresses", "ports", "containers", "env", "selector", "type",
-        "status", "uid", "port", "name", "a", "$patch", "$retainKeys",
-        "$setElementOrder/conditions", "$setElementOrder/finalizers",
-        "$deleteFromPrimitiveList/finalizers", "$deleteFromPrimitiveList/podCIDRs"};
-    constexpr const char* kScalars[] = {R"("Ready")", R"("DiskPressure")", R"("f1")", R"("x")",
-                                        "80", "1.5", "true", "null", R"("replace")",
-                                        R"("delete")", R"("merge")", R"("u1")", "[]", "{}"};
-    constexpr const char* kPaths[] = {"",  "/metadata", "/metadata/labels/a", "/metadata/finalizers/0",
-                                      "/metadata/finalizers/-", "/spec", "/spec/taints/0/key",
-                                      "/status/conditions/1", "/status/conditions/-1", "/nope/x",
-                                      "/metadata/labels/b~1c", "/status/addresses/9", "/a"};
+    constexpr const char* kKeys[] = {"metadata",
+                                     "spec",
+                                     "status",
+                                     "labels",
+                                     "finalizers",
+                                     "ownerReferences",
+                                     "podCIDRs",
+                                     "taints",
+                                     "conditions",
+                                     "addresses",
+                                     "ports",
+                                     "containers",
+                                     "env",
+                                     "selector",
+                                     "type",
+                                     "status",
+                                     "uid",
+                                     "port",
+                                     "name",
+                                     "a",
+                                     "$patch",
+                                     "$retainKeys",
+                                     "$setElementOrder/conditions",
+                                     "$setElementOrder/finalizers",
+                                     "$deleteFromPrimitiveList/finalizers",
+                                     "$deleteFromPrimitiveList/podCIDRs"};
+    constexpr const char* kScalars[] = {
+        R"("Ready")", R"("DiskPressure")", R"("f1")",     R"("x")",     "80",      "1.5", "true",
+        "null",       R"("replace")",      R"("delete")", R"("merge")", R"("u1")", "[]",  "{}"};
+    constexpr const char* kPaths[] = {"",
+                                      "/metadata",
+                                      "/metadata/labels/a",
+                                      "/metadata/finalizers/0",
+                                      "/metadata/finalizers/-",
+                                      "/spec",
+                                      "/spec/taints/0/key",
+                                      "/status/conditions/1",
+                                      "/status/conditions/-1",
+                                      "/nope/x",
+                                      "/metadata/labels/b~1c",
+                                      "/status/addresses/9",
+                                      "/a"};
     constexpr const char* kOps[] = {"add", "remove", "replace", "move", "copy", "test", "bogus"};
 
     std::mt19937 random(20260724);
@@ -222,7 +256,8 @@ TEST_SUITE("kubesim-patch api") {
       for (int i = 0; i < elements; ++i) {
         out += i == 0 ? "" : ",";
         if (chance(50)) {
-          out += std::string(R"({"type":)") + pick(kScalars) + "," + R"("status":)" + value(depth - 2) + "}";
+          out += std::string(R"({"type":)") + pick(kScalars) + "," + R"("status":)" +
+                 value(depth - 2) + "}";
         } else {
           out += value(depth - 1);
         }

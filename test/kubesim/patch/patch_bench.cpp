@@ -3,14 +3,14 @@
 // patch, applied to a realistic node (40 images). Prints microseconds per patch, for the engine
 // alone and for a store-like round (copy of the stored object, patch, serialisation).
 // Built on request only: ninja -C <build> test/kubesim/patch/kubesim_patch_bench
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <string>
-
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "test/kubesim/patch/patch.hpp"
 
@@ -45,9 +45,10 @@ std::string makeNode() {
       "images":[)";
   for (int i = 0; i < 40; ++i) {
     node += i == 0 ? "" : ",";
-    node += R"({"names":["registry.example.com/team/service-)" + std::to_string(i) +
-            R"(@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","registry.example.com/team/service-)" +
-            std::to_string(i) + R"(:v1.2.3"],"sizeBytes":)" + std::to_string(10000000 + i) + "}";
+    node +=
+        R"({"names":["registry.example.com/team/service-)" + std::to_string(i) +
+        R"(@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","registry.example.com/team/service-)" +
+        std::to_string(i) + R"(:v1.2.3"],"sizeBytes":)" + std::to_string(10000000 + i) + "}";
   }
   node += "]}}";
   return node;

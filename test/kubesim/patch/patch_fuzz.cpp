@@ -2,13 +2,13 @@
 // target: clang++ -fsanitize=fuzzer,address (meson target kubesim_patch_fuzz under clang).
 #include "test/kubesim/patch/patch_fuzz.hpp"
 
-#include <cstdlib>
-#include <string>
-#include <string_view>
-
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
 
 #include "test/kubesim/patch/patch.hpp"
 

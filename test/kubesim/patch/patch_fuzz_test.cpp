@@ -1,11 +1,11 @@
 // Runs the fuzz driver over a small seed corpus (the shapes the fuzzer starts from), so the
 // driver stays compiled and its invariants hold in the regular test run.
-#include <cstdint>
-#include <string>
+#include "test/kubesim/patch/patch_fuzz.hpp"
 
 #include <doctest/doctest.h>
 
-#include "test/kubesim/patch/patch_fuzz.hpp"
+#include <cstdint>
+#include <string>
 
 namespace ccm::kubesim {
 namespace {
@@ -27,7 +27,11 @@ TEST_SUITE("kubesim-patch fuzz driver") {
         R"({"spec":{"containers":[{"name":"c","env":[{"name":"E","$patch":"delete"}]}]}})",
         R"({"$patch":"replace","metadata":{}})",
         R"({"spec":{"$retainKeys":["taints"],"taints":null}})",
-        "", "[", "null", "{}", "[]",
+        "",
+        "[",
+        "null",
+        "{}",
+        "[]",
     };
     for (const char* seed : seeds) {
       for (char selector = 0; selector < 12; ++selector) {

@@ -97,8 +97,10 @@ struct KindSchema {
 };
 
 constexpr KindSchema kKinds[] = {
-    {"Node", kNode},           {"Service", kService},
-    {"Pod", kPod},             {"Namespace", kNamespace},
+    {"Node", kNode},
+    {"Service", kService},
+    {"Pod", kPod},
+    {"Namespace", kNamespace},
     {"ServiceAccount", kServiceAccount},
 };
 

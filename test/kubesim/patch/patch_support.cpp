@@ -1,12 +1,12 @@
 // Go-flavoured views of RapidJSON values and the failure constructors (see patch_support.hpp).
 #include "test/kubesim/patch/patch_support.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace ccm::kubesim::patch_internal {
 
@@ -32,7 +32,8 @@ Failure untypedError(std::string message) {
 }
 
 Failure goPanic(std::string detail) {
-  return {{500, "InternalError", "This request caused apiserver to panic. Look in the logs for details."},
+  return {{500, "InternalError",
+           "This request caused apiserver to panic. Look in the logs for details."},
           std::move(detail)};
 }
 

@@ -3,11 +3,11 @@
 // apimachinery code kube-apiserver runs depends on.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include <rapidjson/document.h>
 
 #include "test/kubesim/patch/patch.hpp"
 

@@ -2,16 +2,16 @@
 // in a canonical form (object keys sorted, arrays in order).
 #pragma once
 
+#include <doctest/doctest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <doctest/doctest.h>
-#include <rapidjson/document.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "test/kubesim/patch/patch.hpp"
 

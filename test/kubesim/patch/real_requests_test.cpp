@@ -2,9 +2,9 @@
 // route controllers' node status patches, taint and finalizer patches, kubectl cordon, taint,
 // label and patch, the service controller's status and finalizer patches, event and lease
 // updates, applied to realistic objects.
-#include <string>
-
 #include <doctest/doctest.h>
+
+#include <string>
 
 #include "test/kubesim/patch/patch_test_util.hpp"
 
@@ -99,13 +99,14 @@ TEST_SUITE("kubesim-patch real requests") {
     std::string body = R"({"status":{
         "$setElementOrder/conditions":[{"type":"MemoryPressure"},{"type":"DiskPressure"},
           {"type":"PIDPressure"},{"type":"Ready"},{"type":"NetworkUnavailable"}],
-        "conditions":[)" + std::string(kNetworkUnavailable) + R"(],
+        "conditions":[)" +
+                       std::string(kNetworkUnavailable) + R"(],
         "addresses":[{"type":"InternalIP","address":"10.0.0.5"},{"type":"Hostname","address":"n1"},
           {"$patch":"replace"}]}})";
-    CHECK_EQ(smp("Node", kNode, body),
-             canonical(node("", kSpec,
-                            conditions({kMemory, kDisk, kPid, kReady, kNetworkUnavailable}),
-                            R"([{"type":"InternalIP","address":"10.0.0.5"},
+    CHECK_EQ(
+        smp("Node", kNode, body),
+        canonical(node("", kSpec, conditions({kMemory, kDisk, kPid, kReady, kNetworkUnavailable}),
+                       R"([{"type":"InternalIP","address":"10.0.0.5"},
                                 {"type":"Hostname","address":"n1"}])")));
   }
 
@@ -113,11 +114,13 @@ TEST_SUITE("kubesim-patch real requests") {
     std::string first = R"({"status":{
         "$setElementOrder/conditions":[{"type":"NetworkUnavailable"},{"type":"MemoryPressure"},
           {"type":"DiskPressure"},{"type":"PIDPressure"},{"type":"Ready"}],
-        "conditions":[)" + std::string(kNetworkUnavailable) + R"(]}})";
+        "conditions":[)" +
+                        std::string(kNetworkUnavailable) + R"(]}})";
     std::string afterFirst = smp("Node", kNode, first);
-    CHECK_EQ(afterFirst, canonical(node("", kSpec,
-                                        conditions({kNetworkUnavailable, kMemory, kDisk, kPid, kReady}),
-                                        kAddresses)));
+    CHECK_EQ(
+        afterFirst,
+        canonical(node("", kSpec, conditions({kNetworkUnavailable, kMemory, kDisk, kPid, kReady}),
+                       kAddresses)));
     std::string second = R"({"status":{
         "$setElementOrder/conditions":[{"type":"NetworkUnavailable"},{"type":"MemoryPressure"},
           {"type":"DiskPressure"},{"type":"PIDPressure"},{"type":"Ready"}],
@@ -197,11 +200,12 @@ TEST_SUITE("kubesim-patch real requests") {
   TEST_CASE("kubectl cordon and uncordon") {
     std::string cordoned = smp("Node", kNode, R"({"spec":{"unschedulable":true}})");
     CHECK_EQ(cordoned,
-             canonical(node("",
-                            R"({"podCIDR":"10.244.1.0/24","podCIDRs":["10.244.1.0/24"],"unschedulable":true,
+             canonical(node(
+                 "",
+                 R"({"podCIDR":"10.244.1.0/24","podCIDRs":["10.244.1.0/24"],"unschedulable":true,
                                 "taints":[{"key":"node.cloudprovider.kubernetes.io/uninitialized","value":"true","effect":"NoSchedule"},
                                           {"key":"node.kubernetes.io/not-ready","effect":"NoSchedule"}]})",
-                            conditions({kMemory, kDisk, kPid, kReady}), kAddresses)));
+                 conditions({kMemory, kDisk, kPid, kReady}), kAddresses)));
     CHECK_EQ(smp("Node", cordoned, R"({"spec":{"unschedulable":null}})"), canonical(kNode));
   }
 
@@ -210,12 +214,14 @@ TEST_SUITE("kubesim-patch real requests") {
         applied(PatchType::Merge, "Node", kNode, R"({"metadata":{"labels":{"zone":"a"}}})");
     CHECK(labelled.find(R"("zone":"a")") != std::string::npos);
     CHECK(labelled.find(R"("kubernetes.io/hostname":"n1")") != std::string::npos);
-    CHECK_EQ(applied(PatchType::Merge, "Node", labelled, R"({"metadata":{"labels":{"zone":null}}})"),
-             canonical(kNode));
-    CHECK_EQ(applied(PatchType::Json, "Node", kNode,
-                     R"([{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"me"},
+    CHECK_EQ(
+        applied(PatchType::Merge, "Node", labelled, R"({"metadata":{"labels":{"zone":null}}})"),
+        canonical(kNode));
+    CHECK_EQ(
+        applied(PatchType::Json, "Node", kNode,
+                R"([{"op":"add","path":"/metadata/annotations/example.com~1owner","value":"me"},
                          {"op":"remove","path":"/metadata/annotations/example.com~1owner"}])"),
-             canonical(kNode));
+        canonical(kNode));
     // The Python client sends a list body as JSON patch.
     std::string viaJson = applied(PatchType::Json, "Node", kNode,
                                   R"([{"op":"add","path":"/spec/unschedulable","value":true}])");
@@ -236,9 +242,10 @@ TEST_SUITE("kubesim-patch real requests") {
     // With another finalizer present the generated patches carry $setElementOrder.
     std::string withOther =
         smp("Service", kService, R"({"metadata":{"finalizers":["example.com/keep"]}})");
-    std::string both = smp("Service", withOther,
-                           std::string(R"({"metadata":{"$setElementOrder/finalizers":["example.com/keep",")") +
-                               kFinalizer + R"("],"finalizers":[")" + kFinalizer + R"("]}})");
+    std::string both =
+        smp("Service", withOther,
+            std::string(R"({"metadata":{"$setElementOrder/finalizers":["example.com/keep",")") +
+                kFinalizer + R"("],"finalizers":[")" + kFinalizer + R"("]}})");
     CHECK(both.find(std::string(R"("finalizers":["example.com/keep",")") + kFinalizer + R"("])") !=
           std::string::npos);
     CHECK_EQ(smp("Service", both,
@@ -252,22 +259,25 @@ TEST_SUITE("kubesim-patch real requests") {
         "Service", kService, R"({"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7"}]}}})");
     CHECK(withIngress.find(R"("status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7"}]}})") !=
           std::string::npos);
-    std::string moved = smp("Service", withIngress,
-                            R"({"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.8","ipMode":"VIP"},
+    std::string moved =
+        smp("Service", withIngress,
+            R"({"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.8","ipMode":"VIP"},
                                                                      {"hostname":"lb.example.com"}]}}})");
-    CHECK(moved.find(R"("ingress":[{"ip":"203.0.113.8","ipMode":"VIP"},{"hostname":"lb.example.com"}])") !=
+    CHECK(moved.find(
+              R"("ingress":[{"ip":"203.0.113.8","ipMode":"VIP"},{"hostname":"lb.example.com"}])") !=
           std::string::npos);
     CHECK_EQ(smp("Service", moved, R"({"status":{"loadBalancer":{"ingress":null}}})"),
              canonical(kService));
   }
 
   TEST_CASE("service ports merge by port") {
-    std::string result =
-        smp("Service", kService,
-            R"({"spec":{"$setElementOrder/ports":[{"port":80},{"port":443}],
+    std::string result = smp("Service", kService,
+                             R"({"spec":{"$setElementOrder/ports":[{"port":80},{"port":443}],
                         "ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":8443}]}})");
-    CHECK(result.find(R"("ports":[{"name":"http","nodePort":30080,"port":80,"protocol":"TCP","targetPort":8080},{"name":"https","port":443,"protocol":"TCP","targetPort":8443}])") !=
-          std::string::npos);
+    CHECK(
+        result.find(
+            R"("ports":[{"name":"http","nodePort":30080,"port":80,"protocol":"TCP","targetPort":8080},{"name":"https","port":443,"protocol":"TCP","targetPort":8443}])") !=
+        std::string::npos);
   }
 
   TEST_CASE("event recorder count bump and lease renewal") {

@@ -9,6 +9,8 @@
 // that the stored JSON matches what a real server returns.
 #include "test/kubesim/patch/strategic_merge.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -18,8 +20,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace ccm::kubesim::patch_internal {
 namespace {
@@ -674,8 +674,7 @@ bool Merger::mergeSliceHandler(Value& original, Value& patch, const FieldSchema*
   return mergeSlice(original, patch, field, deleteList);
 }
 
-bool Merger::mergeSlice(Value& original, Value& patch, const FieldSchema* field,
-                        bool deleteList) {
+bool Merger::mergeSlice(Value& original, Value& patch, const FieldSchema* field, bool deleteList) {
   if (original.Empty() && patch.Empty()) {
     return true;
   }

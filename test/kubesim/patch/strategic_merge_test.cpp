@@ -1,9 +1,9 @@
 // Unit tests of application/strategic-merge-patch+json: map merging and null deletion, atomic
 // lists, lists merged by key, scalar sets, every directive ($patch in maps and as list elements,
 // $setElementOrder, $deleteFromPrimitiveList, $retainKeys), ordering, and the error answers.
-#include <string>
-
 #include <doctest/doctest.h>
+
+#include <string>
 
 #include "test/kubesim/patch/patch_schema.hpp"
 #include "test/kubesim/patch/patch_test_util.hpp"
@@ -74,25 +74,27 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
                              "ipFamilies":["IPv4","IPv6"]}})"),
              canonical(R"({"spec":{"externalIPs":["3.3.3.3"],"clusterIPs":["10.0.0.2","fd00::2"],
                                    "ipFamilies":["IPv4","IPv6"]}})"));
-    CHECK_EQ(smp("Service",
-                 R"({"status":{"loadBalancer":{"ingress":[{"hostname":"a.example"},{"ip":"1.2.3.4"}]}}})",
-                 R"({"status":{"loadBalancer":{"ingress":[{"ip":"5.6.7.8"}]}}})"),
-             canonical(R"({"status":{"loadBalancer":{"ingress":[{"ip":"5.6.7.8"}]}}})"));
+    CHECK_EQ(
+        smp("Service",
+            R"({"status":{"loadBalancer":{"ingress":[{"hostname":"a.example"},{"ip":"1.2.3.4"}]}}})",
+            R"({"status":{"loadBalancer":{"ingress":[{"ip":"5.6.7.8"}]}}})"),
+        canonical(R"({"status":{"loadBalancer":{"ingress":[{"ip":"5.6.7.8"}]}}})"));
     CHECK_EQ(smp("Endpoints", R"({"subsets":[{"addresses":[{"ip":"1.1.1.1"}]}]})",
                  R"({"subsets":[{"addresses":[{"ip":"2.2.2.2"}]}]})"),
              canonical(R"({"subsets":[{"addresses":[{"ip":"2.2.2.2"}]}]})"));
-    CHECK_EQ(smp("EndpointSlice", R"({"endpoints":[{"addresses":["1.1.1.1"]}],"ports":[{"port":80}]})",
-                 R"({"endpoints":[{"addresses":["2.2.2.2"]}]})"),
-             canonical(R"({"endpoints":[{"addresses":["2.2.2.2"]}],"ports":[{"port":80}]})"));
+    CHECK_EQ(
+        smp("EndpointSlice", R"({"endpoints":[{"addresses":["1.1.1.1"]}],"ports":[{"port":80}]})",
+            R"({"endpoints":[{"addresses":["2.2.2.2"]}]})"),
+        canonical(R"({"endpoints":[{"addresses":["2.2.2.2"]}],"ports":[{"port":80}]})"));
     CHECK_EQ(smp("Namespace", R"({"spec":{"finalizers":["kubernetes"]}})",
                  R"({"spec":{"finalizers":["other"]}})"),
              canonical(R"({"spec":{"finalizers":["other"]}})"));
     CHECK_EQ(smp("Pod", R"({"spec":{"tolerations":[{"key":"a"}]}})",
                  R"({"spec":{"tolerations":[{"key":"b"}]}})"),
              canonical(R"({"spec":{"tolerations":[{"key":"b"}]}})"));
-    CHECK_EQ(smp("ClusterRole", R"({"rules":[{"verbs":["get"]}]})",
-                 R"({"rules":[{"verbs":["list"]}]})"),
-             canonical(R"({"rules":[{"verbs":["list"]}]})"));
+    CHECK_EQ(
+        smp("ClusterRole", R"({"rules":[{"verbs":["get"]}]})", R"({"rules":[{"verbs":["list"]}]})"),
+        canonical(R"({"rules":[{"verbs":["list"]}]})"));
   }
 
   TEST_CASE("unknown kinds: every list is atomic except the metadata ones") {
@@ -161,9 +163,10 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
                  R"({"metadata":{"ownerReferences":[{"uid":"2","name":"b"}]}})"),
              canonical(R"({"metadata":{"ownerReferences":[{"uid":"2","name":"b"},
                                                           {"uid":"1","name":"a"}]}})"));
-    CHECK_EQ(smp("ServiceAccount", R"({"secrets":[{"name":"a"}],"imagePullSecrets":[{"name":"p"}]})",
-                 R"({"secrets":[{"name":"b"}],"imagePullSecrets":[{"name":"q"}]})"),
-             canonical(R"({"secrets":[{"name":"b"},{"name":"a"}],"imagePullSecrets":[{"name":"q"}]})"));
+    CHECK_EQ(
+        smp("ServiceAccount", R"({"secrets":[{"name":"a"}],"imagePullSecrets":[{"name":"p"}]})",
+            R"({"secrets":[{"name":"b"}],"imagePullSecrets":[{"name":"q"}]})"),
+        canonical(R"({"secrets":[{"name":"b"},{"name":"a"}],"imagePullSecrets":[{"name":"q"}]})"));
     CHECK_EQ(smp("Pod", R"({"status":{"podIPs":[{"ip":"10.0.0.1"}]}})",
                  R"({"status":{"podIPs":[{"ip":"10.0.0.1"},{"ip":"fd00::1"}]}})"),
              canonical(R"({"status":{"podIPs":[{"ip":"10.0.0.1"},{"ip":"fd00::1"}]}})"));
@@ -185,12 +188,13 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
   }
 
   TEST_CASE("an item merged twice keeps what the first merge put in its nested maps") {
-    CHECK_EQ(smp("Node", R"({"status":{"conditions":[{"type":"X","sub":{"a":1}}]}})",
-                 R"({"status":{"conditions":[
+    CHECK_EQ(
+        smp("Node", R"({"status":{"conditions":[{"type":"X","sub":{"a":1}}]}})",
+            R"({"status":{"conditions":[
                      {"type":"X","sub":{"b":2,"deep":{"c":3}}},
                      {"type":"X","m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8,
                       "sub":{"deep":{"d":4}}}]}})"),
-             canonical(R"({"status":{"conditions":[{"type":"X","sub":{"a":1,"b":2,"deep":{"c":3,"d":4}},
+        canonical(R"({"status":{"conditions":[{"type":"X","sub":{"a":1,"b":2,"deep":{"c":3,"d":4}},
                  "m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8}]}})"));
   }
 
@@ -200,8 +204,9 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
              canonical(R"({"spec":{"a":{"z":0,"y":2}}})"));
     CHECK_EQ(testing::merge(R"({"a":1})", R"({"a":null,"a":2,"c":{"d":1,"d":null}})"),
              canonical(R"({"a":2,"c":{}})"));
-    CHECK_EQ(testing::jsonPatch(R"({"a":1})", R"([{"op":"remove","op":"add","path":"/b","value":2}])"),
-             canonical(R"({"a":1,"b":2})"));
+    CHECK_EQ(
+        testing::jsonPatch(R"({"a":1})", R"([{"op":"remove","op":"add","path":"/b","value":2}])"),
+        canonical(R"({"a":1,"b":2})"));
     // Objects with many keys take another path.
     std::string body = R"({"data":{)";
     std::string expected = R"({"data":{)";
@@ -224,9 +229,10 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
              canonical(R"({"status":{"conditions":[
                  {"type":"Ready","status":"True","reason":"KubeletReady"},
                  {"type":"DiskPressure","status":"False","message":"ok"}]}})"));
-    CHECK_EQ(smp("Node", R"({"metadata":{"ownerReferences":[{"uid":"1"},{"uid":"2"},{"uid":"1"}]}})",
-                 R"({"metadata":{"ownerReferences":[{"uid":"1","$patch":"delete"},{"uid":"3"}]}})"),
-             canonical(R"({"metadata":{"ownerReferences":[{"uid":"3"},{"uid":"2"}]}})"));
+    CHECK_EQ(
+        smp("Node", R"({"metadata":{"ownerReferences":[{"uid":"1"},{"uid":"2"},{"uid":"1"}]}})",
+            R"({"metadata":{"ownerReferences":[{"uid":"1","$patch":"delete"},{"uid":"3"}]}})"),
+        canonical(R"({"metadata":{"ownerReferences":[{"uid":"3"},{"uid":"2"}]}})"));
     std::string detail;
     PatchError error = smpRejected("Node", kConditions,
                                    R"({"status":{"conditions":[{"$patch":"delete"}]}})", &detail);
@@ -292,9 +298,9 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
   }
 
   TEST_CASE("scalar lists with merge strategy are set unions") {
-    CHECK_EQ(smp("Node", R"({"metadata":{"finalizers":["a"]}})",
-                 R"({"metadata":{"finalizers":["b"]}})"),
-             canonical(R"({"metadata":{"finalizers":["b","a"]}})"));
+    CHECK_EQ(
+        smp("Node", R"({"metadata":{"finalizers":["a"]}})", R"({"metadata":{"finalizers":["b"]}})"),
+        canonical(R"({"metadata":{"finalizers":["b","a"]}})"));
     CHECK_EQ(smp("Node", R"({"metadata":{"finalizers":["a","b"]}})",
                  R"({"metadata":{"finalizers":["c","a"]}})"),
              canonical(R"({"metadata":{"finalizers":["c","a","b"]}})"));
@@ -357,14 +363,16 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
                  {"type":"DiskPressure","status":"False","message":"ok"},
                  {"type":"NetworkUnavailable","status":"False"}]}})"));
     // Scalars.
-    CHECK_EQ(smp("Node", R"({"metadata":{"finalizers":["a","b"]}})",
-                 R"({"metadata":{"$setElementOrder/finalizers":["a","c","b"],"finalizers":["c"]}})"),
-             canonical(R"({"metadata":{"finalizers":["a","c","b"]}})"));
+    CHECK_EQ(
+        smp("Node", R"({"metadata":{"finalizers":["a","b"]}})",
+            R"({"metadata":{"$setElementOrder/finalizers":["a","c","b"],"finalizers":["c"]}})"),
+        canonical(R"({"metadata":{"finalizers":["a","c","b"]}})"));
     // A list the live object does not have yet.
-    CHECK_EQ(smp("Node", R"({"status":{}})",
-                 R"({"status":{"$setElementOrder/conditions":[{"type":"A"},{"type":"X"},{"type":"B"}],
+    CHECK_EQ(
+        smp("Node", R"({"status":{}})",
+            R"({"status":{"$setElementOrder/conditions":[{"type":"A"},{"type":"X"},{"type":"B"}],
                                "conditions":[{"type":"A","s":null},{"type":"B"}]}})"),
-             canonical(R"({"status":{"conditions":[{"type":"A"},{"type":"B"}]}})"));
+        canonical(R"({"status":{"conditions":[{"type":"A"},{"type":"B"}]}})"));
     // A directive for a list neither side has, and for an atomic list, change nothing.
     CHECK_EQ(smp("Node", R"({"status":{}})",
                  R"({"status":{"$setElementOrder/addresses":[{"type":"A"}]}})"),
@@ -376,11 +384,12 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
 
   TEST_CASE("$setElementOrder with the mixed shapes of generated patches") {
     // Deletion and replace elements in the patch list are skipped when checking the order.
-    CHECK_EQ(smp("Node", kConditions,
-                 R"({"status":{"$setElementOrder/conditions":[{"type":"DiskPressure"},{"type":"Ready"}],
+    CHECK_EQ(
+        smp("Node", kConditions,
+            R"({"status":{"$setElementOrder/conditions":[{"type":"DiskPressure"},{"type":"Ready"}],
                                "conditions":[{"type":"MemoryPressure","$patch":"delete"},
                                              {"type":"DiskPressure","status":"True"}]}})"),
-             canonical(R"({"status":{"conditions":[
+        canonical(R"({"status":{"conditions":[
                  {"type":"DiskPressure","status":"True","message":"ok"},
                  {"type":"Ready","status":"True","reason":"KubeletReady"}]}})"));
     CHECK_EQ(smp("Node",
@@ -397,8 +406,7 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
                                                   {"type":"Hostname","address":"n1"}]}})"));
     // The Go check stops at the end of the directive list, so a trailing replace element after
     // a directive that lists every item is an error on a real server too.
-    CHECK_EQ(smpRejected("Node",
-                         R"({"status":{"addresses":[{"type":"Hostname","address":"n1"}]}})",
+    CHECK_EQ(smpRejected("Node", R"({"status":{"addresses":[{"type":"Hostname","address":"n1"}]}})",
                          R"({"status":{"$setElementOrder/addresses":[{"type":"Hostname"}],
                                        "addresses":[{"type":"Hostname","address":"n2"},
                                                     {"$patch":"replace"}]}})")
@@ -413,18 +421,19 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
 
   TEST_CASE("$setElementOrder errors") {
     std::string detail;
-    PatchError error = smpRejected(
-        "Node", kConditions,
-        R"({"status":{"$setElementOrder/conditions":[{"type":"B"},{"type":"A"}],
+    PatchError error =
+        smpRejected("Node", kConditions,
+                    R"({"status":{"$setElementOrder/conditions":[{"type":"B"},{"type":"A"}],
                       "conditions":[{"type":"A"},{"type":"B"}]}})",
-        &detail);
+                    &detail);
     CHECK_EQ(error.code, 500);
     CHECK_EQ(error.message,
              "the order in patch list:\n[map[type:A] map[type:B]]\n doesn't match "
              "$setElementOrder list:\n[map[type:B] map[type:A]]");
-    CHECK_EQ(smpRejected("Node", kConditions, R"({"status":{"$setElementOrder/conditions":"Ready"}})")
-                 .message,
-             "expected a []interface {}, but received a string");
+    CHECK_EQ(
+        smpRejected("Node", kConditions, R"({"status":{"$setElementOrder/conditions":"Ready"}})")
+            .message,
+        "expected a []interface {}, but received a string");
     CHECK_EQ(smpRejected("Node", kConditions,
                          R"({"status":{"$setElementOrder/conditions":[{"kind":"Ready"}]}})")
                  .message,
@@ -437,11 +446,11 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
   }
 
   TEST_CASE("$retainKeys keeps only the listed keys") {
-    CHECK_EQ(smp("Pod",
-                 R"({"spec":{"volumes":[{"name":"v","emptyDir":{},"hostPath":{"path":"/x"}}]}})",
-                 R"({"spec":{"volumes":[{"name":"v","$retainKeys":["name","configMap"],
+    CHECK_EQ(
+        smp("Pod", R"({"spec":{"volumes":[{"name":"v","emptyDir":{},"hostPath":{"path":"/x"}}]}})",
+            R"({"spec":{"volumes":[{"name":"v","$retainKeys":["name","configMap"],
                                          "configMap":{"name":"cm"}}]}})"),
-             canonical(R"({"spec":{"volumes":[{"name":"v","configMap":{"name":"cm"}}]}})"));
+        canonical(R"({"spec":{"volumes":[{"name":"v","configMap":{"name":"cm"}}]}})"));
     CHECK_EQ(smp("Node", R"({"spec":{"s":{"type":"A","a":{"x":1}}}})",
                  R"({"spec":{"s":{"$retainKeys":["type"],"type":"B"}}})"),
              canonical(R"({"spec":{"s":{"type":"B"}}})"));
@@ -457,8 +466,8 @@ TEST_SUITE("kubesim-patch strategic merge patch") {
 
   TEST_CASE("malformed lists are rejected, leaving the object untouched") {
     std::string detail;
-    PatchError error = smpRejected(
-        "Node", kConditions, R"({"status":{"conditions":[{"status":"True"}]}})", &detail);
+    PatchError error = smpRejected("Node", kConditions,
+                                   R"({"status":{"conditions":[{"status":"True"}]}})", &detail);
     CHECK_EQ(error.code, 500);
     CHECK_EQ(error.message, "map: map[status:True] does not contain declared merge key: type");
     // A live item without its merge key.
