@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The plugin SDK as a third-party provider author uses it.
+
+Installs ccm into a scratch prefix with `meson install`, then builds the minimal C provider
+out of tree twice -- with pkg-config (`cc $(pkg-config --cflags ccm-plugin-sdk) ...`, in
+strict C11) and with CMake's find_package -- and has the installed cloud-controller-manager
+load each one through the ABI and report it. Also checks the installed layout.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = os.environ["CCM_BUILD_DIR"]
+SOURCE = os.environ["CCM_SOURCE_DIR"]
+EXAMPLE = os.path.join(SOURCE, "plugin-sdk", "examples", "minimal-c")
+
+
+def run(cmd, **kw):
+    check = kw.pop("check", True)
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    result = subprocess.run(cmd, **kw)
+    if check and result.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s\n%s" % (" ".join(cmd), result.returncode,
+                                                          result.stdout, result.stderr))
+    return result
+
+
+class SdkInstallTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ccm-sdk-")
+        os.chmod(cls.tmp, 0o755)
+        cls.destdir = os.path.join(cls.tmp, "root")
+        run(["meson", "install", "-C", BUILD, "--no-rebuild", "--destdir", cls.destdir,
+             "--quiet"])
+        intro = run(["meson", "introspect", BUILD, "--buildoptions"]).stdout
+        import json
+        opts = {o["name"]: o["value"] for o in json.loads(intro)}
+        cls.prefix = opts["prefix"]
+        cls.libdir = opts["libdir"]
+        cls.root = cls.destdir + cls.prefix
+        cls.pcdir = os.path.join(cls.root, cls.libdir, "pkgconfig")
+        cls.binary = os.path.join(cls.root, "bin", "cloud-controller-manager")
+        cls.plugindir = os.path.join(cls.tmp, "providers")
+        os.mkdir(cls.plugindir, 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def pkgconfig(self, *args):
+        env = dict(os.environ, PKG_CONFIG_PATH=self.pcdir)
+        # The scratch install is relocated: point pkg-config's prefix at it.
+        return run(["pkg-config", "--define-variable=prefix=" + self.root, *args,
+                    "ccm-plugin-sdk"], env=env).stdout.split()
+
+    def check_loads(self, so_name):
+        out = run([self.binary, "--cloud-provider=minimal",
+                   "--cloud-provider-plugin-dir=" + self.plugindir,
+                   "--cloud-config=" + os.path.join(EXAMPLE, "machines.txt"),
+                   "--check-config"], check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("provider minimal 1.0.0 (ABI 1.0)", out.stdout)
+        self.assertIn("capabilities: ccm.instances/1", out.stdout)
+        self.assertIn("minimal provider ready with 2 machines", out.stderr)
+
+    def test_layout(self):
+        for rel in ["bin/cloud-controller-manager",
+                    "include/ccm/provider_abi.h", "include/ccm/provider.hpp",
+                    "include/ccm/types.hpp", "include/ccm/testing/fake_host.hpp",
+                    "share/ccm-plugin-sdk/provider.map",
+                    os.path.join(self.libdir, "pkgconfig", "ccm-plugin-sdk.pc"),
+                    os.path.join(self.libdir, "cmake", "ccm-plugin-sdk",
+                                 "ccm-plugin-sdk-config.cmake"),
+                    os.path.join(self.libdir, "ccm", "providers", "fake-cloud.so")]:
+            self.assertTrue(os.path.exists(os.path.join(self.root, rel)), rel)
+        self.assertEqual(self.pkgconfig("--modversion")[0], "1.0")
+
+    def test_pkg_config_build_in_strict_c11(self):
+        so = os.path.join(self.plugindir, "minimal.so")
+        cmd = (["cc"] + self.pkgconfig("--cflags") +
+               ["-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                os.path.join(EXAMPLE, "minimal.c")] + self.pkgconfig("--libs") + ["-o", so])
+        run(cmd)
+        os.chmod(so, 0o755)
+        exported = run(["nm", "-D", "--defined-only", so]).stdout
+        names = [line.split()[-1] for line in exported.splitlines() if line.strip()]
+        self.assertEqual(names, ["ccm_provider_entry_v1"])
+        self.check_loads(so)
+        # The same provider refuses a broken machine list with a message naming the line.
+        bad = os.path.join(self.tmp, "bad.txt")
+        with open(bad, "w") as f:
+            f.write("node-a zone-1 small\n")
+        out = run([self.binary, "--cloud-provider=minimal",
+                   "--cloud-provider-plugin-dir=" + self.plugindir, "--cloud-config=" + bad,
+                   "--check-config"], check=False)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("provider minimal refused its configuration (--cloud-config=" + bad +
+                      "): line 1: expected", out.stderr)
+        os.remove(so)
+
+    def test_cmake_build(self):
+        if shutil.which("cmake") is None:
+            self.skipTest("cmake is not installed")
+        build = os.path.join(self.tmp, "cmake-build")
+        run(["cmake", "-S", EXAMPLE, "-B", build, "-DCMAKE_PREFIX_PATH=" + self.root,
+             "-DCMAKE_C_FLAGS=-Werror -Wall -Wextra"])
+        run(["cmake", "--build", build])
+        so = os.path.join(self.plugindir, "minimal.so")
+        shutil.copy(os.path.join(build, "minimal.so"), so)
+        os.chmod(so, 0o755)
+        self.check_loads(so)
+        os.remove(so)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
