@@ -21,6 +21,11 @@ Status ensure(ObjectWriter& writer, const ResourceType& type, const std::string&
   if (doc.HasParseError()) {
     return Status(Code::Internal, "bad bootstrap object: " + json.substr(0, 80));
   }
+  if (const JsonValue* meta = member(doc, "metadata");
+      meta && writer.store().get(type, stringMember(*meta, "namespace"),
+                                 stringMember(*meta, "name"))) {
+    return okStatus();  // kept state: leave it alone
+  }
   auto r = writer.create(type, doc, doc.GetAllocator(), false);
   if (!r.ok() && r.error().code() != 409) {
     return Status(Code::Internal, r.error().message());

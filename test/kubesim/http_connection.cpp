@@ -113,7 +113,9 @@ void HttpConnection::readRequest() {
     return;
   }
   parser_.emplace();
-  parser_->body_limit(limits_.max_body_bytes);
+  // Read bodies up to a hard cap so an over-limit request still gets its 413 (the API limit
+  // is checked once the body is in); beyond the cap the connection is cut.
+  parser_->body_limit(limits_.hard_body_cap);
   parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
   beast::get_lowest_layer(stream_).expires_after(limits_.idle_timeout);
   http::async_read(stream_, buffer_, *parser_,
@@ -150,21 +152,25 @@ void HttpConnection::onRead(beast::error_code ec, size_t /*bytes*/) {
     }
     return;
   }
+  if (parser_->get().body().size() > limits_.max_body_bytes) {
+    ApiError e = ApiError::requestEntityTooLarge("limit is " +
+                                                 std::to_string(limits_.max_body_bytes));
+    rejectAndLinger(413, e.toJson(), "application/json");
+    return;
+  }
   request_.message = parser_->release();
   request_.certificate = identity_;
   request_.peer = peer_;
   request_keep_alive_ = request_.message.keep_alive();
   request_version_ = request_.message.version();
   beast::get_lowest_layer(stream_).expires_never();
-  std::weak_ptr<HttpConnection> weak = shared_from_this();
+  // The responder owns the connection until it is called: a delayed answer (injected
+  // latency) must find the connection still there.
+  auto self = shared_from_this();
   auto executor = stream_.get_executor();
-  handler_.handle(request_, [weak, executor](HttpResponse response) {
-    net::dispatch(executor, [weak, response = std::move(response)]() mutable {
-      if (auto self = weak.lock()) {
-        self->deliver(std::move(response));
-      } else if (response.stream) {
-        response.stream->stop();
-      }
+  handler_.handle(request_, [self, executor](HttpResponse response) {
+    net::dispatch(executor, [self, response = std::move(response)]() mutable {
+      self->deliver(std::move(response));
     });
   });
 }
@@ -189,7 +195,11 @@ void HttpConnection::deliver(HttpResponse response) {
   res->set(http::field::content_type, response.content_type);
   res->set(http::field::cache_control, "no-cache, private");
   for (auto& [k, v] : response.headers) {
-    res->set(k, v);
+    if (k == "Cache-Control") {
+      res->set(k, v);
+    } else {
+      res->insert(k, v);  // Warning may repeat
+    }
   }
   res->body() = std::move(response.body);
   bool keep_alive = request_keep_alive_ && !response.close;

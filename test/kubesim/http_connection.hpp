@@ -26,7 +26,8 @@
 namespace ccm::kubesim {
 
 struct ConnectionLimits {
-  size_t max_body_bytes = 3 * 1024 * 1024;
+  size_t max_body_bytes = 3 * 1024 * 1024;  // the API server's limit (413 above)
+  size_t hard_body_cap = 64 * 1024 * 1024;  // bodies above this are not even read
   size_t max_header_bytes = 64 * 1024;
   std::chrono::seconds handshake_timeout{10};
   std::chrono::seconds idle_timeout{600};

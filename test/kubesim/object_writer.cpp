@@ -301,7 +301,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::remove(const ResourceType& type, std::
     if (options.dry_run) {
       return Result{cur, false, !cur->has_finalizers};
     }
-    if (cur->has_finalizers) {
+    if (cur->has_finalizers || options.mark_only) {
       if (cur->deleting) {
         return Result{cur, false, false};
       }
@@ -311,6 +311,9 @@ ApiOr<ObjectWriter::Result> ObjectWriter::remove(const ResourceType& type, std::
       setString(meta, "deletionTimestamp", formatTime(std::chrono::system_clock::now()),
                 doc.GetAllocator());
       setInt(meta, "deletionGracePeriodSeconds", 0, doc.GetAllocator());
+      if (options.mark) {
+        options.mark(doc);
+      }
       PreparedObject prepared = prepareObject(type, doc, doc.GetAllocator());
       auto r = store_.put(type, cur, prepared);
       if (r.status == ObjectStore::CommitStatus::Stale) {

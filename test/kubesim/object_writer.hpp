@@ -53,6 +53,10 @@ class ObjectWriter {
     std::string uid;               // precondition
     std::string resource_version;  // precondition
     bool dry_run = false;
+    // Only mark the object (deletionTimestamp) even without finalizers: its controller
+    // finishes the deletion (namespaces). mark may edit the marked object further.
+    bool mark_only = false;
+    std::function<void(JsonDocument& doc)> mark;
   };
   ApiOr<Result> remove(const ResourceType& type, std::string_view ns, std::string_view name,
                        const DeleteOptions& options);

@@ -596,10 +596,18 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
     incoming = &stored_body;
   }
   std::string body_rv;
+  std::string_view body_name;
   if (const JsonValue* meta = member(*incoming, "metadata")) {
     body_rv = std::string(stringMember(*meta, "resourceVersion"));
+    body_name = stringMember(*meta, "name");
   }
   const std::string name = r.info.name;
+  if (body_name != name) {
+    return errorResponse(ApiError::badRequest("the name of the object (" +
+                                              std::string(body_name) +
+                                              ") does not match the name on the URL (" + name +
+                                              ")"));
+  }
   auto result = writer_.update(
       storageType(type), r.info.ns, name, r.info.subresource,
       [&](JsonDocument& doc, const StoredObject& current) -> std::optional<ApiError> {
@@ -825,40 +833,16 @@ HttpResponse ResourceHandler::removeNamespace(const ApiRequest& r) {
     return errorResponse(*e);
   }
   // Mark it Terminating; the namespace controller empties and then removes it.
-  auto result = writer_.update(
-      *r.type, "", name, "",
-      [&](JsonDocument& doc, const StoredObject& current) -> std::optional<ApiError> {
-        if (!dr.options.uid.empty() && dr.options.uid != current.uid) {
-          return ApiError::conflict("", "namespaces", name,
-                                    "Precondition failed: UID in precondition: " +
-                                        dr.options.uid + ", UID in object meta: " + current.uid);
-        }
-        auto& alloc = doc.GetAllocator();
-        JsonValue& meta = ensureObject(doc, "metadata", alloc);
-        if (member(meta, "deletionTimestamp") == nullptr) {
-          setString(meta, "deletionTimestamp", formatTime(std::chrono::system_clock::now()),
-                    alloc);
-          setInt(meta, "deletionGracePeriodSeconds", 0, alloc);
-        }
-        return std::nullopt;
-      },
-      dr.options.dry_run);
+  dr.options.mark_only = true;
+  dr.options.mark = [](JsonDocument& doc) {
+    setString(ensureObject(doc, "status", doc.GetAllocator()), "phase", "Terminating",
+              doc.GetAllocator());
+  };
+  auto result = writer_.remove(*r.type, "", name, dr.options);
   if (!result.ok()) {
     return errorResponse(result.error());
   }
-  // The status phase is not writable through the main resource: set it via /status.
-  auto marked = writer_.update(
-      *r.type, "", name, "status",
-      [](JsonDocument& doc, const StoredObject&) -> std::optional<ApiError> {
-        setString(ensureObject(doc, "status", doc.GetAllocator()), "phase", "Terminating",
-                  doc.GetAllocator());
-        return std::nullopt;
-      },
-      dr.options.dry_run);
-  if (!marked.ok()) {
-    return errorResponse(marked.error());
-  }
-  return jsonResponse(200, marked.value().object->json);
+  return jsonResponse(200, result.value().object->json);
 }
 
 HttpResponse ResourceHandler::removeCollection(const ApiRequest& r) {

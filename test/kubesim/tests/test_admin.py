@@ -1,0 +1,270 @@
+"""kubesim's simulated cluster and admin API: simulated kubelets (registration, heartbeats,
+Ready/NotReady/Unknown, bulk add/delete), fault injection, closing watches, restarts with kept
+or lost state, the state file across process restarts, manifests, token files and flags."""
+
+import http.client
+import json
+import os
+import ssl
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from kubesim_harness import Kubesim, KubesimTestCase, wait_for  # noqa: E402
+
+NODES = "/api/v1/nodes"
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/"
+
+
+def ready_status(node):
+    for c in node["status"]["conditions"]:
+        if c["type"] == "Ready":
+            return c["status"]
+    return None
+
+
+class SimulatedNodesTest(KubesimTestCase):
+    KUBESIM_ARGS = ("--nodes=2", "--heartbeat-period=200ms", "--node-status-period=300ms",
+                    "--provided-node-ip")
+
+    def test_registration_looks_like_external_cloud_provider_kubelets(self):
+        n = self.sim.get(NODES + "/node-00001").json()
+        self.assertEqual(n["spec"]["taints"], [{"key": "node.cloudprovider.kubernetes.io/uninitialized",
+                                                "value": "true", "effect": "NoSchedule"}])
+        self.assertEqual(n["status"]["addresses"], [{"type": "Hostname", "address": "node-00001"}])
+        self.assertIn("alpha.kubernetes.io/provided-node-ip", n["metadata"]["annotations"])
+        self.assertEqual({c["type"] for c in n["status"]["conditions"]},
+                         {"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"})
+        self.assertGreater(len(json.dumps(n)), 3000)  # images and all: several KB
+        lease = self.sim.get(LEASE + "node-00001").json()
+        self.assertEqual(lease["spec"]["holderIdentity"], "node-00001")
+        self.assertEqual(lease["metadata"]["ownerReferences"][0]["uid"], n["metadata"]["uid"])
+
+    def test_heartbeats_and_conditions(self):
+        first = self.sim.get(LEASE + "node-00002").json()["spec"]["renewTime"]
+        wait_for(lambda: self.sim.get(LEASE + "node-00002").json()["spec"]["renewTime"] != first,
+                 message="lease renewal")
+        self.sim.admin("POST", "nodes/node-00002/ready", {"status": "False"})
+        n = self.sim.get(NODES + "/node-00002").json()
+        self.assertEqual(ready_status(n), "False")
+        self.assertEqual([c for c in n["status"]["conditions"] if c["type"] == "Ready"][0]["reason"],
+                         "KubeletNotReady")
+        self.sim.admin("POST", "nodes/node-00002/ready", {"status": "Unknown"})
+        n = self.sim.get(NODES + "/node-00002").json()
+        self.assertTrue(all(c["status"] == "Unknown" for c in n["status"]["conditions"]))
+        # Unknown means a silent kubelet: the lease stops moving.
+        frozen = self.sim.get(LEASE + "node-00002").json()["spec"]["renewTime"]
+        kubelets = {k["name"]: k for k in self.sim.admin("GET", "nodes")["nodes"]}
+        self.assertFalse(kubelets["node-00002"]["heartbeats"])
+        renewals = kubelets["node-00002"]["leaseRenewals"]
+        wait_for(lambda: {k["name"]: k for k in self.sim.admin("GET", "nodes")["nodes"]}
+                 ["node-00001"]["leaseRenewals"] > renewals + 2, message="other node heartbeats")
+        self.assertEqual(self.sim.get(LEASE + "node-00002").json()["spec"]["renewTime"], frozen)
+        self.sim.admin("POST", "nodes/node-00002/heartbeats", {"enabled": True})
+        wait_for(lambda: ready_status(self.sim.get(NODES + "/node-00002").json()) == "True",
+                 message="node Ready again")
+
+    def test_bulk_add_and_delete(self):
+        added = self.sim.admin("POST", "nodes", {"count": 150})["names"]
+        self.assertEqual(len(added), 150)
+        self.assertEqual(len(self.sim.get(NODES).json()["items"]), 152)
+        self.assertEqual(len(self.sim.get(
+            "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases").json()["items"]), 152)
+        self.sim.admin("POST", "nodes/ready", {"names": added[:3], "status": "False"})
+        self.assertEqual(ready_status(self.sim.get(NODES + "/" + added[0]).json()), "False")
+        self.sim.admin("DELETE", "nodes/" + added[0])
+        self.assertEqual(self.sim.get(NODES + "/" + added[0]).status, 404)
+        self.assertEqual(self.sim.get(LEASE + added[0]).status, 404)
+        # A node deleted through the API (e.g. by a CCM) stops its kubelet and loses its lease.
+        self.sim.request("DELETE", NODES + "/" + added[1])
+        wait_for(lambda: self.sim.get(LEASE + added[1]).status == 404, message="lease GC")
+        wait_for(lambda: added[1] not in [k["name"] for k in self.sim.admin("GET", "nodes")["nodes"]],
+                 message="kubelet forgotten")
+        named = self.sim.admin("POST", "nodes", {"names": ["ip-10-0-0-1.ec2.internal"]})
+        self.assertEqual(named["names"], ["ip-10-0-0-1.ec2.internal"])
+        self.assertEqual(self.sim.get(NODES + "/ip-10-0-0-1.ec2.internal").status, 200)
+
+
+class FaultTest(KubesimTestCase):
+    KUBESIM_ARGS = ("--nodes=1", "--fault=verb=get,path=/api/v1/namespaces/flag/*,status=500,count=1")
+
+    def test_0_flag_fault(self):  # runs first: other tests clear the rules
+        r = self.sim.get("/api/v1/namespaces/flag/configmaps/x")
+        self.assertEqual(r.status, 500)
+        self.assertEqual(r.json()["reason"], "InternalError")
+        self.assertEqual(self.sim.get("/api/v1/namespaces/flag/configmaps/x").status, 404)
+
+    def test_error_faults_by_verb_path_and_count(self):
+        f = self.sim.admin("POST", "faults", {"verb": "patch", "path": "/api/v1/nodes/*",
+                                              "status": 503, "count": 2, "retryAfter": 3})
+        patch = lambda: self.sim.request("PATCH", NODES + "/node-00001", {},  # noqa: E731
+                                         content_type="application/merge-patch+json")
+        for _ in range(2):
+            r = patch()
+            self.assertEqual(r.status, 503)
+            self.assertEqual(r.json()["reason"], "ServiceUnavailable")
+            self.assertEqual(r.header("Retry-After"), "3")
+        self.assertEqual(patch().status, 200)
+        self.assertEqual(self.sim.get(NODES + "/node-00001").status, 200)  # GETs untouched
+        rules = self.sim.admin("GET", "faults")["faults"]
+        self.assertEqual([r["fired"] for r in rules if r["id"] == f["id"]], [2])
+        self.sim.admin("DELETE", "faults")
+
+        self.sim.admin("POST", "faults", {"path": "/api/v1/nodes", "status": 429,
+                                          "retryAfter": 1, "count": 1})
+        r = self.sim.get(NODES)
+        self.assertEqual(r.status, 429)
+        self.assertEqual(r.header("Retry-After"), "1")
+        self.assertEqual(r.json()["details"]["retryAfterSeconds"], 1)
+        self.sim.admin("POST", "faults", {"path": "/api/v1/nodes", "status": 429,
+                                          "style": "apf", "count": 1})
+        r = self.sim.get(NODES)
+        self.assertEqual((r.status, r.body), (429, "Too many requests, please try again later.\n"))
+        self.assertIsNotNone(r.header("X-Kubernetes-PF-FlowSchema-UID"))
+        self.sim.admin("POST", "faults", {"verb": "update", "path": "/api/v1/nodes/*",
+                                          "status": 409, "count": 1})
+        cur = self.sim.get(NODES + "/node-00001").json()
+        r = self.sim.request("PUT", NODES + "/node-00001", cur)
+        self.assertEqual(r.status, 409)
+        self.assertEqual(r.json()["message"],
+                         'Operation cannot be fulfilled on nodes "node-00001": the object has '
+                         'been modified; please apply your changes to the latest version and try '
+                         'again')
+        self.sim.admin("POST", "faults", {"path": "*", "status": 500, "probability": 0})
+        self.assertEqual(self.sim.get(NODES).status, 200)
+        self.sim.admin("DELETE", "faults")
+
+    def test_drop_latency_and_watch_expiry(self):
+        self.sim.admin("POST", "faults", {"verb": "get", "path": "/api/v1/nodes/node-00001",
+                                          "action": "drop", "count": 1})
+        with self.assertRaises((http.client.HTTPException, ConnectionError, ssl.SSLError, OSError)):
+            self.sim.get(NODES + "/node-00001")
+        self.assertEqual(self.sim.get(NODES + "/node-00001").status, 200)
+        self.sim.admin("POST", "faults", {"path": "/version", "latencyMs": 50, "count": 1})
+        self.assertEqual(self.sim.get("/version").status, 200)
+        self.assertEqual([r["fired"] for r in self.sim.admin("GET", "faults")["faults"]
+                          if r["path"] == "/version"], [1])
+        self.sim.admin("POST", "faults", {"verb": "watch", "path": "/api/v1/nodes", "status": 410,
+                                          "count": 1})
+        w = self.sim.watch(NODES + "?watch=1&resourceVersion=1")
+        self.assertEqual(w.status, 200)
+        ev = w.next()
+        self.assertEqual((ev["type"], ev["object"]["code"]), ("ERROR", 410))
+        self.assertIsNone(w.next())
+        self.sim.admin("DELETE", "faults")
+
+
+class RestartTest(unittest.TestCase):
+    def test_restarts_and_state_file(self):
+        sim = Kubesim("--nodes=3", "--heartbeat-period=1h")
+        state = os.path.join(sim.workdir, "state.json")
+        sim.args.append("--state-file=" + state)
+        sim.start()
+        try:
+            sim.request("POST", "/api/v1/namespaces/default/configmaps",
+                        {"metadata": {"name": "keep-me"}, "data": {"k": "v"}})
+            rv = int(sim.get(NODES).json()["metadata"]["resourceVersion"])
+            w = sim.watch(NODES + "?watch=1&resourceVersion=%d" % rv)
+            before = sim.admin("GET", "status")["restarts"]
+            sim.request("POST", "/admin/restart", {"keepState": True, "downMs": 200})
+            self.assertIsNone(w.next())  # the watch was cut
+            sim.wait_restart(before)
+            self.assertEqual(sim.get("/api/v1/namespaces/default/configmaps/keep-me").status, 200)
+            rv2 = int(sim.get(NODES).json()["metadata"]["resourceVersion"])
+            self.assertGreaterEqual(rv2, rv)
+            # History is gone: resuming from the old RV gets 410.
+            w = sim.watch(NODES + "?watch=1&resourceVersion=%d" % (rv - 1))
+            ev = w.next()
+            self.assertEqual((ev["type"], ev["object"]["code"]), ("ERROR", 410))
+            # Lost state: a fresh cluster, but the kubelets register their nodes again.
+            before = sim.admin("GET", "status")["restarts"]
+            sim.request("POST", "/admin/restart", {"keepState": False})
+            sim.wait_restart(before)
+            self.assertEqual(sim.get("/api/v1/namespaces/default/configmaps/keep-me").status, 404)
+            nodes = sim.get(NODES).json()
+            self.assertEqual(len(nodes["items"]), 3)
+            self.assertGreater(int(nodes["metadata"]["resourceVersion"]), rv2)
+            self.assertEqual(sim.get("/api/v1/namespaces/kube-system").status, 200)
+            # Process restart through the state file keeps objects and credentials.
+            sim.request("POST", "/api/v1/namespaces/default/configmaps",
+                        {"metadata": {"name": "persisted"}})
+            rv3 = int(sim.get(NODES).json()["metadata"]["resourceVersion"])
+            sim.stop()
+            sim.start()
+            self.assertEqual(sim.get("/api/v1/namespaces/default/configmaps/persisted").status, 200)
+            self.assertGreaterEqual(int(sim.get(NODES).json()["metadata"]["resourceVersion"]), rv3)
+            self.assertEqual(len(sim.get(NODES).json()["items"]), 3)
+        finally:
+            sim.cleanup()
+
+
+class FlagsTest(unittest.TestCase):
+    def test_manifests_token_file_and_sa_token(self):
+        sim = Kubesim()
+        mdir = os.path.join(sim.workdir, "manifests")
+        os.makedirs(mdir)
+        with open(os.path.join(mdir, "ccm.yaml"), "w") as f:
+            f.write("""apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: cloud-controller-manager
+  namespace: kube-system
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ignored
+  namespace: kube-system
+spec: {}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:cloud-controller-manager
+rules:
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [get, list, watch, patch, update]
+- apiGroups: [""]
+  resources: [nodes/status]
+  verbs: [patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: system:cloud-controller-manager
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:cloud-controller-manager
+subjects:
+- kind: ServiceAccount
+  name: cloud-controller-manager
+  namespace: kube-system
+""")
+        tokens = os.path.join(sim.workdir, "tokens.csv")
+        with open(tokens, "w") as f:
+            f.write('static-token,carol,1001,"ops,system:masters"\n')
+        sa_file = os.path.join(sim.workdir, "ccm.token")
+        sim.args += ["--manifests=" + mdir, "--token-auth-file=" + tokens, "--nodes=1",
+                     "--sa-token=kube-system/cloud-controller-manager=" + sa_file]
+        sim.start()
+        try:
+            with open(sa_file) as f:
+                token = f.read().strip()
+            self.assertEqual(sim.get(NODES, token=token).status, 200)
+            self.assertEqual(sim.request("PATCH", NODES + "/node-00001/status", {},
+                                         content_type="application/merge-patch+json",
+                                         token=token).status, 200)
+            r = sim.request("DELETE", NODES + "/node-00001", token=token)
+            self.assertEqual(r.status, 403)
+            self.assertIn('User "system:serviceaccount:kube-system:cloud-controller-manager" '
+                          'cannot delete resource "nodes"', r.json()["message"])
+            self.assertEqual(sim.get(NODES, token="static-token").status, 200)
+            self.assertEqual(sim.get("/apis/apps/v1").status, 404)
+        finally:
+            sim.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
