@@ -266,6 +266,10 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     // Keep the informer from re-watching (429s make it back off and retry the same
     // version) while things change and history is compacted; then let it resume: 410.
     uint64_t before = inf.stats().relists_after_expired;
+    // First let the current watch deliver something (a watch closed before delivering
+    // anything within a second counts as failed and is followed by a relist, not a resume).
+    touchNodes(*adm, ++round);
+    REQUIRE(waitFor([&] { return converged(*adm, inf, model); }));
     adminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","status":429,"count":100000})");
     adminCall(*adm, Verb::Post, "/admin/watches/close");
@@ -299,7 +303,17 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     touchNodes(*adm, ++round);
   }
   SUBCASE("server restart, with changes while it is down") {
+    auto restarts = [&] {
+      auto r = adm->rest().call(Request{Verb::Get, "/admin/status", "", kJson, true, {}});
+      if (!r.ok()) return int64_t{-1};
+      rapidjson::Document d;
+      d.Parse(r->body.c_str());
+      return d["restarts"].GetInt64();
+    };
+    int64_t before = restarts();
     adminCall(*adm, Verb::Post, "/admin/restart", R"({"keepState":true,"downMs":1500})");
+    // The restart is asynchronous: wait until it has happened and the server is back.
+    REQUIRE(waitFor([&] { return restarts() > before; }, 60s));
     // Changes made as soon as it is back are seen too.
     REQUIRE(waitFor([&] { return adm->get(nodePath("none")).status().isNotFound(); }, 60s));
     touchNodes(*adm, ++round);
@@ -336,7 +350,8 @@ TEST_CASE("a service informer caches services with their JSON") {
   CHECK(s->ports[0].node_port >= 30000);  // allocated by the server
   CHECK(s->ports[0].protocol == "TCP");   // defaulted by the server
   CHECK(s->raw_json.find("\"selector\":{\"app\":\"x\"}") != std::string_view::npos);
-  CHECK(adm->remove(servicePath("default", "lb-inf")).ok());
+  ApiStatus removed = adm->remove(servicePath("default", "lb-inf"));
+  CHECK_MESSAGE(removed.ok(), removed.toString());
   REQUIRE(waitFor([&] { return inf.get("default/lb-inf") == nullptr; }));
 }
 
