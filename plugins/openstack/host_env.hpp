@@ -50,6 +50,14 @@ class CallContext {
   CallContext(HostEnv& env, uint64_t call_id, int64_t deadline_monotonic_ns)
       : env_(&env), call_id_(call_id), deadline_ns_(deadline_monotonic_ns) {}
 
+  // A lifecycle call the core was not given a call_id for (the SDK's create): no deadline,
+  // and the host is not asked about cancellation.
+  static CallContext lifecycle(HostEnv& env) {
+    CallContext c(env, 0, 0);
+    c.probe_cancellation_ = false;
+    return c;
+  }
+
   HostEnv& env() const { return *env_; }
   uint64_t id() const { return call_id_; }
   bool hasDeadline() const { return deadline_ns_ != 0; }
@@ -65,7 +73,9 @@ class CallContext {
     if (auto left = remaining(); left && left->count() <= 0) {
       return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
     }
-    if (env_->isCancelled(call_id_)) return Status(Code::kCancelled, "the host cancelled the call");
+    if (probe_cancellation_ && env_->isCancelled(call_id_)) {
+      return Status(Code::kCancelled, "the host cancelled the call");
+    }
     return {};
   }
 
@@ -86,6 +96,7 @@ class CallContext {
   HostEnv* env_;
   uint64_t call_id_;
   int64_t deadline_ns_;
+  bool probe_cancellation_ = true;
 };
 
 // The timeout for one HTTP request of this call: the configured request timeout, shortened

@@ -1,0 +1,334 @@
+// The ABI face of the openstack provider, through the plugin SDK (ccm/provider.hpp): one
+// sdk::Provider whose capabilities are thin adapters from the SDK's views and results to the
+// core's types (model.hpp) and Status. The SDK owns the C tables, the entry point and the
+// exception barrier.
+#include <curl/curl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ccm/provider.hpp"
+#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/openstack_provider.hpp"
+
+namespace ccm::openstack {
+namespace {
+
+constexpr uint32_t kInstancesConcurrency = 16;
+constexpr uint32_t kBatchConcurrency = 4;
+constexpr uint32_t kMaxBatchSize = 500;
+constexpr uint32_t kLoadBalancerConcurrency = 8;
+constexpr uint32_t kRoutesConcurrency = 8;
+
+// HostEnv over the SDK's Host (the services table the host gave at negotiation).
+class SdkHostEnv final : public HostEnv {
+ public:
+  void log(LogLevel level, std::string_view message) override {
+    ccm_log_level l = CCM_LOG_INFO;
+    switch (level) {
+      case LogLevel::kError: l = CCM_LOG_ERROR; break;
+      case LogLevel::kWarning: l = CCM_LOG_WARNING; break;
+      case LogLevel::kInfo: l = CCM_LOG_INFO; break;
+      case LogLevel::kDebug: l = CCM_LOG_DEBUG; break;
+    }
+    host().log(l, message);
+  }
+  bool isCancelled(uint64_t call_id) override {
+    const sdk::Host& h = host();
+    if (!h.has(offsetof(ccm_host_services, is_cancelled)) ||
+        h.services().is_cancelled == nullptr) {
+      return false;
+    }
+    return h.services().is_cancelled(h.handle(), call_id);
+  }
+  int64_t monotonicNs() override { return host().nowMonotonicNs(); }
+  int64_t unixNs() override { return host().nowUnixNs(); }
+  void registerSecret(std::string_view value) override { host().registerSecret(value); }
+  void metric(MetricKind kind, std::string_view name, std::string_view help, const Fields& labels,
+              double value) override {
+    sdk::Labels l(labels.begin(), labels.end());
+    switch (kind) {
+      case MetricKind::kCounter: host().counterAdd(name, help, l, value); break;
+      case MetricKind::kGauge: host().gaugeSet(name, help, l, value); break;
+      case MetricKind::kHistogram: host().observeSeconds(name, help, l, value); break;
+    }
+  }
+
+ private:
+  static const sdk::Host& host() { return sdk::Host::instance(); }
+};
+
+HostEnv& env() {
+  static SdkHostEnv instance;
+  return instance;
+}
+
+CallContext contextOf(const sdk::Call& call) {
+  return CallContext(env(), call.id(), call.deadlineNs());
+}
+
+sdk::Error toError(const Status& st) {
+  return sdk::Error(static_cast<ccm_status>(st.code()), st.message(), st.retryAfter());
+}
+
+sdk::Status toSdk(const Status& st) {
+  if (st.ok()) return {};
+  return toError(st);
+}
+
+std::vector<NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
+  std::vector<NodeAddress> out;
+  for (const auto& a : in) out.push_back({std::string(a.type), std::string(a.address)});
+  return out;
+}
+
+std::map<std::string, std::string> mapOf(const std::vector<sdk::KeyValueView>& in) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : in) out[std::string(k)] = std::string(v);
+  return out;
+}
+
+KubeNode nodeOf(const sdk::NodeView& n) {
+  KubeNode k;
+  k.name = n.name();
+  k.uid = n.uid();
+  k.provider_id = n.providerId();
+  k.labels = mapOf(n.labels());
+  k.annotations = mapOf(n.annotations());
+  k.addresses = addressesOf(n.addresses());
+  return k;
+}
+
+std::vector<KubeNode> nodesOf(std::span<const sdk::NodeView> nodes) {
+  std::vector<KubeNode> out;
+  for (const auto& n : nodes) out.push_back(nodeOf(n));
+  return out;
+}
+
+KubeService serviceOf(const sdk::ServiceView& s) {
+  KubeService k;
+  k.namespace_ = s.namespaceName();
+  k.name = s.name();
+  k.uid = s.uid();
+  k.labels = mapOf(s.labels());
+  k.annotations = mapOf(s.annotations());
+  k.type = s.type();
+  for (const auto& p : s.ports()) {
+    k.ports.push_back({std::string(p.name), std::string(p.protocol), p.port, p.node_port});
+  }
+  k.load_balancer_ip = s.loadBalancerIp();
+  for (auto r : s.sourceRanges()) k.source_ranges.emplace_back(r);
+  k.external_traffic_policy = s.externalTrafficPolicy();
+  k.health_check_node_port = s.healthCheckNodePort();
+  for (auto f : s.ipFamilies()) k.ip_families.emplace_back(f);
+  k.load_balancer_class = s.loadBalancerClass();
+  k.session_affinity = s.sessionAffinity();
+  return k;
+}
+
+KubeRoute routeOf(const sdk::Route& r) {
+  KubeRoute k;
+  k.name = r.name;
+  k.target_node = r.target_node;
+  k.destination_cidr = r.destination_cidr;
+  k.blackhole = r.blackhole;
+  k.enable_node_addresses = r.enable_node_addresses;
+  for (const auto& a : r.target_node_addresses) k.target_node_addresses.push_back({a.type, a.address});
+  return k;
+}
+
+sdk::InstanceMetadata toSdk(const InstanceMetadata& md) {
+  sdk::InstanceMetadata out;
+  out.provider_id = md.provider_id;
+  out.instance_type = md.instance_type;
+  out.zone = md.zone;
+  out.region = md.region;
+  for (const auto& a : md.addresses) out.addresses.push_back({a.type, a.address});
+  out.additional_labels.assign(md.additional_labels.begin(), md.additional_labels.end());
+  return out;
+}
+
+sdk::LoadBalancerStatus toSdk(const LbStatus& st) {
+  sdk::LoadBalancerStatus out;
+  for (const LbIngress& in : st.ingress) {
+    sdk::Ingress i;
+    i.ip = in.ip;
+    i.hostname = in.hostname;
+    i.ip_mode = in.ip_mode;
+    for (const PortStatus& p : in.ports) i.ports.push_back({p.port, p.protocol, p.error});
+    out.ingress.push_back(std::move(i));
+  }
+  return out;
+}
+
+class InstancesCapability final : public sdk::Instances {
+ public:
+  explicit InstancesCapability(ccm::openstack::Instances& core) : core_(core) {}
+
+  sdk::Result<sdk::Existence> instanceExists(const sdk::Call& call,
+                                             const sdk::NodeView& node) override {
+    auto r = core_.exists(contextOf(call), nodeOf(node));
+    if (!r.ok()) return toError(r.status());
+    return *r == Existence::kExists ? sdk::Existence::Exists : sdk::Existence::NotFound;
+  }
+  sdk::Result<sdk::Power> instanceShutdown(const sdk::Call& call,
+                                           const sdk::NodeView& node) override {
+    auto r = core_.shutdown(contextOf(call), nodeOf(node));
+    if (!r.ok()) return toError(r.status());
+    return *r == Power::kShutdown ? sdk::Power::Shutdown : sdk::Power::Running;
+  }
+  sdk::Result<std::optional<sdk::InstanceMetadata>> instanceMetadata(
+      const sdk::Call& call, const sdk::NodeView& node) override {
+    auto r = core_.metadata(contextOf(call), nodeOf(node));
+    if (!r.ok()) return toError(r.status());
+    return std::optional<sdk::InstanceMetadata>(toSdk(*r));
+  }
+  uint32_t maxConcurrency() const override { return kInstancesConcurrency; }
+
+ private:
+  ccm::openstack::Instances& core_;
+};
+
+class BatchCapability final : public sdk::InstancesBatch {
+ public:
+  explicit BatchCapability(ccm::openstack::Instances& core) : core_(core) {}
+
+  sdk::Result<std::vector<sdk::Result<sdk::InstanceMetadata>>> instanceMetadataBatch(
+      const sdk::Call& call, std::span<const sdk::NodeView> nodes) override {
+    auto results = core_.metadataBatch(contextOf(call), nodesOf(nodes));
+    std::vector<sdk::Result<sdk::InstanceMetadata>> out;
+    for (auto& r : results) {
+      if (r.ok()) {
+        out.emplace_back(toSdk(*r));
+      } else {
+        out.emplace_back(toError(r.status()));
+      }
+    }
+    return out;
+  }
+  uint32_t maxBatchSize() const override { return kMaxBatchSize; }
+  uint32_t maxConcurrency() const override { return kBatchConcurrency; }
+
+ private:
+  ccm::openstack::Instances& core_;
+};
+
+class LoadBalancerCapability final : public sdk::LoadBalancer {
+ public:
+  explicit LoadBalancerCapability(LoadBalancers& core) : core_(core) {}
+
+  sdk::Result<std::optional<sdk::LoadBalancerStatus>> getLoadBalancer(
+      const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc) override {
+    auto r = core_.get(contextOf(call), std::string(cluster), serviceOf(svc));
+    if (!r.ok()) return toError(r.status());
+    if (!r->has_value()) return std::optional<sdk::LoadBalancerStatus>();
+    return std::optional<sdk::LoadBalancerStatus>(toSdk(**r));
+  }
+  sdk::Result<std::string> getLoadBalancerName(const sdk::Call&, std::string_view cluster,
+                                               const sdk::ServiceView& svc) override {
+    return core_.name(std::string(cluster), serviceOf(svc));
+  }
+  sdk::Result<sdk::LoadBalancerStatus> ensureLoadBalancer(
+      const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc,
+      std::span<const sdk::NodeView> nodes) override {
+    auto r = core_.ensure(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes));
+    if (!r.ok()) return toError(r.status());
+    return toSdk(*r);
+  }
+  sdk::Status updateLoadBalancer(const sdk::Call& call, std::string_view cluster,
+                                 const sdk::ServiceView& svc,
+                                 std::span<const sdk::NodeView> nodes) override {
+    return toSdk(
+        core_.update(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes)));
+  }
+  sdk::Status ensureLoadBalancerDeleted(const sdk::Call& call, std::string_view cluster,
+                                        const sdk::ServiceView& svc) override {
+    return toSdk(core_.remove(contextOf(call), std::string(cluster), serviceOf(svc)));
+  }
+  uint32_t maxConcurrency() const override { return kLoadBalancerConcurrency; }
+
+ private:
+  LoadBalancers& core_;
+};
+
+class RoutesCapability final : public sdk::Routes {
+ public:
+  explicit RoutesCapability(ccm::openstack::Routes& core) : core_(core) {}
+
+  sdk::Result<std::vector<sdk::Route>> listRoutes(const sdk::Call& call,
+                                                  std::string_view cluster) override {
+    auto r = core_.list(contextOf(call), std::string(cluster));
+    if (!r.ok()) return toError(r.status());
+    std::vector<sdk::Route> out;
+    for (const KubeRoute& k : *r) {
+      sdk::Route route;
+      route.name = k.name;
+      route.target_node = k.target_node;
+      route.destination_cidr = k.destination_cidr;
+      route.blackhole = k.blackhole;
+      out.push_back(std::move(route));
+    }
+    return out;
+  }
+  // The name hint (the node's UID) is not used: routes are named after their destination,
+  // as OCCM names them.
+  sdk::Status createRoute(const sdk::Call& call, std::string_view cluster, std::string_view,
+                          const sdk::Route& route) override {
+    return toSdk(core_.create(contextOf(call), std::string(cluster), routeOf(route)));
+  }
+  sdk::Status deleteRoute(const sdk::Call& call, std::string_view cluster,
+                          const sdk::Route& route) override {
+    return toSdk(core_.remove(contextOf(call), std::string(cluster), routeOf(route)));
+  }
+  uint32_t maxConcurrency() const override { return kRoutesConcurrency; }
+
+ private:
+  ccm::openstack::Routes& core_;
+};
+
+}  // namespace
+
+// The provider the SDK's tables point at.
+class OpenStackPlugin final : public sdk::Provider {
+ public:
+  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host&,
+                                                              std::string_view config) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    auto core = OpenStackProvider::create(CallContext::lifecycle(env()), env(), config);
+    if (!core.ok()) return toError(core.status());
+    return std::unique_ptr<OpenStackPlugin>(new OpenStackPlugin(std::move(core).value()));
+  }
+
+  sdk::Instances* instances() override { return &instances_; }
+  sdk::InstancesBatch* instancesBatch() override { return &batch_; }
+  sdk::LoadBalancer* loadBalancer() override { return lb_ ? lb_.get() : nullptr; }
+  sdk::Routes* routes() override { return routes_ ? routes_.get() : nullptr; }
+
+ private:
+  explicit OpenStackPlugin(std::unique_ptr<OpenStackProvider> core)
+      : core_(std::move(core)), instances_(core_->instances()), batch_(core_->instances()) {
+    if (core_->loadBalancers() != nullptr) {
+      lb_ = std::make_unique<LoadBalancerCapability>(*core_->loadBalancers());
+    }
+    if (core_->routes() != nullptr) {
+      routes_ = std::make_unique<RoutesCapability>(*core_->routes());
+    }
+  }
+
+  std::unique_ptr<OpenStackProvider> core_;
+  InstancesCapability instances_;
+  BatchCapability batch_;
+  std::unique_ptr<LoadBalancerCapability> lb_;
+  std::unique_ptr<RoutesCapability> routes_;
+};
+
+}  // namespace ccm::openstack
+
+CCM_SDK_PROVIDER(ccm::openstack::OpenStackPlugin, "openstack", "0.1.0")
