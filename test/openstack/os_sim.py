@@ -25,8 +25,10 @@ each region and interface at /<region>/<interface>/<service>/..., so tests can s
 endpoint the provider picked. Octavia's API is under load-balancer/v2.0/, Neutron's under
 network/v2.0/, Nova's at compute/v2.1/.
 
-Run standalone: os_sim.py --port 0 --port-file FILE [--tls] (FILE gets {"port", "url",
-"ca_file"} once it listens).
+Run standalone: os_sim.py --port 0 --port-file FILE [--tls] [--seed SEED.json] (FILE gets
+{"port", "url", "ca_file"} once it listens). A seed file holds {"config": {...},
+"servers": [add_server specs], "add": [{"kind": ..., "object": ...}]} and is applied at
+start and again on every /_sim/reset, so an end-to-end test can start a ready-made cloud.
 """
 
 import argparse
@@ -102,6 +104,7 @@ class Sim:
     def __init__(self):
         self.lock = threading.RLock()
         self.base_url = ""
+        self.seed = None
         self.reset()
 
     # ---- state -------------------------------------------------------------------------------
@@ -140,6 +143,18 @@ class Sim:
             self.monitors = {}
             self.next_ip = {}
             self._default_topology()
+            if self.seed:
+                self.apply_seed(self.seed)
+
+    def apply_seed(self, seed):
+        for k, v in seed.get("config", {}).items():
+            if k not in self.config:
+                raise ValueError("unknown config key " + k)
+            self.config[k] = v
+        for item in seed.get("add", []):
+            self.control("POST", "/_sim/add", item)
+        for server in seed.get("servers", []):
+            self.add_server(server)
 
     def _default_topology(self):
         self.add_network({"id": "net-private", "name": "private"})
@@ -1367,7 +1382,12 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", required=True)
     parser.add_argument("--tls", action="store_true", help="serve HTTPS (self-signed)")
+    parser.add_argument("--seed", help="JSON file of objects to create at start and on reset")
     args = parser.parse_args()
+    if args.seed:
+        with open(args.seed) as f:
+            SIM.seed = json.load(f)
+        SIM.reset()
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

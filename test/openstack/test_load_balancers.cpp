@@ -484,11 +484,11 @@ TEST_CASE_FIXTURE(Fixture, "proxy protocol: PROXY pools, ipMode Proxy, or the ho
   CHECK(str(*byName(st, "pools", "pool_0_" + kName), "protocol") == "PROXYV2");
   CHECK((*r.lb_status)[0].ip_mode == "Proxy");
 
+  std::string fip = (*r.lb_status)[0].ip;
   r = p("enable-ingress-hostname = true\n").ensureSettled(s, nodes);
   REQUIRE(r.ok());
   CHECK((*r.lb_status)[0].ip.empty());
-  CHECK((*r.lb_status)[0].hostname == (*r.lb_status)[0].hostname);
-  CHECK((*r.lb_status)[0].hostname.find(".nip.io") != std::string::npos);
+  CHECK((*r.lb_status)[0].hostname == fip + ".nip.io");
 
   s.annotations = {{annotation("proxy-protocol"), "true"}};
   REQUIRE(p().ensureSettled(s, nodes).ok());
@@ -724,6 +724,23 @@ TEST_CASE_FIXTURE(Fixture, "Octavia 409 (immutable) reads as busy with a retry-a
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
   CHECK(r.retry_after_ms > 0);
   CHECK(p().update(web(), {nodes[0]}).ok());
+}
+
+TEST_CASE_FIXTURE(Fixture, "throttling (429) is RESOURCE_EXHAUSTED with the cloud's Retry-After") {
+  sim.fault(R"({"path":"/lbaas/loadbalancers$","method":"POST","status":429,"count":1,
+               "headers":{"Retry-After":"12"}})");
+  auto r = p().ensure(web(), nodes);
+  CHECK(r.status == CCM_STATUS_RESOURCE_EXHAUSTED);
+  CHECK(r.retry_after_ms == 12000);
+  CHECK(state()["loadbalancers"].Size() == 0);
+  CHECK(p().ensureSettled(web(), nodes).ok());
+}
+
+TEST_CASE_FIXTURE(Fixture, "an Octavia outage (503) is UNAVAILABLE") {
+  sim.fault(R"({"path":"/load-balancer/","status":503,"count":100})");
+  auto r = p("# outage\n").ensure(web(), nodes);
+  CHECK(r.status == CCM_STATUS_UNAVAILABLE);
+  sim.post("/_sim/faults/clear", "{}");
 }
 
 TEST_CASE_FIXTURE(Fixture, "provisioning takes a few polls: waited for within the call") {
