@@ -1,0 +1,60 @@
+// The controller framework: what every controller gets (ControllerContext) and how the host
+// starts and stops it (Controller).
+//
+// The host builds one context after it wins leadership (or at start-up without leader
+// election): the shared Kubernetes client, the shared node and service informers (started by
+// the host, synced before controllers start), the provider, the event broadcaster, the
+// metrics registry and the clock. Each controller owns its queues and worker threads.
+#pragma once
+
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "host/kube/event_recorder.hpp"
+#include "host/kube/informer.hpp"
+#include "host/kube/kube_api.hpp"
+#include "host/options/options.hpp"
+#include "host/plugin/provider.hpp"
+#include "host/runtime/clock.hpp"
+#include "host/runtime/metrics.hpp"
+#include "host/runtime/status.hpp"
+
+namespace ccm::controllers {
+
+struct ControllerContext {
+  const options::Options& options;
+  kube::KubeApi& api;
+  kube::Informer<kube::Node>& nodes;
+  kube::Informer<kube::Service>& services;
+  plugin::Provider& provider;
+  kube::EventBroadcaster& events;
+  metrics::Registry& metrics;
+  Clock& clock;
+};
+
+class Controller {
+ public:
+  virtual ~Controller() = default;
+
+  // The canonical name (cloud-node-controller, ...).
+  virtual std::string_view name() const = 0;
+  // Starts the controller's threads; returns at once. THREAD: main.
+  virtual void start() = 0;
+  // Stops taking work, lets in-flight work finish (provider calls stay bound by their
+  // deadlines) and joins the threads. Idempotent. THREAD: main.
+  virtual void stop() = 0;
+  // For /healthz: OK unless the controller knows it is stuck.
+  virtual Status healthy() const { return okStatus(); }
+};
+
+// Why a controller was not started (logged by the host; not an error).
+struct NotStarted {
+  std::string reason;
+};
+
+// "running_managed_controllers{name, manager}" (BETA upstream): 1 while running.
+void setControllerRunning(metrics::Registry& registry, std::string_view metric_name, bool running);
+
+}  // namespace ccm::controllers

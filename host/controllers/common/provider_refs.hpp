@@ -1,0 +1,62 @@
+// Conversions from the informer's compact objects (kube::Node, kube::Service) to the
+// provider's inputs (plugin::NodeRef, plugin::ServiceRef). The refs are views: keep the
+// holder (and the snapshot it was built from) alive for the provider call.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "host/kube/node.hpp"
+#include "host/kube/service.hpp"
+#include "host/plugin/provider.hpp"
+
+namespace ccm::controllers {
+
+// Holds NodeRefs for a set of nodes.
+class NodeRefs {
+ public:
+  NodeRefs() = default;
+  explicit NodeRefs(std::span<const std::shared_ptr<const kube::Node>> nodes) { add(nodes); }
+  NodeRefs(const NodeRefs&) = delete;
+  NodeRefs& operator=(const NodeRefs&) = delete;
+
+  void add(std::span<const std::shared_ptr<const kube::Node>> nodes);
+  // Adds one node; returns its ref (a copy: later adds may move the stored refs).
+  plugin::NodeRef add(const std::shared_ptr<const kube::Node>& node);
+
+  std::span<const plugin::NodeRef> refs() const { return refs_; }
+  const plugin::NodeRef& operator[](size_t i) const { return refs_[i]; }
+  size_t size() const { return refs_.size(); }
+
+ private:
+  struct Holder {
+    std::shared_ptr<const kube::Node> node;
+    std::vector<plugin::KeyValueRef> labels;
+    std::vector<plugin::KeyValueRef> annotations;
+    std::vector<plugin::AddressRef> addresses;
+  };
+  std::vector<std::unique_ptr<Holder>> holders_;
+  std::vector<plugin::NodeRef> refs_;
+};
+
+// Holds a ServiceRef for one service.
+class ServiceRefHolder {
+ public:
+  explicit ServiceRefHolder(std::shared_ptr<const kube::Service> service);
+  ServiceRefHolder(const ServiceRefHolder&) = delete;
+  ServiceRefHolder& operator=(const ServiceRefHolder&) = delete;
+  const plugin::ServiceRef& ref() const { return ref_; }
+
+ private:
+  std::shared_ptr<const kube::Service> service_;
+  std::vector<plugin::KeyValueRef> labels_;
+  std::vector<plugin::KeyValueRef> annotations_;
+  std::vector<plugin::ServicePortRef> ports_;
+  std::vector<std::string> target_ports_;
+  plugin::LoadBalancerStatus status_;
+  plugin::ServiceRef ref_;
+};
+
+}  // namespace ccm::controllers
