@@ -11,6 +11,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "host/kube/event_recorder.hpp"
 #include "host/kube/informer.hpp"
@@ -53,6 +54,12 @@ class Controller {
 struct NotStarted {
   std::string reason;
 };
+
+// What a controller factory returns: the controller, or why it is not started. A factory
+// returns an error Status only for configuration the operator must fix (the host exits 1),
+// e.g. an invalid --cluster-cidr.
+//   StatusOr<ControllerOrSkip> makeXController(ControllerContext& context);
+using ControllerOrSkip = std::variant<std::unique_ptr<Controller>, NotStarted>;
 
 // "running_managed_controllers{name, manager}" (BETA upstream): 1 while running.
 void setControllerRunning(metrics::Registry& registry, std::string_view metric_name, bool running);
