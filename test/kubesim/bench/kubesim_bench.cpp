@@ -83,6 +83,23 @@ long rssKb(pid_t pid) {
   return -1;
 }
 
+// CPU seconds (user + system) the process has used so far.
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  long utime = 0;
+  long stime = 0;
+  for (int i = 3; i <= 15; ++i) {
+    rest >> field;
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 Server startServer(const Options& o, int nodes) {
   Server s;
   char tmpl[] = "/tmp/kubesim-bench-XXXXXX";
@@ -179,6 +196,7 @@ class Client : public std::enable_shared_from_this<Client> {
   void next() {
     if (stop_) return;
     req_ = make_(seq_++);
+    if (stop_) return;  // the generator may end the run
     req_.set(http::field::host, "127.0.0.1");
     req_.set(http::field::authorization, "Bearer " + server_.token);
     req_.keep_alive(true);
@@ -329,7 +347,9 @@ void runLoad(const Options& o, const Server& s, bool patch, std::vector<Result>&
   uint64_t ok0 = 0;
   for (auto& c : clients) ok0 += c->ok;
   auto t0 = Clock::now();
+  double cpu0 = cpuSeconds(s.pid);
   std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+  double cpu1 = cpuSeconds(s.pid);
   uint64_t ok1 = 0;
   uint64_t errors = 0;
   for (auto& c : clients) {
@@ -344,10 +364,13 @@ void runLoad(const Options& o, const Server& s, bool patch, std::vector<Result>&
   for (auto& c : clients) lat.insert(lat.end(), c->latencies_us.begin(), c->latencies_us.end());
   double rate = static_cast<double>(ok1 - ok0) / secs;
   std::string name = patch ? "node PATCH" : "node GET";
-  char note[160];
-  std::snprintf(note, sizeof(note), "%d clients, p50 %.2f ms, p99 %.2f ms, errors %llu",
-                o.clients, percentile(lat, 0.5) / 1000, percentile(lat, 0.99) / 1000,
-                static_cast<unsigned long long>(errors));
+  char note[200];
+  double cpu_us = ok1 > ok0 ? (cpu1 - cpu0) * 1e6 / static_cast<double>(ok1 - ok0) : 0;
+  std::snprintf(note, sizeof(note),
+                "%d clients, p50 %.2f ms, p99 %.2f ms, server CPU %.0f us/request "
+                "(= %.0f/s per core), errors %llu",
+                o.clients, percentile(lat, 0.5) / 1000, percentile(lat, 0.99) / 1000, cpu_us,
+                cpu_us > 0 ? 1e6 / cpu_us : 0.0, static_cast<unsigned long long>(errors));
   out.push_back({name, rate, "req/s", note});
 }
 
