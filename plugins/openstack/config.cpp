@@ -29,12 +29,18 @@ Status bad(std::string_view section, std::string_view key, const std::string& wh
 
 // Canonical spelling of the known sections, for messages.
 std::string canonicalSection(const std::string& lower) {
-  if (lower == "global") return "Global";
-  if (lower == "networking") return "Networking";
-  if (lower == "loadbalancer") return "LoadBalancer";
-  if (lower == "loadbalancerclass") return "LoadBalancerClass";
-  if (lower == "route") return "Route";
-  if (lower == "metadata") return "Metadata";
+  if (lower == "global")
+    return "Global";
+  if (lower == "networking")
+    return "Networking";
+  if (lower == "loadbalancer")
+    return "LoadBalancer";
+  if (lower == "loadbalancerclass")
+    return "LoadBalancerClass";
+  if (lower == "route")
+    return "Route";
+  if (lower == "metadata")
+    return "Metadata";
   return lower;
 }
 
@@ -58,9 +64,9 @@ KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
             }
             auto v = parseGcfgBool(e.value);
             if (!v) {
-              return Status(Code::kInvalidArgument,
-                            "invalid boolean \"" + e.value +
-                                "\" (want true/false, yes/no, on/off or 1/0)");
+              return Status(
+                  Code::kInvalidArgument,
+                  "invalid boolean \"" + e.value + "\" (want true/false, yes/no, on/off or 1/0)");
             }
             (c.*sec).*field = *v;
             return Status();
@@ -72,7 +78,8 @@ KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t
   return {std::is_unsigned_v<Int> ? Kind::kUint : Kind::kInt,
           [sec, field, min, max](Config& c, const IniEntry& e) {
             auto v = parseGcfgInt(e.value);
-            if (!v) return Status(Code::kInvalidArgument, "invalid integer \"" + e.value + "\"");
+            if (!v)
+              return Status(Code::kInvalidArgument, "invalid integer \"" + e.value + "\"");
             if (*v < min || *v > max) {
               return Status(Code::kInvalidArgument, "value " + std::to_string(*v) +
                                                         " out of range [" + std::to_string(min) +
@@ -254,9 +261,11 @@ bool fileReadable(const std::string& path) {
 
 Status validate(Config& c, std::vector<std::string>& warnings) {
   GlobalConfig& g = c.global;
-  if (g.auth_url.empty()) return bad("Global", "auth-url", "required");
+  if (g.auth_url.empty())
+    return bad("Global", "auth-url", "required");
   if (!startsWith(g.auth_url, "http://") && !startsWith(g.auth_url, "https://")) {
-    return bad("Global", "auth-url", "must be an http:// or https:// URL, got \"" + g.auth_url + "\"");
+    return bad("Global", "auth-url",
+               "must be an http:// or https:// URL, got \"" + g.auth_url + "\"");
   }
   if (g.auth_url.find("v2.0") != std::string::npos) {
     return bad("Global", "auth-url", "Keystone v2.0 is not supported; use the v3 endpoint");
@@ -295,7 +304,8 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
     g.tenant_domain_name = g.domain_id.empty() ? g.domain_name : "";
   }
   if (!g.user_domain_id.empty() && !g.user_domain_name.empty()) {
-    return bad("Global", "user-domain-name", "user-domain-id and user-domain-name cannot both be set");
+    return bad("Global", "user-domain-name",
+               "user-domain-id and user-domain-name cannot both be set");
   }
   bool has_token = !g.token.empty();
   bool has_trust = !g.trust_id.empty();
@@ -313,7 +323,8 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
     if (g.trustee_id.empty() && g.user_id.empty() && g.username.empty()) {
       return bad("Global", "trustee-id", "trust auth needs trustee-id (or user-id/username)");
     }
-    if (!has_password) return bad("Global", "trustee-password", "trust auth needs a password");
+    if (!has_password)
+      return bad("Global", "trustee-password", "trust auth needs a password");
   } else if (has_password) {
     if (g.username.empty() && g.user_id.empty()) {
       return bad("Global", "username", "password auth needs username or user-id");
@@ -324,7 +335,8 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
     }
   } else if (has_appcred) {
     if (g.application_credential_secret.empty()) {
-      return bad("Global", "application-credential-secret", "required with application credentials");
+      return bad("Global", "application-credential-secret",
+                 "required with application credentials");
     }
     if (g.application_credential_id.empty()) {
       if (g.user_id.empty() && g.username.empty()) {
@@ -343,10 +355,11 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
   }
   bool appcred_auth = has_appcred && !has_token && !has_trust && !has_password;
   if (!appcred_auth) {
-    if (!has_trust && g.tenant_id.empty() && !g.tenant_name.empty() &&
-        g.tenant_domain_id.empty() && g.tenant_domain_name.empty()) {
-      return bad("Global", "tenant-domain-name",
-                 "tenant-name needs tenant-domain-name, tenant-domain-id, domain-name or domain-id");
+    if (!has_trust && g.tenant_id.empty() && !g.tenant_name.empty() && g.tenant_domain_id.empty() &&
+        g.tenant_domain_name.empty()) {
+      return bad(
+          "Global", "tenant-domain-name",
+          "tenant-name needs tenant-domain-name, tenant-domain-id, domain-name or domain-id");
     }
     if (!has_trust && g.tenant_id.empty() && g.tenant_name.empty() && g.domain_id.empty() &&
         g.domain_name.empty()) {
@@ -370,7 +383,8 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
   // [LoadBalancer]
   LoadBalancerConfig& lb = c.load_balancer;
   if (!lb.lb_version.empty() && lb.lb_version != "v2") {
-    return bad("LoadBalancer", "lb-version", "only \"v2\" is supported, got \"" + lb.lb_version + "\"");
+    return bad("LoadBalancer", "lb-version",
+               "only \"v2\" is supported, got \"" + lb.lb_version + "\"");
   }
   static const std::set<std::string> kMethods = {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP",
                                                  "SOURCE_IP_PORT"};
@@ -379,13 +393,15 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
                "must be ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or SOURCE_IP_PORT, got \"" +
                    lb.lb_method + "\"");
   }
-  if (lb.lb_provider.empty()) return bad("LoadBalancer", "lb-provider", "must not be empty");
+  if (lb.lb_provider.empty())
+    return bad("LoadBalancer", "lb-provider", "must not be empty");
   static const std::set<std::string> kProviders = {"amphora", "octavia", "ovn", "f5", "amphorav2"};
   if (kProviders.count(lb.lb_provider) == 0) {
     warnings.push_back("[LoadBalancer] lb-provider \"" + lb.lb_provider +
                        "\" is not one of amphora, octavia, ovn, f5, amphorav2; using it anyway");
   }
-  if (lb.lb_provider == "ovn" && !lb.lb_method_set) lb.lb_method = "SOURCE_IP_PORT";
+  if (lb.lb_provider == "ovn" && !lb.lb_method_set)
+    lb.lb_method = "SOURCE_IP_PORT";
   if (lb.container_store != "barbican" && lb.container_store != "external") {
     return bad("LoadBalancer", "container-store",
                "must be barbican or external, got \"" + lb.container_store + "\"");
@@ -423,8 +439,7 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
   }
   for (const auto& o : order) {
     if (o != "configDrive" && o != "metadataService") {
-      return bad("Metadata", "search-order",
-                 "\"" + o + "\" is not configDrive or metadataService");
+      return bad("Metadata", "search-order", "\"" + o + "\" is not configDrive or metadataService");
     }
   }
   return {};
@@ -438,7 +453,8 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
   for (const std::string& piece : splitAny(text, ",")) {
     auto eq = piece.find('=');
     std::string key(trim(std::string_view(piece).substr(0, eq)));
-    if (key.empty()) return Status(Code::kInvalidArgument, "empty label key in \"" + piece + "\"");
+    if (key.empty())
+      return Status(Code::kInvalidArgument, "empty label key in \"" + piece + "\"");
     for (char ch : key) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.' &&
           ch != '/') {
@@ -461,7 +477,8 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
 StatusOr<TagFilter> parseTagFilter(std::string_view text) {
   TagFilter f;
   std::string_view s = trim(text);
-  if (s.empty()) return f;
+  if (s.empty())
+    return f;
   bool negate = false;
   bool all = false;
   if (!s.empty() && s.front() == '!') {
@@ -473,8 +490,10 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
     s.remove_prefix(1);
   }
   auto tags = splitAny(s, ",");
-  if (tags.empty()) return Status(Code::kInvalidArgument, "no tags in \"" + std::string(text) + "\"");
-  for (size_t i = 0; i < tags.size(); ++i) f.tags += (i ? "," : "") + tags[i];
+  if (tags.empty())
+    return Status(Code::kInvalidArgument, "no tags in \"" + std::string(text) + "\"");
+  for (size_t i = 0; i < tags.size(); ++i)
+    f.tags += (i ? "," : "") + tags[i];
   if (negate) {
     f.param = all ? "not-tags-any" : "not-tags";
   } else {
@@ -485,11 +504,14 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
 
 StatusOr<ParsedConfig> parseConfig(std::string_view text) {
   auto ini = IniFile::parse(text);
-  if (!ini.ok()) return ini.status();
+  if (!ini.ok())
+    return ini.status();
   ParsedConfig out;
   static const std::map<std::string, KeyTable, std::less<>> tables = {
-      {"global", globalKeys()},           {"networking", networkingKeys()},
-      {"loadbalancer", loadBalancerKeys()}, {"route", routeKeys()},
+      {"global", globalKeys()},
+      {"networking", networkingKeys()},
+      {"loadbalancer", loadBalancerKeys()},
+      {"route", routeKeys()},
       {"metadata", metadataKeys()},
   };
   std::set<std::pair<std::string, std::string>> seen;
@@ -508,7 +530,8 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
           out.warnings.push_back("[" + where + "] " + e.key + ": unknown key, ignored");
           continue;
         }
-        if (!e.has_value) return bad(where, e.key, "missing value");
+        if (!e.has_value)
+          return bad(where, e.key, "missing value");
         cls.*(it->second) = e.value;
       }
       continue;
@@ -521,8 +544,8 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
       continue;
     }
     if (section.has_subsection) {
-      return Status(Code::kInvalidArgument,
-                    "[" + sec_name + " \"" + section.subsection + "\"]: this section takes no name");
+      return Status(Code::kInvalidArgument, "[" + sec_name + " \"" + section.subsection +
+                                                "\"]: this section takes no name");
     }
     for (const IniEntry& e : section.entries) {
       auto key = table->second.find(e.key);
@@ -535,14 +558,17 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
         return bad(sec_name, e.key, "missing value (write " + e.key + " = <value>)");
       }
       if (spec.kind != Kind::kList && !seen.emplace(section.name, e.key).second) {
-        out.warnings.push_back("[" + sec_name + "] " + e.key + ": set more than once, the last wins");
+        out.warnings.push_back("[" + sec_name + "] " + e.key +
+                               ": set more than once, the last wins");
       }
       Status st = spec.set(out.config, e);
-      if (!st.ok()) return bad(sec_name, e.key, st.message());
+      if (!st.ok())
+        return bad(sec_name, e.key, st.message());
     }
   }
   Status st = validate(out.config, out.warnings);
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   return out;
 }
 
@@ -550,7 +576,8 @@ std::vector<std::string> configSecrets(const Config& c) {
   std::vector<std::string> out;
   for (const std::string* s : {&c.global.password, &c.global.application_credential_secret,
                                &c.global.trustee_password, &c.global.token}) {
-    if (!s->empty()) out.push_back(*s);
+    if (!s->empty())
+      out.push_back(*s);
   }
   return out;
 }

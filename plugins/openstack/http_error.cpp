@@ -10,7 +10,8 @@ namespace ccm::openstack {
 
 std::string requestIdOf(const HttpResponse& response) {
   std::string id = response.header("x-openstack-request-id");
-  if (id.empty()) id = response.header("x-compute-request-id");
+  if (id.empty())
+    id = response.header("x-compute-request-id");
   return id;
 }
 
@@ -22,36 +23,55 @@ std::string errorMessageOf(const std::string& body) {
     const JsonValue& root = *doc;
     for (const char* key : {"faultstring", "message", "description", "detail"}) {
       msg = jsonString(root, key);
-      if (!msg.empty()) break;
+      if (!msg.empty())
+        break;
     }
     if (msg.empty()) {
       for (const auto& m : root.GetObject()) {
         if (m.value.IsObject()) {
           msg = jsonString(m.value, "message");
-          if (!msg.empty()) break;
+          if (!msg.empty())
+            break;
         }
       }
     }
   }
-  if (msg.empty()) msg = std::string(trim(body));
+  if (msg.empty())
+    msg = std::string(trim(body));
   return truncateUtf8(msg, kMax);
 }
 
 Status httpError(const std::string& what, const HttpResponse& response) {
   Code code;
   switch (response.status) {
-    case 400: code = Code::kInvalidArgument; break;
-    case 401: code = Code::kUnauthenticated; break;
-    case 403: code = Code::kPermissionDenied; break;
-    case 404: code = Code::kNotFound; break;
-    case 409: code = Code::kAborted; break;
+    case 400:
+      code = Code::kInvalidArgument;
+      break;
+    case 401:
+      code = Code::kUnauthenticated;
+      break;
+    case 403:
+      code = Code::kPermissionDenied;
+      break;
+    case 404:
+      code = Code::kNotFound;
+      break;
+    case 409:
+      code = Code::kAborted;
+      break;
     case 413:
-    case 429: code = Code::kResourceExhausted; break;
+    case 429:
+      code = Code::kResourceExhausted;
+      break;
     case 500:
     case 502:
     case 503:
-    case 504: code = Code::kUnavailable; break;
-    default: code = Code::kInternal; break;
+    case 504:
+      code = Code::kUnavailable;
+      break;
+    default:
+      code = Code::kInternal;
+      break;
   }
   std::chrono::milliseconds retry_after{0};
   std::string ra = response.header("retry-after");
@@ -60,9 +80,11 @@ Status httpError(const std::string& what, const HttpResponse& response) {
   }
   std::string msg = what + ": HTTP " + std::to_string(response.status);
   std::string detail = errorMessageOf(response.body);
-  if (!detail.empty()) msg += ": " + detail;
+  if (!detail.empty())
+    msg += ": " + detail;
   std::string id = requestIdOf(response);
-  if (!id.empty()) msg += " (request " + id + ")";
+  if (!id.empty())
+    msg += " (request " + id + ")";
   return Status(code, msg, retry_after);
 }
 

@@ -13,8 +13,8 @@
 namespace ccm::openstack {
 
 struct IniEntry {
-  std::string key;     // lowercased
-  std::string value;   // unquoted, unescaped
+  std::string key;         // lowercased
+  std::string value;       // unquoted, unescaped
   bool has_value = false;  // false when the key was written without '='
   int line = 0;
 };

@@ -18,12 +18,13 @@ constexpr size_t kPortQueryChunk = 40;
 StatusOr<ProviderId> parseProviderId(const std::string& provider_id) {
   static const std::regex kRe(R"(^openstack://([^/]*)/([^/]+)$)");
   std::string full = provider_id;
-  if (full.find("://") == std::string::npos) full = "openstack://" + full;
+  if (full.find("://") == std::string::npos)
+    full = "openstack://" + full;
   std::smatch m;
   if (!std::regex_match(full, m, kRe)) {
-    return Status(Code::kInvalidArgument,
-                  "providerID \"" + provider_id + "\" is not openstack:///<server-id> or "
-                  "openstack://<region>/<server-id>");
+    return Status(Code::kInvalidArgument, "providerID \"" + provider_id +
+                                              "\" is not openstack:///<server-id> or "
+                                              "openstack://<region>/<server-id>");
   }
   return ProviderId{m[1].str(), m[2].str()};
 }
@@ -64,7 +65,8 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
 
 StatusOr<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
-  if (server.ok()) return Existence::kExists;
+  if (server.ok())
+    return Existence::kExists;
   if (server.status().code() == Code::kNotFound && !node.provider_id.empty()) {
     return Existence::kNotFound;
   }
@@ -105,8 +107,8 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
     for (const std::string& sub_id : port.trunk_subport_ids) {
       auto sub = neutron_.getPort(call, sub_id);
       if (!sub.ok()) {
-        call.warning("Cannot read trunk sub-port", {{"port", sub_id},
-                                                   {"error", sub.status().message()}});
+        call.warning("Cannot read trunk sub-port",
+                     {{"port", sub_id}, {"error", sub.status().message()}});
         continue;
       }
       auto net = neutron_.getNetwork(call, sub->network_id);
@@ -141,7 +143,8 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     const CallContext& call, const std::vector<KubeNode>& nodes) {
   std::vector<StatusOr<InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
-    for (const KubeNode& node : nodes) out.push_back(metadata(call, node));
+    for (const KubeNode& node : nodes)
+      out.push_back(metadata(call, node));
     return out;
   }
   std::map<std::string, Server> by_id;
@@ -152,7 +155,8 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     by_id.emplace(std::move(id), std::move(s));
   });
   if (!listed.ok()) {
-    for (size_t i = 0; i < nodes.size(); ++i) out.push_back(listed);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      out.push_back(listed);
     return out;
   }
   // Resolve each node to a server ID (or an error).
@@ -177,13 +181,14 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       if (it == ids_by_name.end()) {
         resolved.push_back(Status(Code::kNotFound, "no server is named " + node.name));
       } else if (it->second.size() > 1) {
-        resolved.push_back(Status(Code::kFailedPrecondition,
-                                  "several servers are named " + node.name));
+        resolved.push_back(
+            Status(Code::kFailedPrecondition, "several servers are named " + node.name));
       } else {
         resolved.push_back(it->second.front());
       }
     }
-    if (resolved.back().ok()) wanted.push_back(*resolved.back());
+    if (resolved.back().ok())
+      wanted.push_back(*resolved.back());
   }
   // Ports of all wanted servers, a chunk of device IDs per request.
   std::map<std::string, std::vector<Port>> ports_by_device;
@@ -198,7 +203,8 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       ports_status = ports.status();
       break;
     }
-    for (Port& p : *ports) ports_by_device[p.device_id].push_back(std::move(p));
+    for (Port& p : *ports)
+      ports_by_device[p.device_id].push_back(std::move(p));
   }
   for (auto& r : resolved) {
     if (!r.ok()) {

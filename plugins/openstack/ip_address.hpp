@@ -11,8 +11,8 @@
 namespace ccm::openstack {
 
 struct IpAddress {
-  int family = 0;                      // 4 or 6
-  std::array<uint8_t, 16> bytes{};     // IPv4 as ::ffff:a.b.c.d (Go's 16-byte form)
+  int family = 0;                   // 4 or 6
+  std::array<uint8_t, 16> bytes{};  // IPv4 as ::ffff:a.b.c.d (Go's 16-byte form)
 
   static std::optional<IpAddress> parse(std::string_view text);
   bool isV4() const { return family == 4; }

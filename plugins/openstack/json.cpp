@@ -27,13 +27,22 @@ Json& Json::push(Json value) {
 template <typename Writer>
 void Json::write(Writer& w) const {
   switch (type_) {
-    case Type::kNull: w.Null(); break;
-    case Type::kBool: w.Bool(b_); break;
-    case Type::kInt: w.Int64(i_); break;
-    case Type::kString: w.String(s_.data(), static_cast<rapidjson::SizeType>(s_.size())); break;
+    case Type::kNull:
+      w.Null();
+      break;
+    case Type::kBool:
+      w.Bool(b_);
+      break;
+    case Type::kInt:
+      w.Int64(i_);
+      break;
+    case Type::kString:
+      w.String(s_.data(), static_cast<rapidjson::SizeType>(s_.size()));
+      break;
     case Type::kArray:
       w.StartArray();
-      for (const Json& item : items_) item.write(w);
+      for (const Json& item : items_)
+        item.write(w);
       w.EndArray();
       break;
     case Type::kObject:
@@ -66,28 +75,34 @@ StatusOr<rapidjson::Document> parseJson(std::string_view text) {
 }
 
 const JsonValue* jsonMember(const JsonValue& obj, const char* key) {
-  if (!obj.IsObject()) return nullptr;
+  if (!obj.IsObject())
+    return nullptr;
   auto it = obj.FindMember(key);
   return it == obj.MemberEnd() ? nullptr : &it->value;
 }
 
 std::string jsonString(const JsonValue& obj, const char* key) {
   const JsonValue* v = jsonMember(obj, key);
-  if (v == nullptr || !v->IsString()) return {};
+  if (v == nullptr || !v->IsString())
+    return {};
   return std::string(v->GetString(), v->GetStringLength());
 }
 
 std::optional<int64_t> jsonInt(const JsonValue& obj, const char* key) {
   const JsonValue* v = jsonMember(obj, key);
-  if (v == nullptr) return std::nullopt;
-  if (v->IsInt64()) return v->GetInt64();
-  if (v->IsDouble()) return static_cast<int64_t>(v->GetDouble());
+  if (v == nullptr)
+    return std::nullopt;
+  if (v->IsInt64())
+    return v->GetInt64();
+  if (v->IsDouble())
+    return static_cast<int64_t>(v->GetDouble());
   return std::nullopt;
 }
 
 std::optional<bool> jsonBool(const JsonValue& obj, const char* key) {
   const JsonValue* v = jsonMember(obj, key);
-  if (v == nullptr || !v->IsBool()) return std::nullopt;
+  if (v == nullptr || !v->IsBool())
+    return std::nullopt;
   return v->GetBool();
 }
 
@@ -99,9 +114,11 @@ bool jsonIsNull(const JsonValue& obj, const char* key) {
 std::vector<std::string> jsonStrings(const JsonValue& obj, const char* key) {
   std::vector<std::string> out;
   const JsonValue* v = jsonArray(obj, key);
-  if (v == nullptr) return out;
+  if (v == nullptr)
+    return out;
   for (const auto& item : v->GetArray()) {
-    if (item.IsString()) out.emplace_back(item.GetString(), item.GetStringLength());
+    if (item.IsString())
+      out.emplace_back(item.GetString(), item.GetStringLength());
   }
   return out;
 }
@@ -109,10 +126,12 @@ std::vector<std::string> jsonStrings(const JsonValue& obj, const char* key) {
 std::vector<std::string> jsonIds(const JsonValue& obj, const char* key) {
   std::vector<std::string> out;
   const JsonValue* v = jsonArray(obj, key);
-  if (v == nullptr) return out;
+  if (v == nullptr)
+    return out;
   for (const auto& item : v->GetArray()) {
     std::string id = jsonString(item, "id");
-    if (!id.empty()) out.push_back(std::move(id));
+    if (!id.empty())
+      out.push_back(std::move(id));
   }
   return out;
 }

@@ -3,13 +3,13 @@
 // field reads as empty).
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "plugins/openstack/status.hpp"
 
@@ -18,15 +18,15 @@ namespace ccm::openstack {
 // A JSON value under construction. Objects keep insertion order.
 class Json {
  public:
-  Json() = default;  // null
-  Json(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
-  Json(bool b) : type_(Type::kBool), b_(b) {}  // NOLINT(google-explicit-constructor)
-  Json(int v) : type_(Type::kInt), i_(v) {}  // NOLINT(google-explicit-constructor)
-  Json(int64_t v) : type_(Type::kInt), i_(v) {}  // NOLINT(google-explicit-constructor)
-  Json(uint32_t v) : type_(Type::kInt), i_(v) {}  // NOLINT(google-explicit-constructor)
+  Json() = default;                                     // null
+  Json(std::nullptr_t) {}                               // NOLINT(google-explicit-constructor)
+  Json(bool b) : type_(Type::kBool), b_(b) {}           // NOLINT(google-explicit-constructor)
+  Json(int v) : type_(Type::kInt), i_(v) {}             // NOLINT(google-explicit-constructor)
+  Json(int64_t v) : type_(Type::kInt), i_(v) {}         // NOLINT(google-explicit-constructor)
+  Json(uint32_t v) : type_(Type::kInt), i_(v) {}        // NOLINT(google-explicit-constructor)
   Json(const char* s) : type_(Type::kString), s_(s) {}  // NOLINT(google-explicit-constructor)
   Json(std::string s) : type_(Type::kString), s_(std::move(s)) {}  // NOLINT
-  Json(std::string_view s) : type_(Type::kString), s_(s) {}  // NOLINT
+  Json(std::string_view s) : type_(Type::kString), s_(s) {}        // NOLINT
 
   static Json object() {
     Json j;
@@ -40,7 +40,8 @@ class Json {
   }
   static Json stringArray(const std::vector<std::string>& items) {
     Json j = array();
-    for (const auto& s : items) j.push(s);
+    for (const auto& s : items)
+      j.push(s);
     return j;
   }
 

@@ -87,9 +87,9 @@ class KeystoneAuth {
   Catalog catalog_;           // written by start() only, read-only afterwards
 
   mutable std::mutex mu_;
-  Token current_;        // guarded by mu_
+  Token current_;            // guarded by mu_
   uint64_t auth_count_ = 0;  // guarded by mu_
-  std::mutex renew_mu_;  // serialises renewals so concurrent ones merge
+  std::mutex renew_mu_;      // serialises renewals so concurrent ones merge
 };
 
 }  // namespace ccm::openstack

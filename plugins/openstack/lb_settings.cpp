@@ -30,21 +30,26 @@ class Annotations {
   }
   StatusOr<bool> boolean(const std::string& full_name, bool fallback) const {
     const std::string* v = find(full_name);
-    if (v == nullptr) return fallback;
-    if (*v == "true") return true;
-    if (*v == "false") return false;
+    if (v == nullptr)
+      return fallback;
+    if (*v == "true")
+      return true;
+    if (*v == "false")
+      return false;
     return Status(Code::kInvalidArgument,
                   "annotation " + full_name + ": want \"true\" or \"false\", got \"" + *v + "\"");
   }
   StatusOr<int64_t> integer(const std::string& short_name, int64_t fallback, int64_t min,
                             int64_t max) const {
     const std::string* v = lb(short_name);
-    if (v == nullptr) return fallback;
+    if (v == nullptr)
+      return fallback;
     std::string_view t = trim(*v);
     int64_t parsed = 0;
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), parsed);
     std::optional<int64_t> n;
-    if (ec == std::errc() && end == t.data() + t.size() && !t.empty()) n = parsed;
+    if (ec == std::errc() && end == t.data() + t.size() && !t.empty())
+      n = parsed;
     if (!n || *n < min || *n > max) {
       return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
                                                 short_name + ": want an integer in [" +
@@ -60,7 +65,8 @@ class Annotations {
 
 std::string firstNonEmpty(std::initializer_list<std::string> values) {
   for (const auto& v : values) {
-    if (!v.empty()) return v;
+    if (!v.empty())
+      return v;
   }
   return {};
 }
@@ -75,8 +81,10 @@ bool matchesSelector(const KubeNode& node,
                      const std::map<std::string, std::optional<std::string>>& selector) {
   for (const auto& [key, value] : selector) {
     auto it = node.labels.find(key);
-    if (it == node.labels.end()) return false;
-    if (value && it->second != *value) return false;
+    if (it == node.labels.end())
+      return false;
+    if (value && it->second != *value)
+      return false;
   }
   return true;
 }
@@ -89,7 +97,8 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   s.lb_name = loadBalancerName(cluster, svc);
   std::string uid;
   for (char c : svc.uid) {
-    if (c != '-') uid.push_back(c);
+    if (c != '-')
+      uid.push_back(c);
   }
   s.legacy_name = ("a" + uid).substr(0, 32);
   s.description = "Kubernetes external service " + ns_name + " from cluster " + cluster;
@@ -97,7 +106,8 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
       "Floating IP for Kubernetes external service " + ns_name + " from cluster " + cluster;
   s.lb_id = a.str("load-balancer-id", "");
 
-  if (!svc.ip_families.empty() && svc.ip_families.front() == "IPv6") s.ip_family = 6;
+  if (!svc.ip_families.empty() && svc.ip_families.front() == "IPv6")
+    s.ip_family = 6;
 
   if (cfg.internal_lb) {
     s.internal = true;
@@ -157,9 +167,9 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     } else if (*proxy == "v2") {
       s.proxy_protocol = "PROXYV2";
     } else if (*proxy != "false" && !proxy->empty()) {
-      return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
-                                                "proxy-protocol: want true, v1, v2 or false, got \"" +
-                                                *proxy + "\"");
+      return Status(Code::kInvalidArgument,
+                    std::string("annotation ") + kAnnotationPrefix +
+                        "proxy-protocol: want true, v1, v2 or false, got \"" + *proxy + "\"");
     }
   }
   CCM_OS_ASSIGN_OR_RETURN(s.x_forwarded_for,
@@ -176,10 +186,10 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     return Status(Code::kInvalidArgument,
                   std::string("annotation ") + kAnnotationPrefix +
                       "lb-method: want ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or "
-                      "SOURCE_IP_PORT, got \"" + s.lb_method + "\"");
+                      "SOURCE_IP_PORT, got \"" +
+                      s.lb_method + "\"");
   }
-  CCM_OS_ASSIGN_OR_RETURN(s.connection_limit,
-                          a.integer("connection-limit", -1, -1, 1000000000));
+  CCM_OS_ASSIGN_OR_RETURN(s.connection_limit, a.integer("connection-limit", -1, -1, 1000000000));
   CCM_OS_ASSIGN_OR_RETURN(s.timeout_client_data,
                           a.integer("timeout-client-data", 50000, 0, 2147483647));
   CCM_OS_ASSIGN_OR_RETURN(s.timeout_member_connect,
@@ -200,13 +210,12 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   };
   CCM_OS_ASSIGN_OR_RETURN(s.hm_delay,
                           a.integer("health-monitor-delay", secs(cfg.monitor_delay), 1, 86400));
-  CCM_OS_ASSIGN_OR_RETURN(
-      s.hm_timeout, a.integer("health-monitor-timeout", secs(cfg.monitor_timeout), 1, 86400));
-  CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries, a.integer("health-monitor-max-retries",
-                                                      cfg.monitor_max_retries, 1, 10));
-  CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries_down,
-                          a.integer("health-monitor-max-retries-down",
-                                    cfg.monitor_max_retries_down, 1, 10));
+  CCM_OS_ASSIGN_OR_RETURN(s.hm_timeout,
+                          a.integer("health-monitor-timeout", secs(cfg.monitor_timeout), 1, 86400));
+  CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries,
+                          a.integer("health-monitor-max-retries", cfg.monitor_max_retries, 1, 10));
+  CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries_down, a.integer("health-monitor-max-retries-down",
+                                                           cfg.monitor_max_retries_down, 1, 10));
   if (s.health_monitor && s.hm_timeout > s.hm_delay) {
     return Status(Code::kInvalidArgument,
                   "health monitor timeout (" + std::to_string(s.hm_timeout) +

@@ -22,9 +22,9 @@ inline constexpr const char* kSourceRangesAnnotation =
 
 struct LbSettings {
   // Names.
-  std::string lb_name;      // kube_service_<cluster>_<namespace>_<name>, <= 255 bytes
-  std::string legacy_name;  // "a" + UID without dashes, 32 characters
-  std::string description;  // LB description
+  std::string lb_name;          // kube_service_<cluster>_<namespace>_<name>, <= 255 bytes
+  std::string legacy_name;      // "a" + UID without dashes, 32 characters
+  std::string description;      // LB description
   std::string fip_description;  // the marker on floating IPs this provider creates
 
   std::string lb_id;  // load-balancer-id annotation: use (adopt or share) this LB
@@ -55,7 +55,7 @@ struct LbSettings {
   int64_t timeout_tcp_inspect = 0;
   std::string flavor_id;
   std::string availability_zone;
-  std::string tls_container_ref;  // not supported: refused by ensure
+  std::string tls_container_ref;           // not supported: refused by ensure
   std::vector<std::string> source_ranges;  // normalised CIDRs, sorted; empty = not restricted
 
   // Health monitor.

@@ -63,20 +63,25 @@ Status busyAware(Status st, const std::string& what) {
   return st.ok() ? st : st.withPrefix(what);
 }
 
-bool isPending(const std::string& status) { return startsWith(status, "PENDING_"); }
+bool isPending(const std::string& status) {
+  return startsWith(status, "PENDING_");
+}
 
 // The node's address for members: its first InternalIP of the family, else its first
 // ExternalIP of the family.
 std::string memberAddress(const KubeNode& node, int family) {
   for (const char* type : {"InternalIP", "ExternalIP"}) {
     for (const NodeAddress& a : node.addresses) {
-      if (a.type == type && ipFamilyOf(a.address) == family) return a.address;
+      if (a.type == type && ipFamilyOf(a.address) == family)
+        return a.address;
     }
   }
   return {};
 }
 
-std::string openRange(int family) { return family == 6 ? "::/0" : "0.0.0.0/0"; }
+std::string openRange(int family) {
+  return family == 6 ? "::/0" : "0.0.0.0/0";
+}
 
 std::set<std::string> cidrSet(const std::vector<std::string>& v, int family) {
   std::set<std::string> out;
@@ -84,7 +89,8 @@ std::set<std::string> cidrSet(const std::vector<std::string>& v, int family) {
     auto cidr = Cidr::parse(c);
     out.insert(cidr ? cidr->toString() : c);
   }
-  if (out.empty()) out.insert(openRange(family));
+  if (out.empty())
+    out.insert(openRange(family));
   return out;
 }
 
@@ -116,8 +122,8 @@ Status sleepFor(const CallContext& call, std::chrono::steady_clock::duration d) 
   while (std::chrono::steady_clock::now() < until) {
     CCM_OS_RETURN_IF_ERROR(call.checkAlive());
     auto left = until - std::chrono::steady_clock::now();
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-        left, std::chrono::milliseconds(100)));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(100)));
   }
   return call.checkAlive();
 }
@@ -149,10 +155,13 @@ class LoadBalancers::Run {
         return lb.status().withPrefix("waiting for load balancer " + lb_id);
       }
       const std::string& ps = lb->provisioning_status;
-      if (ps == "ACTIVE") return lb;
+      if (ps == "ACTIVE")
+        return lb;
       if (ps == "ERROR") {
-        return Status(Code::kUnavailable, "load balancer " + lb_id + " went into provisioning "
-                                          "status ERROR while " + what);
+        return Status(Code::kUnavailable, "load balancer " + lb_id +
+                                              " went into provisioning "
+                                              "status ERROR while " +
+                                              what);
       }
       if (!canWait(interval)) {
         milliseconds retry = ps == "PENDING_CREATE" ? kRetryAfterCreate : kRetryAfterBusy;
@@ -172,10 +181,12 @@ class LoadBalancers::Run {
     for (;;) {
       auto lb = lbs_.octavia_.getLoadBalancer(call_, lb_id);
       if (!lb.ok()) {
-        if (lb.status().code() == Code::kNotFound) return {};
+        if (lb.status().code() == Code::kNotFound)
+          return {};
         return lb.status().withPrefix("waiting for load balancer " + lb_id + " to go");
       }
-      if (lb->provisioning_status == "DELETED") return {};
+      if (lb->provisioning_status == "DELETED")
+        return {};
       if (!canWait(interval)) {
         return Status(Code::kFailedPrecondition,
                       "load balancer " + lb_id + " is " + lb->provisioning_status +
@@ -189,7 +200,8 @@ class LoadBalancers::Run {
 
   // A mutation followed by the wait for ACTIVE; 409 reads as "busy".
   Status mutate(const std::string& lb_id, const std::string& what, const Status& result) {
-    if (!result.ok()) return busyAware(result, what);
+    if (!result.ok())
+      return busyAware(result, what);
     call_.info("Changed load balancer", {{"lb", lb_id}, {"change", what}});
     auto lb = waitActive(lb_id, what);
     return lb.ok() ? Status() : lb.status();
@@ -221,7 +233,8 @@ class LoadBalancers::Run {
       }
       if (p.node_port > 0) {
         for (const KubeNode& node : nodes) {
-          if (!matchesSelector(node, s_.node_selector)) continue;
+          if (!matchesSelector(node, s_.node_selector))
+            continue;
           std::string addr = memberAddress(node, s_.ip_family);
           if (addr.empty()) {
             if (i == 0) {
@@ -235,7 +248,8 @@ class LoadBalancers::Run {
           m.address = addr;
           m.port = p.node_port;
           m.subnet_id = member_subnet;
-          if (d.monitor && d.monitor->http) m.monitor_port = svc.health_check_node_port;
+          if (d.monitor && d.monitor->http)
+            m.monitor_port = svc.health_check_node_port;
           d.members.push_back(std::move(m));
         }
       }
@@ -250,7 +264,8 @@ class LoadBalancers::Run {
     l.set("protocol", d.listener_protocol);
     l.set("protocol_port", d.port);
     l.set("connection_limit", s_.connection_limit);
-    if (f_.tags()) l.set("tags", Json::stringArray({s_.lb_name}));
+    if (f_.tags())
+      l.set("tags", Json::stringArray({s_.lb_name}));
     if (f_.timeouts()) {
       l.set("timeout_client_data", s_.timeout_client_data);
       l.set("timeout_member_connect", s_.timeout_member_connect);
@@ -274,7 +289,8 @@ class LoadBalancers::Run {
     if (session_affinity == "ClientIP") {
       p.set("session_persistence", Json::object().set("type", "SOURCE_IP"));
     }
-    if (f_.tags()) p.set("tags", Json::stringArray({s_.lb_name}));
+    if (f_.tags())
+      p.set("tags", Json::stringArray({s_.lb_name}));
     return p;
   }
 
@@ -283,15 +299,18 @@ class LoadBalancers::Run {
     j.set("name", m.name);
     j.set("address", m.address);
     j.set("protocol_port", m.port);
-    if (!m.subnet_id.empty()) j.set("subnet_id", m.subnet_id);
-    if (m.monitor_port) j.set("monitor_port", *m.monitor_port);
+    if (!m.subnet_id.empty())
+      j.set("subnet_id", m.subnet_id);
+    if (m.monitor_port)
+      j.set("monitor_port", *m.monitor_port);
     return j;
   }
 
   Json monitorJson(const DesiredMonitor& m, bool for_update) const {
     Json j = Json::object();
     j.set("name", m.name);
-    if (!for_update) j.set("type", m.type);
+    if (!for_update)
+      j.set("type", m.type);
     j.set("delay", s_.hm_delay);
     j.set("timeout", s_.hm_timeout);
     j.set("max_retries", s_.hm_max_retries);
@@ -301,7 +320,8 @@ class LoadBalancers::Run {
       j.set("http_method", "GET");
       j.set("expected_codes", "200");
     }
-    if (f_.tags() && !for_update) j.set("tags", Json::stringArray({s_.lb_name}));
+    if (f_.tags() && !for_update)
+      j.set("tags", Json::stringArray({s_.lb_name}));
     return j;
   }
 
@@ -341,13 +361,14 @@ class LoadBalancers::Run {
                           std::string* address);
 
  public:
-
  private:
   bool canWait(milliseconds next_sleep) const {
     auto now = std::chrono::steady_clock::now();
-    if (now + next_sleep > wait_until_) return false;
+    if (now + next_sleep > wait_until_)
+      return false;
     if (auto left = call_.remaining()) {
-      if (*left < std::chrono::duration_cast<std::chrono::nanoseconds>(next_sleep + kDeadlineMargin)) {
+      if (*left <
+          std::chrono::duration_cast<std::chrono::nanoseconds>(next_sleep + kDeadlineMargin)) {
         return false;
       }
     }
@@ -373,7 +394,8 @@ StatusOr<OctaviaFeatures> LoadBalancers::features(const CallContext& call) {
     }
   }
   auto version = octavia_.apiVersion(call);
-  if (!version.ok()) return version.status().withPrefix("reading Octavia's API version");
+  if (!version.ok())
+    return version.status().withPrefix("reading Octavia's API version");
   OctaviaFeatures f;
   f.version = *version;
   f.ovn = config_.load_balancer.lb_provider == "ovn";
@@ -393,7 +415,8 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
       found.lb = std::move(lb).value();
       return found;
     }
-    if (lb.status().code() != Code::kNotFound) return lb.status();
+    if (lb.status().code() != Code::kNotFound)
+      return lb.status();
     if (!lenient) {
       return Status(Code::kFailedPrecondition,
                     "load balancer " + s.lb_id + " named by annotation " + kAnnotationPrefix +
@@ -447,7 +470,8 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
     CCM_OS_ASSIGN_OR_RETURN(
         std::vector<FloatingIp> fips,
         neutron_.listFloatingIps(call, "port_id=" + urlEncode(found.lb->vip_port_id)));
-    if (!fips.empty()) address = fips.front().floating_ip_address;
+    if (!fips.empty())
+      address = fips.front().floating_ip_address;
   }
   LbStatus status;
   LbIngress ingress;
@@ -468,7 +492,8 @@ namespace {
 // The pool serving a listener.
 const OctaviaPool* poolOf(const std::vector<OctaviaPool>& pools, const OctaviaListener& l) {
   for (const OctaviaPool& p : pools) {
-    if (p.id == l.default_pool_id || contains(p.listener_ids, l.id)) return &p;
+    if (p.id == l.default_pool_id || contains(p.listener_ids, l.id))
+      return &p;
   }
   return nullptr;
 }
@@ -490,7 +515,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
   }
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
-  if (svc.ports.empty()) return Status(Code::kInvalidArgument, "the Service has no ports");
+  if (svc.ports.empty())
+    return Status(Code::kInvalidArgument, "the Service has no ports");
   if (!settings.tls_container_ref.empty()) {
     return Status(Code::kInvalidArgument,
                   "TLS termination (default-tls-container-ref) is not supported by this provider");
@@ -507,9 +533,10 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
   const LoadBalancerConfig& cfg = config_.load_balancer;
 
   if (!s.source_ranges.empty() && !feats.allowedCidrs()) {
-    call.warning("Octavia cannot restrict source ranges here (needs API 2.12 and not ovn); "
-                 "loadBalancerSourceRanges are ignored",
-                 {{"service", svc.namespace_ + "/" + svc.name}});
+    call.warning(
+        "Octavia cannot restrict source ranges here (needs API 2.12 and not ovn); "
+        "loadBalancerSourceRanges are ignored",
+        {{"service", svc.namespace_ + "/" + svc.name}});
   }
 
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, false));
@@ -517,7 +544,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
     // The previous load balancer of this Service is on its way out: wait (within the budget)
     // for it to go before making a new one under the same name.
     Status gone = run.waitDeleted(found.lb->id);
-    if (!gone.ok()) return gone.withPrefix("the previous load balancer of this Service");
+    if (!gone.ok())
+      return gone.withPrefix("the previous load balancer of this Service");
     found = Found{};
   }
 
@@ -530,7 +558,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
     lb.set("name", s.lb_name);
     lb.set("description", s.description);
     lb.set("provider", cfg.lb_provider);
-    if (feats.tags()) lb.set("tags", Json::stringArray({s.lb_name}));
+    if (feats.tags())
+      lb.set("tags", Json::stringArray({s.lb_name}));
     if (!s.flavor_id.empty()) {
       if (feats.flavors()) {
         lb.set("flavor_id", s.flavor_id);
@@ -558,22 +587,26 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
         }
         std::string addr = memberAddress(nodes.front(), s.ip_family);
         auto pid = parseProviderId(nodes.front().provider_id);
-        if (!pid.ok()) return pid.status();
+        if (!pid.ok())
+          return pid.status();
         CCM_OS_ASSIGN_OR_RETURN(std::vector<Port> ports,
                                 neutron_.listPorts(call, "device_id=" + urlEncode(pid->server_id)));
         for (const Port& p : ports) {
           for (const FixedIp& ip : p.fixed_ips) {
-            if (ip.ip_address == addr && vip_subnet.empty()) vip_subnet = ip.subnet_id;
+            if (ip.ip_address == addr && vip_subnet.empty())
+              vip_subnet = ip.subnet_id;
           }
         }
         if (vip_subnet.empty()) {
-          return Status(Code::kFailedPrecondition,
-                        "cannot find the subnet of node " + nodes.front().name + " (" + addr +
-                            "); set [LoadBalancer] subnet-id");
+          return Status(Code::kFailedPrecondition, "cannot find the subnet of node " +
+                                                       nodes.front().name + " (" + addr +
+                                                       "); set [LoadBalancer] subnet-id");
         }
       }
-      if (!vip_subnet.empty()) lb.set("vip_subnet_id", vip_subnet);
-      if (!s.vip_network_id.empty()) lb.set("vip_network_id", s.vip_network_id);
+      if (!vip_subnet.empty())
+        lb.set("vip_subnet_id", vip_subnet);
+      if (!s.vip_network_id.empty())
+        lb.set("vip_network_id", s.vip_network_id);
       if (!svc.load_balancer_ip.empty() && (s.internal || s.ip_family == 6)) {
         lb.set("vip_address", svc.load_balancer_ip);
       }
@@ -581,7 +614,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
     if (wants_fip && svc.load_balancer_ip.empty()) {
       // Fail early when no public network can be found (nothing is created yet).
       auto net = run.floatingNetwork();
-      if (!net.ok()) return net.status();
+      if (!net.ok())
+        return net.status();
     }
     if (!cfg.provider_requires_serial_api_calls) {
       std::string member_subnet = !s.member_subnet_id.empty() ? s.member_subnet_id : vip_subnet;
@@ -590,9 +624,11 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
         Json l = run.listenerJson(d);
         Json pool = run.poolJson(d, svc.session_affinity);
         Json members = Json::array();
-        for (const DesiredMember& m : d.members) members.push(Run::memberJson(m));
+        for (const DesiredMember& m : d.members)
+          members.push(Run::memberJson(m));
         pool.set("members", std::move(members));
-        if (d.monitor) pool.set("healthmonitor", run.monitorJson(*d.monitor, false));
+        if (d.monitor)
+          pool.set("healthmonitor", run.monitorJson(*d.monitor, false));
         l.set("default_pool", std::move(pool));
         listeners.push(std::move(l));
       }
@@ -600,10 +636,11 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
     }
     Json body = Json::object().set("loadbalancer", std::move(lb));
     auto created = octavia_.createLoadBalancer(call, body);
-    if (!created.ok()) return busyAware(created.status(), "creating load balancer " + s.lb_name);
-    call.info("Created load balancer", {{"lb", created->id},
-                                        {"name", s.lb_name},
-                                        {"service", svc.namespace_ + "/" + svc.name}});
+    if (!created.ok())
+      return busyAware(created.status(), "creating load balancer " + s.lb_name);
+    call.info(
+        "Created load balancer",
+        {{"lb", created->id}, {"name", s.lb_name}, {"service", svc.namespace_ + "/" + svc.name}});
     found.lb = std::move(created).value();
     found.owner = true;
   }
@@ -618,8 +655,9 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
         return busyAware(del, "deleting load balancer " + lb.id + " in ERROR state");
       }
       return Status(Code::kUnavailable,
-                    "load balancer " + lb.id + " went into provisioning status ERROR; it is being "
-                    "deleted and will be created again on the next attempt",
+                    "load balancer " + lb.id +
+                        " went into provisioning status ERROR; it is being "
+                        "deleted and will be created again on the next attempt",
                     kRetryAfterCreate);
     }
     return Status(Code::kFailedPrecondition,
@@ -632,9 +670,9 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
 
   if (!found.owner) {
     if (!feats.tags()) {
-      return Status(Code::kFailedPrecondition,
-                    "using load balancer " + lb.id + " made by someone else needs Octavia API "
-                    "2.5 (tags)");
+      return Status(Code::kFailedPrecondition, "using load balancer " + lb.id +
+                                                   " made by someone else needs Octavia API "
+                                                   "2.5 (tags)");
     }
     if (!contains(lb.tags, s.lb_name)) {
       auto others = std::count_if(lb.tags.begin(), lb.tags.end(), [](const std::string& t) {
@@ -642,8 +680,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
       });
       if (others + 1 > cfg.max_shared_lb) {
         return Status(Code::kFailedPrecondition,
-                      "load balancer " + lb.id + " is already shared by " +
-                          std::to_string(others) + " Services ([LoadBalancer] max-shared-lb = " +
+                      "load balancer " + lb.id + " is already shared by " + std::to_string(others) +
+                          " Services ([LoadBalancer] max-shared-lb = " +
                           std::to_string(cfg.max_shared_lb) + ")");
       }
     }
@@ -657,8 +695,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
   if (feats.tags() && !contains(lb.tags, s.lb_name)) {
     std::vector<std::string> tags = lb.tags;
     tags.push_back(s.lb_name);
-    Json body = Json::object().set("loadbalancer",
-                                   Json::object().set("tags", Json::stringArray(tags)));
+    Json body =
+        Json::object().set("loadbalancer", Json::object().set("tags", Json::stringArray(tags)));
     CCM_OS_RETURN_IF_ERROR(
         run.mutate(lb.id, "tagging it", octavia_.updateLoadBalancer(call, lb.id, body)));
   }
@@ -684,7 +722,6 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
   return status;
 }
 
-
 Status LoadBalancers::Run::deleteListener(const std::string& lb_id, const OctaviaListener& l,
                                           const std::vector<OctaviaPool>& pools,
                                           bool delete_monitor_first) {
@@ -693,7 +730,8 @@ Status LoadBalancers::Run::deleteListener(const std::string& lb_id, const Octavi
     if (delete_monitor_first && !pool->healthmonitor_id.empty()) {
       Status st = oct.deleteMonitor(call_, pool->healthmonitor_id);
       if (st.code() != Code::kNotFound) {
-        CCM_OS_RETURN_IF_ERROR(mutate(lb_id, "deleting health monitor " + pool->healthmonitor_id, st));
+        CCM_OS_RETURN_IF_ERROR(
+            mutate(lb_id, "deleting health monitor " + pool->healthmonitor_id, st));
       }
     }
     Status st = oct.deletePool(call_, pool->id);
@@ -737,7 +775,8 @@ Status LoadBalancers::Run::reconcileChildren(const std::string& lb_id, bool owne
   for (const DesiredPort& d : desired) {
     std::optional<OctaviaListener> listener;
     for (const OctaviaListener& l : listeners) {
-      if (l.protocol == d.listener_protocol && l.protocol_port == d.port) listener = l;
+      if (l.protocol == d.listener_protocol && l.protocol_port == d.port)
+        listener = l;
     }
     if (listener && !ours(*listener, owner)) {
       return Status(Code::kFailedPrecondition,
@@ -755,7 +794,8 @@ Status LoadBalancers::Run::reconcileChildren(const std::string& lb_id, bool owne
       Json l = listenerJson(d);
       l.set("loadbalancer_id", lb_id);
       auto created = oct.createListener(call_, Json::object().set("listener", std::move(l)));
-      if (!created.ok()) return busyAware(created.status(), "creating listener " + d.listener_name);
+      if (!created.ok())
+        return busyAware(created.status(), "creating listener " + d.listener_name);
       CCM_OS_RETURN_IF_ERROR(mutate(lb_id, "creating listener " + d.listener_name, Status()));
       listener = std::move(created).value();
     } else if (!members_only) {
@@ -791,10 +831,10 @@ Status LoadBalancers::Run::reconcileChildren(const std::string& lb_id, bool owne
       }
       if (f_.allowedCidrs() &&
           cidrSet(l.allowed_cidrs, s_.ip_family) != cidrSet(s_.source_ranges, s_.ip_family)) {
-        upd.set("allowed_cidrs", Json::stringArray(s_.source_ranges.empty()
-                                                       ? std::vector<std::string>{openRange(
-                                                             s_.ip_family)}
-                                                       : s_.source_ranges));
+        upd.set("allowed_cidrs",
+                Json::stringArray(s_.source_ranges.empty()
+                                      ? std::vector<std::string>{openRange(s_.ip_family)}
+                                      : s_.source_ranges));
         changed = true;
       }
       if (changed) {
@@ -805,7 +845,8 @@ Status LoadBalancers::Run::reconcileChildren(const std::string& lb_id, bool owne
     }
 
     std::optional<OctaviaPool> pool;
-    if (const OctaviaPool* p = poolOf(pools, *listener)) pool = *p;
+    if (const OctaviaPool* p = poolOf(pools, *listener))
+      pool = *p;
     if (pool && pool->protocol != d.pool_protocol && !members_only) {
       CCM_OS_RETURN_IF_ERROR(mutate(lb_id, "deleting pool " + pool->name + " (protocol change)",
                                     oct.deletePool(call_, pool->id)));
@@ -813,14 +854,15 @@ Status LoadBalancers::Run::reconcileChildren(const std::string& lb_id, bool owne
     }
     if (!pool) {
       if (members_only) {
-        return Status(Code::kFailedPrecondition,
-                      "listener " + listener->id + " has no pool yet; EnsureLoadBalancer will "
-                      "create it");
+        return Status(Code::kFailedPrecondition, "listener " + listener->id +
+                                                     " has no pool yet; EnsureLoadBalancer will "
+                                                     "create it");
       }
       Json p = poolJson(d, svc.session_affinity);
       p.set("listener_id", listener->id);
       auto created = oct.createPool(call_, Json::object().set("pool", std::move(p)));
-      if (!created.ok()) return busyAware(created.status(), "creating pool " + d.pool_name);
+      if (!created.ok())
+        return busyAware(created.status(), "creating pool " + d.pool_name);
       CCM_OS_RETURN_IF_ERROR(mutate(lb_id, "creating pool " + d.pool_name, Status()));
       pool = std::move(created).value();
     } else if (!members_only) {
@@ -846,7 +888,8 @@ Status LoadBalancers::Run::reconcileChildren(const std::string& lb_id, bool owne
       }
     }
     CCM_OS_RETURN_IF_ERROR(reconcileMembers(lb_id, pool->id, d));
-    if (!members_only) CCM_OS_RETURN_IF_ERROR(reconcileMonitor(lb_id, *pool, d));
+    if (!members_only)
+      CCM_OS_RETURN_IF_ERROR(reconcileMonitor(lb_id, *pool, d));
   }
   return {};
 }
@@ -865,24 +908,30 @@ Status LoadBalancers::Run::reconcileMembers(const std::string& lb_id, const std:
   for (const OctaviaMember& m : members) {
     have.insert(key(m.name, m.address, m.protocol_port, m.monitor_port));
   }
-  for (const DesiredMember& m : d.members) want.insert(key(m.name, m.address, m.port, m.monitor_port));
-  if (have == want) return {};
+  for (const DesiredMember& m : d.members)
+    want.insert(key(m.name, m.address, m.port, m.monitor_port));
+  if (have == want)
+    return {};
   if (!serial) {
     Json arr = Json::array();
-    for (const DesiredMember& m : d.members) arr.push(memberJson(m));
+    for (const DesiredMember& m : d.members)
+      arr.push(memberJson(m));
     return mutate(lb_id, "setting the members of pool " + d.pool_name,
                   oct.replaceMembers(call_, pool_id, Json::object().set("members", arr)));
   }
   for (const DesiredMember& m : d.members) {
-    if (have.count(key(m.name, m.address, m.port, m.monitor_port)) != 0) continue;
+    if (have.count(key(m.name, m.address, m.port, m.monitor_port)) != 0)
+      continue;
     CCM_OS_RETURN_IF_ERROR(
         mutate(lb_id, "adding member " + m.address + " to pool " + d.pool_name,
                oct.createMember(call_, pool_id, Json::object().set("member", memberJson(m)))));
   }
   for (const OctaviaMember& m : members) {
-    if (want.count(key(m.name, m.address, m.protocol_port, m.monitor_port)) != 0) continue;
+    if (want.count(key(m.name, m.address, m.protocol_port, m.monitor_port)) != 0)
+      continue;
     Status st = oct.deleteMember(call_, pool_id, m.id);
-    if (st.code() == Code::kNotFound) continue;
+    if (st.code() == Code::kNotFound)
+      continue;
     CCM_OS_RETURN_IF_ERROR(
         mutate(lb_id, "removing member " + m.address + " from pool " + d.pool_name, st));
   }
@@ -903,12 +952,14 @@ Status LoadBalancers::Run::reconcileMonitor(const std::string& lb_id, const Octa
   }
   if (!d.monitor) {
     Status st = oct.deleteMonitor(call_, pool.healthmonitor_id);
-    if (st.code() == Code::kNotFound) return {};
+    if (st.code() == Code::kNotFound)
+      return {};
     return mutate(lb_id, "deleting health monitor " + pool.healthmonitor_id, st);
   }
   auto existing = oct.getMonitor(call_, pool.healthmonitor_id);
   if (!existing.ok()) {
-    if (existing.status().code() == Code::kNotFound) return create();
+    if (existing.status().code() == Code::kNotFound)
+      return create();
     return existing.status();
   }
   const DesiredMonitor& want = *d.monitor;
@@ -924,28 +975,35 @@ Status LoadBalancers::Run::reconcileMonitor(const std::string& lb_id, const Octa
     same = same && existing->url_path == "/healthz" && existing->http_method == "GET" &&
            existing->expected_codes == "200";
   }
-  if (same) return {};
+  if (same)
+    return {};
   return mutate(lb_id, "updating health monitor " + existing->id,
                 oct.updateMonitor(call_, existing->id,
                                   Json::object().set("healthmonitor", monitorJson(want, true))));
 }
 
 StatusOr<std::string> LoadBalancers::Run::floatingNetwork() {
-  if (!s_.floating_network_id.empty()) return s_.floating_network_id;
+  if (!s_.floating_network_id.empty())
+    return s_.floating_network_id;
   NeutronClient& neu = lbs_.neutron_;
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Network> nets, neu.listNetworks(call_, "router%3Aexternal=true"));
+  CCM_OS_ASSIGN_OR_RETURN(std::vector<Network> nets,
+                          neu.listNetworks(call_, "router%3Aexternal=true"));
   std::vector<std::string> candidates;
   for (const Network& n : nets) {
-    if (!n.external || n.subnets.empty()) continue;
+    if (!n.external || n.subnets.empty())
+      continue;
     CCM_OS_ASSIGN_OR_RETURN(std::vector<Subnet> subs,
                             neu.listSubnets(call_, "network_id=" + urlEncode(n.id)));
     bool usable = false;
     for (const std::string& id : n.subnets) {
-      auto it = std::find_if(subs.begin(), subs.end(), [&](const Subnet& sn) { return sn.id == id; });
+      auto it =
+          std::find_if(subs.begin(), subs.end(), [&](const Subnet& sn) { return sn.id == id; });
       // A subnet we cannot see (not shared with us) may still hand out floating IPs.
-      if (it == subs.end() || it->ip_version == 4) usable = true;
+      if (it == subs.end() || it->ip_version == 4)
+        usable = true;
     }
-    if (usable) candidates.push_back(n.id);
+    if (usable)
+      candidates.push_back(n.id);
   }
   if (candidates.empty()) {
     return Status(Code::kFailedPrecondition,
@@ -956,7 +1014,8 @@ StatusOr<std::string> LoadBalancers::Run::floatingNetwork() {
   }
   if (candidates.size() > 1) {
     std::string list;
-    for (const auto& c : candidates) list += (list.empty() ? "" : ", ") + c;
+    for (const auto& c : candidates)
+      list += (list.empty() ? "" : ", ") + c;
     return Status(Code::kFailedPrecondition,
                   "several external networks could hold the floating IP (" + list +
                       "): set [LoadBalancer] floating-network-id or the annotation " +
@@ -977,12 +1036,15 @@ Status LoadBalancers::Run::releaseFloatingIp(const FloatingIp& fip) {
 }
 
 Status LoadBalancers::Run::deleteOrphanFloatingIps() {
-  if (s_.keep_floating_ip) return {};
+  if (s_.keep_floating_ip)
+    return {};
   NeutronClient& neu = lbs_.neutron_;
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> fips,
-                          neu.listFloatingIps(call_, "description=" + urlEncode(s_.fip_description)));
+  CCM_OS_ASSIGN_OR_RETURN(
+      std::vector<FloatingIp> fips,
+      neu.listFloatingIps(call_, "description=" + urlEncode(s_.fip_description)));
   for (const FloatingIp& f : fips) {
-    if (f.description != s_.fip_description || !f.port_id.empty()) continue;
+    if (f.description != s_.fip_description || !f.port_id.empty())
+      continue;
     call_.info("Deleting floating IP left behind", {{"fip", f.floating_ip_address}});
     CCM_OS_RETURN_IF_ERROR(neu.deleteFloatingIp(call_, f.id));
   }
@@ -997,7 +1059,8 @@ Status LoadBalancers::Run::createFloatingIp(const OctaviaLoadBalancer& lb, const
   fip.set("floating_network_id", network);
   fip.set("port_id", lb.vip_port_id);
   fip.set("description", s_.fip_description);
-  if (!svc.load_balancer_ip.empty()) fip.set("floating_ip_address", svc.load_balancer_ip);
+  if (!svc.load_balancer_ip.empty())
+    fip.set("floating_ip_address", svc.load_balancer_ip);
   std::vector<std::string> subnets;
   if (!s_.floating_subnet_id.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(Subnet subnet, neu.getSubnet(call_, s_.floating_subnet_id));
@@ -1010,7 +1073,8 @@ Status LoadBalancers::Run::createFloatingIp(const OctaviaLoadBalancer& lb, const
              svc.load_balancer_ip.empty()) {
     std::string query = "network_id=" + urlEncode(network);
     auto tags = parseTagFilter(s_.floating_subnet_tags);
-    if (tags.ok() && !tags->param.empty()) query += "&" + tags->param + "=" + urlEncode(tags->tags);
+    if (tags.ok() && !tags->param.empty())
+      query += "&" + tags->param + "=" + urlEncode(tags->tags);
     CCM_OS_ASSIGN_OR_RETURN(std::vector<Subnet> found, neu.listSubnets(call_, query));
     for (const Subnet& sn : found) {
       if (s_.floating_subnet.empty() || subnetNameMatches(s_.floating_subnet, sn.name)) {
@@ -1024,11 +1088,13 @@ Status LoadBalancers::Run::createFloatingIp(const OctaviaLoadBalancer& lb, const
                         s_.floating_subnet_tags + "\"");
     }
   }
-  if (subnets.empty()) subnets.push_back("");
+  if (subnets.empty())
+    subnets.push_back("");
   Status last;
   for (const std::string& subnet : subnets) {
     Json body = fip;
-    if (!subnet.empty()) body.set("subnet_id", subnet);
+    if (!subnet.empty())
+      body.set("subnet_id", subnet);
     auto created = neu.createFloatingIp(call_, Json::object().set("floatingip", body));
     if (created.ok()) {
       call_.info("Created floating IP", {{"fip", created->floating_ip_address}, {"lb", lb.id}});
@@ -1046,9 +1112,11 @@ StatusOr<std::string> LoadBalancers::Run::ensureFloatingIp(const OctaviaLoadBala
   CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> on_port,
                           neu.listFloatingIps(call_, "port_id=" + urlEncode(lb.vip_port_id)));
   std::optional<FloatingIp> attached;
-  if (!on_port.empty()) attached = on_port.front();
+  if (!on_port.empty())
+    attached = on_port.front();
   if (s_.internal || s_.ip_family == 6) {
-    if (attached && owner) CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(*attached));
+    if (attached && owner)
+      CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(*attached));
     return lb.vip_address;
   }
   const std::string& wanted_ip = svc.load_balancer_ip;
@@ -1057,16 +1125,16 @@ StatusOr<std::string> LoadBalancers::Run::ensureFloatingIp(const OctaviaLoadBala
       return attached->floating_ip_address;
     }
     if (!owner) {
-      return Status(Code::kFailedPrecondition,
-                    "only the Service that created load balancer " + lb.id +
-                        " can change its floating IP");
+      return Status(Code::kFailedPrecondition, "only the Service that created load balancer " +
+                                                   lb.id + " can change its floating IP");
     }
     CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(*attached));
   }
   if (!owner) {
     return Status(Code::kFailedPrecondition,
-                  "load balancer " + lb.id + " has no floating IP and only the Service that "
-                  "created it can add one (or make this Service internal)");
+                  "load balancer " + lb.id +
+                      " has no floating IP and only the Service that "
+                      "created it can add one (or make this Service internal)");
   }
   if (!wanted_ip.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(
@@ -1079,7 +1147,8 @@ StatusOr<std::string> LoadBalancers::Run::ensureFloatingIp(const OctaviaLoadBala
                                                      " (loadBalancerIP) is attached to port " +
                                                      f.port_id + " already");
       }
-      if (f.port_id.empty()) CCM_OS_RETURN_IF_ERROR(neu.setFloatingIpPort(call_, f.id, lb.vip_port_id));
+      if (f.port_id.empty())
+        CCM_OS_RETURN_IF_ERROR(neu.setFloatingIpPort(call_, f.id, lb.vip_port_id));
       return wanted_ip;
     }
   } else {
@@ -1089,7 +1158,8 @@ StatusOr<std::string> LoadBalancers::Run::ensureFloatingIp(const OctaviaLoadBala
         std::vector<FloatingIp> mine,
         neu.listFloatingIps(call_, "description=" + urlEncode(s_.fip_description)));
     for (const FloatingIp& f : mine) {
-      if (f.description != s_.fip_description || !f.port_id.empty()) continue;
+      if (f.description != s_.fip_description || !f.port_id.empty())
+        continue;
       CCM_OS_RETURN_IF_ERROR(neu.setFloatingIpPort(call_, f.id, lb.vip_port_id));
       call_.info("Re-attached floating IP", {{"fip", f.floating_ip_address}, {"lb", lb.id}});
       return f.floating_ip_address;
@@ -1113,8 +1183,8 @@ Status LoadBalancers::update(const CallContext& call, const std::string& cluster
   const LbSettings& s = run.settings();
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, false));
   if (!found.lb) {
-    return Status(Code::kNotFound, "Service " + svc.namespace_ + "/" + svc.name +
-                                       " has no load balancer yet");
+    return Status(Code::kNotFound,
+                  "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
   OctaviaLoadBalancer lb = *found.lb;
   if (lb.provisioning_status == "ERROR") {
@@ -1209,13 +1279,15 @@ Status LoadBalancers::remove(const CallContext& call, const std::string& cluster
                                 octavia_.listListeners(call, lb.id));
         CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, octavia_.listPools(call, lb.id));
         for (const OctaviaListener& l : listeners) {
-          if (!run.ours(l, false)) continue;
+          if (!run.ours(l, false))
+            continue;
           CCM_OS_RETURN_IF_ERROR(run.deleteListener(lb.id, l, pools, false));
         }
         if (contains(lb.tags, s.lb_name)) {
           std::vector<std::string> tags;
           for (const auto& t : lb.tags) {
-            if (t != s.lb_name) tags.push_back(t);
+            if (t != s.lb_name)
+              tags.push_back(t);
           }
           Json body = Json::object().set("loadbalancer",
                                          Json::object().set("tags", Json::stringArray(tags)));

@@ -62,8 +62,8 @@ class LoadBalancers {
   NeutronClient& neutron_;
 
   std::mutex mu_;
-  std::optional<OctaviaFeatures> features_;                  // guarded by mu_
-  std::chrono::steady_clock::time_point features_time_{};    // guarded by mu_
+  std::optional<OctaviaFeatures> features_;                // guarded by mu_
+  std::chrono::steady_clock::time_point features_time_{};  // guarded by mu_
 };
 
 }  // namespace ccm::openstack

@@ -76,7 +76,8 @@ Port parsePort(const JsonValue& obj) {
     if (const JsonValue* subs = jsonArray(*trunk, "sub_ports")) {
       for (const auto& sp : subs->GetArray()) {
         std::string id = jsonString(sp, "port_id");
-        if (!id.empty()) p.trunk_subport_ids.push_back(id);
+        if (!id.empty())
+          p.trunk_subport_ids.push_back(id);
       }
     }
   }
@@ -99,19 +100,23 @@ StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
   Status st = os_.forEachPage(call, Service::kNetwork, withQuery("ports", query), "ports_links",
                               "port_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "ports")) {
-                                  for (const auto& p : arr->GetArray()) out.push_back(parsePort(p));
+                                  for (const auto& p : arr->GetArray())
+                                    out.push_back(parsePort(p));
                                 }
                                 return true;
                               });
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   return out;
 }
 
 StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kNetwork, "ports/" + urlEncode(id), "port_get"));
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.getJson(call, Service::kNetwork, "ports/" + urlEncode(id), "port_get"));
   const JsonValue* port = jsonObject(doc, "port");
-  if (port == nullptr) return Status(Code::kInternal, "Neutron answered without a port");
+  if (port == nullptr)
+    return Status(Code::kInternal, "Neutron answered without a port");
   return parsePort(*port);
 }
 
@@ -120,7 +125,8 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
   Json arr = Json::array();
   for (const auto& p : pairs) {
     Json pair = Json::object().set("ip_address", p.ip_address);
-    if (!p.mac_address.empty()) pair.set("mac_address", p.mac_address);
+    if (!p.mac_address.empty())
+      pair.set("mac_address", p.mac_address);
     arr.push(std::move(pair));
   }
   Json body = Json::object().set("port", Json::object().set("allowed_address_pairs", arr));
@@ -130,11 +136,12 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
 }
 
 StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kNetwork, "networks/" + urlEncode(id),
-                                      "network_get"));
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.getJson(call, Service::kNetwork, "networks/" + urlEncode(id), "network_get"));
   const JsonValue* net = jsonObject(doc, "network");
-  if (net == nullptr) return Status(Code::kInternal, "Neutron answered without a network");
+  if (net == nullptr)
+    return Status(Code::kInternal, "Neutron answered without a network");
   return parseNetwork(*net);
 }
 
@@ -150,24 +157,26 @@ StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& ca
                                 }
                                 return true;
                               });
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   return out;
 }
 
 StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kNetwork, "subnets/" + urlEncode(id),
-                                      "subnet_get"));
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.getJson(call, Service::kNetwork, "subnets/" + urlEncode(id), "subnet_get"));
   const JsonValue* sub = jsonObject(doc, "subnet");
-  if (sub == nullptr) return Status(Code::kInternal, "Neutron answered without a subnet");
+  if (sub == nullptr)
+    return Status(Code::kInternal, "Neutron answered without a subnet");
   return parseSubnet(*sub);
 }
 
 StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
                                                          const std::string& query) {
   std::vector<Subnet> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("subnets", query),
-                              "subnets_links", "subnet_list", [&](const JsonValue& page) {
+  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("subnets", query), "subnets_links",
+                              "subnet_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "subnets")) {
                                   for (const auto& s : arr->GetArray()) {
                                     out.push_back(parseSubnet(s));
@@ -175,7 +184,8 @@ StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call
                                 }
                                 return true;
                               });
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   return out;
 }
 
@@ -191,7 +201,8 @@ StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallConte
                                 }
                                 return true;
                               });
-  if (!st.ok()) return st;
+  if (!st.ok())
+    return st;
   return out;
 }
 
@@ -200,7 +211,8 @@ StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, co
       rapidjson::Document doc,
       os_.sendJson(call, Service::kNetwork, "POST", "floatingips", body, "floatingip_create"));
   const JsonValue* fip = jsonObject(doc, "floatingip");
-  if (fip == nullptr) return Status(Code::kInternal, "Neutron answered without a floating IP");
+  if (fip == nullptr)
+    return Status(Code::kInternal, "Neutron answered without a floating IP");
   return parseFloatingIp(*fip);
 }
 
@@ -213,15 +225,16 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
     inner.set("port_id", port_id);
   }
   Json body = Json::object().set("floatingip", std::move(inner));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "floatingips/" + urlEncode(fip_id),
-                          &body, "floatingip_update");
+  auto resp = os_.request(call, Service::kNetwork, "PUT", "floatingips/" + urlEncode(fip_id), &body,
+                          "floatingip_update");
   return resp.ok() ? Status() : resp.status();
 }
 
 Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
   auto resp = os_.request(call, Service::kNetwork, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
-  if (!resp.ok() && resp.status().code() != Code::kNotFound) return resp.status();
+  if (!resp.ok() && resp.status().code() != Code::kNotFound)
+    return resp.status();
   return {};
 }
 
@@ -230,17 +243,19 @@ StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContex
                           os_.getJson(call, Service::kNetwork, "extensions", "extension_list"));
   std::set<std::string> out;
   if (const JsonValue* arr = jsonArray(doc, "extensions")) {
-    for (const auto& e : arr->GetArray()) out.insert(jsonString(e, "alias"));
+    for (const auto& e : arr->GetArray())
+      out.insert(jsonString(e, "alias"));
   }
   return out;
 }
 
 StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kNetwork, "routers/" + urlEncode(id),
-                                      "router_get"));
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.getJson(call, Service::kNetwork, "routers/" + urlEncode(id), "router_get"));
   const JsonValue* router = jsonObject(doc, "router");
-  if (router == nullptr) return Status(Code::kInternal, "Neutron answered without a router");
+  if (router == nullptr)
+    return Status(Code::kInternal, "Neutron answered without a router");
   return parseRouter(*router);
 }
 
@@ -256,9 +271,9 @@ Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::stri
                                         bool add, const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   std::string action = add ? "add_extraroutes" : "remove_extraroutes";
-  auto resp = os_.request(call, Service::kNetwork, "PUT",
-                          "routers/" + urlEncode(router_id) + "/" + action, &body,
-                          "router_" + action);
+  auto resp =
+      os_.request(call, Service::kNetwork, "PUT", "routers/" + urlEncode(router_id) + "/" + action,
+                  &body, "router_" + action);
   return resp.ok() ? Status() : resp.status();
 }
 
@@ -275,7 +290,8 @@ Status NeutronClient::removeRouterTag(const CallContext& call, const std::string
   auto resp = os_.request(call, Service::kNetwork, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_delete");
-  if (!resp.ok() && resp.status().code() != Code::kNotFound) return resp.status();
+  if (!resp.ok() && resp.status().code() != Code::kNotFound)
+    return resp.status();
   return {};
 }
 

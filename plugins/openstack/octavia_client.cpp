@@ -70,20 +70,21 @@ OctaviaMonitor parseMonitor(const JsonValue& obj) {
 
 template <typename T, typename Parse>
 StatusOr<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
-                                 const std::string& path, const char* key,
-                                 const std::string& op, Parse parse) {
+                                 const std::string& path, const char* key, const std::string& op,
+                                 Parse parse) {
   std::vector<T> out;
   std::string links = std::string(key) + "_links";
-  Status st = os.forEachPage(call, Service::kLoadBalancer, path, links, op,
-                             [&](const JsonValue& page) {
-                               if (const JsonValue* arr = jsonArray(page, key)) {
-                                 for (const auto& item : arr->GetArray()) {
-                                   out.push_back(parse(item));
-                                 }
-                               }
-                               return true;
-                             });
-  if (!st.ok()) return st;
+  Status st =
+      os.forEachPage(call, Service::kLoadBalancer, path, links, op, [&](const JsonValue& page) {
+        if (const JsonValue* arr = jsonArray(page, key)) {
+          for (const auto& item : arr->GetArray()) {
+            out.push_back(parse(item));
+          }
+        }
+        return true;
+      });
+  if (!st.ok())
+    return st;
   return out;
 }
 
@@ -112,28 +113,32 @@ Status OctaviaClient::send(const CallContext& call, const std::string& method,
 }
 
 StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kLoadBalancer, os_.octaviaRoot(),
-                                      "loadbalancer_versions"));
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.getJson(call, Service::kLoadBalancer, os_.octaviaRoot(), "loadbalancer_versions"));
   const JsonValue* versions = jsonArray(doc, "versions");
   if (versions == nullptr) {
-    if (const JsonValue* obj = jsonObject(doc, "versions")) versions = jsonArray(*obj, "values");
+    if (const JsonValue* obj = jsonObject(doc, "versions"))
+      versions = jsonArray(*obj, "values");
   }
   OctaviaVersion best;
   bool any = false;
   if (versions != nullptr) {
     for (const auto& v : versions->GetArray()) {
       std::string id = jsonString(v, "id");
-      if (id.size() < 2 || id[0] != 'v') continue;
+      if (id.size() < 2 || id[0] != 'v')
+        continue;
       OctaviaVersion ver;
       ver.major = std::atoi(id.c_str() + 1);
       auto dot = id.find('.');
       ver.minor = dot == std::string::npos ? 0 : std::atoi(id.c_str() + dot + 1);
-      if (!any || ver.atLeast(best.major, best.minor)) best = ver;
+      if (!any || ver.atLeast(best.major, best.minor))
+        best = ver;
       any = true;
     }
   }
-  if (!any) return Status(Code::kUnavailable, "Octavia's root lists no API versions");
+  if (!any)
+    return Status(Code::kUnavailable, "Octavia's root lists no API versions");
   return best;
 }
 
@@ -143,7 +148,8 @@ StatusOr<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& 
                           os_.getJson(call, Service::kLoadBalancer,
                                       "lbaas/loadbalancers/" + urlEncode(id), "loadbalancer_get"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
-  if (lb == nullptr) return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+  if (lb == nullptr)
+    return Status(Code::kInternal, "Octavia answered without a loadbalancer");
   return parseLoadBalancer(*lb);
 }
 
@@ -159,7 +165,8 @@ StatusOr<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContex
                           os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/loadbalancers",
                                        body, "loadbalancer_create"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
-  if (lb == nullptr) return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+  if (lb == nullptr)
+    return Status(Code::kInternal, "Octavia answered without a loadbalancer");
   return parseLoadBalancer(*lb);
 }
 
@@ -181,13 +188,13 @@ StatusOr<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallCo
                                   "listeners", "listener_list", parseListener);
 }
 
-StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call,
-                                                        const Json& body) {
+StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call, const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/listeners",
                                        body, "listener_create"));
   const JsonValue* l = jsonObject(doc, "listener");
-  if (l == nullptr) return Status(Code::kInternal, "Octavia answered without a listener");
+  if (l == nullptr)
+    return Status(Code::kInternal, "Octavia answered without a listener");
   return parseListener(*l);
 }
 
@@ -202,21 +209,21 @@ Status OctaviaClient::deleteListener(const CallContext& call, const std::string&
 
 StatusOr<std::vector<OctaviaPool>> OctaviaClient::listPools(const CallContext& call,
                                                             const std::string& lb_id) {
-  return listAll<OctaviaPool>(os_, call, "lbaas/pools?loadbalancer_id=" + urlEncode(lb_id),
-                              "pools", "pool_list", parsePool);
+  return listAll<OctaviaPool>(os_, call, "lbaas/pools?loadbalancer_id=" + urlEncode(lb_id), "pools",
+                              "pool_list", parsePool);
 }
 
 StatusOr<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const Json& body) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/pools", body,
-                                       "pool_create"));
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
   const JsonValue* p = jsonObject(doc, "pool");
-  if (p == nullptr) return Status(Code::kInternal, "Octavia answered without a pool");
+  if (p == nullptr)
+    return Status(Code::kInternal, "Octavia answered without a pool");
   return parsePool(*p);
 }
 
-Status OctaviaClient::updatePool(const CallContext& call, const std::string& id,
-                                 const Json& body) {
+Status OctaviaClient::updatePool(const CallContext& call, const std::string& id, const Json& body) {
   return send(call, "PUT", "lbaas/pools/" + urlEncode(id), &body, "pool_update");
 }
 
@@ -249,13 +256,14 @@ Status OctaviaClient::deleteMember(const CallContext& call, const std::string& p
               "member_delete");
 }
 
-StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call,
-                                                   const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kLoadBalancer,
-                                      "lbaas/healthmonitors/" + urlEncode(id), "healthmonitor_get"));
+StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, const std::string& id) {
+  CCM_OS_ASSIGN_OR_RETURN(
+      rapidjson::Document doc,
+      os_.getJson(call, Service::kLoadBalancer, "lbaas/healthmonitors/" + urlEncode(id),
+                  "healthmonitor_get"));
   const JsonValue* m = jsonObject(doc, "healthmonitor");
-  if (m == nullptr) return Status(Code::kInternal, "Octavia answered without a health monitor");
+  if (m == nullptr)
+    return Status(Code::kInternal, "Octavia answered without a health monitor");
   return parseMonitor(*m);
 }
 

@@ -13,14 +13,16 @@ namespace {
 constexpr const char* kUserAgent = "ccm-openstack/0.1.0";
 
 std::string withSlash(std::string url) {
-  if (!endsWith(url, "/")) url += "/";
+  if (!endsWith(url, "/"))
+    url += "/";
   return url;
 }
 
 // Neutron's resource base: <url>/v2.0/ unless the catalog URL already carries the version.
 std::string neutronBase(const std::string& url) {
   std::string u = withSlash(url);
-  if (endsWith(u, "/v2.0/")) return u;
+  if (endsWith(u, "/v2.0/"))
+    return u;
   return u + "v2.0/";
 }
 
@@ -32,9 +34,12 @@ std::string octaviaRootOf(const std::string& url) {
 
 const char* serviceName(Service s) {
   switch (s) {
-    case Service::kCompute: return "compute";
-    case Service::kNetwork: return "network";
-    case Service::kLoadBalancer: return "load-balancer";
+    case Service::kCompute:
+      return "compute";
+    case Service::kNetwork:
+      return "network";
+    case Service::kLoadBalancer:
+      return "load-balancer";
   }
   return "?";
 }
@@ -45,8 +50,8 @@ OpenStackClient::OpenStackClient(const Config& config, HostEnv& env) : config_(c
   TlsOptions tls{config.global.ca_file, config.global.cert_file, config.global.key_file,
                  config.global.tls_insecure};
   http_ = std::make_unique<HttpClient>(tls, kUserAgent);
-  keystone_ = std::make_unique<KeystoneAuth>(config.global, *http_, env,
-                                             config.metadata.request_timeout);
+  keystone_ =
+      std::make_unique<KeystoneAuth>(config.global, *http_, env, config.metadata.request_timeout);
 }
 
 Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) {
@@ -63,24 +68,26 @@ Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) 
     octavia_root_ = octaviaRootOf(lb);
     lb_url_ = octavia_root_ + "v2.0/";
   }
-  call.info("Resolved OpenStack endpoints", {{"compute", compute_url_},
-                                             {"network", network_url_},
-                                             {"load-balancer", lb_url_}});
+  call.info("Resolved OpenStack endpoints",
+            {{"compute", compute_url_}, {"network", network_url_}, {"load-balancer", lb_url_}});
   return {};
 }
 
 const std::string& OpenStackClient::baseUrl(Service service) const {
   switch (service) {
-    case Service::kCompute: return compute_url_;
-    case Service::kNetwork: return network_url_;
-    case Service::kLoadBalancer: return lb_url_;
+    case Service::kCompute:
+      return compute_url_;
+    case Service::kNetwork:
+      return network_url_;
+    case Service::kLoadBalancer:
+      return lb_url_;
   }
   return compute_url_;
 }
 
 StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Service service,
-                                                 const std::string& method,
-                                                 const std::string& url, const std::string& body,
+                                                 const std::string& method, const std::string& url,
+                                                 const std::string& body,
                                                  const std::string& token) {
   CCM_OS_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, config_.metadata.request_timeout));
   HttpRequest req;
@@ -89,7 +96,8 @@ StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Servic
   req.timeout = timeout;
   req.body = body;
   req.headers = {{"Accept", "application/json"}, {"X-Auth-Token", token}};
-  if (!body.empty()) req.headers.emplace_back("Content-Type", "application/json");
+  if (!body.empty())
+    req.headers.emplace_back("Content-Type", "application/json");
   bool microversion = service == Service::kCompute && nova_microversion_.load();
   if (microversion) {
     req.headers.emplace_back("X-OpenStack-Nova-API-Version", kNovaMicroversion);
@@ -110,16 +118,16 @@ StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Servic
 StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service service,
                                                 const std::string& method, const std::string& path,
                                                 const Json* body, const std::string& op) {
-  std::string url = startsWith(path, "http://") || startsWith(path, "https://")
-                        ? path
-                        : baseUrl(service) + path;
+  std::string url =
+      startsWith(path, "http://") || startsWith(path, "https://") ? path : baseUrl(service) + path;
   std::string payload = body != nullptr ? body->dump() : std::string();
   auto started = std::chrono::steady_clock::now();
   CCM_OS_ASSIGN_OR_RETURN(std::string token, keystone_->token(call));
   auto resp = sendOnce(call, service, method, url, payload, token);
   if (resp.ok() && resp->status == 401) {
     auto fresh = keystone_->renewAfterRejection(call, token);
-    if (!fresh.ok()) return fresh.status().withPrefix("re-authenticating after a 401");
+    if (!fresh.ok())
+      return fresh.status().withPrefix("re-authenticating after a 401");
     resp = sendOnce(call, service, method, url, payload, *fresh);
   }
   double seconds =
@@ -138,7 +146,8 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
     env_.metric(MetricKind::kCounter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     std::string what = std::string(serviceName(service)) + " " + method + " " + url;
-    if (resp->status == 401) what += " (after re-authentication)";
+    if (resp->status == 401)
+      what += " (after re-authentication)";
     Status st = httpError(what, *resp);
     // 404s are routine answers (lookups); everything else is worth a line.
     if (resp->status != 404) {
@@ -150,10 +159,9 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
     }
     return st;
   }
-  call.debug("OpenStack API request", {{"op", op},
-                                      {"method", method},
-                                      {"url", url},
-                                      {"status", std::to_string(resp->status)}});
+  call.debug(
+      "OpenStack API request",
+      {{"op", op}, {"method", method}, {"url", url}, {"status", std::to_string(resp->status)}});
   return resp;
 }
 
@@ -169,7 +177,8 @@ StatusOr<rapidjson::Document> OpenStackClient::sendJson(const CallContext& call,
                                                         const std::string& path, const Json& body,
                                                         const std::string& op) {
   CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, method, path, &body, op));
-  if (trim(resp.body).empty()) return rapidjson::Document();
+  if (trim(resp.body).empty())
+    return rapidjson::Document();
   return parseJson(resp.body);
 }
 
@@ -179,13 +188,16 @@ Status OpenStackClient::forEachPage(const CallContext& call, Service service,
                                     const std::function<bool(const JsonValue& page)>& on_page) {
   std::string next = path;
   for (int pages = 0; !next.empty(); ++pages) {
-    if (pages >= 1000) return Status(Code::kInternal, "more than 1000 pages listing " + path);
+    if (pages >= 1000)
+      return Status(Code::kInternal, "more than 1000 pages listing " + path);
     CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc, getJson(call, service, next, op));
-    if (!on_page(doc)) return {};
+    if (!on_page(doc))
+      return {};
     next.clear();
     if (const JsonValue* links = jsonArray(doc, links_key.c_str())) {
       for (const auto& l : links->GetArray()) {
-        if (jsonString(l, "rel") == "next") next = jsonString(l, "href");
+        if (jsonString(l, "rel") == "next")
+          next = jsonString(l, "href");
       }
     }
   }

@@ -21,9 +21,12 @@ StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
                   "auth-url and credentials");
   }
   auto parsed = parseConfig(config_text);
-  if (!parsed.ok()) return parsed.status();
-  for (const std::string& secret : configSecrets(parsed->config)) env.registerSecret(secret);
-  for (const std::string& w : parsed->warnings) call.warning(w);
+  if (!parsed.ok())
+    return parsed.status();
+  for (const std::string& secret : configSecrets(parsed->config))
+    env.registerSecret(secret);
+  for (const std::string& w : parsed->warnings)
+    call.warning(w);
   Config config = std::move(parsed->config);
   const char* regional = std::getenv("OS_CCM_REGIONAL");
   config.regional_provider_id = regional != nullptr && std::string_view(regional) == "true";
@@ -36,19 +39,22 @@ StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
   }
   if (!cfg.route.router_id.empty()) {
     auto ext = p->neutron_->extensionAliases(call);
-    if (!ext.ok()) return ext.status().withPrefix("reading Neutron's extensions");
+    if (!ext.ok())
+      return ext.status().withPrefix("reading Neutron's extensions");
     bool extraroute = ext->count("extraroute") != 0;
     RouteFeatures f;
     f.atomic = ext->count("extraroute-atomic") != 0;
     f.address_pairs = ext->count("allowed-address-pairs") != 0;
     f.tags = ext->count("standard-attr-tag") != 0 || ext->count("tag") != 0;
     if (!extraroute && !f.atomic) {
-      call.warning("[Route] router-id is set but Neutron has neither extraroute nor "
-                   "extraroute-atomic: routes are disabled");
+      call.warning(
+          "[Route] router-id is set but Neutron has neither extraroute nor "
+          "extraroute-atomic: routes are disabled");
     } else {
       if (!f.tags) {
-        call.warning("Neutron has no tag extension: every route on the router counts as this "
-                     "cluster's (as OCCM does)");
+        call.warning(
+            "Neutron has no tag extension: every route on the router counts as this "
+            "cluster's (as OCCM does)");
       }
       p->routes_ = std::make_unique<Routes>(cfg, *p->neutron_, *p->nova_, f);
     }

@@ -22,20 +22,25 @@ std::string routeTag(const std::string& cluster, const std::string& cidr) {
 std::optional<std::string> Routes::cachedNodeName(const std::string& ip) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = node_by_ip_.find(ip);
-  if (it == node_by_ip_.end()) return std::nullopt;
-  if (std::chrono::steady_clock::now() - it->second.second > kNodeNameTtl) return std::nullopt;
+  if (it == node_by_ip_.end())
+    return std::nullopt;
+  if (std::chrono::steady_clock::now() - it->second.second > kNodeNameTtl)
+    return std::nullopt;
   return it->second.first;
 }
 
 Status Routes::refreshNodeNames(const CallContext& call) {
   std::map<std::string, std::string> found;
   CCM_OS_RETURN_IF_ERROR(nova_.listServers(call, [&](Server s) {
-    for (const NovaAddress& a : s.addresses) found[a.addr] = s.name;
-    if (!s.access_ipv4.empty()) found[s.access_ipv4] = s.name;
+    for (const NovaAddress& a : s.addresses)
+      found[a.addr] = s.name;
+    if (!s.access_ipv4.empty())
+      found[s.access_ipv4] = s.name;
   }));
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [ip, name] : found) node_by_ip_[ip] = {name, now};
+  for (auto& [ip, name] : found)
+    node_by_ip_[ip] = {name, now};
   return {};
 }
 
@@ -44,7 +49,8 @@ StatusOr<std::vector<KubeRoute>> Routes::list(const CallContext& call, const std
   std::set<std::string> tags(router.tags.begin(), router.tags.end());
   std::vector<RouterRoute> mine;
   for (const RouterRoute& r : router.routes) {
-    if (!features_.tags || tags.count(routeTag(cluster, r.destination)) != 0) mine.push_back(r);
+    if (!features_.tags || tags.count(routeTag(cluster, r.destination)) != 0)
+      mine.push_back(r);
   }
   bool refreshed = false;
   std::vector<KubeRoute> out;
@@ -74,12 +80,15 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
   std::set<std::string> networks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (router_networks_) networks = *router_networks_;
+    if (router_networks_)
+      networks = *router_networks_;
   }
   if (networks.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<Port> router_ports,
-                            neutron_.listPorts(call, "device_id=" + urlEncode(config_.route.router_id)));
-    for (const Port& p : router_ports) networks.insert(p.network_id);
+    CCM_OS_ASSIGN_OR_RETURN(
+        std::vector<Port> router_ports,
+        neutron_.listPorts(call, "device_id=" + urlEncode(config_.route.router_id)));
+    for (const Port& p : router_ports)
+      networks.insert(p.network_id);
     std::lock_guard<std::mutex> lock(mu_);
     router_networks_ = networks;
   }
@@ -87,9 +96,11 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
                           neutron_.listPorts(call, "fixed_ips=" + urlEncode("ip_address=" + ip)));
   std::vector<Port> on_router;
   for (Port& p : ports) {
-    if (networks.empty() || networks.count(p.network_id) != 0) on_router.push_back(std::move(p));
+    if (networks.empty() || networks.count(p.network_id) != 0)
+      on_router.push_back(std::move(p));
   }
-  if (on_router.empty()) return std::optional<Port>();
+  if (on_router.empty())
+    return std::optional<Port>();
   if (on_router.size() > 1) {
     return Status(Code::kFailedPrecondition,
                   "several ports on the router's networks hold address " + ip);
@@ -104,13 +115,15 @@ StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRout
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
   for (const NodeAddress& a : route.target_node_addresses) {
-    if (a.type == "InternalIP" && ipFamilyOf(a.address) == family) return a.address;
+    if (a.type == "InternalIP" && ipFamilyOf(a.address) == family)
+      return a.address;
   }
   // The host did not pass the node's addresses: ask Nova for the server of that name.
   CCM_OS_ASSIGN_OR_RETURN(std::vector<Server> servers, nova_.findByName(call, route.target_node));
   if (servers.size() == 1) {
     for (const NovaAddress& a : servers.front().addresses) {
-      if (a.type != "floating" && ipFamilyOf(a.addr) == family) return a.addr;
+      if (a.type != "floating" && ipFamilyOf(a.addr) == family)
+        return a.addr;
     }
   }
   return Status(Code::kFailedPrecondition, "no IPv" + std::to_string(family) +
@@ -123,7 +136,8 @@ Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
   }
   std::lock_guard<std::mutex> lock(router_mu_);
   CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
-  if (std::find(router.routes.begin(), router.routes.end(), r) != router.routes.end()) return {};
+  if (std::find(router.routes.begin(), router.routes.end(), r) != router.routes.end())
+    return {};
   router.routes.push_back(r);
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
@@ -135,13 +149,13 @@ Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
   std::lock_guard<std::mutex> lock(router_mu_);
   CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   auto it = std::find(router.routes.begin(), router.routes.end(), r);
-  if (it == router.routes.end()) return {};
+  if (it == router.routes.end())
+    return {};
   router.routes.erase(it);
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-Status Routes::create(const CallContext& call, const std::string& cluster,
-                      const KubeRoute& route) {
+Status Routes::create(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
   CCM_OS_ASSIGN_OR_RETURN(std::string nexthop, nexthopFor(call, route));
   auto cidr = Cidr::parse(route.destination_cidr);
   std::string dest = cidr->toString();
@@ -167,12 +181,14 @@ Status Routes::create(const CallContext& call, const std::string& cluster,
         st = neutron_.setAllowedAddressPairs(call, (*port)->id, pairs);
       }
     } else if (port.ok() && !*port) {
-      call.warning("No port holds the route's next hop on the router's networks; the pod CIDR "
-                   "is not added to allowed_address_pairs",
-                   {{"node", route.target_node}, {"nexthop", nexthop}});
+      call.warning(
+          "No port holds the route's next hop on the router's networks; the pod CIDR "
+          "is not added to allowed_address_pairs",
+          {{"node", route.target_node}, {"nexthop", nexthop}});
     }
     if (!st.ok()) {
-      if (features_.tags) (void)neutron_.removeRouterTag(call, config_.route.router_id, tag);
+      if (features_.tags)
+        (void)neutron_.removeRouterTag(call, config_.route.router_id, tag);
       (void)removeRoute(call, r);
       return st.withPrefix("allowing " + dest + " on the port of node " + route.target_node);
     }
@@ -181,13 +197,12 @@ Status Routes::create(const CallContext& call, const std::string& cluster,
     std::lock_guard<std::mutex> lock(mu_);
     node_by_ip_[nexthop] = {route.target_node, std::chrono::steady_clock::now()};
   }
-  call.info("Created route", {{"destination", dest}, {"nexthop", nexthop},
-                              {"node", route.target_node}});
+  call.info("Created route",
+            {{"destination", dest}, {"nexthop", nexthop}, {"node", route.target_node}});
   return {};
 }
 
-Status Routes::remove(const CallContext& call, const std::string& cluster,
-                      const KubeRoute& route) {
+Status Routes::remove(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
   auto cidr = Cidr::parse(route.destination_cidr);
   if (!cidr) {
     return Status(Code::kInvalidArgument,
@@ -198,32 +213,36 @@ Status Routes::remove(const CallContext& call, const std::string& cluster,
   std::vector<RouterRoute> candidates;
   for (const RouterRoute& r : router.routes) {
     auto c = Cidr::parse(r.destination);
-    if (c && *c == *cidr) candidates.push_back(r);
+    if (c && *c == *cidr)
+      candidates.push_back(r);
   }
   std::optional<RouterRoute> target;
   for (const RouterRoute& r : candidates) {
     bool match = route.blackhole ? r.nexthop == route.target_node
                                  : (r.nexthop == route.target_node ||
                                     cachedNodeName(r.nexthop) == route.target_node);
-    if (match) target = r;
+    if (match)
+      target = r;
   }
-  if (!target && candidates.size() == 1) target = candidates.front();
+  if (!target && candidates.size() == 1)
+    target = candidates.front();
   if (target) {
     CCM_OS_RETURN_IF_ERROR(removeRoute(call, *target).withPrefix("removing route " + dest));
   }
-  bool still_routed = std::count_if(candidates.begin(), candidates.end(), [&](const RouterRoute& r) {
-                        return !target || !(r == *target);
-                      }) > 0;
+  bool still_routed =
+      std::count_if(candidates.begin(), candidates.end(),
+                    [&](const RouterRoute& r) { return !target || !(r == *target); }) > 0;
   if (features_.tags && !still_routed) {
-    CCM_OS_RETURN_IF_ERROR(neutron_.removeRouterTag(call, config_.route.router_id,
-                                                    routeTag(cluster, dest)));
+    CCM_OS_RETURN_IF_ERROR(
+        neutron_.removeRouterTag(call, config_.route.router_id, routeTag(cluster, dest)));
   }
   if (target && !route.blackhole && features_.address_pairs) {
     CCM_OS_ASSIGN_OR_RETURN(std::optional<Port> port, nodePort(call, target->nexthop));
     if (port) {
       std::vector<AddressPair> pairs;
       for (const AddressPair& p : port->allowed_address_pairs) {
-        if (p.ip_address != dest) pairs.push_back(p);
+        if (p.ip_address != dest)
+          pairs.push_back(p);
       }
       if (pairs.size() != port->allowed_address_pairs.size()) {
         CCM_OS_RETURN_IF_ERROR(neutron_.setAllowedAddressPairs(call, port->id, pairs));

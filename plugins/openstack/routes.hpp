@@ -21,9 +21,9 @@
 namespace ccm::openstack {
 
 struct RouteFeatures {
-  bool atomic = false;          // extraroute-atomic
-  bool address_pairs = false;   // allowed-address-pairs
-  bool tags = false;            // standard-attr-tag: ownership tags on the router
+  bool atomic = false;         // extraroute-atomic
+  bool address_pairs = false;  // allowed-address-pairs
+  bool tags = false;           // standard-attr-tag: ownership tags on the router
 };
 
 // The router tag recording that `cluster` owns the route to `cidr` ("ccm:<hash>:<cidr>" with
@@ -60,7 +60,7 @@ class Routes {
   std::mutex router_mu_;  // serialises read-modify-write of the route list (non-atomic mode)
   std::mutex mu_;
   std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>
-      node_by_ip_;                                 // guarded by mu_
+      node_by_ip_;                                        // guarded by mu_
   std::optional<std::set<std::string>> router_networks_;  // guarded by mu_
 };
 

@@ -54,14 +54,17 @@ class [[nodiscard]] Status {
   std::chrono::milliseconds retry_after_{0};
 };
 
-inline Status okStatus() { return {}; }
+inline Status okStatus() {
+  return {};
+}
 
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (status_.ok()) status_ = Status(Code::kInternal, "StatusOr built from OK without a value");
+    if (status_.ok())
+      status_ = Status(Code::kInternal, "StatusOr built from OK without a value");
   }
 
   bool ok() const { return value_.has_value(); }
@@ -84,14 +87,16 @@ class [[nodiscard]] StatusOr {
 // Early-return helpers for Status-returning code.
 #define CCM_OS_CONCAT_INNER(a, b) a##b
 #define CCM_OS_CONCAT(a, b) CCM_OS_CONCAT_INNER(a, b)
-#define CCM_OS_RETURN_IF_ERROR(expr)                   \
-  do {                                                 \
-    ::ccm::openstack::Status ccm_os_status_ = (expr);  \
-    if (!ccm_os_status_.ok()) return ccm_os_status_;   \
+#define CCM_OS_RETURN_IF_ERROR(expr)                  \
+  do {                                                \
+    ::ccm::openstack::Status ccm_os_status_ = (expr); \
+    if (!ccm_os_status_.ok())                         \
+      return ccm_os_status_;                          \
   } while (false)
 #define CCM_OS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
-  if (!tmp.ok()) return tmp.status();                \
+  if (!tmp.ok())                                     \
+    return tmp.status();                             \
   lhs = std::move(tmp).value()
 #define CCM_OS_ASSIGN_OR_RETURN(lhs, expr) \
   CCM_OS_ASSIGN_OR_RETURN_IMPL(CCM_OS_CONCAT(ccm_os_statusor_, __LINE__), lhs, expr)

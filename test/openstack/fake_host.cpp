@@ -13,8 +13,12 @@ namespace {
 
 FakeHost* g_host = nullptr;
 
-std::string str(ccm_str s) { return s.data == nullptr ? std::string() : std::string(s.data, s.size); }
-ccm_str view(const std::string& s) { return ccm_str{s.data(), s.size()}; }
+std::string str(ccm_str s) {
+  return s.data == nullptr ? std::string() : std::string(s.data, s.size);
+}
+ccm_str view(const std::string& s) {
+  return ccm_str{s.data(), s.size()};
+}
 
 int64_t steadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -25,14 +29,16 @@ int64_t steadyNs() {
 struct KvStorage {
   std::vector<ccm_kv> kv;
   explicit KvStorage(const Pairs& p) {
-    for (const auto& [k, v] : p) kv.push_back({view(k), view(v)});
+    for (const auto& [k, v] : p)
+      kv.push_back({view(k), view(v)});
   }
 };
 
 struct AddrStorage {
   std::vector<ccm_node_address> a;
   explicit AddrStorage(const Pairs& p) {
-    for (const auto& [t, addr] : p) a.push_back({view(t), view(addr)});
+    for (const auto& [t, addr] : p)
+      a.push_back({view(t), view(addr)});
   }
 };
 
@@ -42,7 +48,8 @@ struct NodeStorage {
   AddrStorage addresses;
   ccm_node_info info{};
   ccm_node node{};
-  explicit NodeStorage(const TNode& n) : labels(n.labels), annotations(n.annotations), addresses(n.addresses) {
+  explicit NodeStorage(const TNode& n)
+      : labels(n.labels), annotations(n.annotations), addresses(n.addresses) {
     info.struct_size = sizeof info;
     node.struct_size = sizeof node;
     node.name = view(n.name);
@@ -88,9 +95,12 @@ struct ServiceStorage {
       sp.node_port = p.node_port;
       ports.push_back(sp);
     }
-    for (const auto& p : ports) port_ptrs.push_back(&p);
-    for (const auto& r : s.source_ranges) ranges.push_back(view(r));
-    for (const auto& f : s.ip_families) families.push_back(view(f));
+    for (const auto& p : ports)
+      port_ptrs.push_back(&p);
+    for (const auto& r : s.source_ranges)
+      ranges.push_back(view(r));
+    for (const auto& f : s.ip_families)
+      families.push_back(view(f));
     status.struct_size = sizeof status;
     svc.struct_size = sizeof svc;
     svc.namespace_ = view(s.ns);
@@ -154,13 +164,14 @@ struct Services {
   static bool setError(ccm_host_handle, uint64_t call_id, ccm_str message, int64_t retry) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end()) return false;
+    if (it == h().running_.end())
+      return false;
     it->second.error = str(message);
     it->second.retry_after_ms = retry;
     return true;
   }
-  static void metric(ccm_host_handle, ccm_metric_kind, ccm_str name, ccm_str, const ccm_kv*,
-                     size_t, double) {
+  static void metric(ccm_host_handle, ccm_metric_kind, ccm_str name, ccm_str, const ccm_kv*, size_t,
+                     double) {
     std::lock_guard<std::mutex> lock(h().mu_);
     h().metrics_[str(name)]++;
   }
@@ -172,7 +183,8 @@ struct Services {
                            const ccm_instance_metadata* m) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end()) return false;
+    if (it == h().running_.end())
+      return false;
     TMetadata md;
     md.provider_id = str(m->provider_id);
     md.instance_type = str(m->instance_type);
@@ -188,18 +200,20 @@ struct Services {
                             ccm_str message) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end()) return false;
+    if (it == h().running_.end())
+      return false;
     it->second.item_errors[index] = {st, str(message)};
     return true;
   }
   static bool emitLbStatus(ccm_host_handle, uint64_t call_id, const ccm_lb_status* s) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end()) return false;
+    if (it == h().running_.end())
+      return false;
     std::vector<TIngress> out;
     for (size_t i = 0; i < s->ingress_count; ++i) {
-      out.push_back({str(s->ingress[i]->ip), str(s->ingress[i]->hostname),
-                     str(s->ingress[i]->ip_mode)});
+      out.push_back(
+          {str(s->ingress[i]->ip), str(s->ingress[i]->hostname), str(s->ingress[i]->ip_mode)});
     }
     it->second.lb_status = out;
     return true;
@@ -207,7 +221,8 @@ struct Services {
   static bool emitRoute(ccm_host_handle, uint64_t call_id, const ccm_route* r) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end()) return false;
+    if (it == h().running_.end())
+      return false;
     TRoute route;
     route.name = str(r->name);
     route.target_node = str(r->target_node);
@@ -219,7 +234,8 @@ struct Services {
   static bool emitString(ccm_host_handle, uint64_t call_id, ccm_str value) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end()) return false;
+    if (it == h().running_.end())
+      return false;
     it->second.string = str(value);
     return true;
   }
@@ -252,15 +268,18 @@ const ccm_host_services& servicesTable() {
 
 ccm_provider_entry_fn entryOf(void* lib) {
   void* sym = dlsym(lib, CCM_PROVIDER_ENTRY_SYMBOL);
-  if (sym == nullptr) throw std::runtime_error("openstack.so has no entry symbol");
+  if (sym == nullptr)
+    throw std::runtime_error("openstack.so has no entry symbol");
   return reinterpret_cast<ccm_provider_entry_fn>(sym);
 }
 
 void* openLibrary() {
   const char* path = std::getenv("CCM_OPENSTACK_SO");
-  if (path == nullptr || *path == '\0') throw std::runtime_error("set CCM_OPENSTACK_SO");
+  if (path == nullptr || *path == '\0')
+    throw std::runtime_error("set CCM_OPENSTACK_SO");
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) throw std::runtime_error(std::string("dlopen: ") + dlerror());
+  if (lib == nullptr)
+    throw std::runtime_error(std::string("dlopen: ") + dlerror());
   return lib;
 }
 
@@ -348,7 +367,8 @@ uint64_t FakeHost::metricCount(const std::string& name) {
 bool FakeHost::logged(const std::string& needle) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& l : logs_) {
-    if (l.message.find(needle) != std::string::npos) return true;
+    if (l.message.find(needle) != std::string::npos)
+      return true;
   }
   return false;
 }
@@ -365,15 +385,20 @@ void FakeHost::setCancelAll(bool cancelled) {
 
 std::pair<CallResult, std::unique_ptr<Provider>> FakeHost::create(const std::string& config) {
   ccm_provider* p = nullptr;
-  CallResult r = run([&](const ccm_call* call) {
-    return plugin_->create(call, ccm_str{config.data(), config.size()}, &p);
-  }, 0);
+  CallResult r = run(
+      [&](const ccm_call* call) {
+        return plugin_->create(call, ccm_str{config.data(), config.size()}, &p);
+      },
+      0);
   std::unique_ptr<Provider> provider;
-  if (r.ok() && p != nullptr) provider = std::make_unique<Provider>(*this, p);
+  if (r.ok() && p != nullptr)
+    provider = std::make_unique<Provider>(*this, p);
   return {std::move(r), std::move(provider)};
 }
 
-Provider::~Provider() { host_.plugin().destroy(p_); }
+Provider::~Provider() {
+  host_.plugin().destroy(p_);
+}
 
 const void* Provider::capability(const char* id) {
   return host_.plugin().get_capability(p_, ccm_str{id, std::strlen(id)});
@@ -383,7 +408,8 @@ namespace {
 template <typename T>
 const T& cap(Provider& p, const char* id) {
   const void* c = p.capability(id);
-  if (c == nullptr) throw std::runtime_error(std::string("capability missing: ") + id);
+  if (c == nullptr)
+    throw std::runtime_error(std::string("capability missing: ") + id);
   return *static_cast<const T*>(c);
 }
 }  // namespace
@@ -392,7 +418,8 @@ CallResult Provider::exists(const TNode& node) {
   NodeStorage n(node);
   ccm_existence e = CCM_EXISTENCE_UNKNOWN;
   auto& t = cap<ccm_instances_v1>(*this, CCM_CAP_INSTANCES);
-  CallResult r = host_.run([&](const ccm_call* c) { return t.instance_exists(p_, c, &n.node, &e); });
+  CallResult r =
+      host_.run([&](const ccm_call* c) { return t.instance_exists(p_, c, &n.node, &e); });
   r.existence = e;
   return r;
 }
@@ -401,7 +428,8 @@ CallResult Provider::shutdown(const TNode& node) {
   NodeStorage n(node);
   ccm_power pw = CCM_POWER_UNKNOWN;
   auto& t = cap<ccm_instances_v1>(*this, CCM_CAP_INSTANCES);
-  CallResult r = host_.run([&](const ccm_call* c) { return t.instance_shutdown(p_, c, &n.node, &pw); });
+  CallResult r =
+      host_.run([&](const ccm_call* c) { return t.instance_shutdown(p_, c, &n.node, &pw); });
   r.power = pw;
   return r;
 }
@@ -424,8 +452,9 @@ CallResult Provider::getLoadBalancer(const TService& svc, const std::string& clu
   ServiceStorage s(svc);
   bool exists = false;
   auto& t = cap<ccm_loadbalancer_v1>(*this, CCM_CAP_LOADBALANCER);
-  CallResult r = host_.run(
-      [&](const ccm_call* c) { return t.get_load_balancer(p_, c, view(cluster), &s.svc, &exists); });
+  CallResult r = host_.run([&](const ccm_call* c) {
+    return t.get_load_balancer(p_, c, view(cluster), &s.svc, &exists);
+  });
   r.exists = exists;
   return r;
 }
@@ -472,7 +501,8 @@ CallResult Provider::ensureSettled(const TService& svc, const std::vector<TNode>
   CallResult r;
   for (int i = 0; i < tries; ++i) {
     r = ensure(svc, nodes, cluster);
-    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0) return r;
+    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0)
+      return r;
   }
   return r;
 }
@@ -481,7 +511,8 @@ CallResult Provider::removeSettled(const TService& svc, int tries, const std::st
   CallResult r;
   for (int i = 0; i < tries; ++i) {
     r = remove(svc, cluster);
-    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0) return r;
+    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0)
+      return r;
   }
   return r;
 }
@@ -495,14 +526,16 @@ CallResult Provider::createRoute(const TRoute& route, const std::string& cluster
   RouteStorage r(route);
   std::string hint = "node-uid";
   auto& t = cap<ccm_routes_v1>(*this, CCM_CAP_ROUTES);
-  return host_.run(
-      [&](const ccm_call* c) { return t.create_route(p_, c, view(cluster), view(hint), &r.route); });
+  return host_.run([&](const ccm_call* c) {
+    return t.create_route(p_, c, view(cluster), view(hint), &r.route);
+  });
 }
 
 CallResult Provider::deleteRoute(const TRoute& route, const std::string& cluster) {
   RouteStorage r(route);
   auto& t = cap<ccm_routes_v1>(*this, CCM_CAP_ROUTES);
-  return host_.run([&](const ccm_call* c) { return t.delete_route(p_, c, view(cluster), &r.route); });
+  return host_.run(
+      [&](const ccm_call* c) { return t.delete_route(p_, c, view(cluster), &r.route); });
 }
 
 }  // namespace ccm::openstack::testing

@@ -28,7 +28,8 @@ size_t collect(char* data, size_t size, size_t n, void* out) {
 
 std::string simScript() {
   const char* env = std::getenv("CCM_OS_SIM");
-  if (env != nullptr && *env != '\0') return env;
+  if (env != nullptr && *env != '\0')
+    return env;
   return std::string(CCM_OS_SIM_DEFAULT);
 }
 
@@ -36,15 +37,18 @@ std::string simScript() {
 
 SimProcess::SimProcess(bool tls) {
   char tmpl[] = "/tmp/ccm-os-sim-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  if (mkdtemp(tmpl) == nullptr)
+    throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   std::string port_file = dir_ + "/port.json";
   std::string script = simScript();
-  std::vector<std::string> args = {"/usr/bin/python3", script, "--port", "0", "--port-file",
-                                   port_file};
-  if (tls) args.push_back("--tls");
+  std::vector<std::string> args = {"/usr/bin/python3", script,   "--port", "0",
+                                   "--port-file",      port_file};
+  if (tls)
+    args.push_back("--tls");
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
     throw std::runtime_error("cannot start " + script);
@@ -88,8 +92,8 @@ SimProcess& SimProcess::shared() {
 
 namespace {
 
-rapidjson::Document call(const std::string& method, const std::string& url,
-                         const std::string& body, const std::string& ca_file) {
+rapidjson::Document call(const std::string& method, const std::string& url, const std::string& body,
+                         const std::string& ca_file) {
   CURL* curl = curl_easy_init();
   std::string out;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -98,7 +102,8 @@ rapidjson::Document call(const std::string& method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
-  if (!ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file.c_str());
+  if (!ca_file.empty())
+    curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file.c_str());
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   if (method != "GET") {
@@ -119,7 +124,8 @@ rapidjson::Document call(const std::string& method, const std::string& url,
   }
   rapidjson::Document doc;
   doc.Parse(out.c_str());
-  if (doc.HasParseError()) throw std::runtime_error("simulator control " + url + ": bad JSON");
+  if (doc.HasParseError())
+    throw std::runtime_error("simulator control " + url + ": bad JSON");
   return doc;
 }
 

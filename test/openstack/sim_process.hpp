@@ -3,11 +3,10 @@
 // inspect state and the requests it served.
 #pragma once
 
+#include <rapidjson/document.h>
 #include <sys/types.h>
 
 #include <string>
-
-#include <rapidjson/document.h>
 
 namespace ccm::openstack::testing {
 

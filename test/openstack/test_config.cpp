@@ -39,7 +39,8 @@ std::string parseErr(const std::string& text) {
 
 bool warned(const ParsedConfig& c, const std::string& needle) {
   for (const auto& w : c.warnings) {
-    if (w.find(needle) != std::string::npos) return true;
+    if (w.find(needle) != std::string::npos)
+      return true;
   }
   return false;
 }
@@ -87,7 +88,8 @@ TEST_CASE("every key is read into its field") {
   std::vector<KeyCase> cases = {
       // [Global] (already in kBase: auth-url, username, password, user-domain-name, tenant-id,
       // region)
-      {"", [](const Config& c) {
+      {"",
+       [](const Config& c) {
          CHECK(c.global.auth_url == "https://keystone.example:5000/v3");
          CHECK(c.global.username == "demo");
          CHECK(c.global.password == "secret-pw");
@@ -95,24 +97,30 @@ TEST_CASE("every key is read into its field") {
          CHECK(c.global.tenant_id == "p1");
          CHECK(c.global.region == "RegionOne");
        }},
-      {"tenant-name = proj\ntenant-domain-name = D2\n", [](const Config& c) {
+      {"tenant-name = proj\ntenant-domain-name = D2\n",
+       [](const Config& c) {
          CHECK(c.global.tenant_name == "proj");
          CHECK(c.global.tenant_domain_name == "D2");
        }},
-      {"tenant-domain-id = d2\n", [](const Config& c) { CHECK(c.global.tenant_domain_id == "d2"); }},
-      {"domain-id = dom\n", [](const Config& c) {
+      {"tenant-domain-id = d2\n",
+       [](const Config& c) { CHECK(c.global.tenant_domain_id == "d2"); }},
+      {"domain-id = dom\n",
+       [](const Config& c) {
          CHECK(c.global.domain_id == "dom");
          CHECK(c.global.tenant_domain_id == "dom");  // default for the project domain
        }},
-      {"domain-name = DomName\n", [](const Config& c) {
+      {"domain-name = DomName\n",
+       [](const Config& c) {
          CHECK(c.global.domain_name == "DomName");
          CHECK(c.global.tenant_domain_name == "DomName");
        }},
       {"os-endpoint-type = internal\n",
        [](const Config& c) { CHECK(c.global.endpoint_type == "internal"); }},
-      {"os-endpoint-type = admin\n", [](const Config& c) { CHECK(c.global.endpoint_type == "admin"); }},
+      {"os-endpoint-type = admin\n",
+       [](const Config& c) { CHECK(c.global.endpoint_type == "admin"); }},
       {"ca-file = " + ca + "\n", [ca](const Config& c) { CHECK(c.global.ca_file == ca); }},
-      {"cert-file = " + cert + "\nkey-file = " + key + "\n", [cert, key](const Config& c) {
+      {"cert-file = " + cert + "\nkey-file = " + key + "\n",
+       [cert, key](const Config& c) {
          CHECK(c.global.cert_file == cert);
          CHECK(c.global.key_file == key);
        }},
@@ -125,7 +133,8 @@ TEST_CASE("every key is read into its field") {
        }},
       {"application-credential-name = acn\napplication-credential-secret = acs\n",
        [](const Config& c) { CHECK(c.global.application_credential_name == "acn"); }},
-      {"trust-id = t1\ntrustee-id = tu\ntrustee-password = tp\n", [](const Config& c) {
+      {"trust-id = t1\ntrustee-id = tu\ntrustee-password = tp\n",
+       [](const Config& c) {
          CHECK(c.global.trust_id == "t1");
          CHECK(c.global.trustee_id == "tu");
          CHECK(c.global.trustee_password == "tp");
@@ -155,8 +164,10 @@ TEST_CASE("every key is read into its field") {
          CHECK(c.networking.address_sort_cidrs[2].toString() == "fd00::/8");
        }},
       // [LoadBalancer]
-      {"[LoadBalancer]\nenabled = off\n", [](const Config& c) { CHECK_FALSE(c.load_balancer.enabled); }},
-      {"[LoadBalancer]\nlb-version = v2\n", [](const Config& c) { CHECK(c.load_balancer.lb_version == "v2"); }},
+      {"[LoadBalancer]\nenabled = off\n",
+       [](const Config& c) { CHECK_FALSE(c.load_balancer.enabled); }},
+      {"[LoadBalancer]\nlb-version = v2\n",
+       [](const Config& c) { CHECK(c.load_balancer.lb_version == "v2"); }},
       {"[LoadBalancer]\nsubnet-id = s1\nmember-subnet-id = s2\nnetwork-id = n1\n",
        [](const Config& c) {
          CHECK(c.load_balancer.subnet_id == "s1");
@@ -173,14 +184,17 @@ TEST_CASE("every key is read into its field") {
        }},
       {"[LoadBalancer]\nlb-method = LEAST_CONNECTIONS\n",
        [](const Config& c) { CHECK(c.load_balancer.lb_method == "LEAST_CONNECTIONS"); }},
-      {"[LoadBalancer]\nlb-provider = ovn\n", [](const Config& c) {
+      {"[LoadBalancer]\nlb-provider = ovn\n",
+       [](const Config& c) {
          CHECK(c.load_balancer.lb_provider == "ovn");
          CHECK(c.load_balancer.lb_method == "SOURCE_IP_PORT");  // ovn's only algorithm
        }},
       {"[LoadBalancer]\nlb-provider = ovn\nlb-method = SOURCE_IP\n",
        [](const Config& c) { CHECK(c.load_balancer.lb_method == "SOURCE_IP"); }},
-      {"[LoadBalancer]\ncreate-monitor\n", [](const Config& c) { CHECK(c.load_balancer.create_monitor); }},
-      {"[LoadBalancer]\nmonitor-delay = 1m30s\nmonitor-timeout = 1.5s\n", [](const Config& c) {
+      {"[LoadBalancer]\ncreate-monitor\n",
+       [](const Config& c) { CHECK(c.load_balancer.create_monitor); }},
+      {"[LoadBalancer]\nmonitor-delay = 1m30s\nmonitor-timeout = 1.5s\n",
+       [](const Config& c) {
          CHECK(c.load_balancer.monitor_delay == std::chrono::seconds(90));
          CHECK(c.load_balancer.monitor_timeout == std::chrono::milliseconds(1500));
        }},
@@ -191,12 +205,14 @@ TEST_CASE("every key is read into its field") {
        }},
       {"[LoadBalancer]\nmanage-security-groups = true\n",
        [](const Config& c) { CHECK(c.load_balancer.manage_security_groups); }},
-      {"[LoadBalancer]\ninternal-lb = 1\n", [](const Config& c) { CHECK(c.load_balancer.internal_lb); }},
+      {"[LoadBalancer]\ninternal-lb = 1\n",
+       [](const Config& c) { CHECK(c.load_balancer.internal_lb); }},
       {"[LoadBalancer]\nnode-selector = role=lb, zone\n",
        [](const Config& c) { CHECK(c.load_balancer.node_selector == "role=lb, zone"); }},
       {"[LoadBalancer]\ncascade-delete = no\n",
        [](const Config& c) { CHECK_FALSE(c.load_balancer.cascade_delete); }},
-      {"[LoadBalancer]\nflavor-id = f1\navailability-zone = az1\n", [](const Config& c) {
+      {"[LoadBalancer]\nflavor-id = f1\navailability-zone = az1\n",
+       [](const Config& c) {
          CHECK(c.load_balancer.flavor_id == "f1");
          CHECK(c.load_balancer.availability_zone == "az1");
        }},
@@ -211,7 +227,8 @@ TEST_CASE("every key is read into its field") {
          CHECK(c.load_balancer.default_tls_container_ref == "https://b/v1/containers/x");
          CHECK(c.load_balancer.container_store == "external");
        }},
-      {"[LoadBalancer]\nmax-shared-lb = 5\n", [](const Config& c) { CHECK(c.load_balancer.max_shared_lb == 5); }},
+      {"[LoadBalancer]\nmax-shared-lb = 5\n",
+       [](const Config& c) { CHECK(c.load_balancer.max_shared_lb == 5); }},
       {"[LoadBalancer]\nprovider-requires-serial-api-calls = TRUE\n",
        [](const Config& c) { CHECK(c.load_balancer.provider_requires_serial_api_calls); }},
       {"[LoadBalancer]\nccm-active-wait-timeout = 0s\n",
@@ -234,7 +251,8 @@ TEST_CASE("every key is read into its field") {
       // [Route]
       {"[Route]\nrouter-id = r1\n", [](const Config& c) { CHECK(c.route.router_id == "r1"); }},
       // [Metadata]
-      {"[Metadata]\nsearch-order = metadataService\nrequest-timeout = 2m\n", [](const Config& c) {
+      {"[Metadata]\nsearch-order = metadataService\nrequest-timeout = 2m\n",
+       [](const Config& c) {
          CHECK(c.metadata.search_order == "metadataService");
          CHECK(c.metadata.request_timeout == std::chrono::minutes(2));
        }},
@@ -321,7 +339,8 @@ TEST_CASE("every refusal names its section and key") {
       {kBase + "[LoadBalancer]\nlb-version = v1\n", "[LoadBalancer] lb-version"},
       {kBase + "[LoadBalancer]\nlb-method = RANDOM\n", "[LoadBalancer] lb-method"},
       {kBase + "[LoadBalancer]\nlb-provider =\n", "[LoadBalancer] lb-provider"},
-      {kBase + "[LoadBalancer]\nmonitor-delay = 5\n", "[LoadBalancer] monitor-delay: invalid duration"},
+      {kBase + "[LoadBalancer]\nmonitor-delay = 5\n",
+       "[LoadBalancer] monitor-delay: invalid duration"},
       {kBase + "[LoadBalancer]\nmonitor-delay = 0s\n", "[LoadBalancer] monitor-delay"},
       {kBase + "[LoadBalancer]\nmonitor-timeout = -1s\n", "[LoadBalancer] monitor-timeout"},
       {kBase + "[LoadBalancer]\nmonitor-delay = 2s\nmonitor-timeout = 3s\n",
@@ -333,7 +352,8 @@ TEST_CASE("every refusal names its section and key") {
       {kBase + "[LoadBalancer]\nmax-shared-lb = 0\n", "[LoadBalancer] max-shared-lb"},
       {kBase + "[LoadBalancer]\ncontainer-store = vault\n", "[LoadBalancer] container-store"},
       {kBase + "[LoadBalancer]\nnode-selector = a=b=c\n", "[LoadBalancer] node-selector"},
-      {kBase + "[LoadBalancer]\nfloating-subnet-tags = !&\n", "[LoadBalancer] floating-subnet-tags"},
+      {kBase + "[LoadBalancer]\nfloating-subnet-tags = !&\n",
+       "[LoadBalancer] floating-subnet-tags"},
       {kBase + "[LoadBalancer]\nccm-active-wait-timeout = soon\n",
        "[LoadBalancer] ccm-active-wait-timeout"},
       {kBase + "[LoadBalancer]\nsubnet-id\n", "[LoadBalancer] subnet-id: missing value"},
@@ -364,10 +384,11 @@ TEST_CASE("every refusal names its section and key") {
 }
 
 TEST_CASE("ignored input is warned about") {
-  auto c = parseOk(kBase + "bogus = 1\nregion = RegionTwo\n[Networking]\nfoo = bar\n"
-                           "[Unknown]\nx = 1\n[BlockStorage]\nbs-version = v3\n"
-                           "[LoadBalancer]\nmanage-security-groups = true\nlb-provider = custom\n"
-                           "default-tls-container-ref = ref\n[LoadBalancerClass \"c\"]\nzzz = 1\n");
+  auto c = parseOk(kBase +
+                   "bogus = 1\nregion = RegionTwo\n[Networking]\nfoo = bar\n"
+                   "[Unknown]\nx = 1\n[BlockStorage]\nbs-version = v3\n"
+                   "[LoadBalancer]\nmanage-security-groups = true\nlb-provider = custom\n"
+                   "default-tls-container-ref = ref\n[LoadBalancerClass \"c\"]\nzzz = 1\n");
   CHECK(warned(c, "[Global] bogus: unknown key"));
   CHECK(warned(c, "[Global] region: set more than once"));
   CHECK(c.config.global.region == "RegionTwo");
@@ -378,14 +399,16 @@ TEST_CASE("ignored input is warned about") {
   CHECK(warned(c, "lb-provider \"custom\""));
   CHECK(warned(c, "default-tls-container-ref is not supported"));
   CHECK(warned(c, "[LoadBalancerClass \"c\"] zzz"));
-  auto empty_region = parseOk("[Global]\nauth-url = http://k/v3\nuser-id = u\npassword = p\n"
-                              "tenant-id = t\n");
+  auto empty_region = parseOk(
+      "[Global]\nauth-url = http://k/v3\nuser-id = u\npassword = p\n"
+      "tenant-id = t\n");
   CHECK(warned(empty_region, "[Global] region is empty"));
 }
 
 TEST_CASE("secrets of a config") {
-  Config c = parseOk("[Global]\nauth-url = http://k/v3\nuser-id = u\npassword = pw1\n"
-                     "tenant-id = t\napplication-credential-secret = acs\n")
+  Config c = parseOk(
+                 "[Global]\nauth-url = http://k/v3\nuser-id = u\npassword = pw1\n"
+                 "tenant-id = t\napplication-credential-secret = acs\n")
                  .config;
   auto s = configSecrets(c);
   CHECK(std::find(s.begin(), s.end(), "pw1") != s.end());

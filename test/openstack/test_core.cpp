@@ -15,8 +15,10 @@ using namespace ccm::openstack;
 using std::chrono::nanoseconds;
 
 TEST_CASE("gcfg booleans, integers and Go durations") {
-  for (const char* t : {"true", "YES", "On", "1"}) CHECK(parseGcfgBool(t) == true);
-  for (const char* f : {"false", "no", "OFF", "0"}) CHECK(parseGcfgBool(f) == false);
+  for (const char* t : {"true", "YES", "On", "1"})
+    CHECK(parseGcfgBool(t) == true);
+  for (const char* f : {"false", "no", "OFF", "0"})
+    CHECK(parseGcfgBool(f) == false);
   CHECK_FALSE(parseGcfgBool("y").has_value());
   CHECK(parseGcfgInt("42") == 42);
   CHECK(parseGcfgInt("-7") == -7);
@@ -141,9 +143,8 @@ TEST_CASE("Keystone auth bodies") {
   ac.application_credential_id = "id";
   ac.application_credential_secret = "s";
   ac.tenant_id = "ignored";
-  CHECK(buildAuthBody(ac).dump() ==
-        R"({"auth":{"identity":{"methods":["application_credential"],)"
-        R"("application_credential":{"id":"id","secret":"s"}}}})");
+  CHECK(buildAuthBody(ac).dump() == R"({"auth":{"identity":{"methods":["application_credential"],)"
+                                    R"("application_credential":{"id":"id","secret":"s"}}}})");
   GlobalConfig tok;
   tok.token = "T";
   tok.password = "unused";
@@ -163,7 +164,8 @@ TEST_CASE("RFC 3339 times") {
 
 TEST_CASE("catalog endpoint selection") {
   Catalog c;
-  c.services = {{"compute", "nova",
+  c.services = {{"compute",
+                 "nova",
                  {{"public", "R1", "R1", "http://r1-public"},
                   {"internal", "", "R2", "http://r2-internal"},
                   {"public", "R2", "R2", "http://r2-public"}}},

@@ -30,7 +30,8 @@ std::string cloudConf(const SimProcess& sim, const std::string& more = "") {
   return "[Global]\nauth-url = " + sim.url() +
          "/identity/v3\nuser-id = u-demo\npassword = demo-password\ntenant-id = p-demo\n"
          "region = RegionOne\n[LoadBalancer]\nsubnet-id = sub-private\n"
-         "floating-network-id = net-public\n[Route]\nrouter-id = router-1\n" + more;
+         "floating-network-id = net-public\n[Route]\nrouter-id = router-1\n" +
+         more;
 }
 
 struct Fixture {
@@ -62,7 +63,8 @@ struct Node {
   std::vector<AddressRef> refs;
   NodeRef ref() {
     refs.clear();
-    for (auto& [t, a] : addresses) refs.push_back({t, a});
+    for (auto& [t, a] : addresses)
+      refs.push_back({t, a});
     NodeRef r;
     r.name = name;
     r.uid = "uid-" + name;
@@ -130,16 +132,19 @@ TEST_CASE_FIXTURE(Fixture, "instances: the host accepts the metadata and the tri
     many.push_back({name, "", {}, {}});
   }
   std::vector<NodeRef> refs;
-  for (auto& m : many) refs.push_back(m.ref());
+  for (auto& m : many)
+    refs.push_back(m.ref());
   auto batch = p->instanceMetadataBatch(refs);
   REQUIRE(batch.ok());
   REQUIRE(batch->size() == 5);
-  for (const auto& r : *batch) CHECK(r.ok());
+  for (const auto& r : *batch)
+    CHECK(r.ok());
 }
 
 TEST_CASE_FIXTURE(Fixture, "load balancers: status accepted, busy Octavia gives a retry-after") {
   auto p = provider(cloudConf(sim, "[LoadBalancer]\nccm-active-wait-timeout = 0s\n"));
-  std::string id = sim.addServer(R"({"name":"n1","networks":[{"network":"private","ip":"10.0.0.62"}]})");
+  std::string id =
+      sim.addServer(R"({"name":"n1","networks":[{"network":"private","ip":"10.0.0.62"}]})");
   Node n{"n1", "openstack:///" + id, {{"InternalIP", "10.0.0.62"}}, {}};
   std::vector<NodeRef> nodes = {n.ref()};
   std::vector<ServicePortRef> ports = {{"http", "TCP", 80, 30080, "8080", ""}};
@@ -161,7 +166,8 @@ TEST_CASE_FIXTURE(Fixture, "load balancers: status accepted, busy Octavia gives 
   StatusOr<LoadBalancerStatus> st = busy.status();
   for (int i = 0; i < 5; ++i) {
     st = p->ensureLoadBalancer("kubernetes", svc, nodes);
-    if (st.ok()) break;
+    if (st.ok())
+      break;
   }
   REQUIRE_MESSAGE(st.ok(), st.status().toString());
   REQUIRE(st->ingress.size() == 1);

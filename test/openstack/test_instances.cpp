@@ -23,7 +23,8 @@ struct Fixture {
 
 bool hasAddress(const TMetadata& md, const std::string& type, const std::string& addr) {
   for (const auto& [t, a] : md.addresses) {
-    if (t == type && a == addr) return true;
+    if (t == type && a == addr)
+      return true;
   }
   return false;
 }
@@ -140,8 +141,10 @@ TEST_CASE_FIXTURE(Fixture, "addresses: Neutron ports first, access IPs, hostname
                 {"network":"private","ip":"fd00::30"}]})");
   auto r = p().metadata(node("node-addr", "openstack:///" + id));
   REQUIRE(r.ok());
-  Pairs want = {{"InternalIP", "10.0.0.30"},  {"InternalIP", "fd00::30"},
-                {"ExternalIP", "198.51.100.9"}, {"Hostname", "node-addr.example"},
+  Pairs want = {{"InternalIP", "10.0.0.30"},
+                {"InternalIP", "fd00::30"},
+                {"ExternalIP", "198.51.100.9"},
+                {"Hostname", "node-addr.example"},
                 {"ExternalIP", "172.24.4.50"}};
   CHECK(r.metadata[0].addresses == want);
 }
@@ -186,8 +189,8 @@ TEST_CASE_FIXTURE(Fixture, "addresses: address-sort-order") {
   std::string sections = "[Networking]\naddress-sort-order = 198.51.100.0/24, 10.0.0.0/24\n";
   auto r = p("", sections).metadata(node("node-sort", "openstack:///" + id));
   REQUIRE(r.ok());
-  Pairs want = {{"ExternalIP", "198.51.100.7"}, {"InternalIP", "10.0.0.51"},
-                {"InternalIP", "10.0.0.52"}};
+  Pairs want = {
+      {"ExternalIP", "198.51.100.7"}, {"InternalIP", "10.0.0.51"}, {"InternalIP", "10.0.0.52"}};
   CHECK(r.metadata[0].addresses == want);
 }
 

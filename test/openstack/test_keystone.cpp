@@ -29,7 +29,8 @@ struct Fixture {
     auto reqs = sim.requests();
     auto posts = matching(reqs, "POST", "identity", "auth/tokens");
     rapidjson::Document d;
-    if (!posts.empty()) d.CopyFrom((*posts.back())["body"], d.GetAllocator());
+    if (!posts.empty())
+      d.CopyFrom((*posts.back())["body"], d.GetAllocator());
     return d;
   }
 
@@ -56,9 +57,10 @@ TEST_CASE_FIXTURE(Fixture, "create: no config is refused") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "password auth: user and project by name, domain by name") {
-  auto [r, p] = host.create(conf("username = demo\npassword = demo-password\n"
-                                 "user-domain-name = Default\ntenant-name = demo\n"
-                                 "tenant-domain-name = Default\n"));
+  auto [r, p] =
+      host.create(conf("username = demo\npassword = demo-password\n"
+                       "user-domain-name = Default\ntenant-name = demo\n"
+                       "tenant-domain-name = Default\n"));
   REQUIRE(r.ok());
   auto body = lastAuthBody();
   const auto& id = body["auth"]["identity"];
@@ -70,7 +72,8 @@ TEST_CASE_FIXTURE(Fixture, "password auth: user and project by name, domain by n
 }
 
 TEST_CASE_FIXTURE(Fixture, "password auth: user by ID, project by ID") {
-  auto [r, p] = host.create(conf("user-id = u-demo\npassword = demo-password\ntenant-id = p-demo\n"));
+  auto [r, p] =
+      host.create(conf("user-id = u-demo\npassword = demo-password\ntenant-id = p-demo\n"));
   REQUIRE(r.ok());
   auto body = lastAuthBody();
   CHECK(std::string(body["auth"]["identity"]["password"]["user"]["id"].GetString()) == "u-demo");
@@ -79,8 +82,9 @@ TEST_CASE_FIXTURE(Fixture, "password auth: user by ID, project by ID") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "password auth: domain-id fills the user and project domains") {
-  auto [r, p] = host.create(conf("username = demo\npassword = demo-password\ndomain-id = default\n"
-                                 "tenant-name = demo\n"));
+  auto [r, p] =
+      host.create(conf("username = demo\npassword = demo-password\ndomain-id = default\n"
+                       "tenant-name = demo\n"));
   REQUIRE(r.ok());
   auto body = lastAuthBody();
   CHECK(std::string(body["auth"]["identity"]["password"]["user"]["domain"]["id"].GetString()) ==
@@ -89,8 +93,9 @@ TEST_CASE_FIXTURE(Fixture, "password auth: domain-id fills the user and project 
 }
 
 TEST_CASE_FIXTURE(Fixture, "application credential by ID: no scope") {
-  auto [r, p] = host.create(conf("application-credential-id = ac-id\n"
-                                 "application-credential-secret = ac-secret-value\n"));
+  auto [r, p] =
+      host.create(conf("application-credential-id = ac-id\n"
+                       "application-credential-secret = ac-secret-value\n"));
   REQUIRE(r.ok());
   auto body = lastAuthBody();
   const auto& id = body["auth"]["identity"];
@@ -102,9 +107,10 @@ TEST_CASE_FIXTURE(Fixture, "application credential by ID: no scope") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "application credential by name with its user") {
-  auto [r, p] = host.create(conf("application-credential-name = ac-name\n"
-                                 "application-credential-secret = ac-secret-value\n"
-                                 "username = demo\nuser-domain-name = Default\n"));
+  auto [r, p] =
+      host.create(conf("application-credential-name = ac-name\n"
+                       "application-credential-secret = ac-secret-value\n"
+                       "username = demo\nuser-domain-name = Default\n"));
   REQUIRE(r.ok());
   auto body = lastAuthBody();
   const auto& ac = body["auth"]["identity"]["application_credential"];
@@ -113,8 +119,9 @@ TEST_CASE_FIXTURE(Fixture, "application credential by name with its user") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "trust auth: the trust is the scope") {
-  auto [r, p] = host.create(conf("trust-id = trust-1\ntrustee-id = u-demo\n"
-                                 "trustee-password = demo-password\ntenant-id = p-demo\n"));
+  auto [r, p] =
+      host.create(conf("trust-id = trust-1\ntrustee-id = u-demo\n"
+                       "trustee-password = demo-password\ntenant-id = p-demo\n"));
   REQUIRE(r.ok());
   auto body = lastAuthBody();
   CHECK(std::string(body["auth"]["scope"]["OS-TRUST:trust"]["id"].GetString()) == "trust-1");
@@ -122,8 +129,9 @@ TEST_CASE_FIXTURE(Fixture, "trust auth: the trust is the scope") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "a wrong password is UNAUTHENTICATED and never logged") {
-  auto [r, p] = host.create(conf("username = demo\npassword = wrong-password-123\n"
-                                 "user-domain-name = Default\ntenant-id = p-demo\n"));
+  auto [r, p] =
+      host.create(conf("username = demo\npassword = wrong-password-123\n"
+                       "user-domain-name = Default\ntenant-id = p-demo\n"));
   CHECK(r.status == CCM_STATUS_UNAUTHENTICATED);
   CHECK(r.error.find("Keystone") != std::string::npos);
   CHECK(r.error.find("wrong-password-123") == std::string::npos);
@@ -135,7 +143,8 @@ TEST_CASE_FIXTURE(Fixture, "a wrong password is UNAUTHENTICATED and never logged
 TEST_CASE_FIXTURE(Fixture, "issued tokens are registered as secrets and never logged") {
   auto& p = provider(cloudConf(sim));
   sim.post("/_sim/revoke_tokens", "{}");
-  std::string id = sim.addServer(R"({"name":"n1","networks":[{"network":"private","ip":"10.0.0.9"}]})");
+  std::string id =
+      sim.addServer(R"({"name":"n1","networks":[{"network":"private","ip":"10.0.0.9"}]})");
   auto r = p.exists(node("n1", "openstack:///" + id));
   REQUIRE(r.ok());
   auto reqs = sim.requests();
@@ -160,7 +169,8 @@ TEST_CASE_FIXTURE(Fixture, "versionless auth-url: the v3 endpoint is discovered"
 TEST_CASE_FIXTURE(Fixture, "catalog: endpoints by type, interface and region") {
   auto [r, p] = host.create(cloudConf(sim, "region = RegionTwo\nos-endpoint-type = internal\n"));
   REQUIRE(r.ok());
-  std::string id = sim.addServer(R"({"name":"n2","networks":[{"network":"private","ip":"10.0.0.8"}]})");
+  std::string id =
+      sim.addServer(R"({"name":"n2","networks":[{"network":"private","ip":"10.0.0.8"}]})");
   sim.clearRequests();
   auto e = p->exists(node("n2", "openstack:///" + id));
   CHECK(e.ok());
@@ -182,7 +192,8 @@ TEST_CASE_FIXTURE(Fixture, "catalog: a region without endpoints is refused at cr
 TEST_CASE_FIXTURE(Fixture, "token renewal: a token about to expire is renewed before use") {
   auto [r, p] = host.create(cloudConf(sim));
   REQUIRE(r.ok());
-  std::string id = sim.addServer(R"({"name":"n3","networks":[{"network":"private","ip":"10.0.0.7"}]})");
+  std::string id =
+      sim.addServer(R"({"name":"n3","networks":[{"network":"private","ip":"10.0.0.7"}]})");
   int before = authCount();
   CHECK(p->exists(node("n3", "openstack:///" + id)).ok());
   CHECK(authCount() == before);  // still fresh
@@ -194,13 +205,15 @@ TEST_CASE_FIXTURE(Fixture, "token renewal: a token about to expire is renewed be
   CHECK(e.ok());
   CHECK(authCount() == before + 1);
   auto reqs = sim.requests();
-  for (const auto& q : reqs["requests"].GetArray()) CHECK(q["status"].GetInt() != 401);
+  for (const auto& q : reqs["requests"].GetArray())
+    CHECK(q["status"].GetInt() != 401);
 }
 
 TEST_CASE_FIXTURE(Fixture, "401: re-authenticate once and retry the request") {
   auto [r, p] = host.create(cloudConf(sim));
   REQUIRE(r.ok());
-  std::string id = sim.addServer(R"({"name":"n4","networks":[{"network":"private","ip":"10.0.0.6"}]})");
+  std::string id =
+      sim.addServer(R"({"name":"n4","networks":[{"network":"private","ip":"10.0.0.6"}]})");
   sim.post("/_sim/expire_tokens", "{}");
   int before = authCount();
   sim.clearRequests();
@@ -229,7 +242,8 @@ TEST_CASE_FIXTURE(Fixture, "401 twice: UNAUTHENTICATED after one retry") {
   auto reqs = sim.requests();
   size_t compute = 0;
   for (const auto& q : reqs["requests"].GetArray()) {
-    if (std::string(q["service"].GetString()) == "compute") ++compute;
+    if (std::string(q["service"].GetString()) == "compute")
+      ++compute;
   }
   CHECK(compute == 2);
 }
@@ -237,17 +251,20 @@ TEST_CASE_FIXTURE(Fixture, "401 twice: UNAUTHENTICATED after one retry") {
 TEST_CASE_FIXTURE(Fixture, "concurrent 401s cause a single re-authentication") {
   auto [r, p] = host.create(cloudConf(sim));
   REQUIRE(r.ok());
-  std::string id = sim.addServer(R"({"name":"n6","networks":[{"network":"private","ip":"10.0.0.5"}]})");
+  std::string id =
+      sim.addServer(R"({"name":"n6","networks":[{"network":"private","ip":"10.0.0.5"}]})");
   sim.post("/_sim/revoke_tokens", "{}");
   int before = authCount();
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, prov = p.get()] {
-      if (prov->exists(node("n6", "openstack:///" + id)).ok()) ++ok;
+      if (prov->exists(node("n6", "openstack:///" + id)).ok())
+        ++ok;
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   CHECK(ok.load() == 8);
   CHECK(authCount() == before + 1);
 }
@@ -281,14 +298,16 @@ TEST_CASE_FIXTURE(Fixture, "requests carry a User-Agent naming the provider") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "create: unknown keys are warned about through the host log") {
-  auto [r, p] = host.create(cloudConf(sim, "no-such-key = 1\n", "[BlockStorage]\nbs-version = v3\n"
-                                                                "[Mystery]\nx = y\n"));
+  auto [r, p] = host.create(cloudConf(sim, "no-such-key = 1\n",
+                                      "[BlockStorage]\nbs-version = v3\n"
+                                      "[Mystery]\nx = y\n"));
   REQUIRE(r.ok());
   bool key = false;
   bool section = false;
   bool block_storage = false;
   for (const auto& l : host.logs()) {
-    if (l.level != CCM_LOG_WARNING) continue;
+    if (l.level != CCM_LOG_WARNING)
+      continue;
     key = key || l.message.find("[Global] no-such-key") != std::string::npos;
     section = section || l.message.find("[mystery]") != std::string::npos;
     block_storage = block_storage || l.message.find("blockstorage") != std::string::npos;
@@ -315,8 +334,9 @@ TEST_CASE_FIXTURE(Fixture, "capabilities follow the configuration and the cloud"
     CHECK_FALSE(p->has("ccm.instances/2"));
   }
   {
-    auto [r, p] = host.create(cloudConf(sim, "", "[LoadBalancer]\nenabled = false\n"
-                                                 "[Route]\nrouter-id = router-1\n"));
+    auto [r, p] = host.create(cloudConf(sim, "",
+                                        "[LoadBalancer]\nenabled = false\n"
+                                        "[Route]\nrouter-id = router-1\n"));
     REQUIRE(r.ok());
     CHECK_FALSE(p->has(CCM_CAP_LOADBALANCER));
     CHECK(p->has(CCM_CAP_ROUTES));
@@ -339,7 +359,8 @@ TEST_CASE("TLS: the CA file is used; without it the certificate is refused") {
     auto [r, p] = host.create(base + "ca-file = " + tls.caFile() + "\n");
     CHECK(r.ok());
     if (p) {
-      std::string id = tls.addServer(R"({"name":"t1","networks":[{"network":"private","ip":"10.0.0.4"}]})");
+      std::string id =
+          tls.addServer(R"({"name":"t1","networks":[{"network":"private","ip":"10.0.0.4"}]})");
       CHECK(p->exists(node("t1", "openstack:///" + id)).existence == CCM_EXISTENCE_EXISTS);
     }
   }

@@ -25,7 +25,8 @@ struct Fixture {
   Fixture() {
     sim.reset();
     host.clearLogs();
-    for (int i = 1; i <= 3; ++i) nodes.push_back(addNode(i));
+    for (int i = 1; i <= 3; ++i)
+      nodes.push_back(addNode(i));
   }
 
   TNode addNode(int i) {
@@ -67,7 +68,8 @@ struct Fixture {
   const rapidjson::Value* byName(const rapidjson::Document& st, const char* kind,
                                  const std::string& name) {
     for (const auto& o : st[kind].GetArray()) {
-      if (str(o, "name") == name) return &o;
+      if (str(o, "name") == name)
+        return &o;
     }
     return nullptr;
   }
@@ -87,7 +89,8 @@ TEST_CASE_FIXTURE(Fixture, "ensure: listeners, pools and members per port, float
   auto st = state();
   const auto& lb = onlyLb(st);
   CHECK(str(lb, "name") == kName);
-  CHECK(str(lb, "description") == "Kubernetes external service default/web from cluster kubernetes");
+  CHECK(str(lb, "description") ==
+        "Kubernetes external service default/web from cluster kubernetes");
   CHECK(str(lb, "provider") == "amphora");
   CHECK(str(lb, "vip_subnet_id") == "sub-private");
   CHECK(str(lb, "provisioning_status") == "ACTIVE");
@@ -141,7 +144,8 @@ TEST_CASE_FIXTURE(Fixture, "ensure: the load balancer is created in one fully po
   sim.clearRequests();
   REQUIRE(p().ensureSettled(web(), nodes).ok());
   CHECK(countRequests(sim, "POST", "load-balancer", "/lbaas/loadbalancers$") == 1);
-  CHECK(countRequests(sim, "POST", "load-balancer", "/lbaas/(listeners|pools|healthmonitors)") == 0);
+  CHECK(countRequests(sim, "POST", "load-balancer", "/lbaas/(listeners|pools|healthmonitors)") ==
+        0);
   CHECK(countRequests(sim, "PUT", "load-balancer", "") == 0);
 }
 
@@ -315,7 +319,8 @@ TEST_CASE_FIXTURE(Fixture, "a floating IP left without a port counts as existing
   CHECK(state()["floatingips"].Size() == 0);
 }
 
-TEST_CASE_FIXTURE(Fixture, "internal load balancers publish the VIP, and a switch releases the FIP") {
+TEST_CASE_FIXTURE(Fixture,
+                  "internal load balancers publish the VIP, and a switch releases the FIP") {
   TService s = web();
   s.annotations = {{"service.beta.kubernetes.io/openstack-internal-load-balancer", "true"}};
   auto r = p().ensureSettled(s, nodes);
@@ -357,7 +362,8 @@ TEST_CASE_FIXTURE(Fixture, "internal-lb in the config wins over the annotation")
 }
 
 TEST_CASE_FIXTURE(Fixture, "loadBalancerIP: an existing free floating IP is attached, not owned") {
-  sim.post("/_sim/add", R"({"kind":"floatingips","object":{"floating_ip_address":"172.24.4.200"}})");
+  sim.post("/_sim/add",
+           R"({"kind":"floatingips","object":{"floating_ip_address":"172.24.4.200"}})");
   TService s = web();
   s.load_balancer_ip = "172.24.4.200";
   auto r = p().ensureSettled(s, nodes);
@@ -441,7 +447,8 @@ TEST_CASE_FIXTURE(Fixture, "source ranges become allowed_cidrs and follow change
   const auto* l = byName(st, "listeners", "listener_0_" + kName);
   REQUIRE((*l)["allowed_cidrs"].IsArray());
   std::set<std::string> cidrs;
-  for (const auto& c : (*l)["allowed_cidrs"].GetArray()) cidrs.insert(c.GetString());
+  for (const auto& c : (*l)["allowed_cidrs"].GetArray())
+    cidrs.insert(c.GetString());
   CHECK(cidrs == std::set<std::string>{"10.1.0.0/16", "192.168.0.0/24"});
 
   s.source_ranges.clear();
@@ -512,7 +519,8 @@ TEST_CASE_FIXTURE(Fixture, "x-forwarded-for: HTTP listeners that insert the head
   REQUIRE_MESSAGE(r.ok(), r.error);
   st = state();
   REQUIRE(st["listeners"].Size() == 2);
-  for (const auto& x : st["listeners"].GetArray()) CHECK(str(x, "protocol") == "TCP");
+  for (const auto& x : st["listeners"].GetArray())
+    CHECK(str(x, "protocol") == "TCP");
 
   s.annotations = {{annotation("x-forwarded-for"), "true"}, {annotation("proxy-protocol"), "true"}};
   r = p().ensure(s, nodes);
@@ -640,7 +648,8 @@ TEST_CASE_FIXTURE(Fixture, "adoption by load-balancer-id: only our listeners and
   std::string id = lb["id"].GetString();
   std::string vip_port = lb["vip_port_id"].GetString();
   sim.post("/_sim/add", R"({"kind":"floatingips","object":{"floating_ip_address":"172.24.4.77",
-    "port_id":")" + vip_port + R"("}})");
+    "port_id":")" + vip_port +
+                            R"("}})");
   TService s = web();
   s.annotations = {{annotation("load-balancer-id"), id}};
   auto r = p().ensureSettled(s, nodes);
@@ -650,7 +659,8 @@ TEST_CASE_FIXTURE(Fixture, "adoption by load-balancer-id: only our listeners and
   const auto& got = onlyLb(st);
   CHECK(str(got, "name") == "shared-by-hand");
   std::set<std::string> tags;
-  for (const auto& t : got["tags"].GetArray()) tags.insert(t.GetString());
+  for (const auto& t : got["tags"].GetArray())
+    tags.insert(t.GetString());
   CHECK(tags == std::set<std::string>{"owner-tag", kName});
   CHECK(st["listeners"].Size() == 3);
 

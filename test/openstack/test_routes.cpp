@@ -23,7 +23,8 @@ std::string tagFor(const std::string& cluster, std::string cidr) {
   char hex[9];
   std::snprintf(hex, sizeof hex, "%08x", h);
   for (char& c : cidr) {
-    if (c == '/') c = '_';
+    if (c == '/')
+      c = '_';
   }
   return std::string("ccm:") + hex + ":" + cidr;
 }
@@ -38,7 +39,8 @@ struct Fixture {
       server_ids.push_back(sim.addServer(R"({"name":"node-)" + std::to_string(i) +
                                          R"(","networks":[{"network":"private","ip":"10.0.0.)" +
                                          std::to_string(10 + i) + R"("},{"network":"private",
-                                         "ip":"fd00::)" + std::to_string(10 + i) + R"("}]})"));
+                                         "ip":"fd00::)" +
+                                         std::to_string(10 + i) + R"("}]})"));
     }
   }
 
@@ -60,7 +62,8 @@ struct Fixture {
     auto st = sim.state();
     rapidjson::Document d;
     for (const auto& r : st["routers"].GetArray()) {
-      if (str(r, "id") == "router-1") d.CopyFrom(r, d.GetAllocator());
+      if (str(r, "id") == "router-1")
+        d.CopyFrom(r, d.GetAllocator());
     }
     return d;
   }
@@ -77,7 +80,8 @@ struct Fixture {
   std::set<std::string> tags() {
     std::set<std::string> out;
     auto r = router();
-    for (const auto& t : r["tags"].GetArray()) out.insert(t.GetString());
+    for (const auto& t : r["tags"].GetArray())
+      out.insert(t.GetString());
     return out;
   }
 
@@ -86,7 +90,8 @@ struct Fixture {
     auto st = sim.state();
     for (const auto& port : st["ports"].GetArray()) {
       for (const auto& f : port["fixed_ips"].GetArray()) {
-        if (str(f, "ip_address") != ip) continue;
+        if (str(f, "ip_address") != ip)
+          continue;
         for (const auto& pair : port["allowed_address_pairs"].GetArray()) {
           out.insert(str(pair, "ip_address"));
         }
@@ -105,8 +110,8 @@ struct Fixture {
     }
     routes += R"({"destination":")" + dest + R"(","nexthop":")" + nexthop + R"("}])";
     std::string tags = "[";
-    for (const auto& t : r["tags"].GetArray()) tags += std::string(tags.size() > 1 ? "," : "") +
-                                                       "\"" + t.GetString() + "\"";
+    for (const auto& t : r["tags"].GetArray())
+      tags += std::string(tags.size() > 1 ? "," : "") + "\"" + t.GetString() + "\"";
     tags += "]";
     sim.post("/_sim/add", R"({"kind":"routers","object":{"id":"router-1","routes":)" + routes +
                               R"(,"tags":)" + tags + "}}");
@@ -168,7 +173,8 @@ TEST_CASE_FIXTURE(Fixture, "a route whose next hop is no server is a blackhole a
   addForeignRoute("10.244.9.0/24", "10.0.0.250");
   sim.post("/_sim/add", R"({"kind":"routers","object":{"id":"router-1",
     "routes":[{"destination":"10.244.9.0/24","nexthop":"10.0.0.250"}],
-    "tags":[")" + tagFor("kubernetes", "10.244.9.0/24") + R"("]}})");
+    "tags":[")" + tagFor("kubernetes", "10.244.9.0/24") +
+                            R"("]}})");
   auto r = p().listRoutes();
   REQUIRE(r.routes.size() == 1);
   CHECK(r.routes[0].blackhole);
@@ -178,7 +184,8 @@ TEST_CASE_FIXTURE(Fixture, "a route whose next hop is no server is a blackhole a
 }
 
 TEST_CASE_FIXTURE(Fixture, "without extraroute-atomic: read-modify-write of the route list") {
-  sim.config(R"({"neutron_extensions":["extraroute","allowed-address-pairs","standard-attr-tag"]})");
+  sim.config(
+      R"({"neutron_extensions":["extraroute","allowed-address-pairs","standard-attr-tag"]})");
   auto& prov = p("# non-atomic\n");
   addForeignRoute("192.168.50.0/24", "10.0.0.12");
   sim.clearRequests();
@@ -191,12 +198,14 @@ TEST_CASE_FIXTURE(Fixture, "without extraroute-atomic: read-modify-write of the 
                                           "10.244.2.0/24 via 10.0.0.12"});
   auto listed = prov.listRoutes();
   REQUIRE(listed.routes.size() == 2);
-  for (const auto& rt : listed.routes) REQUIRE(prov.deleteRoute(rt).ok());
+  for (const auto& rt : listed.routes)
+    REQUIRE(prov.deleteRoute(rt).ok());
   CHECK(routes() == std::set<std::string>{"192.168.50.0/24 via 10.0.0.12"});
 }
 
 TEST_CASE_FIXTURE(Fixture, "without the tag extension every route counts (as upstream)") {
-  sim.config(R"({"neutron_extensions":["extraroute","extraroute-atomic","allowed-address-pairs"]})");
+  sim.config(
+      R"({"neutron_extensions":["extraroute","extraroute-atomic","allowed-address-pairs"]})");
   auto& prov = p("# no tags\n");
   REQUIRE(prov.createRoute(route(1, "10.244.1.0/24")).ok());
   addForeignRoute("192.168.50.0/24", "10.0.0.12");

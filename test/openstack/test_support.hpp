@@ -2,11 +2,11 @@
 // over the simulator's state and request log.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 #include "test/openstack/fake_host.hpp"
 #include "test/openstack/sim_process.hpp"
@@ -18,7 +18,9 @@ namespace ccm::openstack::testing {
 inline std::string cloudConf(const SimProcess& sim, const std::string& global_extra = "",
                              const std::string& sections = "") {
   return "[Global]\n"
-         "auth-url = " + sim.url() + "/identity/v3\n"
+         "auth-url = " +
+         sim.url() +
+         "/identity/v3\n"
          "username = demo\n"
          "password = demo-password\n"
          "user-domain-name = Default\n"
@@ -38,10 +40,14 @@ inline std::vector<const rapidjson::Value*> matching(const rapidjson::Document& 
   std::vector<const rapidjson::Value*> out;
   std::regex re(rel_regex);
   for (const auto& r : reqs["requests"].GetArray()) {
-    if (!method.empty() && method != r["method"].GetString()) continue;
-    if (!service.empty() && service != r["service"].GetString()) continue;
-    if (!std::regex_search(std::string(r["rel"].GetString()), re)) continue;
-    if (r.HasMember("status") && r["status"].IsInt() && r["status"].GetInt() == 401) continue;
+    if (!method.empty() && method != r["method"].GetString())
+      continue;
+    if (!service.empty() && service != r["service"].GetString())
+      continue;
+    if (!std::regex_search(std::string(r["rel"].GetString()), re))
+      continue;
+    if (r.HasMember("status") && r["status"].IsInt() && r["status"].GetInt() == 401)
+      continue;
     out.push_back(&r);
   }
   return out;
@@ -60,14 +66,16 @@ inline size_t countMutations(SimProcess& sim) {
   for (const auto& r : reqs["requests"].GetArray()) {
     std::string m = r["method"].GetString();
     std::string s = r["service"].GetString();
-    if (s != "identity" && (m == "POST" || m == "PUT" || m == "DELETE")) ++n;
+    if (s != "identity" && (m == "POST" || m == "PUT" || m == "DELETE"))
+      ++n;
   }
   return n;
 }
 
 inline std::string str(const rapidjson::Value& v, const char* key) {
   auto it = v.FindMember(key);
-  if (it == v.MemberEnd() || !it->value.IsString()) return {};
+  if (it == v.MemberEnd() || !it->value.IsString())
+    return {};
   return it->value.GetString();
 }
 
@@ -75,7 +83,8 @@ inline std::string str(const rapidjson::Value& v, const char* key) {
 inline std::vector<const rapidjson::Value*> objects(const rapidjson::Document& state,
                                                     const char* kind) {
   std::vector<const rapidjson::Value*> out;
-  for (const auto& o : state[kind].GetArray()) out.push_back(&o);
+  for (const auto& o : state[kind].GetArray())
+    out.push_back(&o);
   return out;
 }
 
@@ -86,7 +95,8 @@ inline Provider& provider(const std::string& config) {
   if (!p || current != config) {
     p.reset();
     auto [r, created] = FakeHost::instance().create(config);
-    if (!r.ok()) throw std::runtime_error("create failed: " + r.error);
+    if (!r.ok())
+      throw std::runtime_error("create failed: " + r.error);
     p = std::move(created);
     current = config;
   }
