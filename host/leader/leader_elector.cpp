@@ -312,16 +312,15 @@ Status LeaderElector::run(std::stop_token stop) {
       break;
     }
   }
-  if (result.ok()) {
-    // Stopped (SIGTERM): hand the lease over.
-    leading_ = false;
-    if (options_.release_on_cancel && release()) {
-      log::info("Released the leader lease", {{"lease", lock_.describe()}});
-    }
-  }
-  emit("stopped leading");
+  leading_ = false;
+  // The guarded work stops before the lease can pass to someone else.
   if (callbacks_.on_stopped_leading) {
     callbacks_.on_stopped_leading();
+  }
+  emit("stopped leading");
+  if (result.ok() && options_.release_on_cancel && release()) {
+    // Stopped (SIGTERM): hand the lease over at once.
+    log::info("Released the leader lease", {{"lease", lock_.describe()}});
   }
   return result;
 }

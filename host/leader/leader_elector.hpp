@@ -61,7 +61,8 @@ struct LeaderCallbacks {
   // Runs on the run() thread when leadership is acquired; must return quickly (start the
   // controllers elsewhere).
   std::function<void()> on_started_leading;
-  // Runs on the run() thread when leadership ends (lost, or released on stop).
+  // Runs on the run() thread when leadership ends (lost, or stopped), before the lease is
+  // released: stop the controllers here (it may block until they have stopped).
   std::function<void()> on_stopped_leading;
   // The observed leader changed (may be this process).
   std::function<void(const std::string& identity)> on_new_leader;
