@@ -446,10 +446,32 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
   return found;
 }
 
+LbSettings LoadBalancers::lenientSettings(const CallContext& call, const std::string& cluster,
+                                          const KubeService& svc) const {
+  auto built = buildLbSettings(config_.load_balancer, cluster, svc);
+  if (built.ok())
+    return std::move(built).value();
+  // A bad annotation must not keep a Service from being found or deleted: fall back to the
+  // names and the annotations that matter for finding and deleting.
+  call.warning("Ignoring invalid load balancer settings", {{"error", built.status().message()}});
+  KubeService plain = svc;
+  plain.annotations.clear();
+  plain.source_ranges.clear();
+  LbSettings settings = buildLbSettings(LoadBalancerConfig(), cluster, plain).value();
+  auto get = [&](const std::string& k) {
+    auto it = svc.annotations.find(std::string(kAnnotationPrefix) + k);
+    return it == svc.annotations.end() ? std::string() : it->second;
+  };
+  settings.lb_id = get("load-balancer-id");
+  settings.keep_floating_ip = get("keep-floatingip") == "true";
+  settings.hostname = get("hostname");
+  return settings;
+}
+
 StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
                                                      const std::string& cluster,
                                                      const KubeService& svc) {
-  CCM_OS_ASSIGN_OR_RETURN(LbSettings s, buildLbSettings(config_.load_balancer, cluster, svc));
+  LbSettings s = lenientSettings(call, cluster, svc);
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, true));
   if (!found.lb) {
     // A floating IP left behind by this Service still counts as part of its load balancer.
@@ -1201,26 +1223,7 @@ Status LoadBalancers::update(const CallContext& call, const std::string& cluster
 
 Status LoadBalancers::remove(const CallContext& call, const std::string& cluster,
                              const KubeService& svc) {
-  auto built = buildLbSettings(config_.load_balancer, cluster, svc);
-  LbSettings settings;
-  if (built.ok()) {
-    settings = std::move(built).value();
-  } else {
-    // A bad annotation must not keep a Service from being deleted: fall back to the names
-    // and the two annotations that matter for deletion.
-    call.warning("Ignoring invalid load balancer settings while deleting",
-                 {{"error", built.status().message()}});
-    KubeService plain = svc;
-    plain.annotations.clear();
-    plain.source_ranges.clear();
-    settings = buildLbSettings(LoadBalancerConfig(), cluster, plain).value();
-    auto get = [&](const std::string& k) {
-      auto it = svc.annotations.find(std::string(kAnnotationPrefix) + k);
-      return it == svc.annotations.end() ? std::string() : it->second;
-    };
-    settings.lb_id = get("load-balancer-id");
-    settings.keep_floating_ip = get("keep-floatingip") == "true";
-  }
+  LbSettings settings = lenientSettings(call, cluster, svc);
   CCM_OS_ASSIGN_OR_RETURN(OctaviaFeatures feats, features(call));
   Run run(*this, call, std::move(settings), feats);
   const LbSettings& s = run.settings();

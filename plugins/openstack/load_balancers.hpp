@@ -55,6 +55,10 @@ class LoadBalancers {
   class Run;  // the state of one reconcile (defined in the .cpp)
 
   StatusOr<OctaviaFeatures> features(const CallContext& call);
+  // The Service's settings, or (when an annotation is invalid) the names and the few
+  // annotations that lookup and deletion need, so that a bad annotation never blocks them.
+  LbSettings lenientSettings(const CallContext& call, const std::string& cluster,
+                             const KubeService& svc) const;
   StatusOr<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
 
   const Config& config_;

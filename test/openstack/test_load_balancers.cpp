@@ -271,6 +271,20 @@ TEST_CASE_FIXTURE(Fixture, "delete: removes everything it made, and is idempoten
   CHECK_FALSE(g.exists);
 }
 
+TEST_CASE_FIXTURE(Fixture, "an invalid annotation blocks ensure but neither get nor delete") {
+  REQUIRE(p().ensureSettled(web(), nodes).ok());
+  TService s = web();
+  s.annotations = {{annotation("keep-floatingip"), "yes please"}};
+  CHECK(p().ensure(s, nodes).status == CCM_STATUS_INVALID_ARGUMENT);
+  auto g = p().getLoadBalancer(s);
+  CHECK(g.ok());
+  CHECK(g.exists);
+  REQUIRE(p().removeSettled(s).ok());
+  auto st = state();
+  CHECK(st["loadbalancers"].Size() == 0);
+  CHECK(st["floatingips"].Size() == 0);
+}
+
 TEST_CASE_FIXTURE(Fixture, "delete with cascade-delete = false removes the children one by one") {
   TService s = web();
   s.annotations = {{annotation("enable-health-monitor"), "true"}};
