@@ -2,6 +2,9 @@
 #include "host/kube/kube_config.hpp"
 
 #include <fmt/format.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/utsname.h>
 #include <yaml-cpp/yaml.h>
 
@@ -193,6 +196,56 @@ Status parseExec(const YAML::Node& exec, const Where& where, const std::string& 
   return okStatus();
 }
 
+std::string opensslError() {
+  unsigned long e = ERR_get_error();
+  ERR_clear_error();
+  if (e == 0) {
+    return "no PEM data found";
+  }
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof buf);
+  return buf;
+}
+
+// Parses the TLS material now, so a broken file fails at start-up with its field named.
+Status checkTlsMaterial(const RestConfig& c, const Where& cluster, const Where& user) {
+  if (!c.ca_pem.empty()) {
+    BIO* bio = BIO_new_mem_buf(c.ca_pem.data(), static_cast<int>(c.ca_pem.size()));
+    X509* x = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (x == nullptr) {
+      return cluster.error("certificate-authority",
+                           fmt::format("not a PEM certificate bundle ({})", opensslError()));
+    }
+    X509_free(x);
+  }
+  if (c.client_cert_pem.empty()) {
+    return okStatus();
+  }
+  BIO* cbio = BIO_new_mem_buf(c.client_cert_pem.data(), static_cast<int>(c.client_cert_pem.size()));
+  X509* cert = PEM_read_bio_X509(cbio, nullptr, nullptr, nullptr);
+  BIO_free(cbio);
+  if (cert == nullptr) {
+    return user.error("client-certificate",
+                      fmt::format("not a PEM certificate ({})", opensslError()));
+  }
+  BIO* kbio = BIO_new_mem_buf(c.client_key_pem.data(), static_cast<int>(c.client_key_pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(kbio, nullptr, nullptr, nullptr);
+  BIO_free(kbio);
+  if (key == nullptr) {
+    X509_free(cert);
+    return user.error("client-key", fmt::format("not a PEM private key ({})", opensslError()));
+  }
+  bool match = X509_check_private_key(cert, key) == 1;
+  ERR_clear_error();
+  EVP_PKEY_free(key);
+  X509_free(cert);
+  if (!match) {
+    return user.error("client-key", "does not match client-certificate");
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 std::string defaultUserAgent(std::string_view binary, std::string_view version,
@@ -362,7 +415,9 @@ Status parseKubeconfig(const std::string& text, const std::string& path,
     CCM_RETURN_IF_ERROR(scalar(cluster, "tls-server-name", kw, &out->tls_server_name));
     CCM_RETURN_IF_ERROR(scalar(cluster, "proxy-url", kw, &out->proxy_url));
 
-    if (!user_name.empty()) {
+    if (user_name.empty()) {
+      CCM_RETURN_IF_ERROR(checkTlsMaterial(*out, kw, kw));
+    } else {
       YAML::Node users = root["users"];
       int ui = findNamed(users, user_name);
       if (ui < 0) {
@@ -380,14 +435,7 @@ Status parseKubeconfig(const std::string& text, const std::string& path,
           return uw.error(out->client_cert_pem.empty() ? "client-certificate" : "client-key",
                           "client-certificate and client-key must be given together");
         }
-        if (!out->client_key_pem.empty() &&
-            out->client_key_pem.find("PRIVATE KEY") == std::string::npos) {
-          return uw.error("client-key", "not a PEM private key");
-        }
-        if (!out->client_cert_pem.empty() &&
-            out->client_cert_pem.find("BEGIN CERTIFICATE") == std::string::npos) {
-          return uw.error("client-certificate", "not a PEM certificate");
-        }
+        CCM_RETURN_IF_ERROR(checkTlsMaterial(*out, kw, uw));
         CCM_RETURN_IF_ERROR(scalar(user, "token", uw, &out->token));
         std::string token_file;
         CCM_RETURN_IF_ERROR(scalar(user, "tokenFile", uw, &token_file));
@@ -474,6 +522,10 @@ Status loadRestConfig(const ClientOptions& options, RestConfig* out) {
       return Status(Code::InvalidArgument,
                     fmt::format("in-cluster configuration: CA file {}/ca.crt: cannot read: {}",
                                 dir, err));
+    }
+    Status ca = checkTlsMaterial(*out, Where{dir + "/ca.crt", ""}, Where{"", ""});
+    if (!ca.ok()) {
+      return Status(Code::InvalidArgument, "in-cluster configuration: " + ca.message());
     }
     std::string ns;
     if (readFile(dir + "/namespace", &ns, &err)) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "host/kube/exec_plugin.hpp"
 #include "host/kube/kube_config.hpp"
@@ -13,8 +14,17 @@
 namespace ccm::kube {
 namespace {
 
-const char* kCert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-const char* kKey = "-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n";
+std::string testdata(const std::string& name) {
+  std::ifstream in(std::string(CCM_TESTDATA) + "/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A real self-signed certificate with its key, and an unrelated key.
+const std::string kCert = testdata("pki/client.crt");
+const std::string kKey = testdata("pki/client.key");
+const std::string kOtherKey = testdata("pki/other.key");
 
 struct TempDir {
   TempDir() {
@@ -192,6 +202,26 @@ TEST_CASE("kubeconfig errors name the file and the field") {
                                    "\n    client-key-data: " + base64Encode("garbage") + "\n"),
                         &c);
   CHECK(not_pem.message().find("client-key: not a PEM private key") != std::string::npos);
+
+  Status truncated = load(dir,
+                          kubeconfig("    client-certificate-data: " + base64Encode(kCert) +
+                                     "\n    client-key-data: " +
+                                     base64Encode(kKey.substr(0, kKey.size() / 2)) + "\n"),
+                          &c);
+  CHECK(truncated.message().find("client-key: not a PEM private key") != std::string::npos);
+
+  Status mismatch = load(dir,
+                         kubeconfig("    client-certificate-data: " + base64Encode(kCert) +
+                                    "\n    client-key-data: " + base64Encode(kOtherKey) + "\n"),
+                         &c);
+  CHECK(mismatch.message().find("client-key: does not match client-certificate") !=
+        std::string::npos);
+
+  Status bad_ca = load(dir, kubeconfig("    token: t\n", "    certificate-authority-data: " +
+                                                            base64Encode("not a cert") + "\n"),
+                       &c);
+  CHECK(bad_ca.message().find("certificate-authority: not a PEM certificate bundle") !=
+        std::string::npos);
 
   Status no_server = load(dir,
                           "current-context: a\ncontexts:\n- name: a\n  context:\n    cluster: c\n"
