@@ -1,0 +1,158 @@
+// DelegatingAuthorizer: SubjectAccessReview requests, answers and their cache.
+#include "host/server/delegating_authorizer.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "host/server/review_metrics.hpp"
+
+namespace ccm::server {
+namespace {
+
+kube::ResourcePath accessReviewPath() {
+  return kube::ResourcePath{"authorization.k8s.io/v1", "subjectaccessreviews", "", "", ""};
+}
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void writeString(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+}  // namespace
+
+DelegatingAuthorizer::DelegatingAuthorizer(kube::KubeApi& api,
+                                           std::chrono::milliseconds allowed_ttl,
+                                           std::chrono::milliseconds denied_ttl, Clock& clock,
+                                           metrics::Registry* registry,
+                                           std::chrono::milliseconds timeout)
+    : api_(api), allowed_ttl_(allowed_ttl), denied_ttl_(denied_ttl), clock_(clock),
+      timeout_(timeout) {
+  if (registry != nullptr) {
+    requests_ = registry->counter("apiserver_delegated_authz_request_total",
+                                  "Number of HTTP requests partitioned by status code.", {"code"},
+                                  metrics::Stability::Alpha);
+    durations_ = registry->histogram(
+        "apiserver_delegated_authz_request_duration_seconds",
+        "Request latency in seconds. Broken down by status code.", reviewLatencyBuckets(),
+        {"code"}, metrics::Stability::Alpha);
+  }
+}
+
+std::string DelegatingAuthorizer::reviewBody(const UserInfo& user, std::string_view path,
+                                             std::string_view verb) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  w.Key("apiVersion");
+  w.String("authorization.k8s.io/v1");
+  w.Key("kind");
+  w.String("SubjectAccessReview");
+  w.Key("spec");
+  w.StartObject();
+  w.Key("user");
+  writeString(w, user.name);
+  if (!user.uid.empty()) {
+    w.Key("uid");
+    writeString(w, user.uid);
+  }
+  w.Key("groups");
+  w.StartArray();
+  for (const auto& g : user.groups) {
+    writeString(w, g);
+  }
+  w.EndArray();
+  if (!user.extra.empty()) {
+    w.Key("extra");
+    w.StartObject();
+    for (const auto& [k, values] : user.extra) {  // std::map: a stable order for the cache key
+      writeString(w, k);
+      w.StartArray();
+      for (const auto& v : values) {
+        writeString(w, v);
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+  }
+  w.Key("nonResourceAttributes");
+  w.StartObject();
+  w.Key("path");
+  writeString(w, path);
+  w.Key("verb");
+  writeString(w, verb);
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+AuthorizationResult DelegatingAuthorizer::parseReview(std::string_view json) {
+  AuthorizationResult r;
+  rapidjson::Document doc;
+  doc.Parse(json.data(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    r.reason = "the SubjectAccessReview answer is not a JSON object";
+    return r;
+  }
+  auto status = doc.FindMember("status");
+  if (status == doc.MemberEnd() || !status->value.IsObject()) {
+    r.reason = "the SubjectAccessReview answer has no status";
+    return r;
+  }
+  const rapidjson::Value& st = status->value;
+  auto flag = [&](const char* name) {
+    auto it = st.FindMember(name);
+    return it != st.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+  };
+  auto text = [&](const char* name) {
+    auto it = st.FindMember(name);
+    return it != st.MemberEnd() && it->value.IsString()
+               ? std::string(it->value.GetString(), it->value.GetStringLength())
+               : std::string();
+  };
+  r.reason = text("reason");
+  if (r.reason.empty()) {
+    r.reason = text("evaluationError");
+  }
+  // "denied" wins over a (contradictory) "allowed"; neither is no opinion, which denies.
+  r.decision = flag("allowed") && !flag("denied") ? AuthorizationResult::Decision::Allowed
+                                                  : AuthorizationResult::Decision::Denied;
+  return r;
+}
+
+AuthorizationResult DelegatingAuthorizer::authorize(const UserInfo& user, std::string_view path,
+                                                    std::string_view verb,
+                                                    std::stop_token stop) {
+  std::string body = reviewBody(user, path, verb);
+  {
+    std::lock_guard lock(mu_);
+    if (auto hit = cache_.get(body, clock_.now())) {
+      return *hit;
+    }
+  }
+  kube::CallOptions call;
+  call.timeout = timeout_;
+  call.stop = std::move(stop);
+  call.want_response = true;
+  const auto started = clock_.now();
+  auto answer = api_.create(accessReviewPath(), body, call);
+  recordReview(requests_, durations_, answer.ok() ? 201 : answer.status().httpCode(),
+               clock_.now() - started);
+  if (!answer.ok()) {
+    AuthorizationResult r;
+    r.reason = "SubjectAccessReview failed: " + answer.status().toString();
+    return r;
+  }
+  AuthorizationResult r = parseReview(*answer);
+  if (r.decision == AuthorizationResult::Decision::Error) {
+    return r;
+  }
+  std::lock_guard lock(mu_);
+  cache_.put(body, r, clock_.now(),
+             r.decision == AuthorizationResult::Decision::Allowed ? allowed_ttl_ : denied_ttl_);
+  return r;
+}
+
+}  // namespace ccm::server
