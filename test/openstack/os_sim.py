@@ -12,7 +12,8 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
   POST /_sim/reset              back to the default cloud
   POST /_sim/config             change knobs (see Sim.DEFAULT_CONFIG)
   POST /_sim/fault              {"path": regex, "method": "GET", "status": 503, "count": 1,
-                                 "headers": {...}, "body": {...}}: answer matching requests so
+                                 "headers": {...}, "body": {...}, "delay_s": 0}: answer
+                                 matching requests so (after delay_s seconds)
   POST /_sim/faults/clear
   POST /_sim/revoke_tokens      every issued token now gets 401
   POST /_sim/add_server         a Nova server with its Neutron ports (see add_server)
@@ -43,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -1279,9 +1281,16 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(status, out)
                 return
             status, out, headers = self.serve(method, path, query, body)
-        self.send_json(status, out, headers)
+            delay = self.delay
+        if delay:
+            time.sleep(delay)  # a slow cloud (outside the lock: others are served meanwhile)
+        try:
+            self.send_json(status, out, headers)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up waiting
 
     def serve(self, method, path, query, body):
+        self.delay = 0
         entry = {"method": method, "path": path, "query": query, "body": body,
                  "service": "", "region": "", "interface": "", "rel": path,
                  "headers": {k.lower(): v for k, v in self.headers.items()
@@ -1308,6 +1317,7 @@ class Handler(BaseHTTPRequestHandler):
                     continue
                 fault["count"] -= 1
                 entry["status"] = fault["status"]
+                self.delay = fault.get("delay_s", 0)
                 return fault["status"], fault.get("body", {"message": "injected fault"}), \
                     fault.get("headers", {})
             status, out, headers = self.dispatch(entry, method, query, body)

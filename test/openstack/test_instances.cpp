@@ -2,6 +2,8 @@
 // zone, region), the address rules, and batch metadata from one server list.
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "test/openstack/test_support.hpp"
 
 using namespace ccm::openstack::testing;
@@ -255,6 +257,53 @@ TEST_CASE_FIXTURE(Fixture, "batch: server list pages are followed") {
   REQUIRE(r.ok());
   CHECK(r.metadata.size() == 5);
   CHECK(countRequests(sim, "GET", "compute", "^/servers/detail") == 3);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a request that outlives the call's deadline is cut off") {
+  std::string id = server("node-slow", "10.0.0.81");
+  auto& prov = p();
+  REQUIRE(prov.exists(node("node-slow", "openstack:///" + id)).ok());  // warm: token in hand
+  sim.fault(R"({"path":"/compute/","status":200,"count":1,"delay_s":20,"body":{}})");
+  auto r = FakeHost::instance().run(
+      [&](const ccm_call* call) {
+        ccm_node n{};
+        n.struct_size = sizeof n;
+        std::string name = "node-slow";
+        std::string pid = "openstack:///" + id;
+        n.name = {name.data(), name.size()};
+        n.provider_id = {pid.data(), pid.size()};
+        ccm_node_info info{};
+        info.struct_size = sizeof info;
+        n.node_info = &info;
+        ccm_existence e = CCM_EXISTENCE_UNKNOWN;
+        auto* caps = static_cast<const ccm_instances_v1*>(prov.capability(CCM_CAP_INSTANCES));
+        return caps->instance_exists(prov.raw(), call, &n, &e);
+      },
+      1000);
+  CHECK(r.status == CCM_STATUS_DEADLINE_EXCEEDED);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels the call") {
+  std::string id = server("node-hang", "10.0.0.82");
+  auto& prov = p();
+  REQUIRE(prov.exists(node("node-hang", "openstack:///" + id)).ok());
+  sim.fault(R"({"path":"/compute/","status":200,"count":1,"delay_s":20,"body":{}})");
+  sim.clearRequests();
+  std::thread canceller([&] {
+    // Cancel once the request is in the simulator's hands (its log shows it).
+    for (int i = 0; i < 2000; ++i) {
+      auto reqs = sim.requests();
+      if (!matching(reqs, "GET", "compute").empty())
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    FakeHost::instance().setCancelAll(true);
+  });
+  auto r = prov.exists(node("node-hang", "openstack:///" + id));
+  canceller.join();
+  FakeHost::instance().setCancelAll(false);
+  CHECK(r.status == CCM_STATUS_CANCELLED);
+  CHECK(r.existence == CCM_EXISTENCE_UNKNOWN);
 }
 
 TEST_CASE_FIXTURE(Fixture, "instances: cancelled calls stop with CANCELLED") {
