@@ -4,6 +4,7 @@
 #include "host/log/log.hpp"
 #include "test/kubesim/base64.hpp"
 #include "test/kubesim/event_conversion.hpp"
+#include "test/kubesim/protobuf_decoder.hpp"
 #include "test/kubesim/schema.hpp"
 #include "test/kubesim/table_printer.hpp"
 #include "test/kubesim/watch_stream.hpp"
@@ -15,8 +16,7 @@ namespace {
 
 namespace http = boost::beast::http;
 
-const std::vector<std::string> kBodyTypes = {"application/json", "application/yaml",
-                                             "application/vnd.kubernetes.protobuf"};
+const std::vector<std::string> kBodyTypes = {"application/json", "application/yaml"};
 const std::vector<std::string> kPatchTypes = {"application/json-patch+json",
                                               "application/merge-patch+json",
                                               "application/strategic-merge-patch+json"};
@@ -96,6 +96,14 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
     if (!parseYamlDocument(body, doc, &err)) {
       return ApiError::badRequest("the object provided is unrecognized (must be of type " +
                                   type.kind + "): couldn't get version/kind; yaml: " + err);
+    }
+  } else if (mt.essence() == "application/vnd.kubernetes.protobuf" &&
+             ProtobufDecoder::builtin().supports(Schema::builtin().rootFor(type.group, type.kind))) {
+    std::string err;
+    if (!ProtobufDecoder::builtin().decode(body, Schema::builtin().rootFor(type.group, type.kind),
+                                           doc, &err)) {
+      return ApiError::badRequest("the object provided is unrecognized (must be of type " +
+                                  type.kind + "): " + err + " (" + summarize(body) + ")");
     }
   } else {
     return ApiError::unsupportedMediaType(kBodyTypes);
@@ -752,7 +760,16 @@ std::optional<ApiError> parseDeleteOptions(const ApiRequest& r, DeleteRequest& o
   }
   if (has_body) {
     JsonDocument doc;
-    doc.Parse(body.data(), body.size());
+    std::string perr;
+    if (parseMediaType(r.header(http::field::content_type)).essence() ==
+        "application/vnd.kubernetes.protobuf") {
+      if (!ProtobufDecoder::builtin().decode(body, "DeleteOptions", doc, &perr)) {
+        return ApiError::badRequest("the object provided is unrecognized (must be of type "
+                                    "DeleteOptions): " + perr);
+      }
+    } else {
+      doc.Parse(body.data(), body.size());
+    }
     if (doc.HasParseError() || !doc.IsObject()) {
       return ApiError::badRequest("the object provided is unrecognized (must be of type "
                                   "DeleteOptions): couldn't get version/kind; json parse error: " +

@@ -1,6 +1,9 @@
 // ReviewHandler: TokenReview, access reviews, SelfSubjectReview and TokenRequest.
 #include "test/kubesim/review_handler.hpp"
 
+#include "test/kubesim/media_type.hpp"
+#include "test/kubesim/protobuf_decoder.hpp"
+
 namespace ccm::kubesim {
 namespace {
 
@@ -42,6 +45,16 @@ std::optional<ApiError> parseBody(const ApiRequest& r, JsonDocument& doc, bool r
   std::string_view body = r.body();
   if (body.empty() && !required) {
     doc.SetObject();
+    return std::nullopt;
+  }
+  std::string ct = r.header(boost::beast::http::field::content_type);
+  if (parseMediaType(ct).essence() == "application/vnd.kubernetes.protobuf") {
+    std::string root = r.type->resource == "serviceaccounts" ? "TokenRequest" : r.type->kind;
+    std::string err;
+    if (!ProtobufDecoder::builtin().decode(body, root, doc, &err)) {
+      return ApiError::badRequest("the object provided is unrecognized (must be of type " + root +
+                                  "): " + err);
+    }
     return std::nullopt;
   }
   doc.Parse(body.data(), body.size());

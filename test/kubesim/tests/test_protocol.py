@@ -682,9 +682,12 @@ class BadInputTest(KubesimTestCase):
         self.assertStatus(self.sim.request("POST", CM, "[1,2]"), 400, "BadRequest")
         self.assertStatus(self.sim.request("POST", CM, "", content_type="application/json"), 400,
                           "BadRequest")
-        proto = self.sim.request("POST", CM, b"k8s\x00\x0a\x0b",
+        proto = self.sim.request("POST", NODES, b"k8s\x00\x0a\x0b",
                                  content_type="application/vnd.kubernetes.protobuf")
-        self.assertStatus(proto, 415, "UnsupportedMediaType")
+        self.assertStatus(proto, 415, "UnsupportedMediaType")  # protobuf Nodes: not decoded
+        bad_proto = self.sim.request("POST", CM, b"k8s\x00\x0a\x0b",
+                                     content_type="application/vnd.kubernetes.protobuf")
+        self.assertStatus(bad_proto, 400, "BadRequest")
         typed = self.sim.request("POST", NODES, {"metadata": {"name": "t"},
                                                  "spec": {"unschedulable": "yes"}})
         self.assertStatus(typed, 400, "BadRequest")
