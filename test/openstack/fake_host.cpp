@@ -307,8 +307,10 @@ FakeHost::FakeHost() {
 }
 
 FakeHost& FakeHost::instance() {
-  static FakeHost host;
-  return host;
+  // Never destroyed: providers kept in function-local statics are destroyed at exit and call
+  // back into the host's services while they go.
+  static FakeHost* host = new FakeHost();
+  return *host;
 }
 
 std::pair<ccm_status, std::string> FakeHost::negotiateWithMajor(uint32_t major) {
