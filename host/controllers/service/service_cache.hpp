@@ -1,0 +1,64 @@
+// ServiceCache: the service controller's own memory of the Services it manages, keyed
+// "namespace/name": the last state it synced (needed to clean up a Service that vanished
+// without the finalizer, and to notice a delete-and-recreate under the same name), the host
+// set its load balancer was last given, and what it last wrote (so a lagging informer cache
+// does not cause the same write twice).
+//
+// Entries are removed when a Service's load balancer has been cleaned up or the Service is
+// gone, so the cache never outgrows the set of load-balanced Services.
+//
+// THREAD: every method may be called from any thread (one mutex).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "host/controllers/service/node_set.hpp"
+#include "host/kube/patch_builder.hpp"
+#include "host/kube/service.hpp"
+
+namespace ccm::controllers::service {
+
+struct CachedService {
+  // The state of the last sync (or the last state seen before a deletion).
+  std::shared_ptr<const kube::Service> service;
+  // The host set given to the last EnsureLoadBalancer / UpdateLoadBalancer (recorded before
+  // the call, like upstream).
+  std::shared_ptr<const NodeSet> synced_nodes;
+  // The last EnsureLoadBalancer of this UID succeeded and nothing failed since.
+  bool ensured = false;
+  // An EnsureLoadBalancer of this UID was attempted (so a load balancer may exist).
+  bool ensure_attempted = false;
+  // resourceVersion of the snapshot our finalizer patch was based on.
+  std::string finalizer_added_rv;
+  // resourceVersion of the snapshot our last status patch was based on, and what it wrote.
+  std::string status_written_rv;
+  std::vector<kube::IngressSpec> status_written;
+};
+
+class ServiceCache {
+ public:
+  std::optional<CachedService> get(const std::string& key) const;
+  void set(const std::string& key, CachedService entry);
+  // Applies fn to the entry when it exists; returns whether it did.
+  bool update(const std::string& key, const std::function<void(CachedService&)>& fn);
+  // Returns whether an entry was removed.
+  bool remove(const std::string& key);
+  bool contains(const std::string& key) const;
+  size_t size() const;
+  std::vector<std::string> keys() const;
+  std::vector<std::shared_ptr<const kube::Service>> allServices() const;
+  // Visits every entry under the cache's lock (fn must not call back into the cache).
+  void forEach(const std::function<void(const std::string&, const CachedService&)>& fn) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, CachedService> entries_;  // guarded by mu_
+};
+
+}  // namespace ccm::controllers::service

@@ -1,0 +1,705 @@
+// The service controller: load balancers for Services of type LoadBalancer.
+#include "host/controllers/service/service_controller.hpp"
+
+#include <pthread.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "host/controllers/common/provider_refs.hpp"
+#include "host/controllers/common/well_known.hpp"
+#include "host/controllers/service/service_predicates.hpp"
+#include "host/kube/kube_api.hpp"
+#include "host/kube/patch_builder.hpp"
+#include "host/log/log.hpp"
+#include "host/runtime/rate_limiter.hpp"
+
+namespace ccm::controllers {
+namespace service {
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+// Upstream's constants (not flags).
+constexpr std::chrono::seconds kServiceResync{30};
+
+double seconds(Clock::MonoTime::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+std::vector<kube::IngressSpec> toIngressSpecs(const plugin::LoadBalancerStatus& status) {
+  std::vector<kube::IngressSpec> out;
+  out.reserve(status.ingress.size());
+  for (const auto& in : status.ingress) {
+    kube::IngressSpec s;
+    s.ip = in.ip;
+    s.hostname = in.hostname;
+    s.ip_mode = in.ip_mode;
+    for (const auto& p : in.ports) {
+      std::optional<std::string> error;
+      if (!p.error.empty()) {
+        error.emplace(p.error);
+      }
+      s.ports.push_back(kube::PortStatusSpec{p.port, p.protocol, std::move(error)});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A provider error wrapped with context; code and retry-after kept.
+Status wrap(std::string_view what, const Status& st) {
+  return Status(st.code(), fmt::format("{}: {}", what, st.toString()), st.retryAfter());
+}
+
+Status wrapApi(std::string_view what, const kube::ApiStatus& st) {
+  Status s = st.toStatus();
+  return Status(s.code(), fmt::format("{}: {}", what, st.toString()), s.retryAfter());
+}
+
+bool validKey(const std::string& key) {
+  size_t slash = key.find('/');
+  return slash != std::string::npos && slash > 0 && slash + 1 < key.size() &&
+         key.find('/', slash + 1) == std::string::npos;
+}
+
+void nameThread(const std::string& name) {
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+}
+
+}  // namespace
+
+// One node pass: records service_controller_nodesync_latency_seconds when the last host update
+// it queued has been processed (its last reference is dropped).
+struct ServiceController::NodePass {
+  NodePass(Clock& clock, metrics::Histogram* histogram)
+      : clock_(clock), histogram_(histogram), start_(clock.now()) {}
+  ~NodePass() {
+    if (histogram_ != nullptr) {
+      histogram_->observe(seconds(clock_.now() - start_));
+    }
+  }
+  NodePass(const NodePass&) = delete;
+  NodePass& operator=(const NodePass&) = delete;
+
+  Clock& clock_;
+  metrics::Histogram* histogram_;
+  Clock::MonoTime start_;
+};
+
+ServiceController::ServiceController(ControllerContext& context)
+    : context_(context),
+      cluster_name_(context.options.cluster_name),
+      recorder_(context.events.recorder(std::string(kComponent))),
+      workers_(std::max(1, context.options.concurrent_service_syncs)),
+      guard_(std::make_shared<HandlerGuard>()) {
+  service_queue_ = std::make_unique<WorkQueue>("service", serviceControllerRateLimiter(),
+                                               context.clock, &context.metrics);
+  node_queue_ = std::make_unique<WorkQueue>("node", serviceControllerRateLimiter(), context.clock,
+                                            &context.metrics);
+  auto& r = context.metrics;
+  lb_sync_total_ = r.counter(
+      "service_controller_loadbalancer_sync_total",
+      "Number of load balancer host updates (UpdateLoadBalancer calls) made by the service "
+      "controller after Node changes.",
+      {}, metrics::Stability::Alpha);
+  nodesync_error_total_ = r.counter(
+      "service_controller_nodesync_error_total",
+      "Number of load balancer host updates that failed and were retried.", {},
+      metrics::Stability::Alpha);
+  nodesync_latency_ = r.histogram(
+      "service_controller_nodesync_latency_seconds",
+      "Time from a Node change until every load balancer's host set was updated for it.",
+      metrics::exponentialBuckets(1, 2, 15), {}, metrics::Stability::Alpha);
+  host_update_latency_ = r.histogram(
+      "service_controller_update_loadbalancer_host_latency_seconds",
+      "Duration of one load balancer host update (UpdateLoadBalancer).",
+      metrics::exponentialBuckets(1, 2, 15), {}, metrics::Stability::Alpha);
+  guard_->self = this;
+}
+
+ServiceController::~ServiceController() { stop(); }
+
+void ServiceController::start() {
+  if (started_ || stopped_) {
+    return;
+  }
+  started_ = true;
+  registerHandlers();
+  for (int i = 0; i < workers_; ++i) {
+    threads_.emplace_back([this, i] { serviceWorker(i); });
+  }
+  threads_.emplace_back([this] { nodeWorker(); });
+  setControllerRunning(context_.metrics, kMetricName, true);
+  log::info("Started the service controller",
+            {{"workers", workers_}, {"cluster", cluster_name_}});
+}
+
+void ServiceController::stop() {
+  if (stopped_) {
+    return;
+  }
+  stopped_ = true;
+  {
+    std::lock_guard lock(guard_->mu);
+    guard_->self = nullptr;
+  }
+  service_queue_->shutDown();
+  node_queue_->shutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) {
+      t.join();
+    }
+  }
+  threads_.clear();
+  if (started_) {
+    setControllerRunning(context_.metrics, kMetricName, false);
+    log::info("Stopped the service controller");
+  }
+}
+
+// ---- handlers --------------------------------------------------------------------------------
+
+void ServiceController::registerHandlers() {
+  std::call_once(handlers_once_, [this] {
+    auto g = guard_;
+    kube::EventHandlers<kube::Service> sh;
+    sh.on_add = [g](const auto& svc) {
+      std::lock_guard lock(g->mu);
+      if (g->self != nullptr) g->self->onServiceAdd(svc);
+    };
+    sh.on_update = [g](const auto& o, const auto& n) {
+      std::lock_guard lock(g->mu);
+      if (g->self != nullptr) g->self->onServiceUpdate(o, n);
+    };
+    sh.on_delete = [g](const auto& last, bool) {
+      std::lock_guard lock(g->mu);
+      if (g->self != nullptr) g->self->onServiceDelete(last);
+    };
+    context_.services.addEventHandler(std::move(sh), kServiceResync);
+
+    kube::EventHandlers<kube::Node> nh;
+    nh.on_add = [g](const auto& n) {
+      std::lock_guard lock(g->mu);
+      if (g->self != nullptr) g->self->onNodeAdd(n);
+    };
+    nh.on_update = [g](const auto& o, const auto& n) {
+      std::lock_guard lock(g->mu);
+      if (g->self != nullptr) g->self->onNodeUpdate(o, n);
+    };
+    nh.on_delete = [g](const auto& n, bool) {
+      std::lock_guard lock(g->mu);
+      if (g->self != nullptr) g->self->onNodeDelete(n);
+    };
+    // No resync: upstream's 100 s node resync never triggers anything (identical objects).
+    context_.nodes.addEventHandler(std::move(nh));
+  });
+}
+
+void ServiceController::onServiceAdd(const std::shared_ptr<const kube::Service>& svc) {
+  if (wantsLoadBalancer(*svc) || needsCleanup(*svc)) {
+    enqueueFull(std::string(svc->key()));
+  }
+}
+
+void ServiceController::onServiceUpdate(const std::shared_ptr<const kube::Service>& old_svc,
+                                        const std::shared_ptr<const kube::Service>& new_svc) {
+  if (needsUpdate(old_svc.get(), *new_svc) || needsCleanup(*new_svc)) {
+    enqueueFull(std::string(new_svc->key()));
+  }
+}
+
+void ServiceController::onServiceDelete(const std::shared_ptr<const kube::Service>& last) {
+  // Upstream has no delete handler: a Service that vanishes without our finalizer (stripped,
+  // or from before the finalizer era) leaks its load balancer. Sync the key: the deletion
+  // path cleans up from our cache. A Service we already cleaned up has no entry (nothing to
+  // do); one we never synced but that wanted a load balancer and never carried the finalizer
+  // is remembered from its last state.
+  std::string key(last->key());
+  if (cache_.contains(key)) {
+    enqueueFull(key);
+    return;
+  }
+  if (wantsLoadBalancer(*last) && !last->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) &&
+      last->deletion_timestamp == 0 && !last->ingress.empty()) {
+    CachedService e;
+    e.service = last;
+    cache_.set(key, std::move(e));
+    enqueueFull(key);
+  }
+}
+
+void ServiceController::onNodeAdd(const std::shared_ptr<const kube::Node>& node) {
+  node_generation_.fetch_add(1);
+  node_queue_->add(std::string(node->name));
+}
+
+void ServiceController::onNodeUpdate(const std::shared_ptr<const kube::Node>& old_node,
+                                     const std::shared_ptr<const kube::Node>& new_node) {
+  if (old_node == new_node) {
+    return;
+  }
+  // Rebuild the snapshot for later calls when anything the provider sees changed, but sync
+  // host sets only on upstream's triggers (never on readiness or taint flaps).
+  if (nodeChangedForProvider(*old_node, *new_node)) {
+    node_generation_.fetch_add(1);
+  }
+  if (shouldSyncUpdatedNode(*old_node, *new_node)) {
+    node_queue_->add(std::string(new_node->name));
+  }
+}
+
+void ServiceController::onNodeDelete(const std::shared_ptr<const kube::Node>& node) {
+  node_generation_.fetch_add(1);
+  node_queue_->add(std::string(node->name));
+}
+
+// ---- queues ----------------------------------------------------------------------------------
+
+void ServiceController::enqueueFull(const std::string& key) {
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_[key].full = true;
+  }
+  service_queue_->add(key);
+}
+
+void ServiceController::enqueueHosts(const std::string& key, std::shared_ptr<NodePass> pass) {
+  {
+    std::lock_guard lock(pending_mu_);
+    Pending& p = pending_[key];
+    p.hosts = true;
+    if (pass) {
+      p.pass = std::move(pass);
+    }
+  }
+  service_queue_->add(key);
+}
+
+ServiceController::Pending ServiceController::takePending(const std::string& key) {
+  std::lock_guard lock(pending_mu_);
+  auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    return {};
+  }
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  return p;
+}
+
+bool ServiceController::processNextServiceItem() {
+  auto key = service_queue_->get();
+  if (!key) {
+    return false;
+  }
+  if (!validKey(*key)) {
+    log::error("Dropping a service queue key of unexpected format", {{"key", *key}});
+    service_queue_->forget(*key);
+    service_queue_->done(*key);
+    return true;
+  }
+  Status st = syncService(*key);
+  handleResult(*key, st);
+  service_queue_->done(*key);
+  return true;
+}
+
+void ServiceController::handleResult(const std::string& key, const Status& st) {
+  if (st.ok()) {
+    service_queue_->forget(key);
+    return;
+  }
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_[key].full = true;  // a failed sync is retried in full, like upstream
+  }
+  if (st.retryAfter().count() > 0) {
+    // The provider said when to come back: a fixed delay that neither grows nor resets the
+    // key's exponential back-off.
+    log::warning("Error processing service, retrying as the provider asked",
+                 {{"service", key}, {"retryAfter", st.retryAfter()}, {"err", st.toString()}});
+    service_queue_->addAfter(key, st.retryAfter());
+    return;
+  }
+  log::error("Error processing service, retrying with back-off",
+             {{"service", key}, {"err", st.toString()}});
+  service_queue_->addRateLimited(key);
+}
+
+bool ServiceController::processNextNodeItem() {
+  auto key = node_queue_->get();
+  if (!key) {
+    return false;
+  }
+  syncNodes();
+  node_queue_->forget(*key);
+  node_queue_->done(*key);
+  return true;
+}
+
+void ServiceController::serviceWorker(int index) {
+  nameThread(fmt::format("svc-sync-{}", index));
+  while (processNextServiceItem()) {
+  }
+}
+
+void ServiceController::nodeWorker() {
+  nameThread("svc-nodes");
+  while (processNextNodeItem()) {
+  }
+}
+
+// ---- node set --------------------------------------------------------------------------------
+
+std::shared_ptr<const NodeSet> ServiceController::currentNodeSet() {
+  std::lock_guard lock(node_set_mu_);
+  uint64_t gen = node_generation_.load();
+  if (!node_set_ || node_set_->generation() != gen) {
+    node_set_ = std::make_shared<const NodeSet>(context_.nodes.list(), gen);
+  }
+  return node_set_;
+}
+
+void ServiceController::syncNodes() {
+  auto set = currentNodeSet();
+  auto pass = std::make_shared<NodePass>(
+      context_.clock, nodesync_latency_ != nullptr ? &nodesync_latency_->noLabels() : nullptr);
+  std::vector<std::string> keys;
+  cache_.forEach([&](const std::string& key, const CachedService& e) {
+    if (e.ensured && e.service && wantsLoadBalancer(*e.service) &&
+        !sameMembers(e.synced_nodes, set)) {
+      keys.push_back(key);
+    }
+  });
+  if (!keys.empty()) {
+    log::infoV(2, "Load balancer host set changed; updating services",
+               {{"nodes", set->size()}, {"services", keys.size()}});
+  }
+  for (const auto& k : keys) {
+    enqueueHosts(k, pass);
+  }
+}
+
+void ServiceController::recheckHosts(const std::string& key,
+                                     const std::shared_ptr<const NodeSet>& used) {
+  if (!sameMembers(used, currentNodeSet())) {
+    enqueueHosts(key, nullptr);
+  }
+}
+
+// ---- sync ------------------------------------------------------------------------------------
+
+Status ServiceController::syncService(const std::string& key) {
+  if (!validKey(key)) {
+    return Status(Code::InvalidArgument, fmt::format("unexpected key format: \"{}\"", key));
+  }
+  Pending pending = takePending(key);  // its node pass (if any) completes when we return
+  auto start = context_.clock.now();
+  auto svc = context_.services.get(key);
+  Status st;
+  if (!svc) {
+    st = processServiceDeletion(key);
+  } else {
+    std::optional<Status> hosts;
+    if (pending.hosts && !pending.full) {
+      hosts = syncHosts(key, svc);
+    }
+    st = hosts ? *hosts : processServiceCreateOrUpdate(key, svc);
+  }
+  log::infoV(4, "Finished syncing service",
+             {{"service", key}, {"duration", context_.clock.now() - start}});
+  return st;
+}
+
+Status ServiceController::processServiceDeletion(const std::string& key) {
+  auto entry = cache_.get(key);
+  if (!entry) {
+    return okStatus();
+  }
+  if (entry->service && wantsLoadBalancer(*entry->service)) {
+    CCM_RETURN_IF_ERROR(deleteVanished(entry->service));
+  }
+  cache_.remove(key);
+  return okStatus();
+}
+
+Status ServiceController::deleteVanished(const std::shared_ptr<const kube::Service>& svc) {
+  auto ref = kube::referenceTo(*svc);
+  log::info("Deleting the load balancer of a service that no longer exists",
+            {{"service", svc->key()}, {"uid", svc->uid}});
+  recorder_.event(ref, kube::EventType::Normal, "DeletingLoadBalancer", "Deleting load balancer");
+  ServiceRefHolder holder(svc);
+  Status st = context_.provider.ensureLoadBalancerDeleted(cluster_name_, holder.ref());
+  if (!st.ok() && st.code() != Code::ImplementedElsewhere) {
+    recorder_.eventf(ref, kube::EventType::Warning, "DeleteLoadBalancerFailed",
+                     "Error deleting load balancer: {}", st.toString());
+    return st;
+  }
+  recorder_.event(ref, kube::EventType::Normal, "DeletedLoadBalancer", "Deleted load balancer");
+  return okStatus();
+}
+
+Status ServiceController::processServiceCreateOrUpdate(
+    const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
+  auto entry = cache_.get(key);
+  if (entry && entry->service && entry->service->uid != svc->uid) {
+    // Deleted and recreated under the same name without our finalizer having held it: the
+    // old object's load balancer goes first.
+    if (wantsLoadBalancer(*entry->service)) {
+      CCM_RETURN_IF_ERROR(deleteVanished(entry->service));
+    }
+    cache_.remove(key);
+    entry.reset();
+  }
+  CachedService e = entry ? std::move(*entry) : CachedService{};
+  e.service = svc;
+  e.ensured = false;
+  cache_.set(key, std::move(e));
+
+  auto [op, st] = syncLoadBalancerIfNeeded(key, svc);
+  if (!st.ok()) {
+    recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Warning, "SyncLoadBalancerFailed",
+                     "Error syncing load balancer: {}", st.message());
+    return st;
+  }
+  if (op == Op::Delete) {
+    cache_.remove(key);
+  } else if (op == Op::Ensure) {
+    cache_.update(key, [](CachedService& c) { c.ensured = true; });
+  }
+  return okStatus();
+}
+
+std::pair<ServiceController::Op, Status> ServiceController::syncLoadBalancerIfNeeded(
+    const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
+  if (!wantsLoadBalancer(*svc) || needsCleanup(*svc)) {
+    return deletePath(key, svc);
+  }
+  return ensurePath(key, svc);
+}
+
+std::pair<ServiceController::Op, Status> ServiceController::deletePath(
+    const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
+  auto ref = kube::referenceTo(*svc);
+  bool has_finalizer = svc->hasFinalizer(keys::kLoadBalancerCleanupFinalizer);
+  auto entry = cache_.get(key);
+  bool attempted = entry && entry->ensure_attempted;
+  // A Service that never had our finalizer, shows no ingress and was never given to
+  // EnsureLoadBalancer by us cannot have a load balancer of ours: no cloud call (upstream
+  // asks GetLoadBalancer for every such Service).
+  if (has_finalizer || attempted || !svc->ingress.empty()) {
+    ServiceRefHolder holder(svc);
+    auto exists = context_.provider.getLoadBalancer(cluster_name_, holder.ref());
+    if (!exists.ok()) {
+      return {Op::Delete,
+              wrap("failed to check if load balancer exists before cleanup", exists.status())};
+    }
+    if (exists->has_value()) {
+      log::infoV(2, "Deleting existing load balancer", {{"service", key}});
+      recorder_.event(ref, kube::EventType::Normal, "DeletingLoadBalancer",
+                      "Deleting load balancer");
+      Status st = context_.provider.ensureLoadBalancerDeleted(cluster_name_, holder.ref());
+      if (!st.ok()) {
+        if (st.code() != Code::ImplementedElsewhere) {
+          return {Op::Delete, wrap("failed to delete load balancer", st)};
+        }
+        log::infoV(4, "Load balancer implemented elsewhere; ignoring the deletion error",
+                   {{"service", key}});
+      }
+    }
+    // Only now, with the load balancer gone, may the Service go.
+    if (has_finalizer) {
+      Status st = removeFinalizer(*svc);
+      if (!st.ok()) {
+        return {Op::Delete, st};
+      }
+    }
+    recorder_.event(ref, kube::EventType::Normal, "DeletedLoadBalancer", "Deleted load balancer");
+  }
+  return {Op::Delete, patchStatus(key, *svc, {})};
+}
+
+std::pair<ServiceController::Op, Status> ServiceController::ensurePath(
+    const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
+  auto ref = kube::referenceTo(*svc);
+  log::infoV(2, "Ensuring load balancer", {{"service", key}});
+  recorder_.event(ref, kube::EventType::Normal, "EnsuringLoadBalancer", "Ensuring load balancer");
+
+  // The finalizer goes first, so no load balancer can exist without it.
+  Status fin = addFinalizer(key, *svc);
+  if (!fin.ok()) {
+    return {Op::Ensure, fin};
+  }
+
+  auto nodes = currentNodeSet();
+  if (nodes->empty()) {
+    recorder_.event(ref, kube::EventType::Warning, "UnAvailableLoadBalancer",
+                    "There are no available nodes for LoadBalancer");
+  }
+  cache_.update(key, [&](CachedService& c) {
+    c.synced_nodes = nodes;
+    c.ensure_attempted = true;
+  });
+
+  ServiceRefHolder holder(svc);
+  auto status = context_.provider.ensureLoadBalancer(cluster_name_, holder.ref(), nodes->refs());
+  if (!status.ok()) {
+    if (status.status().code() == Code::ImplementedElsewhere) {
+      log::infoV(4, "Load balancer implemented elsewhere; nothing to do", {{"service", key}});
+      return {Op::Ensure, okStatus()};
+    }
+    return {Op::Ensure, wrap("failed to ensure load balancer", status.status())};
+  }
+  recorder_.event(ref, kube::EventType::Normal, "EnsuredLoadBalancer", "Ensured load balancer");
+  Status st = patchStatus(key, *svc, toIngressSpecs(*status));
+  if (st.ok()) {
+    recheckHosts(key, nodes);
+  }
+  return {Op::Ensure, st};
+}
+
+std::optional<Status> ServiceController::syncHosts(
+    const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
+  auto entry = cache_.get(key);
+  if (!entry || !entry->ensured || !entry->service || entry->service->uid != svc->uid ||
+      !wantsLoadBalancer(*svc) || needsCleanup(*svc) || needsUpdate(entry->service.get(), *svc)) {
+    return std::nullopt;  // not a plain host update: run the whole sync
+  }
+  auto nodes = currentNodeSet();
+  if (sameMembers(entry->synced_nodes, nodes)) {
+    return okStatus();
+  }
+  cache_.update(key, [&](CachedService& c) { c.synced_nodes = nodes; });
+
+  ServiceRefHolder holder(svc);
+  auto ref = kube::referenceTo(*svc);
+  auto start = context_.clock.now();
+  Status st = context_.provider.updateLoadBalancer(cluster_name_, holder.ref(), nodes->refs());
+  if (lb_sync_total_ != nullptr) {
+    lb_sync_total_->noLabels().inc();
+  }
+  if (host_update_latency_ != nullptr) {
+    host_update_latency_->noLabels().observe(seconds(context_.clock.now() - start));
+  }
+  if (st.ok()) {
+    if (nodes->empty()) {
+      recorder_.event(ref, kube::EventType::Warning, "UnAvailableLoadBalancer",
+                      "There are no available nodes for LoadBalancer");
+    } else {
+      recorder_.event(ref, kube::EventType::Normal, "UpdatedLoadBalancer",
+                      "Updated load balancer with new hosts");
+    }
+    recheckHosts(key, nodes);
+    return okStatus();
+  }
+  if (st.code() == Code::ImplementedElsewhere) {
+    return okStatus();
+  }
+  auto exists = context_.provider.getLoadBalancer(cluster_name_, holder.ref());
+  if (exists.ok() && !exists->has_value()) {
+    // Upstream counts this as done and leaves the Service without a load balancer until its
+    // spec changes. It wants one, so ensure it again now.
+    log::warning("Load balancer vanished from the cloud; ensuring it again", {{"service", key}});
+    cache_.update(key, [](CachedService& c) { c.ensured = false; });
+    return std::nullopt;
+  }
+  if (nodesync_error_total_ != nullptr) {
+    nodesync_error_total_->noLabels().inc();
+  }
+  recorder_.eventf(ref, kube::EventType::Warning, "UpdateLoadBalancerFailed",
+                   "Error updating load balancer with new hosts {} [node names limited, total "
+                   "number of nodes: {}], error: {}",
+                   nodes->loggableNames(), nodes->size(), st.toString());
+  cache_.update(key, [](CachedService& c) { c.ensured = false; });
+  return wrap("failed to update load balancer hosts", st);
+}
+
+// ---- writes ----------------------------------------------------------------------------------
+
+Status ServiceController::addFinalizer(const std::string& key, const kube::Service& svc) {
+  if (svc.hasFinalizer(keys::kLoadBalancerCleanupFinalizer)) {
+    return okStatus();
+  }
+  std::string rv(svc.resource_version);
+  auto entry = cache_.get(key);
+  if (entry && !rv.empty() && entry->finalizer_added_rv == rv) {
+    return okStatus();  // added already; the informer has not caught up yet
+  }
+  auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
+                              kube::PatchType::Strategic,
+                              kube::finalizerAddPatch(keys::kLoadBalancerCleanupFinalizer));
+  if (!r.ok()) {
+    return wrapApi("failed to add load balancer cleanup finalizer", r.status());
+  }
+  cache_.update(key, [&](CachedService& c) { c.finalizer_added_rv = rv; });
+  return okStatus();
+}
+
+Status ServiceController::removeFinalizer(const kube::Service& svc) {
+  auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
+                              kube::PatchType::Strategic,
+                              kube::finalizerRemovePatch(keys::kLoadBalancerCleanupFinalizer));
+  if (!r.ok() && !r.status().isNotFound()) {
+    return wrapApi("failed to remove load balancer cleanup finalizer", r.status());
+  }
+  return okStatus();
+}
+
+Status ServiceController::patchStatus(const std::string& key, const kube::Service& svc,
+                                      const std::vector<kube::IngressSpec>& desired) {
+  if (kube::ingressEqual(svc.ingress, desired)) {
+    return okStatus();
+  }
+  std::string rv(svc.resource_version);
+  auto entry = cache_.get(key);
+  if (entry && !rv.empty() && entry->status_written_rv == rv && entry->status_written == desired) {
+    return okStatus();  // written already; the informer has not caught up yet
+  }
+  auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
+                              kube::PatchType::Strategic,
+                              kube::serviceLoadBalancerStatusPatch(desired));
+  if (!r.ok()) {
+    if (r.status().isNotFound()) {
+      return okStatus();  // the Service is gone (usually: our finalizer was its last)
+    }
+    return wrapApi("failed to update load balancer status", r.status());
+  }
+  cache_.update(key, [&](CachedService& c) {
+    c.status_written_rv = rv;
+    c.status_written = desired;
+  });
+  return okStatus();
+}
+
+}  // namespace service
+
+// ---- factory ---------------------------------------------------------------------------------
+
+StatusOr<ControllerOrSkip> makeServiceController(ControllerContext& context) {
+  const plugin::ProviderInfo& info = context.provider.info();
+  if (!info.load_balancer.present) {
+    return ControllerOrSkip(NotStarted{fmt::format(
+        "the cloud provider {} does not support external load balancers (no ccm.loadbalancer/1 "
+        "capability)",
+        info.name)});
+  }
+  // A provider may declare the capability yet not implement it: ask for a name (no cloud
+  // resource is touched) and believe an UNIMPLEMENTED answer.
+  plugin::ServiceRef probe;
+  probe.namespace_name = "kube-system";
+  probe.name = "ccm-load-balancer-probe";
+  probe.uid = "00000000-0000-0000-0000-000000000000";
+  probe.type = "LoadBalancer";
+  auto name = context.provider.getLoadBalancerName(context.options.cluster_name, probe);
+  if (!name.ok() && name.status().code() == Code::Unimplemented) {
+    return ControllerOrSkip(NotStarted{fmt::format(
+        "the cloud provider {} does not implement external load balancers "
+        "(GetLoadBalancerName answered {})",
+        info.name, name.status().toString())});
+  }
+  return ControllerOrSkip(std::make_unique<service::ServiceController>(context));
+}
+
+}  // namespace ccm::controllers
