@@ -74,9 +74,12 @@ ApiResult<std::string> FakeKubeApi::patch(const ResourcePath& path, PatchType ty
 ApiStatus FakeKubeApi::remove(const ResourcePath& path, const Preconditions& pre,
                               const CallOptions&) {
   std::string desc;
-  if (!pre.uid.empty()) desc += "uid=" + pre.uid;
-  if (!pre.resource_version.empty()) desc += (desc.empty() ? "" : ",") + std::string("rv=") +
-                                             pre.resource_version;
+  if (!pre.uid.empty()) {
+    desc.append("uid=").append(pre.uid);
+  }
+  if (!pre.resource_version.empty()) {
+    desc.append(desc.empty() ? "" : ",").append("rv=").append(pre.resource_version);
+  }
   auto r = record(Call{"DELETE", path.path(), desc, PatchType::Strategic}, "");
   return r.ok() ? ApiStatus() : r.status();
 }

@@ -268,7 +268,7 @@ struct Informer<T>::Impl {
       if (!token.empty()) {
         query += "&continue=" + urlEscape(token);
       } else if (!rv.empty()) {
-        query += (query.size() > 1 ? "&" : "") + std::string("resourceVersion=") + urlEscape(rv);
+        query.append(query.size() > 1 ? "&" : "").append("resourceVersion=").append(urlEscape(rv));
       }
       query += selectors();
       if (query == "?") {

@@ -447,7 +447,7 @@ void RestClient::record(Verb verb, const std::string& code,
   if (metrics_->requests == nullptr) {
     return;
   }
-  std::string key = code + "/" + std::string(verbName(verb));
+  std::string key = fmt::format("{}/{}", code, verbName(verb));
   metrics::Counter* c = nullptr;
   {
     std::lock_guard lock(metrics_->mu);

@@ -1,5 +1,6 @@
 // Node and Service decoding (SAX, straight into compact objects), the watch/list envelopes,
 // and the measured memory per cached node.
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
@@ -245,7 +246,7 @@ std::vector<std::string> realisticNodes(int count) {
   std::string base = readTestdata("node.json");
   std::vector<std::string> out;
   for (int i = 0; i < count; ++i) {
-    std::string name = "ip-10-0-" + std::to_string(i / 250) + "-" + std::to_string(i % 250) +
+    std::string name = fmt::format("ip-10-0-{}", i / 250) + fmt::format("-{}", i % 250) +
                        ".eu-west-1.compute.internal";
     std::string json = base;
     for (const char* unique : {"ip-10-0-12-34.eu-west-1.compute.internal", "i-0123456789abcdef0",

@@ -1,6 +1,7 @@
 // Informers against the fake API server: paged list, watch events, bookmarks, dropped
 // watches, 410 relists, 429s, continue-token expiry, server restarts, and a randomised soak
 // that checks the handlers saw every change exactly once and the cache converged.
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -46,7 +47,7 @@ class Model {
       std::lock_guard lock(mu_);
       ++adds;
       if (state_.count(std::string(n->name))) {
-        errors_.push_back("add of known " + std::string(n->name));
+        errors_.push_back(fmt::format("add of known {}", n->name));
       }
       state_[std::string(n->name)] = std::stoll(std::string(n->resource_version));
     };
@@ -55,7 +56,7 @@ class Model {
       ++updates;
       auto it = state_.find(std::string(n->name));
       if (it == state_.end()) {
-        errors_.push_back("update of unknown " + std::string(n->name));
+        errors_.push_back(fmt::format("update of unknown {}", n->name));
         return;
       }
       int64_t rv = std::stoll(std::string(n->resource_version));
@@ -64,10 +65,10 @@ class Model {
         return;
       }
       if (rv <= it->second) {
-        errors_.push_back("stale or repeated update of " + std::string(n->name));
+        errors_.push_back(fmt::format("stale or repeated update of {}", n->name));
       }
       if (std::stoll(std::string(o->resource_version)) != it->second) {
-        errors_.push_back("update with an old object we did not have: " + std::string(n->name));
+        errors_.push_back(fmt::format("update with an old object we did not have: {}", n->name));
       }
       it->second = rv;
     };
@@ -76,7 +77,7 @@ class Model {
       ++deletes;
       if (unknown) ++unknown_deletes;
       if (state_.erase(std::string(n->name)) == 0) {
-        errors_.push_back("delete of unknown " + std::string(n->name));
+        errors_.push_back(fmt::format("delete of unknown {}", n->name));
       }
     };
     return h;
@@ -114,7 +115,7 @@ InformerOptions fastOptions() {
 
 std::string describe(const std::map<std::string, int64_t>& m) {
   std::string out;
-  for (const auto& [k, v] : m) out += k + "@" + std::to_string(v) + " ";
+  for (const auto& [k, v] : m) out += k + fmt::format("@{}", v) + " ";
   return out;
 }
 
@@ -137,7 +138,7 @@ bool converged(FakeApiServer& server, const NodeInformer& inf, const Model& mode
 TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   FakeApiServer server;
   for (int i = 0; i < 5; ++i) {
-    server.upsert(kNodes, "n" + std::to_string(i), nodeJson("n" + std::to_string(i)));
+    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
   }
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
@@ -187,12 +188,12 @@ TEST_CASE("dropped watches resume from the last version without loss or repeats"
   REQUIRE(inf.waitForSync(never.get_token()));
   for (int round = 0; round < 6; ++round) {
     REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
-    server.upsert(kNodes, "a", nodeJson("a", "r" + std::to_string(round)));
-    server.upsert(kNodes, "b" + std::to_string(round), nodeJson("b" + std::to_string(round)));
+    server.upsert(kNodes, "a", nodeJson("a", fmt::format("r{}", round)));
+    server.upsert(kNodes, fmt::format("b{}", round), nodeJson(fmt::format("b{}", round)));
     REQUIRE(waitFor([&] { return converged(server, inf, model); }));
     server.dropWatches(/*abrupt=*/round % 2 == 1);
     // Changes while no watch is open are delivered by the next one.
-    server.upsert(kNodes, "c" + std::to_string(round), nodeJson("c" + std::to_string(round)));
+    server.upsert(kNodes, fmt::format("c{}", round), nodeJson(fmt::format("c{}", round)));
   }
   REQUIRE(waitFor([&] { return converged(server, inf, model); }));
   CHECK(model.errors().empty());
@@ -271,7 +272,7 @@ TEST_CASE("429 and 500 on the watch and the list are survived") {
 TEST_CASE("an expired continue token falls back to one unpaged list") {
   FakeApiServer server;
   for (int i = 0; i < 6; ++i) {
-    server.upsert(kNodes, "n" + std::to_string(i), nodeJson("n" + std::to_string(i)));
+    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
   }
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
@@ -334,7 +335,7 @@ TEST_CASE("watches that time out are reopened from the last version") {
   REQUIRE(inf.waitForSync(never.get_token()));
   int i = 0;
   REQUIRE(waitFor([&] {
-    std::string name = "n" + std::to_string(i++ % 7);
+    std::string name = fmt::format("n{}", i++ % 7);
     server.upsert(kNodes, name, nodeJson(name));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return inf.stats().watches >= 3;
@@ -355,7 +356,7 @@ TEST_CASE("soak: random changes and faults; every change is seen exactly once") 
   FakeApiServer server;
   std::mt19937 rng(12345);
   for (int i = 0; i < 30; ++i) {
-    server.upsert(kNodes, "n" + std::to_string(i), nodeJson("n" + std::to_string(i)));
+    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
   }
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
@@ -368,7 +369,7 @@ TEST_CASE("soak: random changes and faults; every change is seen exactly once") 
   REQUIRE(inf.waitForSync(never.get_token()));
   for (int step = 0; step < 400; ++step) {
     int what = static_cast<int>(rng() % 100);
-    std::string name = "n" + std::to_string(rng() % 40);
+    std::string name = fmt::format("n{}", rng() % 40);
     if (what < 50) {
       server.upsert(kNodes, name, nodeJson(name, std::to_string(step)));
     } else if (what < 70) {

@@ -3,6 +3,7 @@
 // rotating service-account token, informers converging under kubesim's fault injection
 // (watch drops, 410, 409, 429, 500, dropped connections, server restart), the controllers'
 // writes against the real patch semantics, and events.
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
@@ -110,16 +111,16 @@ struct Model {
     h.on_add = [this](const auto& n) {
       std::lock_guard lock(mu);
       if (!state.emplace(std::string(n->name), std::stoll(std::string(n->resource_version))).second)
-        errors.push_back("add of known " + std::string(n->name));
+        errors.push_back(fmt::format("add of known {}", n->name));
     };
     h.on_update = [this](const auto& o, const auto& n) {
       std::lock_guard lock(mu);
       auto it = state.find(std::string(n->name));
       int64_t rv = std::stoll(std::string(n->resource_version));
       if (it == state.end()) {
-        errors.push_back("update of unknown " + std::string(n->name));
+        errors.push_back(fmt::format("update of unknown {}", n->name));
       } else if (o != n && rv <= it->second) {
-        errors.push_back("stale/repeated update of " + std::string(n->name));
+        errors.push_back(fmt::format("stale/repeated update of {}", n->name));
       } else {
         it->second = rv;
       }
@@ -127,7 +128,7 @@ struct Model {
     h.on_delete = [this](const auto& n, bool) {
       std::lock_guard lock(mu);
       if (state.erase(std::string(n->name)) == 0)
-        errors.push_back("delete of unknown " + std::string(n->name));
+        errors.push_back(fmt::format("delete of unknown {}", n->name));
     };
     return h;
   }

@@ -1,5 +1,6 @@
 // RestClient and KubeClient against the fake API server: headers, typed errors, Retry-After
 // retries, re-authentication, connection reuse, metrics, streams and cancellation.
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -177,7 +178,7 @@ TEST_CASE("a transport failure is a Transport status") {
     FakeApiServer gone;
     port = gone.port();
   }
-  auto client = makeClient("http://127.0.0.1:" + std::to_string(port));
+  auto client = makeClient(fmt::format("http://127.0.0.1:{}", port));
   REQUIRE(client);
   auto r = client->get(nodePath("n1"));
   REQUIRE_FALSE(r.ok());
@@ -230,7 +231,7 @@ TEST_CASE("an exec plugin's token is used, cached, and refreshed after a 401") {
   chmod(script.c_str(), 0755);
   std::atomic<int> accepted{1};
   server.setHook([&](const HttpRequest& req, HttpReply* reply) {
-    if (req.headers.at("authorization") != "Bearer exec-token-" + std::to_string(accepted)) {
+    if (req.headers.at("authorization") != fmt::format("Bearer exec-token-{}", accepted)) {
       reply->code = 401;
       return true;
     }

@@ -1,5 +1,6 @@
 // Work queue semantics (upstream's), the item rate limiters and the token bucket, driven by
 // a FakeClock.
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -69,7 +70,7 @@ TEST_CASE("the default controller limiter is the max of exponential and a 10/s b
   auto l = defaultControllerRateLimiter(clock);
   // 100 distinct items pass the burst with their 5 ms first delay...
   for (int i = 0; i < 100; ++i) {
-    CHECK(l->when("item" + std::to_string(i)) == 5ms);
+    CHECK(l->when(fmt::format("item{}", i)) == 5ms);
   }
   // ...then the bucket paces the rest at 10/s.
   CHECK(l->when("x") == 100ms);
@@ -144,7 +145,7 @@ TEST_CASE("concurrent workers never hold the same key") {
     });
   }
   for (int i = 0; i < 2000; ++i) {
-    q.add("k" + std::to_string(i % 5));
+    q.add(fmt::format("k{}", i % 5));
     if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   q.shutDownWithDrain();

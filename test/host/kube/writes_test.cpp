@@ -1,4 +1,5 @@
 // Patch bodies for the controllers' writes, conflict retries, and the event recorder.
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 
 #include "host/kube/event_recorder.hpp"
@@ -201,7 +202,7 @@ TEST_CASE("events: spam filter (25 then 1 per 5 min) and aggregation after 10 me
   EventRecorder rec = b.recorder("c");
   ObjectReference ref{"Node", "", "n", "u", "v1", "", ""};
   for (int i = 0; i < 30; ++i) {
-    rec.event(ref, EventType::Warning, "R" + std::to_string(i % 2), "same");
+    rec.event(ref, EventType::Warning, fmt::format("R{}", i % 2), "same");
   }
   b.processQueuedForTest();
   CHECK(b.stats().dropped_spam == 5);
@@ -215,7 +216,7 @@ TEST_CASE("events: spam filter (25 then 1 per 5 min) and aggregation after 10 me
   EventBroadcaster b2(api2, EventRecorderOptions{.host = "h"}, clock);
   EventRecorder rec2 = b2.recorder("c");
   for (int i = 0; i < 12; ++i) {
-    rec2.event(ref, EventType::Normal, "Reason", "message " + std::to_string(i));
+    rec2.event(ref, EventType::Normal, "Reason", fmt::format("message {}", i));
   }
   b2.processQueuedForTest();
   auto posts = api2.callsFor("POST");
@@ -237,7 +238,7 @@ TEST_CASE("events never block: the queue is bounded and a rejected event is drop
   EventRecorder rec = b.recorder("c");
   ObjectReference ref{"Node", "", "n", "u", "v1", "", ""};
   for (int i = 0; i < 5; ++i) {
-    rec.event(ref, EventType::Normal, "R", "m" + std::to_string(i));
+    rec.event(ref, EventType::Normal, "R", fmt::format("m{}", i));
   }
   CHECK(b.stats().dropped_queue_full == 2);
   api.failNext("POST", "/api/v1/namespaces/default/events",

@@ -1,6 +1,7 @@
 // LeaderElector: the acquire/renew/release steps on a FakeClock, the health check, options,
 // and whole elections between threads sharing an in-memory Lease (with a slow and a failing
 // "API server").
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -72,8 +73,8 @@ class MemoryLease {
   LeaseRecord store(const LeaseRecord& r) {
     stored_ = r;
     stored_.resource_version = std::to_string(++rv_);
-    stored_.spec_fingerprint = r.holder_identity + "|" + std::to_string(r.lease_duration_seconds) +
-                               "|" + std::to_string(r.lease_transitions) + "|" +
+    stored_.spec_fingerprint = r.holder_identity + fmt::format("|{}", r.lease_duration_seconds) +
+                               fmt::format("|{}", r.lease_transitions) + "|" +
                                std::to_string(r.renew_time ? r.renew_time->time_since_epoch().count() : 0);
     return stored_;
   }
@@ -228,7 +229,7 @@ struct Election {
     for (int i = 0; i < n; ++i) {
       locks.push_back(std::make_unique<MemoryLock>(lease));
       LeaderElectionOptions o = base;
-      o.identity = "p" + std::to_string(i);
+      o.identity = fmt::format("p{}", i);
       LeaderCallbacks cb;
       cb.on_started_leading = [this, i] { mark(i, true); };
       cb.on_stopped_leading = [this, i] { mark(i, false); };
