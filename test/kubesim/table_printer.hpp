@@ -6,6 +6,7 @@
 // THREAD: stateless; safe from any thread.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,8 @@ class TablePrinter {
   enum class IncludeObject { None, Metadata, Object };
   static IncludeObject parseIncludeObject(std::string_view value);
 
-  // A whole Table for a list (or one object): rv/continue/remaining go into its metadata.
-  // view(obj) returns the JSON to print (e.g. the events.k8s.io view of a stored Event).
+  // A whole Table for a list (or one object): objects are the JSON texts to print (already in
+  // the served view, e.g. events.k8s.io); rv and continue go into its metadata.
   static std::string table(const ResourceType& type, const std::vector<std::string>& objects,
                            const std::string& rv, const std::string& continue_token,
                            IncludeObject include, bool with_columns = true);

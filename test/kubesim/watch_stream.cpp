@@ -76,7 +76,6 @@ void TableWatchRenderer::appendEvent(std::string& out, std::string_view type,
   out += R"(","object":)";
   out += TablePrinter::table(type_, {json}, decimal(obj.rv), "", include_, true);
   out += "}\n";
-  first_ = false;
 }
 
 void TableWatchRenderer::appendBookmark(std::string& out, uint64_t rv, bool initial_events_end) {

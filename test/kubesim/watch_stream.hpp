@@ -58,7 +58,6 @@ class TableWatchRenderer : public WatchRenderer {
   const ResourceType& type_;
   TablePrinter::IncludeObject include_;
   bool events_v1_view_;
-  bool first_ = true;
 };
 
 // Renders stored core/v1 Events as events.k8s.io/v1 Events.

@@ -102,12 +102,24 @@ class Kubesim:
 
     def cleanup(self):
         self.stop()
+        report = self.sanitizer_findings()
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if report:
+            raise AssertionError("kubesim sanitizer findings:\n" + report)
 
-    def read_log(self):
+    def sanitizer_findings(self):
+        """ASan/UBSan/LSan reports in the log (builds with -Db_sanitize=...)."""
+        log = self.read_log(tail=1 << 30)
+        markers = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                   "WARNING: ThreadSanitizer")
+        if any(m in log for m in markers):
+            return log
+        return ""
+
+    def read_log(self, tail=5000):
         try:
             with open(os.path.join(self.workdir, "kubesim.log"), "rb") as f:
-                return f.read().decode(errors="replace")[-5000:]
+                return f.read().decode(errors="replace")[-tail:]
         except OSError:
             return ""
 
