@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "host/kube/envelope_decoder.hpp"
+#include "host/kube/informer.hpp"
 #include "host/kube/kube_client.hpp"
 #include "host/kube/node_decoder.hpp"
 #include "host/kube/patch_builder.hpp"
@@ -103,8 +104,63 @@ int benchServer(const std::string& kubeconfig) {
   return 0;
 }
 
+long rssKb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// With --kubeconfig FILE --informers [services]: creates that many LoadBalancer services, then
+// syncs a node and a service informer and reports the process's RSS and heap.
+int benchInformers(const std::string& kubeconfig, int services) {
+  using namespace ccm::kube;
+  ClientOptions o;
+  o.kubeconfig = kubeconfig;
+  o.qps = 0;
+  auto c = KubeClient::create(o);
+  if (!c.ok()) {
+    std::fprintf(stderr, "%s\n", c.status().toString().c_str());
+    return 1;
+  }
+  KubeClient& client = **c;
+  for (int i = 0; i < services; ++i) {
+    auto r = client.create(
+        servicePath("default"),
+        fmt::format(R"({{"apiVersion":"v1","kind":"Service","metadata":{{"name":"svc-{}","labels":{{"app":"svc-{}","tier":"web"}},"annotations":{{"service.beta.kubernetes.io/load-balancer-source-ranges":"10.0.0.0/8"}}}},"spec":{{"type":"LoadBalancer","selector":{{"app":"svc-{}"}},"ports":[{{"name":"http","port":80,"targetPort":8080}},{{"name":"https","port":443,"targetPort":8443}}]}}}})",
+                    i, i, i));
+    if (!r.ok() && !r.status().isAlreadyExists()) {
+      std::fprintf(stderr, "create service: %s\n", r.status().toString().c_str());
+      return 1;
+    }
+  }
+  long rss0 = rssKb();
+  size_t heap0 = mallinfo2().uordblks;
+  double c0 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+  double w0 = wallSeconds();
+  NodeInformer nodes(&client);
+  ServiceInformer svcs(&client);
+  nodes.start();
+  svcs.start();
+  std::stop_source never;
+  waitForCacheSync(never.get_token(), {&nodes, &svcs});
+  double c1 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
+  double w1 = wallSeconds();
+  malloc_trim(0);
+  std::printf("informers: %zu nodes + %zu services synced in %.2f s (%.2f CPU s); RSS %ld -> %ld KiB, "
+              "heap +%zu KiB\n",
+              nodes.size(), svcs.size(), w1 - w0, c1 - c0, rss0, rssKb(),
+              (mallinfo2().uordblks - heap0) / 1024);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   using namespace ccm::kube;
+  if (argc > 3 && std::string(argv[1]) == "--kubeconfig" && std::string(argv[3]) == "--informers") {
+    return benchInformers(argv[2], argc > 4 ? std::atoi(argv[4]) : 0);
+  }
   if (argc > 2 && std::string(argv[1]) == "--kubeconfig") {
     return benchServer(argv[2]);
   }
