@@ -346,11 +346,13 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   if (err) return errorResponse(*err);
   size_t limit = 0;
   if (std::string l = r.query.get("limit"); !l.empty()) {
-    auto v = parseDecimal(l);
+    // An int64; zero or negative means "no limit", as in the API server's storage.
+    bool negative = l[0] == '-';
+    auto v = parseDecimal(negative ? std::string_view(l).substr(1) : std::string_view(l));
     if (!v) {
       return errorResponse(ApiError::badRequest("invalid limit: " + goQuote(l)));
     }
-    limit = static_cast<size_t>(*v);
+    limit = negative ? 0 : static_cast<size_t>(*v);
   }
   if (!match.empty()) {
     if (match != "Exact" && match != "NotOlderThan") {
@@ -494,13 +496,16 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
   if (err) return errorResponse(*err);
   bool bookmarks = r.query.getBool("allowWatchBookmarks");
   std::chrono::milliseconds timeout;
+  std::optional<uint64_t> timeout_seconds;
   if (std::string t = r.query.get("timeoutSeconds"); !t.empty()) {
-    auto v = parseDecimal(t);
-    if (!v) {
+    timeout_seconds = parseDecimal(t);
+    if (!timeout_seconds) {
       return errorResponse(ApiError::badRequest("invalid timeoutSeconds: " + goQuote(t)));
     }
-    timeout = std::chrono::seconds(*v);
-  } else {
+  }
+  if (timeout_seconds && *timeout_seconds > 0) {
+    timeout = std::chrono::seconds(*timeout_seconds);
+  } else {  // unset or 0: the server picks [min-request-timeout, 2x)
     auto base = options_.min_request_timeout.count();
     timeout = std::chrono::seconds(randomInt(base, base * 2 - 1));
   }

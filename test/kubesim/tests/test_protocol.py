@@ -515,6 +515,8 @@ class ListTest(KubesimTestCase):
         self.assertIn("l-15", names)
         self.assertNotIn("l-155", names)
         self.assertEqual(names, sorted(names))
+        # A limit of zero or below means no limit.
+        self.assertNotIn("continue", self.sim.get(NODES + "?limit=-1").json()["metadata"])
         # Items of a list are ordered by name and always present.
         empty = self.sim.get(NODES + "?labelSelector=nothing%3Dhere").json()
         self.assertEqual(empty["items"], [])

@@ -30,7 +30,7 @@ PATHS = [
 ]
 QUERIES = ["", "?labelSelector=a%3Db", "?labelSelector=%28%28%28", "?fieldSelector=x",
            "?limit=2", "?limit=-1", "?continue=garbage", "?resourceVersion=9999999999",
-           "?resourceVersion=abc", "?watch=1&timeoutSeconds=0", "?fieldValidation=Strict",
+           "?resourceVersion=abc", "?watch=1&timeoutSeconds=1", "?fieldValidation=Strict",
            "?dryRun=All", "?resourceVersionMatch=Exact&resourceVersion=1", "?%zz"]
 CONTENT_TYPES = ["application/json", "application/merge-patch+json",
                  "application/strategic-merge-patch+json", "application/json-patch+json",
