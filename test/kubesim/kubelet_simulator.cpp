@@ -150,6 +150,7 @@ Status KubeletSimulator::setReady(const std::string& name, const std::string& re
   if (ready != "True" && ready != "False" && ready != "Unknown") {
     return Status(Code::InvalidArgument, "ready must be True, False or Unknown");
   }
+  std::lock_guard round(round_mu_);
   {
     std::lock_guard lock(mu_);
     auto it = nodes_.find(name);
@@ -166,6 +167,7 @@ Status KubeletSimulator::setReady(const std::string& name, const std::string& re
 }
 
 Status KubeletSimulator::setHeartbeats(const std::string& name, bool enabled) {
+  std::lock_guard round(round_mu_);
   std::lock_guard lock(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) {
@@ -181,6 +183,7 @@ Status KubeletSimulator::setHeartbeats(const std::string& name, bool enabled) {
 }
 
 void KubeletSimulator::setAllHeartbeats(bool enabled) {
+  std::lock_guard round(round_mu_);
   std::lock_guard lock(mu_);
   for (auto& [name, e] : nodes_) {
     e.state.heartbeats = enabled;
@@ -256,6 +259,7 @@ bool KubeletSimulator::postStatus(const std::string& name, const std::string& re
 }
 
 void KubeletSimulator::tick() {
+  std::lock_guard round(round_mu_);
   auto now = std::chrono::steady_clock::now();
   std::vector<std::string> leases;
   std::vector<std::pair<std::string, std::string>> statuses;

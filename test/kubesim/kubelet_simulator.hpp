@@ -87,6 +87,9 @@ class KubeletSimulator {
   const Options options_;
   const NodeFactory factory_;
 
+  // Held for a whole heartbeat round, and by setReady/setHeartbeats: once those return, no
+  // heartbeat decided under the old settings is still on its way.
+  std::mutex round_mu_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> nodes_;  // guarded by mu_
   int next_index_ = 1;                  // guarded by mu_
