@@ -47,7 +47,7 @@ bool sameAddresses(const kube::Node& a, const kube::Node& b) {
 
 }  // namespace
 
-RouteController::RouteController(ControllerContext& context, std::vector<Cidr> cluster_cidrs)
+RouteController::RouteController(const ControllerContext& context, std::vector<Cidr> cluster_cidrs)
     : context_(context),
       cluster_name_(context.options.cluster_name),
       cluster_cidrs_(std::move(cluster_cidrs)),
@@ -549,20 +549,28 @@ bool RouteController::processNextConditionItem() {
 
 // ---- threads ---------------------------------------------------------------------------------
 
+bool RouteController::processNextRouteItem() {
+  auto key = routes_queue_->get();
+  if (!key) {
+    return false;
+  }
+  bool list = *key == kListKey;
+  auto start = context_.clock.now();
+  (void)reconcile(list);  // failures are logged; the next pass retries
+  if (list) {
+    // Non-sliding: the next full pass is due one period after this one started.
+    auto next = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        period_ - (context_.clock.now() - start));
+    routes_queue_->addAfter(kListKey, std::max(next, std::chrono::nanoseconds(0)));
+  }
+  routes_queue_->forget(*key);
+  routes_queue_->done(*key);
+  return true;
+}
+
 void RouteController::routeWorker() {
   pthread_setname_np(pthread_self(), "route-sync");
-  while (auto key = routes_queue_->get()) {
-    bool list = *key == kListKey;
-    auto start = context_.clock.now();
-    (void)reconcile(list);  // failures are logged; the next pass retries
-    if (list) {
-      // Non-sliding: the next full pass is due one period after this one started.
-      auto next = std::chrono::duration_cast<std::chrono::nanoseconds>(
-          period_ - (context_.clock.now() - start));
-      routes_queue_->addAfter(kListKey, std::max(next, std::chrono::nanoseconds(0)));
-    }
-    routes_queue_->forget(*key);
-    routes_queue_->done(*key);
+  while (processNextRouteItem()) {
   }
 }
 

@@ -59,7 +59,7 @@ class RouteController final : public Controller {
   static constexpr std::chrono::seconds kRetryBase{2};
   static constexpr std::chrono::seconds kRetryMax{300};
 
-  RouteController(ControllerContext& context, std::vector<Cidr> cluster_cidrs);
+  RouteController(const ControllerContext& context, std::vector<Cidr> cluster_cidrs);
   ~RouteController() override;
 
   std::string_view name() const override { return kName; }
@@ -71,8 +71,13 @@ class RouteController final : public Controller {
   // One pass. list: ask the provider for its routes first (always done for the first pass).
   // Dispatches calls and returns without waiting for them. Errors: the listing failed.
   Status reconcile(bool list);
+  // One route worker iteration (blocking): a full pass for "list" (then the next one is
+  // scheduled a period after this one started), an incremental one for "sync". False once
+  // shut down.
+  bool processNextRouteItem();
   // Blocks until no provider call is queued or running.
   void waitForCalls() const;
+  size_t callsPending() const { return pool_->pending(); }
   // One condition worker iteration (blocking); false once shut down.
   bool processNextConditionItem();
   WorkQueue& routesQueue() { return *routes_queue_; }

@@ -89,7 +89,7 @@ struct ServiceController::NodePass {
   Clock::MonoTime start_;
 };
 
-ServiceController::ServiceController(ControllerContext& context)
+ServiceController::ServiceController(const ControllerContext& context)
     : context_(context),
       cluster_name_(context.options.cluster_name),
       recorder_(context.events.recorder(std::string(kComponent))),

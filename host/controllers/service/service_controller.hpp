@@ -47,7 +47,7 @@ class ServiceController final : public Controller {
   static constexpr std::string_view kMetricName = "service";  // running_managed_controllers
   static constexpr std::string_view kComponent = "service-controller";  // event source
 
-  explicit ServiceController(ControllerContext& context);
+  explicit ServiceController(const ControllerContext& context);
   ~ServiceController() override;
 
   std::string_view name() const override { return kName; }

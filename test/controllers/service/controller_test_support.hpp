@@ -99,6 +99,12 @@ class FakeProvider final : public plugin::Provider {
     hook_ = std::move(hook);
   }
 
+  // Runs after an operation computed its answer, just before it returns (listRoutes only).
+  void setAfterHook(std::function<void(const std::string& op)> hook) {
+    std::lock_guard lock(mu_);
+    after_hook_ = std::move(hook);
+  }
+
   std::vector<Call> calls(const std::string& op = {}) const {
     std::lock_guard lock(mu_);
     std::vector<Call> out;
@@ -223,10 +229,17 @@ class FakeProvider final : public plugin::Provider {
     if (auto st = s.failure()) {
       return *st;
     }
-    std::lock_guard lock(mu_);
     std::vector<plugin::Route> out;
-    for (const auto& [_, r] : routes_) {
-      out.push_back(r);
+    std::function<void(const std::string&)> after;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [_, r] : routes_) {
+        out.push_back(r);
+      }
+      after = after_hook_;
+    }
+    if (after) {
+      after("list");
     }
     return out;
   }
@@ -349,6 +362,7 @@ class FakeProvider final : public plugin::Provider {
   std::map<std::string, std::deque<Status>> failures_;  // guarded by mu_
   std::map<std::string, Status> always_;                // guarded by mu_
   std::function<void(const std::string&, const Call&)> hook_;  // guarded by mu_
+  std::function<void(const std::string&)> after_hook_;          // guarded by mu_
   std::map<std::string, Lb> lbs_;                        // guarded by mu_; by uid
   std::map<std::string, plugin::Route> routes_;          // guarded by mu_; by destination
   int duplicate_creates_ = 0;                            // guarded by mu_
