@@ -20,8 +20,10 @@ struct ClientOptions {
   std::string kubeconfig;  // --kubeconfig
   std::string master;      // --master (overrides the kubeconfig's server)
   std::string context;     // kubeconfig context to use ("" = current-context)
-  double qps = 20;         // --kube-api-qps (<= 0 disables client-side rate limiting)
-  int burst = 30;          // --kube-api-burst
+  // --kube-api-qps / --kube-api-burst. As in client-go, 0 means client-go's own default
+  // (5 qps, burst 10) and a negative QPS disables client-side rate limiting.
+  double qps = 20;
+  int burst = 30;
   // Sent as User-Agent; see defaultUserAgent().
   std::string user_agent;
   // Whole-request timeout for non-watch requests (0 = none, like client-go's default; a

@@ -56,6 +56,10 @@ std::string warningText(std::string_view v) {
 
 std::once_flag g_curl_init;  // curl_global_init must run once per process
 
+// client-go: QPS 0 means its default (5 qps, burst 10); a negative QPS disables limiting.
+double effectiveQps(double qps) { return qps == 0 ? 5.0 : qps; }
+int effectiveBurst(double qps, int burst) { return qps == 0 && burst == 0 ? 10 : burst; }
+
 const std::vector<double>& latencyBuckets() {
   static const std::vector<double> b{0.005, 0.025, 0.1, 0.25, 0.5, 1.0,
                                      2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
@@ -158,7 +162,8 @@ RestClient::RestClient(RestConfig config, const ClientOptions& options, Clock& c
       user_agent_(options.user_agent.empty() ? defaultUserAgent("cloud-controller-manager", "", "")
                                              : options.user_agent),
       timeout_(options.timeout), connect_timeout_(options.connect_timeout), clock_(clock),
-      credentials_(config_, clock), bucket_(options.qps, options.burst, clock),
+      credentials_(config_, clock),
+      bucket_(effectiveQps(options.qps), effectiveBurst(options.qps, options.burst), clock),
       registry_(registry) {}
 
 void RestClient::initMetrics() {

@@ -67,7 +67,7 @@ int benchServer(const std::string& kubeconfig) {
   using namespace ccm::kube;
   ClientOptions o;
   o.kubeconfig = kubeconfig;
-  o.qps = 0;
+  o.qps = -1;  // unthrottled
   auto c = KubeClient::create(o);
   if (!c.ok()) {
     std::fprintf(stderr, "%s\n", c.status().toString().c_str());
@@ -119,7 +119,7 @@ int benchInformers(const std::string& kubeconfig, int services) {
   using namespace ccm::kube;
   ClientOptions o;
   o.kubeconfig = kubeconfig;
-  o.qps = 0;
+  o.qps = -1;  // unthrottled
   auto c = KubeClient::create(o);
   if (!c.ok()) {
     std::fprintf(stderr, "%s\n", c.status().toString().c_str());
@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   RestConfig config;
   config.server = server.url();
   ClientOptions options;
-  options.qps = 0;  // unthrottled
+  options.qps = -1;  // unthrottled
   options.user_agent = "kube-client-bench";
   auto rest = RestClient::create(config, options);
   if (!rest.ok()) {

@@ -45,7 +45,7 @@ std::string readFile(const std::string& path) {
 std::unique_ptr<KubeClient> clientFrom(const std::string& kubeconfig, metrics::Registry* r = nullptr) {
   ClientOptions o;
   o.kubeconfig = kubeconfig;
-  o.qps = 0;
+  o.qps = -1;  // unthrottled
   o.user_agent = defaultUserAgent("kubesim-test", "0.1.0", "");
   auto c = KubeClient::create(o, Clock::real(), r);
   REQUIRE_MESSAGE(c.ok(), c.status().toString());
@@ -56,7 +56,7 @@ std::unique_ptr<KubeClient> admin() { return clientFrom(env("KUBESIM_KUBECONFIG"
 
 std::unique_ptr<KubeClient> clientWith(RestConfig config) {
   ClientOptions o;
-  o.qps = 0;
+  o.qps = -1;  // unthrottled
   auto rest = RestClient::create(config, o);
   REQUIRE_MESSAGE(rest.ok(), rest.status().toString());
   return std::make_unique<KubeClient>(std::move(rest).value());

@@ -277,6 +277,16 @@ TEST_CASE("the client-side rate limiter is shared by all requests of a client") 
   ClientOptions defaults;
   CHECK(defaults.qps == 20);
   CHECK(defaults.burst == 30);
+  // client-go's meaning of 0 and of a negative QPS.
+  ClientOptions zero;
+  zero.qps = 0;
+  zero.burst = 0;
+  auto z = makeClient(server.url(), zero);
+  CHECK(z->rest().rateLimiter().qps() == 5);
+  CHECK(z->rest().rateLimiter().burst() == 10);
+  ClientOptions off;
+  off.qps = -1;
+  CHECK_FALSE(makeClient(server.url(), off)->rest().rateLimiter().enabled());
 }
 
 TEST_CASE("a stream can be cancelled while it waits for data") {
