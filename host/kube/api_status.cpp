@@ -40,8 +40,8 @@ constexpr std::array<ReasonEntry, 22> kReasons{{
 }};
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\r' ||
-                        s.front() == '\t')) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\n' || s.front() == '\r' || s.front() == '\t')) {
     s.remove_prefix(1);
   }
   while (!s.empty() &&
@@ -62,22 +62,39 @@ std::string_view str(const rapidjson::Value& obj, const char* key) {
 // The text client-go uses when a server error carries no message.
 std::string genericMessage(int code) {
   switch (code) {
-    case 400: return "the server rejected our request for an unknown reason";
-    case 401: return "the server has asked for the client to provide credentials";
-    case 403: return "the server does not allow access to the requested resource";
-    case 404: return "the server could not find the requested resource";
-    case 405: return "the server does not allow this method on the requested resource";
-    case 406: return "the server was unable to respond with a content type that the client supports";
-    case 409: return "the server reported a conflict";
-    case 410: return "the server reported the requested resource is gone";
-    case 413: return "the server rejected the request because it is too large";
-    case 415: return "the server was unable to process the request body";
-    case 422: return "the server rejected our request due to an error in our request";
-    case 429: return "the server has received too many requests and has asked us to try again later";
-    case 500: return "an error on the server has prevented the request from succeeding";
-    case 503: return "the server is currently unable to handle the request";
-    case 504: return "the server was unable to return a response in the time allotted";
-    default: return fmt::format("an error on the server has prevented the request from succeeding (HTTP {})", code);
+    case 400:
+      return "the server rejected our request for an unknown reason";
+    case 401:
+      return "the server has asked for the client to provide credentials";
+    case 403:
+      return "the server does not allow access to the requested resource";
+    case 404:
+      return "the server could not find the requested resource";
+    case 405:
+      return "the server does not allow this method on the requested resource";
+    case 406:
+      return "the server was unable to respond with a content type that the client supports";
+    case 409:
+      return "the server reported a conflict";
+    case 410:
+      return "the server reported the requested resource is gone";
+    case 413:
+      return "the server rejected the request because it is too large";
+    case 415:
+      return "the server was unable to process the request body";
+    case 422:
+      return "the server rejected our request due to an error in our request";
+    case 429:
+      return "the server has received too many requests and has asked us to try again later";
+    case 500:
+      return "an error on the server has prevented the request from succeeding";
+    case 503:
+      return "the server is currently unable to handle the request";
+    case 504:
+      return "the server was unable to return a response in the time allotted";
+    default:
+      return fmt::format(
+          "an error on the server has prevented the request from succeeding (HTTP {})", code);
   }
 }
 
@@ -103,22 +120,38 @@ Reason reasonFromString(std::string_view s) {
 
 Reason reasonForHttpCode(int code) {
   switch (code) {
-    case 400: return Reason::BadRequest;
-    case 401: return Reason::Unauthorized;
-    case 403: return Reason::Forbidden;
-    case 404: return Reason::NotFound;
-    case 405: return Reason::MethodNotAllowed;
-    case 406: return Reason::NotAcceptable;
-    case 409: return Reason::Conflict;
-    case 410: return Reason::Expired;
-    case 413: return Reason::RequestEntityTooLarge;
-    case 415: return Reason::UnsupportedMediaType;
-    case 422: return Reason::Invalid;
-    case 429: return Reason::TooManyRequests;
-    case 500: return Reason::InternalError;
-    case 503: return Reason::ServiceUnavailable;
-    case 504: return Reason::Timeout;
-    default: return code >= 500 ? Reason::InternalError : Reason::Unknown;
+    case 400:
+      return Reason::BadRequest;
+    case 401:
+      return Reason::Unauthorized;
+    case 403:
+      return Reason::Forbidden;
+    case 404:
+      return Reason::NotFound;
+    case 405:
+      return Reason::MethodNotAllowed;
+    case 406:
+      return Reason::NotAcceptable;
+    case 409:
+      return Reason::Conflict;
+    case 410:
+      return Reason::Expired;
+    case 413:
+      return Reason::RequestEntityTooLarge;
+    case 415:
+      return Reason::UnsupportedMediaType;
+    case 422:
+      return Reason::Invalid;
+    case 429:
+      return Reason::TooManyRequests;
+    case 500:
+      return Reason::InternalError;
+    case 503:
+      return Reason::ServiceUnavailable;
+    case 504:
+      return Reason::Timeout;
+    default:
+      return code >= 500 ? Reason::InternalError : Reason::Unknown;
   }
 }
 
@@ -216,30 +249,56 @@ Status ApiStatus::toStatus() const {
   }
   Code code = Code::Internal;
   switch (reason_) {
-    case Reason::NotFound: code = Code::NotFound; break;
-    case Reason::AlreadyExists: code = Code::AlreadyExists; break;
-    case Reason::Conflict: code = Code::Aborted; break;
+    case Reason::NotFound:
+      code = Code::NotFound;
+      break;
+    case Reason::AlreadyExists:
+      code = Code::AlreadyExists;
+      break;
+    case Reason::Conflict:
+      code = Code::Aborted;
+      break;
     case Reason::Invalid:
     case Reason::BadRequest:
-    case Reason::RequestEntityTooLarge: code = Code::InvalidArgument; break;
-    case Reason::Forbidden: code = Code::PermissionDenied; break;
-    case Reason::Unauthorized: code = Code::Unauthenticated; break;
-    case Reason::TooManyRequests: code = Code::ResourceExhausted; break;
+    case Reason::RequestEntityTooLarge:
+      code = Code::InvalidArgument;
+      break;
+    case Reason::Forbidden:
+      code = Code::PermissionDenied;
+      break;
+    case Reason::Unauthorized:
+      code = Code::Unauthenticated;
+      break;
+    case Reason::TooManyRequests:
+      code = Code::ResourceExhausted;
+      break;
     case Reason::Gone:
-    case Reason::Expired: code = Code::FailedPrecondition; break;
-    case Reason::Timeout: code = Code::DeadlineExceeded; break;
+    case Reason::Expired:
+      code = Code::FailedPrecondition;
+      break;
+    case Reason::Timeout:
+      code = Code::DeadlineExceeded;
+      break;
     case Reason::InternalError:
     case Reason::ServerTimeout:
     case Reason::ServiceUnavailable:
-    case Reason::Transport: code = Code::Unavailable; break;
-    case Reason::Cancelled: code = Code::Cancelled; break;
+    case Reason::Transport:
+      code = Code::Unavailable;
+      break;
+    case Reason::Cancelled:
+      code = Code::Cancelled;
+      break;
     case Reason::MethodNotAllowed:
     case Reason::NotAcceptable:
-    case Reason::UnsupportedMediaType: code = Code::Unimplemented; break;
+    case Reason::UnsupportedMediaType:
+      code = Code::Unimplemented;
+      break;
     case Reason::Unknown:
       code = http_code_ >= 500 ? Code::Unavailable : Code::Internal;
       break;
-    case Reason::Decode: code = Code::Internal; break;
+    case Reason::Decode:
+      code = Code::Internal;
+      break;
   }
   return Status(code, message_, retry_after_);
 }

@@ -62,7 +62,9 @@ class [[nodiscard]] ApiStatus {
   ApiStatus() = default;  // OK
   ApiStatus(int http_code, Reason reason, std::string message,
             std::chrono::milliseconds retry_after = {})
-      : http_code_(http_code), reason_(reason), message_(std::move(message)),
+      : http_code_(http_code),
+        reason_(reason),
+        message_(std::move(message)),
         retry_after_(retry_after) {}
 
   static ApiStatus transport(std::string message) {
@@ -128,7 +130,7 @@ class [[nodiscard]] ApiStatus {
 template <typename T>
 class [[nodiscard]] ApiResult {
  public:
-  ApiResult(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  ApiResult(T value) : value_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
   ApiResult(ApiStatus status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) {
       status_ = ApiStatus(0, Reason::Decode, "ApiResult built from an OK status without a value");

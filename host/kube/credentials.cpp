@@ -27,8 +27,8 @@ std::string staticAuthorization(const RestConfig& c) {
 }
 
 std::string trimToken(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' ||
-                        s.back() == '\t')) {
+  while (!s.empty() &&
+         (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) {
     s.pop_back();
   }
   size_t start = s.find_first_not_of(" \t\r\n");
@@ -42,7 +42,8 @@ constexpr auto kExpiryLeeway = std::chrono::seconds(5);
 }  // namespace
 
 Credentials::Credentials(const RestConfig& config, Clock& clock)
-    : clock_(clock), static_authorization_(staticAuthorization(config)),
+    : clock_(clock),
+      static_authorization_(staticAuthorization(config)),
       token_file_(config.token.empty() ? config.token_file : std::string()) {
   if (config.exec) {
     exec_ = std::make_unique<ExecPlugin>(*config.exec, config);
@@ -129,8 +130,8 @@ Status Credentials::get(Current* out) {
     out->authorization = "Bearer " + file_token_;
   }
   if (exec_) {
-    bool expired = exec_cred_ && exec_cred_->expiry &&
-                   clock_.wallNow() + kExpiryLeeway >= *exec_cred_->expiry;
+    bool expired =
+        exec_cred_ && exec_cred_->expiry && clock_.wallNow() + kExpiryLeeway >= *exec_cred_->expiry;
     if (!exec_cred_ || expired) {
       CCM_RETURN_IF_ERROR(runExecLocked());
     }

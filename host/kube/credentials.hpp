@@ -33,7 +33,7 @@ class Credentials {
   Credentials(const RestConfig& config, Clock& clock = Clock::real());
 
   struct Current {
-    std::string authorization;  // the Authorization header value, or empty
+    std::string authorization;                      // the Authorization header value, or empty
     std::shared_ptr<const ClientCertificate> cert;  // null when none
   };
   // The credentials to use now (may read the token file or run the exec plugin).
@@ -56,7 +56,7 @@ class Credentials {
 
   std::mutex mu_;
   std::shared_ptr<const ClientCertificate> cert_;  // guarded by mu_
-  uint64_t cert_generation_ = 0;                    // guarded by mu_
+  uint64_t cert_generation_ = 0;                   // guarded by mu_
   // token file state, guarded by mu_
   std::string file_token_;
   Clock::MonoTime last_stat_{};

@@ -20,9 +20,9 @@ struct CurlTransfer {
   char error[CURL_ERROR_SIZE] = {};
 
   // Per-transfer state, reset by begin().
-  std::string* body = nullptr;      // where body bytes go (null: discard)
-  size_t body_limit = 0;            // stop storing beyond this many bytes (0 = unlimited)
-  bool pause_when_full = false;     // streaming: pause instead of growing past body_limit
+  std::string* body = nullptr;   // where body bytes go (null: discard)
+  size_t body_limit = 0;         // stop storing beyond this many bytes (0 = unlimited)
+  bool pause_when_full = false;  // streaming: pause instead of growing past body_limit
   bool paused = false;
   bool headers_done = false;
   long retry_after_seconds = -1;

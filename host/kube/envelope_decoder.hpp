@@ -64,9 +64,13 @@ class WatchEventHandler {
   std::string status_reason;
   std::string status_message;
 
-  bool Null() { return fwd_.active() ? (scalarStatus(nullptr, 0, 0), fwd_.decoder().Null()) : done(); }
+  bool Null() {
+    return fwd_.active() ? (scalarStatus(nullptr, 0, 0), fwd_.decoder().Null()) : done();
+  }
   bool Bool(bool b) { return fwd_.active() ? fwd_.decoder().Bool(b) : done(); }
-  bool Int(int i) { return fwd_.active() ? (scalarStatus(nullptr, 0, i), fwd_.decoder().Int(i)) : done(); }
+  bool Int(int i) {
+    return fwd_.active() ? (scalarStatus(nullptr, 0, i), fwd_.decoder().Int(i)) : done();
+  }
   bool Uint(unsigned u) {
     return fwd_.active() ? (scalarStatus(nullptr, 0, u), fwd_.decoder().Uint(u)) : done();
   }
@@ -96,10 +100,10 @@ class WatchEventHandler {
       return fwd_.decoder().Key(s, n, copy);
     }
     std::string_view k(s, n);
-    pending_ = depth_ != 1       ? Pending::None
-               : k == "type"     ? Pending::Type
-               : k == "object"   ? Pending::Object
-                                 : Pending::None;
+    pending_ = depth_ != 1     ? Pending::None
+               : k == "type"   ? Pending::Type
+               : k == "object" ? Pending::Object
+                               : Pending::None;
     return true;
   }
   bool StartObject() {
@@ -139,11 +143,16 @@ class WatchEventHandler {
   }
 
   static WatchEventType parseType(std::string_view t) {
-    if (t == "ADDED") return WatchEventType::Added;
-    if (t == "MODIFIED") return WatchEventType::Modified;
-    if (t == "DELETED") return WatchEventType::Deleted;
-    if (t == "BOOKMARK") return WatchEventType::Bookmark;
-    if (t == "ERROR") return WatchEventType::Error;
+    if (t == "ADDED")
+      return WatchEventType::Added;
+    if (t == "MODIFIED")
+      return WatchEventType::Modified;
+    if (t == "DELETED")
+      return WatchEventType::Deleted;
+    if (t == "BOOKMARK")
+      return WatchEventType::Bookmark;
+    if (t == "ERROR")
+      return WatchEventType::Error;
     return WatchEventType::Unknown;
   }
 
@@ -204,8 +213,10 @@ class ListHandler {
       return fwd_.decoder().String(s, n, copy);
     }
     if (depth_ == 2 && in_metadata_) {
-      if (key_ == Key_::ResourceVersion) resource_version.assign(s, n);
-      if (key_ == Key_::Continue) continue_token.assign(s, n);
+      if (key_ == Key_::ResourceVersion)
+        resource_version.assign(s, n);
+      if (key_ == Key_::Continue)
+        continue_token.assign(s, n);
     }
     key_ = Key_::None;
     return true;

@@ -27,7 +27,9 @@ std::string hostname() {
   return buf;
 }
 
-std::string_view typeName(EventType t) { return t == EventType::Warning ? "Warning" : "Normal"; }
+std::string_view typeName(EventType t) {
+  return t == EventType::Warning ? "Warning" : "Normal";
+}
 
 std::string join(std::initializer_list<std::string_view> parts) {
   std::string out;
@@ -40,7 +42,8 @@ std::string join(std::initializer_list<std::string_view> parts) {
 
 // A valid DNS-1123 subdomain (what event names must be).
 bool validName(std::string_view name) {
-  if (name.empty() || name.size() > 253) return false;
+  if (name.empty() || name.size() > 253)
+    return false;
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
       return false;
@@ -125,7 +128,9 @@ EventBroadcaster::EventBroadcaster(KubeApi& api, EventRecorderOptions options, C
   sent_.capacity = options_.cache_size;
 }
 
-EventBroadcaster::~EventBroadcaster() { shutdown(); }
+EventBroadcaster::~EventBroadcaster() {
+  shutdown();
+}
 
 EventRecorder EventBroadcaster::recorder(std::string component) {
   return EventRecorder(this, std::move(component));
@@ -219,9 +224,9 @@ void EventBroadcaster::process(Pending p, bool final_attempt_only, std::stop_tok
     return;
   }
   // 2. Aggregation of similar events (same everything but the message).
-  std::string aggregate_key = join({p.component, options_.host, o.kind, o.namespace_, o.name,
-                                    o.uid, o.api_version, typeName(p.type), p.reason,
-                                    p.component, options_.host});
+  std::string aggregate_key =
+      join({p.component, options_.host, o.kind, o.namespace_, o.name, o.uid, o.api_version,
+            typeName(p.type), p.reason, p.component, options_.host});
   Clock::MonoTime now = clock_.now();
   Aggregate* agg = aggregates_.find(aggregate_key);
   if (agg == nullptr || now - agg->last > options_.aggregate_window) {
@@ -259,8 +264,8 @@ ApiStatus EventBroadcaster::send(const std::string& dedup_key, const Pending& p,
     record = *previous;
     record.count += 1;
   } else {
-    int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(p.time.time_since_epoch())
-                        .count();
+    int64_t nanos =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(p.time.time_since_epoch()).count();
     record.name = fmt::format("{}.{:x}", o.name, nanos);
     if (!validName(record.name)) {
       record.name = uuid4();
@@ -392,10 +397,10 @@ ApiStatus EventBroadcaster::send(const std::string& dedup_key, const Pending& p,
       break;
     }
     Random& random = random_ != nullptr ? *random_ : Random::threadLocal();
-    auto wait = attempt == 1 ? std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   options_.retry_interval * random.uniform())
-                             : std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   options_.retry_interval);
+    auto wait = attempt == 1
+                    ? std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_interval *
+                                                                           random.uniform())
+                    : std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_interval);
     if (!sleepFor(wait, stop)) {
       break;
     }

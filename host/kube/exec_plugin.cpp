@@ -34,9 +34,12 @@ std::string_view str(const rapidjson::Value& obj, const char* key) {
 }  // namespace
 
 ExecPlugin::ExecPlugin(ExecConfig config, const RestConfig& cluster)
-    : config_(std::move(config)), server_(cluster.server),
-      tls_server_name_(cluster.tls_server_name), insecure_(cluster.insecure_skip_tls_verify),
-      ca_pem_(cluster.ca_pem), proxy_url_(cluster.proxy_url) {}
+    : config_(std::move(config)),
+      server_(cluster.server),
+      tls_server_name_(cluster.tls_server_name),
+      insecure_(cluster.insecure_skip_tls_verify),
+      ca_pem_(cluster.ca_pem),
+      proxy_url_(cluster.proxy_url) {}
 
 std::string ExecPlugin::execInfo() const {
   rapidjson::StringBuffer buf;
@@ -78,12 +81,12 @@ std::string ExecPlugin::execInfo() const {
   return buf.GetString();
 }
 
-Status ExecPlugin::parse(std::string_view json, std::string_view api_version,
-                         ExecCredential* out) {
+Status ExecPlugin::parse(std::string_view json, std::string_view api_version, ExecCredential* out) {
   rapidjson::Document doc;
   doc.Parse(json.data(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return Status(Code::Unauthenticated, "exec plugin: output is not an ExecCredential JSON object");
+    return Status(Code::Unauthenticated,
+                  "exec plugin: output is not an ExecCredential JSON object");
   }
   if (str(doc, "kind") != "ExecCredential") {
     return Status(Code::Unauthenticated, "exec plugin: output kind is not ExecCredential");
@@ -162,8 +165,7 @@ Status ExecPlugin::run(ExecCredential* out, std::chrono::milliseconds timeout) {
   argv.push_back(nullptr);
 
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, config_.command.c_str(), &actions, nullptr, argv.data(),
-                        envp.data());
+  int rc = posix_spawnp(&pid, config_.command.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(pipefd[1]);
   if (rc != 0) {

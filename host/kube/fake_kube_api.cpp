@@ -38,8 +38,7 @@ ApiResult<std::string> FakeKubeApi::get(const ResourcePath& path, std::string_vi
   }
   auto r = record(Call{"GET", p, "", PatchType::Strategic}, body);
   if (r.ok() && !found) {
-    return ApiStatus(404, Reason::NotFound,
-                     path.resource + " \"" + path.name + "\" not found");
+    return ApiStatus(404, Reason::NotFound, path.resource + " \"" + path.name + "\" not found");
   }
   return r;
 }
@@ -47,15 +46,13 @@ ApiResult<std::string> FakeKubeApi::get(const ResourcePath& path, std::string_vi
 ApiResult<std::string> FakeKubeApi::create(const ResourcePath& path, std::string body,
                                            const CallOptions&) {
   std::string copy = body;
-  return record(Call{"POST", path.path(), std::move(body), PatchType::Strategic},
-                std::move(copy));
+  return record(Call{"POST", path.path(), std::move(body), PatchType::Strategic}, std::move(copy));
 }
 
 ApiResult<std::string> FakeKubeApi::update(const ResourcePath& path, std::string body,
                                            const CallOptions&) {
   std::string copy = body;
-  return record(Call{"PUT", path.path(), std::move(body), PatchType::Strategic},
-                std::move(copy));
+  return record(Call{"PUT", path.path(), std::move(body), PatchType::Strategic}, std::move(copy));
 }
 
 ApiResult<std::string> FakeKubeApi::patch(const ResourcePath& path, PatchType type,

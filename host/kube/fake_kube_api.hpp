@@ -50,9 +50,9 @@ class FakeKubeApi final : public KubeApi {
   ApiResult<std::string> record(Call call, std::string response);
 
   mutable std::mutex mu_;
-  std::vector<Call> calls_;                                  // guarded by mu_
-  std::map<std::string, std::string> objects_;               // guarded by mu_
-  std::map<std::string, std::deque<ApiStatus>> errors_;      // guarded by mu_; "VERB path"
+  std::vector<Call> calls_;                              // guarded by mu_
+  std::map<std::string, std::string> objects_;           // guarded by mu_
+  std::map<std::string, std::deque<ApiStatus>> errors_;  // guarded by mu_; "VERB path"
 };
 
 }  // namespace ccm::kube

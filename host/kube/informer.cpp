@@ -69,7 +69,10 @@ struct Informer<T>::Impl {
   };
 
   Impl(KubeClient* c, InformerOptions o, Clock& clk)
-      : client(c), options(std::move(o)), clock(clk), rng(std::random_device{}()),
+      : client(c),
+        options(std::move(o)),
+        clock(clk),
+        rng(std::random_device{}()),
         backoff(options.initial_backoff, options.max_backoff, options.backoff_reset, 1.0, clk,
                 random) {
     path = options.path.empty() ? std::string(Traits<T>::kPath) : options.path;
@@ -151,19 +154,22 @@ struct Informer<T>::Impl {
   void notifyAdd(const Ptr& obj) {
     std::lock_guard lock(handlers_mu);
     for (auto& r : handlers) {
-      if (r.handlers.on_add) r.handlers.on_add(obj);
+      if (r.handlers.on_add)
+        r.handlers.on_add(obj);
     }
   }
   void notifyUpdate(const Ptr& old_obj, const Ptr& new_obj) {
     std::lock_guard lock(handlers_mu);
     for (auto& r : handlers) {
-      if (r.handlers.on_update) r.handlers.on_update(old_obj, new_obj);
+      if (r.handlers.on_update)
+        r.handlers.on_update(old_obj, new_obj);
     }
   }
   void notifyDelete(const Ptr& obj, bool unknown) {
     std::lock_guard lock(handlers_mu);
     for (auto& r : handlers) {
-      if (r.handlers.on_delete) r.handlers.on_delete(obj, unknown);
+      if (r.handlers.on_delete)
+        r.handlers.on_delete(obj, unknown);
     }
   }
 
@@ -316,8 +322,8 @@ struct Informer<T>::Impl {
         }
         if (stream.endState() == ResponseStream::End::Failed ||
             stream.endState() == ResponseStream::End::TimedOut) {
-          return ApiStatus::transport(fmt::format("list of {} interrupted: {}",
-                                                  Traits<T>::kName, stream.error()));
+          return ApiStatus::transport(
+              fmt::format("list of {} interrupted: {}", Traits<T>::kName, stream.error()));
         }
         return ApiStatus(0, Reason::Decode,
                          fmt::format("list of {}: invalid JSON at byte {}: {}", Traits<T>::kName,
@@ -361,8 +367,11 @@ struct Informer<T>::Impl {
     for (const auto& obj : deleted) {
       notifyDelete(obj, true);
     }
-    log::infoV(4, "Listed", {{"resource", Traits<T>::kName}, {"resourceVersion", snapshot_rv},
-                             {"changed", changed.size()}, {"deleted", deleted.size()}});
+    log::infoV(4, "Listed",
+               {{"resource", Traits<T>::kName},
+                {"resourceVersion", snapshot_rv},
+                {"changed", changed.size()},
+                {"deleted", deleted.size()}});
     *list_rv = snapshot_rv;
     return ApiStatus();
   }
@@ -397,8 +406,9 @@ struct Informer<T>::Impl {
     std::string from = rv();
     Request req;
     req.verb = Verb::Get;
-    req.path = fmt::format("{}?allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}&watch=true{}",
-                           path, urlEscape(from), timeout, selectors());
+    req.path =
+        fmt::format("{}?allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds={}&watch=true{}",
+                    path, urlEscape(from), timeout, selectors());
     StreamOptions so;
     so.max_duration = std::chrono::seconds(timeout + 30);
     so.on_idle = [this] { maybeResync(); };
@@ -434,8 +444,7 @@ struct Informer<T>::Impl {
     uint64_t events = 0;
     while (!stream.atEnd()) {
       handler.reset();
-      rapidjson::ParseResult ok =
-          reader.Parse<rapidjson::kParseStopWhenDoneFlag>(stream, handler);
+      rapidjson::ParseResult ok = reader.Parse<rapidjson::kParseStopWhenDoneFlag>(stream, handler);
       if (!ok) {
         if (stream.endState() != ResponseStream::End::Open) {
           break;  // the connection ended mid-event; resume from the last complete one
@@ -455,18 +464,19 @@ struct Informer<T>::Impl {
           }
           Ptr obj = decoder.finish();
           n_events.fetch_add(1);
-          log::infoV(6, "Watch event", {{"resource", Traits<T>::kName},
-                                        {"type", static_cast<int>(handler.type)},
-                                        {"key", obj->key()},
-                                        {"resourceVersion", obj->resource_version}});
+          log::infoV(6, "Watch event",
+                     {{"resource", Traits<T>::kName},
+                      {"type", static_cast<int>(handler.type)},
+                      {"key", obj->key()},
+                      {"resourceVersion", obj->resource_version}});
           apply(handler.type, obj);
           setRv(obj->resource_version);
           break;
         }
         case WatchEventType::Bookmark: {
           std::string_view brv = decoder.resourceVersion();
-          log::infoV(6, "Watch bookmark", {{"resource", Traits<T>::kName},
-                                           {"resourceVersion", brv}});
+          log::infoV(6, "Watch bookmark",
+                     {{"resource", Traits<T>::kName}, {"resourceVersion", brv}});
           if (!brv.empty()) {
             setRv(brv);
           }
@@ -531,8 +541,8 @@ struct Informer<T>::Impl {
         ApiStatus error;
         next = watch(stop, &error);
         if (!error.ok()) {
-          log::warning("Watch failed", {{"resource", Traits<T>::kName},
-                                        {"error", error.toString()}});
+          log::warning("Watch failed",
+                       {{"resource", Traits<T>::kName}, {"error", error.toString()}});
           if (!sleepFor(backoff.next(), stop)) {
             next = After::Stop;
           }

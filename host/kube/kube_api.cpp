@@ -45,9 +45,12 @@ ResourcePath eventPath(std::string_view ns, std::string_view name) {
 
 std::string_view patchContentType(PatchType type) {
   switch (type) {
-    case PatchType::Strategic: return kStrategicMergePatch;
-    case PatchType::Merge: return kMergePatch;
-    case PatchType::Json: return kJsonPatch;
+    case PatchType::Strategic:
+      return kStrategicMergePatch;
+    case PatchType::Merge:
+      return kMergePatch;
+    case PatchType::Json:
+      return kJsonPatch;
   }
   return kStrategicMergePatch;
 }

@@ -63,8 +63,8 @@ class KubeApi {
   // PUT the whole object (its metadata.resourceVersion is the precondition).
   virtual ApiResult<std::string> update(const ResourcePath& path, std::string body,
                                         const CallOptions& options = {}) = 0;
-  virtual ApiResult<std::string> patch(const ResourcePath& path, PatchType type,
-                                       std::string body, const CallOptions& options = {}) = 0;
+  virtual ApiResult<std::string> patch(const ResourcePath& path, PatchType type, std::string body,
+                                       const CallOptions& options = {}) = 0;
   // DELETE, with optional uid/resourceVersion preconditions.
   virtual ApiStatus remove(const ResourcePath& path, const Preconditions& preconditions = {},
                            const CallOptions& options = {}) = 0;

@@ -7,8 +7,7 @@
 
 namespace ccm::kube {
 
-StatusOr<std::unique_ptr<KubeClient>> KubeClient::create(const ClientOptions& options,
-                                                         Clock& clock,
+StatusOr<std::unique_ptr<KubeClient>> KubeClient::create(const ClientOptions& options, Clock& clock,
                                                          metrics::Registry* registry) {
   RestConfig config;
   CCM_RETURN_IF_ERROR(loadRestConfig(options, &config));
@@ -19,8 +18,7 @@ StatusOr<std::unique_ptr<KubeClient>> KubeClient::create(const ClientOptions& op
   return std::make_unique<KubeClient>(std::move(rest).value());
 }
 
-ApiResult<std::string> KubeClient::get(const ResourcePath& path,
-                                       std::string_view resource_version,
+ApiResult<std::string> KubeClient::get(const ResourcePath& path, std::string_view resource_version,
                                        const CallOptions& options) {
   Request req;
   req.verb = Verb::Get;
@@ -63,8 +61,8 @@ ApiResult<std::string> KubeClient::update(const ResourcePath& path, std::string 
   return write(Verb::Put, path, std::move(body), kJson, options);
 }
 
-ApiResult<std::string> KubeClient::patch(const ResourcePath& path, PatchType type,
-                                         std::string body, const CallOptions& options) {
+ApiResult<std::string> KubeClient::patch(const ResourcePath& path, PatchType type, std::string body,
+                                         const CallOptions& options) {
   return write(Verb::Patch, path, std::move(body), patchContentType(type), options);
 }
 

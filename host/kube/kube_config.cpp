@@ -263,8 +263,10 @@ std::string defaultUserAgent(std::string_view binary, std::string_view version,
   std::string arch = "unknown";
   if (uname(&u) == 0) {
     arch = u.machine;
-    if (arch == "x86_64") arch = "amd64";
-    if (arch == "aarch64") arch = "arm64";
+    if (arch == "x86_64")
+      arch = "amd64";
+    if (arch == "aarch64")
+      arch = "arm64";
   }
   return fmt::format("{}/{} ({}/{}) kubernetes/{}", binary.empty() ? "unknown" : binary,
                      v.empty() ? "unknown" : v, os, arch, c.empty() ? "unknown" : c);
@@ -272,11 +274,16 @@ std::string defaultUserAgent(std::string_view binary, std::string_view version,
 
 std::optional<std::string> base64Decode(std::string_view in) {
   auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
+    if (c >= 'A' && c <= 'Z')
+      return c - 'A';
+    if (c >= 'a' && c <= 'z')
+      return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+      return c - '0' + 52;
+    if (c == '+' || c == '-')
+      return 62;
+    if (c == '/' || c == '_')
+      return 63;
     return -1;
   };
   std::string out;
@@ -404,8 +411,8 @@ Status parseKubeconfig(const std::string& text, const std::string& path,
     CCM_RETURN_IF_ERROR(checkServer(out->server, kw, "server"));
     out->server = trimSlash(out->server);
     CCM_RETURN_IF_ERROR(pemField(cluster, "certificate-authority", kw, dir, &out->ca_pem));
-    CCM_RETURN_IF_ERROR(scalar(cluster, "certificate-authority-data", kw,
-                               &out->cluster_ca_data_b64));
+    CCM_RETURN_IF_ERROR(
+        scalar(cluster, "certificate-authority-data", kw, &out->cluster_ca_data_b64));
     CCM_RETURN_IF_ERROR(
         boolean(cluster, "insecure-skip-tls-verify", kw, &out->insecure_skip_tls_verify));
     if (out->insecure_skip_tls_verify && !out->ca_pem.empty()) {
@@ -519,9 +526,9 @@ Status loadRestConfig(const ClientOptions& options, RestConfig* out) {
                                 out->token_file, err));
     }
     if (!readFile(dir + "/ca.crt", &out->ca_pem, &err)) {
-      return Status(Code::InvalidArgument,
-                    fmt::format("in-cluster configuration: CA file {}/ca.crt: cannot read: {}",
-                                dir, err));
+      return Status(
+          Code::InvalidArgument,
+          fmt::format("in-cluster configuration: CA file {}/ca.crt: cannot read: {}", dir, err));
     }
     Status ca = checkTlsMaterial(*out, Where{dir + "/ca.crt", ""}, Where{"", ""});
     if (!ca.ok()) {

@@ -51,15 +51,15 @@ struct ExecConfig {
 };
 
 struct RestConfig {
-  std::string server;            // "https://host:port[/prefix]" without a trailing '/'
-  std::string ca_pem;            // PEM bundle; empty = the system's trust store
+  std::string server;  // "https://host:port[/prefix]" without a trailing '/'
+  std::string ca_pem;  // PEM bundle; empty = the system's trust store
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;
   std::string proxy_url;
-  std::string client_cert_pem;   // static client certificate (PEM), with client_key_pem
+  std::string client_cert_pem;  // static client certificate (PEM), with client_key_pem
   std::string client_key_pem;
-  std::string token;             // static bearer token
-  std::string token_file;        // bearer token re-read from this file as it rotates
+  std::string token;               // static bearer token
+  std::string token_file;          // bearer token re-read from this file as it rotates
   std::string username, password;  // basic auth
   std::string impersonate_user;
   std::vector<std::string> impersonate_groups;
@@ -76,12 +76,13 @@ struct RestConfig {
 //  - only master: that server, no credentials;
 //  - neither: in-cluster (KUBERNETES_SERVICE_HOST/_PORT, token file, ca.crt, namespace).
 // Errors name the file and the field, e.g.
-//   kubeconfig /etc/k.yaml: users[0] "admin": client-key: cannot read /etc/key.pem: No such file or directory
+//   kubeconfig /etc/k.yaml: users[0] "admin": client-key: cannot read /etc/key.pem: No such file or
+//   directory
 Status loadRestConfig(const ClientOptions& options, RestConfig* out);
 
 // Parses kubeconfig text (path is used for messages and relative paths).
-Status parseKubeconfig(const std::string& text, const std::string& path,
-                       const std::string& context, RestConfig* out);
+Status parseKubeconfig(const std::string& text, const std::string& path, const std::string& context,
+                       RestConfig* out);
 
 // Base64 decoding (standard alphabet, padding optional, whitespace ignored).
 std::optional<std::string> base64Decode(std::string_view in);

@@ -31,18 +31,18 @@ struct KeyValue {
 struct Taint {
   std::string_view key;
   std::string_view value;
-  std::string_view effect;   // NoSchedule | PreferNoSchedule | NoExecute
-  int64_t time_added = 0;    // Unix seconds; 0 = unset
+  std::string_view effect;  // NoSchedule | PreferNoSchedule | NoExecute
+  int64_t time_added = 0;   // Unix seconds; 0 = unset
 };
 
 struct NodeAddress {
-  std::string_view type;     // InternalIP | ExternalIP | Hostname | InternalDNS | ExternalDNS
+  std::string_view type;  // InternalIP | ExternalIP | Hostname | InternalDNS | ExternalDNS
   std::string_view address;
 };
 
 struct NodeCondition {
-  std::string_view type;     // Ready, NetworkUnavailable, ...
-  std::string_view status;   // True | False | Unknown
+  std::string_view type;    // Ready, NetworkUnavailable, ...
+  std::string_view status;  // True | False | Unknown
   std::string_view reason;
   std::string_view message;
   int64_t last_heartbeat_time = 0;
@@ -72,7 +72,7 @@ class Node {
   std::string_view uid;
   std::string_view resource_version;
   int64_t creation_timestamp = 0;
-  int64_t deletion_timestamp = 0;  // 0 = not being deleted
+  int64_t deletion_timestamp = 0;         // 0 = not being deleted
   std::span<const KeyValue> labels;       // sorted by key
   std::span<const KeyValue> annotations;  // sorted by key
   // spec

@@ -58,9 +58,10 @@ enum Field : int {
 // status.nodeInfo keys, in NodeSystemInfo member order. The first three are unique per node
 // and are never interned.
 constexpr std::string_view kInfoKeys[10] = {
-    "machineID",      "systemUUID",     "bootID",          "kernelVersion",
-    "osImage",        "containerRuntimeVersion", "kubeletVersion", "kubeProxyVersion",
-    "operatingSystem", "architecture",
+    "machineID",      "systemUUID",       "bootID",
+    "kernelVersion",  "osImage",          "containerRuntimeVersion",
+    "kubeletVersion", "kubeProxyVersion", "operatingSystem",
+    "architecture",
 };
 
 constexpr size_t kPoolEntries = 65536;
@@ -88,7 +89,9 @@ void NodeDecoder::reset() {
   }
 }
 
-int NodeDecoder::rootContext() { return kRoot; }
+int NodeDecoder::rootContext() {
+  return kRoot;
+}
 
 int NodeDecoder::key(int ctx, std::string_view k) {
   if (meta_.owns(ctx)) {
@@ -96,42 +99,65 @@ int NodeDecoder::key(int ctx, std::string_view k) {
   }
   switch (ctx) {
     case kRoot:
-      if (k == "spec") return kFSpec;
-      if (k == "status") return kFStatus;
+      if (k == "spec")
+        return kFSpec;
+      if (k == "status")
+        return kFStatus;
       return detail::MetaScratch::rootKey(k);
     case kSpec:
-      if (k == "providerID") return kFProviderId;
-      if (k == "podCIDR") return kFPodCidr;
-      if (k == "podCIDRs") return kFPodCidrs;
-      if (k == "taints") return kFTaints;
-      if (k == "unschedulable") return kFUnschedulable;
+      if (k == "providerID")
+        return kFProviderId;
+      if (k == "podCIDR")
+        return kFPodCidr;
+      if (k == "podCIDRs")
+        return kFPodCidrs;
+      if (k == "taints")
+        return kFTaints;
+      if (k == "unschedulable")
+        return kFUnschedulable;
       return 0;
     case kTaint:
-      if (k == "key") return kFKey;
-      if (k == "value") return kFValue;
-      if (k == "effect") return kFEffect;
-      if (k == "timeAdded") return kFTimeAdded;
+      if (k == "key")
+        return kFKey;
+      if (k == "value")
+        return kFValue;
+      if (k == "effect")
+        return kFEffect;
+      if (k == "timeAdded")
+        return kFTimeAdded;
       return 0;
     case kStatus:
-      if (k == "addresses") return kFAddresses;
-      if (k == "conditions") return kFConditions;
-      if (k == "nodeInfo") return kFNodeInfo;
+      if (k == "addresses")
+        return kFAddresses;
+      if (k == "conditions")
+        return kFConditions;
+      if (k == "nodeInfo")
+        return kFNodeInfo;
       return 0;
     case kAddress:
-      if (k == "type") return kFType;
-      if (k == "address") return kFAddress;
+      if (k == "type")
+        return kFType;
+      if (k == "address")
+        return kFAddress;
       return 0;
     case kCondition:
-      if (k == "type") return kFType;
-      if (k == "status") return kFStatusValue;
-      if (k == "reason") return kFReason;
-      if (k == "message") return kFMessage;
-      if (k == "lastHeartbeatTime") return kFHeartbeat;
-      if (k == "lastTransitionTime") return kFTransition;
+      if (k == "type")
+        return kFType;
+      if (k == "status")
+        return kFStatusValue;
+      if (k == "reason")
+        return kFReason;
+      if (k == "message")
+        return kFMessage;
+      if (k == "lastHeartbeatTime")
+        return kFHeartbeat;
+      if (k == "lastTransitionTime")
+        return kFTransition;
       return 0;
     case kNodeInfo:
       for (int i = 0; i < 10; ++i) {
-        if (k == kInfoKeys[i]) return kFInfo0 + i;
+        if (k == kInfoKeys[i])
+          return kFInfo0 + i;
       }
       return 0;
     default:
@@ -145,30 +171,42 @@ int NodeDecoder::child(int ctx, int field, bool is_array) {
   }
   switch (ctx) {
     case kRoot:
-      if (is_array) return 0;
-      if (field == detail::kFieldMetadata) return detail::kCtxMeta;
-      if (field == kFSpec) return kSpec;
-      if (field == kFStatus) return kStatus;
+      if (is_array)
+        return 0;
+      if (field == detail::kFieldMetadata)
+        return detail::kCtxMeta;
+      if (field == kFSpec)
+        return kSpec;
+      if (field == kFStatus)
+        return kStatus;
       return 0;
     case kSpec:
-      if (is_array && field == kFPodCidrs) return kPodCidrs;
-      if (is_array && field == kFTaints) return kTaints;
+      if (is_array && field == kFPodCidrs)
+        return kPodCidrs;
+      if (is_array && field == kFTaints)
+        return kTaints;
       return 0;
     case kTaints:
-      if (is_array) return 0;
+      if (is_array)
+        return 0;
       taint_ = RawTaint{};
       return kTaint;
     case kStatus:
-      if (is_array && field == kFAddresses) return kAddresses;
-      if (is_array && field == kFConditions) return kConditions;
-      if (!is_array && field == kFNodeInfo) return kNodeInfo;
+      if (is_array && field == kFAddresses)
+        return kAddresses;
+      if (is_array && field == kFConditions)
+        return kConditions;
+      if (!is_array && field == kFNodeInfo)
+        return kNodeInfo;
       return 0;
     case kAddresses:
-      if (is_array) return 0;
+      if (is_array)
+        return 0;
       address_ = RawAddress{};
       return kAddress;
     case kConditions:
-      if (is_array) return 0;
+      if (is_array)
+        return 0;
       condition_ = RawCondition{};
       return kCondition;
     default:
@@ -198,30 +236,57 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
       }
       return;
     case kTaint:
-      if (!v.isString()) return;
+      if (!v.isString())
+        return;
       switch (field) {
-        case kFKey: taint_.key = text_.intern(pool, v.s); break;
-        case kFValue: taint_.value = text_.intern(pool, v.s); break;
-        case kFEffect: taint_.effect = text_.intern(pool, v.s); break;
-        case kFTimeAdded: taint_.time_added = detail::timestampOf(v); break;
-        default: break;
+        case kFKey:
+          taint_.key = text_.intern(pool, v.s);
+          break;
+        case kFValue:
+          taint_.value = text_.intern(pool, v.s);
+          break;
+        case kFEffect:
+          taint_.effect = text_.intern(pool, v.s);
+          break;
+        case kFTimeAdded:
+          taint_.time_added = detail::timestampOf(v);
+          break;
+        default:
+          break;
       }
       return;
     case kAddress:
-      if (!v.isString()) return;
-      if (field == kFType) address_.type = text_.intern(pool, v.s);
-      if (field == kFAddress) address_.address = text_.add(v.s);
+      if (!v.isString())
+        return;
+      if (field == kFType)
+        address_.type = text_.intern(pool, v.s);
+      if (field == kFAddress)
+        address_.address = text_.add(v.s);
       return;
     case kCondition:
-      if (!v.isString()) return;
+      if (!v.isString())
+        return;
       switch (field) {
-        case kFType: condition_.type = text_.intern(pool, v.s); break;
-        case kFStatusValue: condition_.status = text_.intern(pool, v.s); break;
-        case kFReason: condition_.reason = text_.intern(pool, v.s); break;
-        case kFMessage: condition_.message = text_.intern(pool, v.s, 160); break;
-        case kFHeartbeat: condition_.heartbeat = detail::timestampOf(v); break;
-        case kFTransition: condition_.transition = detail::timestampOf(v); break;
-        default: break;
+        case kFType:
+          condition_.type = text_.intern(pool, v.s);
+          break;
+        case kFStatusValue:
+          condition_.status = text_.intern(pool, v.s);
+          break;
+        case kFReason:
+          condition_.reason = text_.intern(pool, v.s);
+          break;
+        case kFMessage:
+          condition_.message = text_.intern(pool, v.s, 160);
+          break;
+        case kFHeartbeat:
+          condition_.heartbeat = detail::timestampOf(v);
+          break;
+        case kFTransition:
+          condition_.transition = detail::timestampOf(v);
+          break;
+        default:
+          break;
       }
       return;
     case kNodeInfo:
@@ -237,10 +302,17 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
 
 void NodeDecoder::end(int ctx) {
   switch (ctx) {
-    case kTaint: taints_.push_back(taint_); break;
-    case kAddress: addresses_.push_back(address_); break;
-    case kCondition: conditions_.push_back(condition_); break;
-    default: break;
+    case kTaint:
+      taints_.push_back(taint_);
+      break;
+    case kAddress:
+      addresses_.push_back(address_);
+      break;
+    case kCondition:
+      conditions_.push_back(condition_);
+      break;
+    default:
+      break;
   }
 }
 
@@ -276,13 +348,14 @@ std::shared_ptr<const Node> NodeDecoder::finish() {
   });
   node->taints = {tp, tn};
   node->unschedulable = unschedulable_;
-  auto [dp, dn] = detail::fillArray<NodeAddress>(
-      arena, addresses_off, addresses_,
-      [&r](const RawAddress& a) { return NodeAddress{r(a.type), r(a.address)}; });
+  auto [dp, dn] =
+      detail::fillArray<NodeAddress>(arena, addresses_off, addresses_, [&r](const RawAddress& a) {
+        return NodeAddress{r(a.type), r(a.address)};
+      });
   node->addresses = {dp, dn};
   auto [np, nn] = detail::fillArray<NodeCondition>(
       arena, conditions_off, conditions_, [&r](const RawCondition& c) {
-        return NodeCondition{r(c.type),    r(c.status),    r(c.reason),
+        return NodeCondition{r(c.type),    r(c.status), r(c.reason),
                              r(c.message), c.heartbeat, c.transition};
       });
   node->conditions = {np, nn};

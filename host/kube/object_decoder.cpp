@@ -26,15 +26,24 @@ void MetaScratch::clear() {
 int MetaScratch::key(int ctx, std::string_view key, ScratchText& text, StringPool& pool) {
   switch (ctx) {
     case kCtxMeta:
-      if (key == "name") return kFieldName;
-      if (key == "namespace") return kFieldNamespace;
-      if (key == "uid") return kFieldUid;
-      if (key == "resourceVersion") return kFieldResourceVersion;
-      if (key == "creationTimestamp") return kFieldCreationTimestamp;
-      if (key == "deletionTimestamp") return kFieldDeletionTimestamp;
-      if (key == "labels") return kFieldLabels;
-      if (key == "annotations") return kFieldAnnotations;
-      if (key == "finalizers") return kFieldFinalizers;
+      if (key == "name")
+        return kFieldName;
+      if (key == "namespace")
+        return kFieldNamespace;
+      if (key == "uid")
+        return kFieldUid;
+      if (key == "resourceVersion")
+        return kFieldResourceVersion;
+      if (key == "creationTimestamp")
+        return kFieldCreationTimestamp;
+      if (key == "deletionTimestamp")
+        return kFieldDeletionTimestamp;
+      if (key == "labels")
+        return kFieldLabels;
+      if (key == "annotations")
+        return kFieldAnnotations;
+      if (key == "finalizers")
+        return kFieldFinalizers;
       return 0;
     case kCtxAnnotations:
       pending_key_ = text.intern(pool, key);
@@ -53,27 +62,42 @@ int MetaScratch::child(int ctx, int field, bool is_array) const {
   if (ctx != kCtxMeta) {
     return 0;
   }
-  if (!is_array && field == kFieldLabels) return kCtxLabels;
-  if (!is_array && field == kFieldAnnotations) return kCtxAnnotations;
-  if (is_array && field == kFieldFinalizers) return kCtxFinalizers;
+  if (!is_array && field == kFieldLabels)
+    return kCtxLabels;
+  if (!is_array && field == kFieldAnnotations)
+    return kCtxAnnotations;
+  if (is_array && field == kFieldFinalizers)
+    return kCtxFinalizers;
   return 0;
 }
 
-void MetaScratch::value(int ctx, int field, const Scalar& v, ScratchText& text,
-                        StringPool& pool) {
+void MetaScratch::value(int ctx, int field, const Scalar& v, ScratchText& text, StringPool& pool) {
   switch (ctx) {
     case kCtxMeta:
       if (!v.isString()) {
         return;
       }
       switch (field) {
-        case kFieldName: name = text.add(v.s); break;
-        case kFieldNamespace: ns = text.intern(pool, v.s); break;
-        case kFieldUid: uid = text.add(v.s); break;
-        case kFieldResourceVersion: resource_version = text.add(v.s); break;
-        case kFieldCreationTimestamp: creation_timestamp = timestampOf(v); break;
-        case kFieldDeletionTimestamp: deletion_timestamp = timestampOf(v); break;
-        default: break;
+        case kFieldName:
+          name = text.add(v.s);
+          break;
+        case kFieldNamespace:
+          ns = text.intern(pool, v.s);
+          break;
+        case kFieldUid:
+          uid = text.add(v.s);
+          break;
+        case kFieldResourceVersion:
+          resource_version = text.add(v.s);
+          break;
+        case kFieldCreationTimestamp:
+          creation_timestamp = timestampOf(v);
+          break;
+        case kFieldDeletionTimestamp:
+          deletion_timestamp = timestampOf(v);
+          break;
+        default:
+          break;
       }
       return;
     case kCtxLabels:

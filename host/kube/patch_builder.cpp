@@ -88,8 +88,8 @@ std::vector<TaintSpec> taintSpecs(std::span<const Taint> taints) {
   std::vector<TaintSpec> out;
   out.reserve(taints.size());
   for (const auto& t : taints) {
-    out.push_back(TaintSpec{std::string(t.key), std::string(t.value), std::string(t.effect),
-                            t.time_added});
+    out.push_back(
+        TaintSpec{std::string(t.key), std::string(t.value), std::string(t.effect), t.time_added});
   }
   return out;
 }

@@ -14,7 +14,9 @@ constexpr size_t kBufferLimit = 256 * 1024;
 
 ResponseStream::ResponseStream(RestClient* owner, std::unique_ptr<detail::CurlTransfer> transfer,
                                std::stop_token stop, StreamOptions options)
-    : owner_(owner), transfer_(std::move(transfer)), stop_(std::move(stop)),
+    : owner_(owner),
+      transfer_(std::move(transfer)),
+      stop_(std::move(stop)),
       options_(std::move(options)) {
   multi_ = curl_multi_init();
   transfer_->begin(&buffer_, kBufferLimit, true);

@@ -39,8 +39,10 @@ bool iequalsPrefix(std::string_view s, std::string_view prefix) {
 }
 
 std::string_view trimHeader(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+    v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' '))
+    v.remove_suffix(1);
   return v;
 }
 
@@ -57,11 +59,15 @@ std::string warningText(std::string_view v) {
 std::once_flag g_curl_init;  // curl_global_init must run once per process
 
 // client-go: QPS 0 means its default (5 qps, burst 10); a negative QPS disables limiting.
-double effectiveQps(double qps) { return qps == 0 ? 5.0 : qps; }
-int effectiveBurst(double qps, int burst) { return qps == 0 && burst == 0 ? 10 : burst; }
+double effectiveQps(double qps) {
+  return qps == 0 ? 5.0 : qps;
+}
+int effectiveBurst(double qps, int burst) {
+  return qps == 0 && burst == 0 ? 10 : burst;
+}
 
 const std::vector<double>& latencyBuckets() {
-  static const std::vector<double> b{0.005, 0.025, 0.1, 0.25, 0.5, 1.0,
+  static const std::vector<double> b{0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
                                      2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
   return b;
 }
@@ -135,11 +141,16 @@ struct RestClient::Metrics {
 
 std::string_view verbName(Verb verb) {
   switch (verb) {
-    case Verb::Get: return "GET";
-    case Verb::Post: return "POST";
-    case Verb::Put: return "PUT";
-    case Verb::Patch: return "PATCH";
-    case Verb::Delete: return "DELETE";
+    case Verb::Get:
+      return "GET";
+    case Verb::Post:
+      return "POST";
+    case Verb::Put:
+      return "PUT";
+    case Verb::Patch:
+      return "PATCH";
+    case Verb::Delete:
+      return "DELETE";
   }
   return "GET";
 }
@@ -147,8 +158,7 @@ std::string_view verbName(Verb verb) {
 // ---- construction -----------------------------------------------------------------------------
 
 StatusOr<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& config,
-                                                         const ClientOptions& options,
-                                                         Clock& clock,
+                                                         const ClientOptions& options, Clock& clock,
                                                          metrics::Registry* registry) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::unique_ptr<RestClient> client(new RestClient(config, options, clock, registry));
@@ -161,7 +171,9 @@ RestClient::RestClient(RestConfig config, const ClientOptions& options, Clock& c
     : config_(std::move(config)),
       user_agent_(options.user_agent.empty() ? defaultUserAgent("cloud-controller-manager", "", "")
                                              : options.user_agent),
-      timeout_(options.timeout), connect_timeout_(options.connect_timeout), clock_(clock),
+      timeout_(options.timeout),
+      connect_timeout_(options.connect_timeout),
+      clock_(clock),
       credentials_(config_, clock),
       bucket_(effectiveQps(options.qps), effectiveBurst(options.qps, options.burst), clock),
       registry_(registry) {}
@@ -171,14 +183,14 @@ void RestClient::initMetrics() {
     return;
   }
   metrics_ = std::make_unique<Metrics>();
-  metrics_->requests = registry_->counter(
-      "rest_client_requests_total",
-      "Number of HTTP requests, partitioned by status code, method, and host.",
-      {"code", "host", "method"});
-  auto* duration = registry_->histogram(
-      "rest_client_request_duration_seconds",
-      "Request latency in seconds. Broken down by verb, and host.", latencyBuckets(),
-      {"verb", "host"});
+  metrics_->requests =
+      registry_->counter("rest_client_requests_total",
+                         "Number of HTTP requests, partitioned by status code, method, and host.",
+                         {"code", "host", "method"});
+  auto* duration =
+      registry_->histogram("rest_client_request_duration_seconds",
+                           "Request latency in seconds. Broken down by verb, and host.",
+                           latencyBuckets(), {"verb", "host"});
   auto* limiter = registry_->histogram(
       "rest_client_rate_limiter_duration_seconds",
       "Client side rate limiter latency in seconds. Broken down by verb, and host.",
@@ -204,9 +216,8 @@ Status RestClient::init() {
   std::string scheme = server.substr(0, scheme_end);
   size_t host_start = scheme_end + 3;
   size_t path_start = server.find('/', host_start);
-  std::string authority = server.substr(host_start, path_start == std::string::npos
-                                                        ? std::string::npos
-                                                        : path_start - host_start);
+  std::string authority = server.substr(
+      host_start, path_start == std::string::npos ? std::string::npos : path_start - host_start);
   std::string prefix = path_start == std::string::npos ? "" : server.substr(path_start);
   std::string host = authority;
   std::string port = scheme == "https" ? "443" : "80";
@@ -237,13 +248,13 @@ Status RestClient::init() {
   curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
   curl_share_setopt(
-      share_, CURLSHOPT_LOCKFUNC,
-      +[](CURL*, curl_lock_data data, curl_lock_access, void* self) {
+      share_, CURLSHOPT_LOCKFUNC, +[](CURL*, curl_lock_data data, curl_lock_access, void* self) {
         static_cast<RestClient*>(self)->share_locks_[data].lock();
       });
-  curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, +[](CURL*, curl_lock_data data, void* self) {
-    static_cast<RestClient*>(self)->share_locks_[data].unlock();
-  });
+  curl_share_setopt(
+      share_, CURLSHOPT_UNLOCKFUNC, +[](CURL*, curl_lock_data data, void* self) {
+        static_cast<RestClient*>(self)->share_locks_[data].unlock();
+      });
   // Validate the credentials and TLS material once, so a broken configuration fails at
   // start-up rather than at the first request.
   Credentials::Current creds;
@@ -300,8 +311,7 @@ Status RestClient::configureHandle(CurlTransfer& t, const Credentials::Current& 
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   }
   if (!config_.ca_pem.empty()) {
-    curl_blob blob{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(),
-                   CURL_BLOB_COPY};
+    curl_blob blob{const_cast<char*>(config_.ca_pem.data()), config_.ca_pem.size(), CURL_BLOB_COPY};
     if (curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob) != CURLE_OK) {
       return Status(Code::InvalidArgument, "libcurl rejected the CA bundle");
     }
@@ -379,8 +389,8 @@ void RestClient::destroy(std::unique_ptr<CurlTransfer> t) {
   curl_slist_free_all(reinterpret_cast<curl_slist*>(priv));
 }
 
-void RestClient::prepare(CurlTransfer& t, const Request& request,
-                         const Credentials::Current& creds, curl_slist** headers, bool streaming,
+void RestClient::prepare(CurlTransfer& t, const Request& request, const Credentials::Current& creds,
+                         curl_slist** headers, bool streaming,
                          std::chrono::milliseconds max_duration) {
   CURL* h = t.easy;
   std::string url = url_base_ + request.path;
@@ -393,8 +403,7 @@ void RestClient::prepare(CurlTransfer& t, const Request& request,
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, std::string(verbName(request.verb)).c_str());
   } else {
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST,
-                     request.verb == Verb::Get ? nullptr : "DELETE");
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.verb == Verb::Get ? nullptr : "DELETE");
   }
   curl_slist* list = curl_slist_append(nullptr, "Accept: application/json, */*");
   if (has_body) {
@@ -413,7 +422,7 @@ void RestClient::prepare(CurlTransfer& t, const Request& request,
   }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
   *headers = list;
-  std::chrono::milliseconds total = streaming ? max_duration
+  std::chrono::milliseconds total = streaming                     ? max_duration
                                     : request.timeout.count() > 0 ? request.timeout
                                                                   : timeout_;
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(total.count()));
@@ -440,8 +449,7 @@ bool RestClient::throttle(Verb verb, std::stop_token stop) {
   return ok;
 }
 
-void RestClient::record(Verb verb, const std::string& code,
-                        std::chrono::steady_clock::duration d) {
+void RestClient::record(Verb verb, const std::string& code, std::chrono::steady_clock::duration d) {
   if (!metrics_) {
     return;
   }
@@ -529,8 +537,8 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     long retry_after = t->retry_after_seconds;
     std::vector<std::string> warnings = std::move(t->warnings);
     if (rc != CURLE_OK) {
-      ApiStatus err = rc == CURLE_ABORTED_BY_CALLBACK ? ApiStatus::cancelled()
-                                                       : transportError(rc, *t);
+      ApiStatus err =
+          rc == CURLE_ABORTED_BY_CALLBACK ? ApiStatus::cancelled() : transportError(rc, *t);
       destroy(std::move(t));  // connection state unknown
       record(request.verb, "<error>", elapsed);
       return err;
@@ -551,8 +559,10 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     }
     if ((code == 429 || code >= 500) && retry_after >= 0 && attempt < kMaxRetries) {
       ccm::log::infoV(2, "Server asked to retry later",
-                      {{"code", code}, {"retryAfterSeconds", retry_after},
-                       {"verb", verbName(request.verb)}, {"attempt", attempt + 1}});
+                      {{"code", code},
+                       {"retryAfterSeconds", retry_after},
+                       {"verb", verbName(request.verb)},
+                       {"attempt", attempt + 1}});
       if (!sleepFor(std::chrono::seconds(retry_after), stop)) {
         return ApiStatus::cancelled();
       }
@@ -596,8 +606,7 @@ ApiResult<std::unique_ptr<ResponseStream>> RestClient::stream(const Request& req
       if (s->endState() == ResponseStream::End::Cancelled) {
         return ApiStatus::cancelled();
       }
-      return ApiStatus::transport(fmt::format("request to {} failed: {}", host_label_,
-                                              s->error()));
+      return ApiStatus::transport(fmt::format("request to {} failed: {}", host_label_, s->error()));
     }
     long code = s->httpCode();
     record(request.verb, std::to_string(code), elapsed);

@@ -49,10 +49,10 @@ inline constexpr std::string_view kJsonPatch = "application/json-patch+json";
 
 struct Request {
   Verb verb = Verb::Get;
-  std::string path;                    // "/api/v1/nodes/n1" plus an escaped query
-  std::string body;                    // empty = no body
+  std::string path;  // "/api/v1/nodes/n1" plus an escaped query
+  std::string body;  // empty = no body
   std::string_view content_type = kJson;
-  bool want_body = true;               // false: a successful answer's body is discarded
+  bool want_body = true;                 // false: a successful answer's body is discarded
   std::chrono::milliseconds timeout{0};  // 0 = the client's default
 };
 
@@ -99,9 +99,8 @@ class RestClient {
   static void destroy(std::unique_ptr<detail::CurlTransfer> transfer);
   Status configureHandle(detail::CurlTransfer& t, const Credentials::Current& creds);
   // Per-request options; `headers` receives the list to free after the transfer.
-  void prepare(detail::CurlTransfer& t, const Request& request,
-               const Credentials::Current& creds, struct curl_slist** headers, bool streaming,
-               std::chrono::milliseconds max_duration);
+  void prepare(detail::CurlTransfer& t, const Request& request, const Credentials::Current& creds,
+               struct curl_slist** headers, bool streaming, std::chrono::milliseconds max_duration);
   // Waits for a rate-limiter token (records the metric); false when stopped.
   bool throttle(Verb verb, std::stop_token stop);
   void record(Verb verb, const std::string& code, std::chrono::steady_clock::duration d);
@@ -116,9 +115,9 @@ class RestClient {
   Credentials credentials_;
   TokenBucket bucket_;
   metrics::Registry* registry_;
-  std::string url_base_;      // server URL, with the host replaced by tls-server-name if set
-  std::string connect_to_;    // CURLOPT_CONNECT_TO entry for tls-server-name ("" = none)
-  std::string host_label_;    // "host:port" for metrics
+  std::string url_base_;    // server URL, with the host replaced by tls-server-name if set
+  std::string connect_to_;  // CURLOPT_CONNECT_TO entry for tls-server-name ("" = none)
+  std::string host_label_;  // "host:port" for metrics
   std::unique_ptr<Metrics> metrics_;
 
   CURLSH* share_ = nullptr;

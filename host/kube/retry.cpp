@@ -73,8 +73,8 @@ std::chrono::nanoseconds jittered(std::chrono::nanoseconds d, double jitter, Ran
   if (jitter <= 0) {
     return d;
   }
-  return d + std::chrono::nanoseconds(static_cast<int64_t>(
-                 random.uniform() * jitter * static_cast<double>(d.count())));
+  return d + std::chrono::nanoseconds(
+                 static_cast<int64_t>(random.uniform() * jitter * static_cast<double>(d.count())));
 }
 
 std::vector<std::chrono::nanoseconds> backoffDelays(Backoff backoff, Random& random) {
@@ -117,7 +117,11 @@ ApiStatus retryOnConflict(const Backoff& backoff, const std::function<ApiStatus(
 BackoffManager::BackoffManager(std::chrono::nanoseconds initial, std::chrono::nanoseconds cap,
                                std::chrono::nanoseconds reset_after, double jitter, Clock& clock,
                                Random& random)
-    : initial_(initial), cap_(cap), reset_after_(reset_after), jitter_(jitter), clock_(clock),
+    : initial_(initial),
+      cap_(cap),
+      reset_after_(reset_after),
+      jitter_(jitter),
+      clock_(clock),
       random_(random) {}
 
 std::chrono::nanoseconds BackoffManager::next() {

@@ -62,8 +62,8 @@ std::chrono::nanoseconds jittered(std::chrono::nanoseconds d, double jitter, Ran
 std::vector<std::chrono::nanoseconds> backoffDelays(Backoff backoff, Random& random);
 
 struct RetryHooks {
-  Random* random = nullptr;                                // null: Random::threadLocal()
-  std::function<bool(std::chrono::nanoseconds)> sleep;     // null: real sleep; false = stop
+  Random* random = nullptr;                             // null: Random::threadLocal()
+  std::function<bool(std::chrono::nanoseconds)> sleep;  // null: real sleep; false = stop
   std::stop_token stop;
 };
 
@@ -74,7 +74,8 @@ ApiStatus retryOnConflict(const Backoff& backoff, const std::function<ApiStatus(
                           const RetryHooks& hooks = {});
 
 // Like retryOnConflict, but retries while `retriable(status)` holds.
-ApiStatus retryOnError(const Backoff& backoff, const std::function<bool(const ApiStatus&)>& retriable,
+ApiStatus retryOnError(const Backoff& backoff,
+                       const std::function<bool(const ApiStatus&)>& retriable,
                        const std::function<ApiStatus()>& fn, const RetryHooks& hooks = {});
 
 // The reflector's backoff: initial, x2 per failure, capped, full jitter; back to the initial
@@ -82,8 +83,7 @@ ApiStatus retryOnError(const Backoff& backoff, const std::function<bool(const Ap
 class BackoffManager {
  public:
   BackoffManager(std::chrono::nanoseconds initial, std::chrono::nanoseconds cap,
-                 std::chrono::nanoseconds reset_after, double jitter, Clock& clock,
-                 Random& random);
+                 std::chrono::nanoseconds reset_after, double jitter, Clock& clock, Random& random);
   std::chrono::nanoseconds next();
 
  private:

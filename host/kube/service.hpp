@@ -23,11 +23,11 @@ class ServiceDecoder;
 
 struct ServicePort {
   std::string_view name;
-  std::string_view protocol;       // TCP | UDP | SCTP
+  std::string_view protocol;  // TCP | UDP | SCTP
   std::string_view app_protocol;
   int32_t port = 0;
   int32_t node_port = 0;
-  int32_t target_port = 0;          // numeric targetPort (0 when named or unset)
+  int32_t target_port = 0;            // numeric targetPort (0 when named or unset)
   std::string_view target_port_name;  // named targetPort
 };
 
@@ -57,7 +57,7 @@ class Service {
   std::span<const KeyValue> annotations;  // sorted by key
   std::span<const std::string_view> finalizers;
   // spec
-  std::string_view type;                  // ClusterIP | NodePort | LoadBalancer | ExternalName
+  std::string_view type;  // ClusterIP | NodePort | LoadBalancer | ExternalName
   std::string_view cluster_ip;
   std::span<const ServicePort> ports;
   std::string_view load_balancer_ip;

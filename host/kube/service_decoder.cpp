@@ -68,7 +68,9 @@ enum Field : int {
 
 constexpr size_t kPoolEntries = 16384;
 
-int32_t int32Of(const Scalar& v) { return v.isInt() ? static_cast<int32_t>(v.i) : 0; }
+int32_t int32Of(const Scalar& v) {
+  return v.isInt() ? static_cast<int32_t>(v.i) : 0;
+}
 
 }  // namespace
 
@@ -144,39 +146,48 @@ bool ServiceDecoder::teeClose() {
 }
 
 bool ServiceDecoder::Null() {
-  if (teeScalar()) writer_.Null();
+  if (teeScalar())
+    writer_.Null();
   return Base::Null();
 }
 bool ServiceDecoder::Bool(bool b) {
-  if (teeScalar()) writer_.Bool(b);
+  if (teeScalar())
+    writer_.Bool(b);
   return Base::Bool(b);
 }
 bool ServiceDecoder::Int(int i) {
-  if (teeScalar()) writer_.Int(i);
+  if (teeScalar())
+    writer_.Int(i);
   return Base::Int(i);
 }
 bool ServiceDecoder::Uint(unsigned u) {
-  if (teeScalar()) writer_.Uint(u);
+  if (teeScalar())
+    writer_.Uint(u);
   return Base::Uint(u);
 }
 bool ServiceDecoder::Int64(int64_t i) {
-  if (teeScalar()) writer_.Int64(i);
+  if (teeScalar())
+    writer_.Int64(i);
   return Base::Int64(i);
 }
 bool ServiceDecoder::Uint64(uint64_t u) {
-  if (teeScalar()) writer_.Uint64(u);
+  if (teeScalar())
+    writer_.Uint64(u);
   return Base::Uint64(u);
 }
 bool ServiceDecoder::Double(double d) {
-  if (teeScalar()) writer_.Double(d);
+  if (teeScalar())
+    writer_.Double(d);
   return Base::Double(d);
 }
 bool ServiceDecoder::String(const char* s, unsigned n, bool copy) {
-  if (teeScalar()) writer_.String(s, n, copy);
+  if (teeScalar())
+    writer_.String(s, n, copy);
   return Base::String(s, n, copy);
 }
 bool ServiceDecoder::StartObject() {
-  if (teeOpen()) writer_.StartObject();
+  if (teeOpen())
+    writer_.StartObject();
   return Base::StartObject();
 }
 bool ServiceDecoder::Key(const char* s, unsigned n, bool copy) {
@@ -194,21 +205,26 @@ bool ServiceDecoder::Key(const char* s, unsigned n, bool copy) {
   return Base::Key(s, n, copy);
 }
 bool ServiceDecoder::EndObject(unsigned members) {
-  if (teeClose()) writer_.EndObject();
+  if (teeClose())
+    writer_.EndObject();
   return Base::EndObject(members);
 }
 bool ServiceDecoder::StartArray() {
-  if (teeOpen()) writer_.StartArray();
+  if (teeOpen())
+    writer_.StartArray();
   return Base::StartArray();
 }
 bool ServiceDecoder::EndArray(unsigned elements) {
-  if (teeClose()) writer_.EndArray();
+  if (teeClose())
+    writer_.EndArray();
   return Base::EndArray(elements);
 }
 
 // ---- fields ---------------------------------------------------------------------------------
 
-int ServiceDecoder::rootContext() { return kRoot; }
+int ServiceDecoder::rootContext() {
+  return kRoot;
+}
 
 int ServiceDecoder::key(int ctx, std::string_view k) {
   if (meta_.owns(ctx)) {
@@ -216,30 +232,50 @@ int ServiceDecoder::key(int ctx, std::string_view k) {
   }
   switch (ctx) {
     case kRoot:
-      if (k == "spec") return kFSpec;
-      if (k == "status") return kFStatus;
+      if (k == "spec")
+        return kFSpec;
+      if (k == "status")
+        return kFStatus;
       return detail::MetaScratch::rootKey(k);
     case kSpec:
-      if (k == "type") return kFType;
-      if (k == "clusterIP") return kFClusterIp;
-      if (k == "ports") return kFPorts;
-      if (k == "loadBalancerIP") return kFLbIp;
-      if (k == "loadBalancerSourceRanges") return kFSourceRanges;
-      if (k == "externalTrafficPolicy") return kFEtp;
-      if (k == "healthCheckNodePort") return kFHcNodePort;
-      if (k == "ipFamilies") return kFIpFamilies;
-      if (k == "loadBalancerClass") return kFLbClass;
-      if (k == "sessionAffinity") return kFAffinity;
-      if (k == "sessionAffinityConfig") return kFAffinityConfig;
-      if (k == "externalIPs") return kFExternalIps;
+      if (k == "type")
+        return kFType;
+      if (k == "clusterIP")
+        return kFClusterIp;
+      if (k == "ports")
+        return kFPorts;
+      if (k == "loadBalancerIP")
+        return kFLbIp;
+      if (k == "loadBalancerSourceRanges")
+        return kFSourceRanges;
+      if (k == "externalTrafficPolicy")
+        return kFEtp;
+      if (k == "healthCheckNodePort")
+        return kFHcNodePort;
+      if (k == "ipFamilies")
+        return kFIpFamilies;
+      if (k == "loadBalancerClass")
+        return kFLbClass;
+      if (k == "sessionAffinity")
+        return kFAffinity;
+      if (k == "sessionAffinityConfig")
+        return kFAffinityConfig;
+      if (k == "externalIPs")
+        return kFExternalIps;
       return 0;
     case kPort:
-      if (k == "name") return kFName;
-      if (k == "protocol") return kFProtocol;
-      if (k == "port") return kFPort;
-      if (k == "nodePort") return kFNodePort;
-      if (k == "targetPort") return kFTargetPort;
-      if (k == "appProtocol") return kFAppProtocol;
+      if (k == "name")
+        return kFName;
+      if (k == "protocol")
+        return kFProtocol;
+      if (k == "port")
+        return kFPort;
+      if (k == "nodePort")
+        return kFNodePort;
+      if (k == "targetPort")
+        return kFTargetPort;
+      if (k == "appProtocol")
+        return kFAppProtocol;
       return 0;
     case kAffinityConfig:
       return k == "clientIP" ? kFClientIp : 0;
@@ -250,15 +286,22 @@ int ServiceDecoder::key(int ctx, std::string_view k) {
     case kLoadBalancer:
       return k == "ingress" ? kFIngress : 0;
     case kIngress:
-      if (k == "ip") return kFIp;
-      if (k == "hostname") return kFHostname;
-      if (k == "ipMode") return kFIpMode;
-      if (k == "ports") return kFPorts;
+      if (k == "ip")
+        return kFIp;
+      if (k == "hostname")
+        return kFHostname;
+      if (k == "ipMode")
+        return kFIpMode;
+      if (k == "ports")
+        return kFPorts;
       return 0;
     case kIngressPort:
-      if (k == "port") return kFPort;
-      if (k == "protocol") return kFProtocol;
-      if (k == "error") return kFError;
+      if (k == "port")
+        return kFPort;
+      if (k == "protocol")
+        return kFProtocol;
+      if (k == "error")
+        return kFError;
       return 0;
     default:
       return 0;
@@ -271,17 +314,25 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
   }
   switch (ctx) {
     case kRoot:
-      if (is_array) return 0;
-      if (field == detail::kFieldMetadata) return detail::kCtxMeta;
-      if (field == kFSpec) return kSpec;
-      if (field == kFStatus) return kStatus;
+      if (is_array)
+        return 0;
+      if (field == detail::kFieldMetadata)
+        return detail::kCtxMeta;
+      if (field == kFSpec)
+        return kSpec;
+      if (field == kFStatus)
+        return kStatus;
       return 0;
     case kSpec:
       if (is_array) {
-        if (field == kFPorts) return kPorts;
-        if (field == kFSourceRanges) return kSourceRanges;
-        if (field == kFIpFamilies) return kIpFamilies;
-        if (field == kFExternalIps) return kExternalIps;
+        if (field == kFPorts)
+          return kPorts;
+        if (field == kFSourceRanges)
+          return kSourceRanges;
+        if (field == kFIpFamilies)
+          return kIpFamilies;
+        if (field == kFExternalIps)
+          return kExternalIps;
         return 0;
       }
       if (field == kFAffinityConfig) {
@@ -290,7 +341,8 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
       }
       return 0;
     case kPorts:
-      if (is_array) return 0;
+      if (is_array)
+        return 0;
       port_ = RawPort{};
       return kPort;
     case kAffinityConfig:
@@ -300,14 +352,16 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
     case kLoadBalancer:
       return is_array && field == kFIngress ? kIngressList : 0;
     case kIngressList:
-      if (is_array) return 0;
+      if (is_array)
+        return 0;
       ingress_item_ = RawIngress{};
       ingress_item_.ports_begin = static_cast<uint32_t>(port_statuses_.size());
       return kIngress;
     case kIngress:
       return is_array && field == kFPorts ? kIngressPorts : 0;
     case kIngressPorts:
-      if (is_array) return 0;
+      if (is_array)
+        return 0;
       port_status_ = RawPortStatus{};
       return kIngressPort;
     default:
@@ -330,42 +384,67 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
       if (field == kFLbClass) {
         has_lb_class_ = v.isString();
       }
-      if (!v.isString()) return;
+      if (!v.isString())
+        return;
       switch (field) {
-        case kFType: type_ = text_.intern(pool, v.s); break;
-        case kFClusterIp: cluster_ip_ = text_.add(v.s); break;
-        case kFLbIp: lb_ip_ = text_.add(v.s); break;
-        case kFEtp: etp_ = text_.intern(pool, v.s); break;
-        case kFLbClass: lb_class_ = text_.intern(pool, v.s); break;
-        case kFAffinity: affinity_ = text_.intern(pool, v.s); break;
-        default: break;
+        case kFType:
+          type_ = text_.intern(pool, v.s);
+          break;
+        case kFClusterIp:
+          cluster_ip_ = text_.add(v.s);
+          break;
+        case kFLbIp:
+          lb_ip_ = text_.add(v.s);
+          break;
+        case kFEtp:
+          etp_ = text_.intern(pool, v.s);
+          break;
+        case kFLbClass:
+          lb_class_ = text_.intern(pool, v.s);
+          break;
+        case kFAffinity:
+          affinity_ = text_.intern(pool, v.s);
+          break;
+        default:
+          break;
       }
       return;
     case kSourceRanges:
-      if (v.isString()) source_ranges_.push_back(text_.intern(pool, v.s));
+      if (v.isString())
+        source_ranges_.push_back(text_.intern(pool, v.s));
       return;
     case kIpFamilies:
-      if (v.isString()) ip_families_.push_back(text_.intern(pool, v.s));
+      if (v.isString())
+        ip_families_.push_back(text_.intern(pool, v.s));
       return;
     case kExternalIps:
-      if (v.isString()) external_ips_.push_back(text_.add(v.s));
+      if (v.isString())
+        external_ips_.push_back(text_.add(v.s));
       return;
     case kClientIp:
-      if (field == kFTimeoutSeconds) affinity_timeout_ = int32Of(v);
+      if (field == kFTimeoutSeconds)
+        affinity_timeout_ = int32Of(v);
       return;
     case kPort:
       switch (field) {
         case kFName:
-          if (v.isString()) port_.name = text_.intern(pool, v.s);
+          if (v.isString())
+            port_.name = text_.intern(pool, v.s);
           break;
         case kFProtocol:
-          if (v.isString()) port_.protocol = text_.intern(pool, v.s);
+          if (v.isString())
+            port_.protocol = text_.intern(pool, v.s);
           break;
         case kFAppProtocol:
-          if (v.isString()) port_.app_protocol = text_.intern(pool, v.s);
+          if (v.isString())
+            port_.app_protocol = text_.intern(pool, v.s);
           break;
-        case kFPort: port_.port = int32Of(v); break;
-        case kFNodePort: port_.node_port = int32Of(v); break;
+        case kFPort:
+          port_.port = int32Of(v);
+          break;
+        case kFNodePort:
+          port_.node_port = int32Of(v);
+          break;
         case kFTargetPort:
           if (v.isInt()) {
             port_.target_port = int32Of(v);
@@ -373,19 +452,27 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
             port_.target_name = text_.intern(pool, v.s);
           }
           break;
-        default: break;
+        default:
+          break;
       }
       return;
     case kIngress:
-      if (!v.isString()) return;
-      if (field == kFIp) ingress_item_.ip = text_.add(v.s);
-      if (field == kFHostname) ingress_item_.hostname = text_.add(v.s);
-      if (field == kFIpMode) ingress_item_.ip_mode = text_.intern(pool, v.s);
+      if (!v.isString())
+        return;
+      if (field == kFIp)
+        ingress_item_.ip = text_.add(v.s);
+      if (field == kFHostname)
+        ingress_item_.hostname = text_.add(v.s);
+      if (field == kFIpMode)
+        ingress_item_.ip_mode = text_.intern(pool, v.s);
       return;
     case kIngressPort:
-      if (field == kFPort) port_status_.port = int32Of(v);
-      if (field == kFProtocol && v.isString()) port_status_.protocol = text_.intern(pool, v.s);
-      if (field == kFError && v.isString()) port_status_.error = text_.intern(pool, v.s);
+      if (field == kFPort)
+        port_status_.port = int32Of(v);
+      if (field == kFProtocol && v.isString())
+        port_status_.protocol = text_.intern(pool, v.s);
+      if (field == kFError && v.isString())
+        port_status_.error = text_.intern(pool, v.s);
       return;
     default:
       return;
@@ -394,14 +481,19 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
 
 void ServiceDecoder::end(int ctx) {
   switch (ctx) {
-    case kPort: ports_.push_back(port_); break;
-    case kIngressPort: port_statuses_.push_back(port_status_); break;
+    case kPort:
+      ports_.push_back(port_);
+      break;
+    case kIngressPort:
+      port_statuses_.push_back(port_status_);
+      break;
     case kIngress:
       ingress_item_.ports_count =
           static_cast<uint32_t>(port_statuses_.size()) - ingress_item_.ports_begin;
       ingress_.push_back(ingress_item_);
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -443,7 +535,7 @@ std::shared_ptr<const Service> ServiceDecoder::finish() {
   svc->type = r(type_);
   svc->cluster_ip = r(cluster_ip_);
   auto [pp, pn] = detail::fillArray<ServicePort>(arena, ports_off, ports_, [&r](const RawPort& p) {
-    return ServicePort{r(p.name), r(p.protocol), r(p.app_protocol), p.port,
+    return ServicePort{r(p.name),   r(p.protocol), r(p.app_protocol), p.port,
                        p.node_port, p.target_port, r(p.target_name)};
   });
   svc->ports = {pp, pn};
@@ -461,15 +553,16 @@ std::shared_ptr<const Service> ServiceDecoder::finish() {
   svc->session_affinity_timeout_seconds = affinity_timeout_;
   auto [ep, en] = detail::fillArray<std::string_view>(arena, eips_off, external_ips_, r);
   svc->external_ips = {ep, en};
-  auto [sp, sn] = detail::fillArray<PortStatus>(
-      arena, pstat_off, port_statuses_,
-      [&r](const RawPortStatus& p) { return PortStatus{p.port, r(p.protocol), r(p.error)}; });
+  auto [sp, sn] =
+      detail::fillArray<PortStatus>(arena, pstat_off, port_statuses_, [&r](const RawPortStatus& p) {
+        return PortStatus{p.port, r(p.protocol), r(p.error)};
+      });
   (void)sn;
   const PortStatus* statuses = sp;
   auto [gp, gn] = detail::fillArray<LoadBalancerIngress>(
       arena, ingress_off, ingress_, [&r, statuses](const RawIngress& g) {
-        return LoadBalancerIngress{r(g.ip), r(g.hostname), r(g.ip_mode),
-                                   {statuses + g.ports_begin, g.ports_count}};
+        return LoadBalancerIngress{
+            r(g.ip), r(g.hostname), r(g.ip_mode), {statuses + g.ports_begin, g.ports_count}};
       });
   svc->ingress = {gp, gn};
   svc->raw_json = r(raw_ref);
@@ -490,8 +583,9 @@ ApiResult<std::shared_ptr<const Service>> decodeService(std::string_view json) {
   rapidjson::MemoryStream ms(json.data(), json.size());
   rapidjson::ParseResult ok = reader.Parse(ms, decoder);
   if (!ok) {
-    return ApiStatus(0, Reason::Decode, std::string("invalid Service JSON: ") +
-                                            rapidjson::GetParseError_En(ok.Code()));
+    return ApiStatus(
+        0, Reason::Decode,
+        std::string("invalid Service JSON: ") + rapidjson::GetParseError_En(ok.Code()));
   }
   return decoder.finish();
 }

@@ -46,8 +46,7 @@ std::optional<Parsed> parse(std::string_view s) {
       !digits(s, 17, 2, &second)) {
     return std::nullopt;
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 ||
-      second > 60) {
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
     return std::nullopt;
   }
   size_t pos = 19;
@@ -114,7 +113,9 @@ std::optional<std::chrono::system_clock::time_point> parseRfc3339Time(std::strin
           std::chrono::seconds(p->seconds) + std::chrono::microseconds(p->micros)));
 }
 
-std::string formatRfc3339(int64_t unix_seconds) { return formatDate(unix_seconds) + "Z"; }
+std::string formatRfc3339(int64_t unix_seconds) {
+  return formatDate(unix_seconds) + "Z";
+}
 
 std::string formatRfc3339(std::chrono::system_clock::time_point t) {
   auto s = std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();

@@ -44,7 +44,8 @@ Status validate(const LeaderElectionOptions& o) {
                   "leader election renew deadline must be greater than 1.2 x the retry period");
   }
   if (o.resource_name.empty() || o.resource_namespace.empty()) {
-    return Status(Code::InvalidArgument, "leader election resource name and namespace are required");
+    return Status(Code::InvalidArgument,
+                  "leader election resource name and namespace are required");
   }
   return okStatus();
 }
@@ -66,16 +67,20 @@ std::string defaultIdentity() {
 }
 
 LeaderElector::LeaderElector(LeaseLock& lock, LeaderElectionOptions options,
-                             LeaderCallbacks callbacks, Clock& clock,
-                             kube::EventRecorder recorder)
-    : lock_(lock), options_(std::move(options)), callbacks_(std::move(callbacks)), clock_(clock),
+                             LeaderCallbacks callbacks, Clock& clock, kube::EventRecorder recorder)
+    : lock_(lock),
+      options_(std::move(options)),
+      callbacks_(std::move(callbacks)),
+      clock_(clock),
       recorder_(std::move(recorder)) {
   if (options_.identity.empty()) {
     options_.identity = defaultIdentity();
   }
 }
 
-bool LeaderElector::isLeader() const { return leading_.load(); }
+bool LeaderElector::isLeader() const {
+  return leading_.load();
+}
 
 std::string LeaderElector::leader() const {
   std::lock_guard lock(mu_);
@@ -233,9 +238,8 @@ Status LeaderElector::check(milliseconds tolerance) const {
   }
   std::lock_guard lock(mu_);
   if (clock_.now() > last_renew_sent_ + options_.lease_duration + tolerance) {
-    return Status(Code::Unavailable,
-                  fmt::format("failed election to renew leadership on lease {}",
-                              options_.resource_name));
+    return Status(Code::Unavailable, fmt::format("failed election to renew leadership on lease {}",
+                                                 options_.resource_name));
   }
   return okStatus();
 }
@@ -255,8 +259,8 @@ Status LeaderElector::run(std::stop_token stop) {
       }
     }
   };
-  log::info("Attempting to acquire leader lease", {{"lease", lock_.describe()},
-                                                    {"identity", options_.identity}});
+  log::info("Attempting to acquire leader lease",
+            {{"lease", lock_.describe()}, {"identity", options_.identity}});
   // Acquire.
   while (true) {
     if (stop.stop_requested()) {

@@ -41,13 +41,13 @@ namespace ccm::leader {
 // Filled by host/options; defaults are cloud-controller-manager's.
 struct LeaderElectionOptions {
   bool leader_elect = true;                                // --leader-elect
-  std::chrono::milliseconds lease_duration{15000};          // --leader-elect-lease-duration
-  std::chrono::milliseconds renew_deadline{10000};          // --leader-elect-renew-deadline
-  std::chrono::milliseconds retry_period{2000};             // --leader-elect-retry-period
-  std::string resource_lock = "leases";                     // --leader-elect-resource-lock
-  std::string resource_name = "cloud-controller-manager";   // --leader-elect-resource-name
-  std::string resource_namespace = "kube-system";           // --leader-elect-resource-namespace
-  std::string identity;  // empty: defaultIdentity()
+  std::chrono::milliseconds lease_duration{15000};         // --leader-elect-lease-duration
+  std::chrono::milliseconds renew_deadline{10000};         // --leader-elect-renew-deadline
+  std::chrono::milliseconds retry_period{2000};            // --leader-elect-retry-period
+  std::string resource_lock = "leases";                    // --leader-elect-resource-lock
+  std::string resource_name = "cloud-controller-manager";  // --leader-elect-resource-name
+  std::string resource_namespace = "kube-system";          // --leader-elect-resource-namespace
+  std::string identity;                                    // empty: defaultIdentity()
   bool release_on_cancel = true;
 };
 
@@ -106,10 +106,10 @@ class LeaderElector {
   kube::Random* random_ = nullptr;
 
   mutable std::mutex mu_;
-  LeaseRecord observed_;              // guarded by mu_
-  Clock::MonoTime observed_time_{};   // guarded by mu_; when observed_ last changed
-  Clock::MonoTime last_renew_sent_{}; // guarded by mu_; start of the last successful write
-  std::string reported_leader_;       // run() thread only
+  LeaseRecord observed_;               // guarded by mu_
+  Clock::MonoTime observed_time_{};    // guarded by mu_; when observed_ last changed
+  Clock::MonoTime last_renew_sent_{};  // guarded by mu_; start of the last successful write
+  std::string reported_leader_;        // run() thread only
   std::atomic<bool> leading_{false};
 };
 

@@ -10,7 +10,10 @@ namespace ccm {
 using std::chrono::nanoseconds;
 
 TokenBucket::TokenBucket(double qps, int burst, Clock& clock)
-    : qps_(qps), burst_(std::max(burst, 1)), clock_(clock), tokens_(std::max(burst, 1)),
+    : qps_(qps),
+      burst_(std::max(burst, 1)),
+      clock_(clock),
+      tokens_(std::max(burst, 1)),
       last_(clock.now()) {}
 
 void TokenBucket::refillLocked(Clock::MonoTime now) {
@@ -104,8 +107,7 @@ int ItemExponentialLimiter::numRequeues(const std::string& item) {
   return it == failures_.end() ? 0 : it->second;
 }
 
-ItemFastSlowLimiter::ItemFastSlowLimiter(nanoseconds fast, nanoseconds slow,
-                                         int max_fast_attempts)
+ItemFastSlowLimiter::ItemFastSlowLimiter(nanoseconds fast, nanoseconds slow, int max_fast_attempts)
     : fast_(fast), slow_(slow), max_fast_(max_fast_attempts) {}
 
 nanoseconds ItemFastSlowLimiter::when(const std::string& item) {

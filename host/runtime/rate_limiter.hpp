@@ -49,8 +49,8 @@ class TokenBucket {
   const int burst_;
   Clock& clock_;
   std::mutex mu_;
-  double tokens_;           // guarded by mu_; may be negative (reserved ahead)
-  Clock::MonoTime last_;    // guarded by mu_; time tokens_ was last brought up to date
+  double tokens_;         // guarded by mu_; may be negative (reserved ahead)
+  Clock::MonoTime last_;  // guarded by mu_; time tokens_ was last brought up to date
 };
 
 // Sleeps up to `d` of real time; returns false early when `stop` is requested.

@@ -8,10 +8,14 @@
 namespace ccm {
 namespace {
 
-double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+double seconds(std::chrono::nanoseconds d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // Upstream's workqueue histograms: 1e-8 s .. 10 s in powers of ten.
-std::vector<double> queueBuckets() { return metrics::exponentialBuckets(1e-8, 10, 10); }
+std::vector<double> queueBuckets() {
+  return metrics::exponentialBuckets(1e-8, 10, 10);
+}
 
 }  // namespace
 
@@ -58,9 +62,8 @@ WorkQueue::WorkQueue(std::string name, std::unique_ptr<ItemRateLimiter> limiter,
     if (depth && adds && qd && wd && uf && lr && rt) {
       std::vector<std::string> v{name_};
       metrics_ = std::make_unique<Metrics>(Metrics{&depth->labels(v), &adds->labels(v),
-                                                   &qd->labels(v), &wd->labels(v),
-                                                   &uf->labels(v), &lr->labels(v),
-                                                   &rt->labels(v)});
+                                                   &qd->labels(v), &wd->labels(v), &uf->labels(v),
+                                                   &lr->labels(v), &rt->labels(v)});
     }
   }
   timer_ = std::thread([this] { timerLoop(); });
@@ -144,9 +147,13 @@ void WorkQueue::addRateLimited(const std::string& item) {
   addAfter(item, limiter_->when(item));
 }
 
-void WorkQueue::forget(const std::string& item) { limiter_->forget(item); }
+void WorkQueue::forget(const std::string& item) {
+  limiter_->forget(item);
+}
 
-int WorkQueue::numRequeues(const std::string& item) { return limiter_->numRequeues(item); }
+int WorkQueue::numRequeues(const std::string& item) {
+  return limiter_->numRequeues(item);
+}
 
 std::optional<std::string> WorkQueue::get() {
   std::unique_lock lock(mu_);

@@ -91,18 +91,18 @@ class WorkQueue {
   std::unique_ptr<Metrics> metrics_;  // null without a registry
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;        // getters wait here; signalled on add and shutdown
-  std::condition_variable timer_cv_;  // the background thread waits here
-  std::condition_variable drain_cv_;  // shutDownWithDrain waits here
-  std::deque<std::string> queue_;                           // guarded by mu_
-  std::unordered_set<std::string> dirty_;                   // guarded by mu_
+  std::condition_variable cv_;             // getters wait here; signalled on add and shutdown
+  std::condition_variable timer_cv_;       // the background thread waits here
+  std::condition_variable drain_cv_;       // shutDownWithDrain waits here
+  std::deque<std::string> queue_;          // guarded by mu_
+  std::unordered_set<std::string> dirty_;  // guarded by mu_
   std::unordered_map<std::string, Clock::MonoTime> processing_;  // guarded by mu_; start time
   std::unordered_map<std::string, Clock::MonoTime> added_at_;    // guarded by mu_; for metrics
-  std::multimap<Clock::MonoTime, std::string> waiting_;     // guarded by mu_; due time -> item
+  std::multimap<Clock::MonoTime, std::string> waiting_;          // guarded by mu_; due time -> item
   std::unordered_map<std::string, Clock::MonoTime> waiting_due_;  // guarded by mu_
-  bool shutting_down_ = false;  // guarded by mu_
-  bool stop_timer_ = false;     // guarded by mu_
-  bool woken_ = false;          // guarded by mu_
+  bool shutting_down_ = false;                                    // guarded by mu_
+  bool stop_timer_ = false;                                       // guarded by mu_
+  bool woken_ = false;                                            // guarded by mu_
   std::thread timer_;
 };
 

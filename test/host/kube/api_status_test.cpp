@@ -1,7 +1,8 @@
 // ApiStatus parsing and mapping; RFC 3339 helpers.
+#include "host/kube/api_status.hpp"
+
 #include <doctest/doctest.h>
 
-#include "host/kube/api_status.hpp"
 #include "host/kube/time_format.hpp"
 
 namespace ccm::kube {
@@ -19,7 +20,8 @@ TEST_CASE("a JSON Status body gives reason, message, retry-after and causes") {
 
 TEST_CASE("410 Expired carries the fresh continue token; Gone is expired too") {
   auto st = ApiStatus::fromResponse(
-      410, R"({"kind":"Status","metadata":{"continue":"abc"},"status":"Failure","message":"The provided continue parameter is too old","reason":"Expired","code":410})");
+      410,
+      R"({"kind":"Status","metadata":{"continue":"abc"},"status":"Failure","message":"The provided continue parameter is too old","reason":"Expired","code":410})");
   CHECK(st.isExpired());
   CHECK(st.continueToken() == "abc");
   CHECK(ApiStatus::fromStatusObject(410, "Gone", "old").isExpired());

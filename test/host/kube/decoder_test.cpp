@@ -1,15 +1,14 @@
 // Node and Service decoding (SAX, straight into compact objects), the watch/list envelopes,
 // and the measured memory per cached node.
-#include <fmt/format.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <malloc.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
-#include <malloc.h>
-
 #include <fstream>
-#include <unordered_map>
 #include <sstream>
+#include <unordered_map>
 
 #include "host/kube/envelope_decoder.hpp"
 #include "host/kube/node_decoder.hpp"
@@ -249,13 +248,14 @@ std::vector<std::string> realisticNodes(int count) {
     std::string name = fmt::format("ip-10-0-{}", i / 250) + fmt::format("-{}", i % 250) +
                        ".eu-west-1.compute.internal";
     std::string json = base;
-    for (const char* unique : {"ip-10-0-12-34.eu-west-1.compute.internal", "i-0123456789abcdef0",
-                               "5b3a8c2e-8f1d-4c7a-9e2b", "ec2a1b2c3d4e5f60718293a4b5c6d7e8",
-                               "ec2a1b2c-3d4e-5f60", "0f1e2d3c-4b5a-6978", "10.0.12.34",
-                               "10.244.12.0", "fd00:10:244:12::"}) {
+    for (const char* unique :
+         {"ip-10-0-12-34.eu-west-1.compute.internal", "i-0123456789abcdef0",
+          "5b3a8c2e-8f1d-4c7a-9e2b", "ec2a1b2c3d4e5f60718293a4b5c6d7e8", "ec2a1b2c-3d4e-5f60",
+          "0f1e2d3c-4b5a-6978", "10.0.12.34", "10.244.12.0", "fd00:10:244:12::"}) {
       std::string u = unique;
       std::string v = u.substr(0, u.size() - 5) + std::to_string(10000 + i).substr(0, 5);
-      if (u.rfind("ip-10", 0) == 0) v = name;
+      if (u.rfind("ip-10", 0) == 0)
+        v = name;
       size_t pos = 0;
       while ((pos = json.find(u, pos)) != std::string::npos) {
         json.replace(pos, u.size(), v);
@@ -270,7 +270,8 @@ std::vector<std::string> realisticNodes(int count) {
 TEST_CASE("bytes per cached node (5,000 realistic nodes)") {
   std::vector<std::string> jsons = realisticNodes(5000);
   size_t json_bytes = 0;
-  for (const auto& j : jsons) json_bytes += j.size();
+  for (const auto& j : jsons)
+    json_bytes += j.size();
   // Everything the cache holds is measured as heap in use (malloc's own accounting): the
   // Node objects and control blocks, arenas, pooled strings, and a cache map like the
   // informer's.

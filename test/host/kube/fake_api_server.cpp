@@ -20,7 +20,8 @@ namespace ccm::kube::testing {
 namespace {
 
 std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -47,14 +48,22 @@ std::string statusJson(int code, const std::string& reason, const std::string& m
 
 std::string reasonFor(int code) {
   switch (code) {
-    case 404: return "NotFound";
-    case 409: return "Conflict";
-    case 410: return "Expired";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 500: return "InternalError";
-    case 503: return "ServiceUnavailable";
-    default: return "";
+    case 404:
+      return "NotFound";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Expired";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    default:
+      return "";
   }
 }
 
@@ -90,9 +99,13 @@ std::string chunk(const std::string& data) {
 
 }  // namespace
 
-FakeApiServer::FakeApiServer() { listenOn(0); }
+FakeApiServer::FakeApiServer() {
+  listenOn(0);
+}
 
-FakeApiServer::~FakeApiServer() { stop(); }
+FakeApiServer::~FakeApiServer() {
+  stop();
+}
 
 void FakeApiServer::listenOn(int port) {
   listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -194,8 +207,8 @@ bool FakeApiServer::sendAll(int fd, const std::string& data) {
 }
 
 void FakeApiServer::sendReply(int fd, const HttpReply& reply) {
-  std::string head = fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n", reply.code,
-                                 reply.body.size());
+  std::string head =
+      fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n", reply.code, reply.body.size());
   bool has_type = false;
   for (const auto& [k, v] : reply.headers) {
     head += k + ": " + v + "\r\n";
@@ -240,7 +253,8 @@ bool FakeApiServer::readRequest(int fd, std::string& buf, HttpRequest* req) {
         req->query[unescape(kv.substr(0, eq))] =
             eq == std::string::npos ? "" : unescape(kv.substr(eq + 1));
       }
-      if (amp == std::string::npos) break;
+      if (amp == std::string::npos)
+        break;
       start = amp + 1;
     }
   }
@@ -252,10 +266,12 @@ bool FakeApiServer::readRequest(int fd, std::string& buf, HttpRequest* req) {
     size_t colon = line.find(':');
     if (colon != std::string::npos) {
       std::string v = line.substr(colon + 1);
-      while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+      while (!v.empty() && v.front() == ' ')
+        v.erase(0, 1);
       req->headers[lower(line.substr(0, colon))] = v;
     }
-    if (e == std::string::npos) break;
+    if (e == std::string::npos)
+      break;
     pos = e + 2;
   }
   size_t length = 0;
@@ -301,9 +317,10 @@ std::string FakeApiServer::collectionOf(const std::string& path, std::string* na
   size_t start = 1;
   while (start <= path.size()) {
     size_t slash = path.find('/', start);
-    parts.push_back(path.substr(start, slash == std::string::npos ? std::string::npos
-                                                                  : slash - start));
-    if (slash == std::string::npos) break;
+    parts.push_back(
+        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
+    if (slash == std::string::npos)
+      break;
     start = slash + 1;
   }
   size_t base = parts.size() > 0 && parts[0] == "api" ? 2 : 3;
@@ -339,8 +356,8 @@ void FakeApiServer::handle(int fd, const HttpRequest& req, bool* keep_open) {
         --f.n;
         HttpReply reply;
         reply.code = f.code;
-        reply.body = f.body.empty() ? statusJson(f.code, reasonFor(f.code), "injected failure")
-                                    : f.body;
+        reply.body =
+            f.body.empty() ? statusJson(f.code, reasonFor(f.code), "injected failure") : f.body;
         if (!f.body.empty() && f.body.front() != '{') {
           reply.headers.emplace_back("Content-Type", "text/plain");
         }
@@ -393,8 +410,8 @@ HttpReply FakeApiServer::serveList(const HttpRequest& req, const std::string& co
   if (auto it = req.query.find("continue"); it != req.query.end()) {
     if (expire_continues_ > 0) {
       --expire_continues_;
-      return HttpReply{410, statusJson(410, "Expired", "The provided continue parameter is too old"),
-                       {}, false};
+      return HttpReply{
+          410, statusJson(410, "Expired", "The provided continue parameter is too old"), {}, false};
     }
     start_after = it->second;
   }
@@ -407,7 +424,8 @@ HttpReply FakeApiServer::serveList(const HttpRequest& req, const std::string& co
       next = std::prev(it)->first;
       break;
     }
-    if (!items.empty()) items += ",";
+    if (!items.empty())
+      items += ",";
     items += it->second.second;
     ++n;
   }
@@ -415,10 +433,12 @@ HttpReply FakeApiServer::serveList(const HttpRequest& req, const std::string& co
   if (!next.empty()) {
     meta += fmt::format(R"(,"continue":"{}")", next);
   }
-  return HttpReply{200,
-                   fmt::format(R"({{"kind":"List","apiVersion":"v1","metadata":{{{}}},"items":[{}]}})",
-                               meta, items),
-                   {}, false};
+  return HttpReply{
+      200,
+      fmt::format(R"({{"kind":"List","apiVersion":"v1","metadata":{{{}}},"items":[{}]}})", meta,
+                  items),
+      {},
+      false};
 }
 
 HttpReply FakeApiServer::serveWrite(const HttpRequest& req, const std::string& collection,
@@ -428,8 +448,8 @@ HttpReply FakeApiServer::serveWrite(const HttpRequest& req, const std::string& c
   auto it = c.objects.find(name);
   if (req.method == "GET") {
     if (it == c.objects.end()) {
-      return HttpReply{404, statusJson(404, "NotFound", "\\\"" + name + "\\\" not found"), {},
-                       false};
+      return HttpReply{
+          404, statusJson(404, "NotFound", "\\\"" + name + "\\\" not found"), {}, false};
     }
     return HttpReply{200, it->second.second, {}, false};
   }
@@ -446,7 +466,9 @@ HttpReply FakeApiServer::serveWrite(const HttpRequest& req, const std::string& c
   }
   // POST/PUT/PATCH: echo (tests of writes inspect requests()).
   return HttpReply{req.method == "POST" ? 201 : 200,
-                   it == c.objects.end() ? std::string("{}") : it->second.second, {}, false};
+                   it == c.objects.end() ? std::string("{}") : it->second.second,
+                   {},
+                   false};
 }
 
 void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string& collection) {
@@ -467,7 +489,8 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
     --expire_watches_;
     lock.unlock();
     std::string ev = fmt::format(
-        R"({{"type":"ERROR","object":{}}})" "\n",
+        R"({{"type":"ERROR","object":{}}})"
+        "\n",
         statusJson(410, "Expired", fmt::format("too old resource version: {} ({})", from, rv_)));
     sendAll(fd, head + chunk(ev) + "0\r\n\r\n");
     return;
@@ -475,7 +498,8 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
   if (from < compacted_rv_) {
     lock.unlock();
     std::string ev = fmt::format(
-        R"({{"type":"ERROR","object":{}}})" "\n",
+        R"({{"type":"ERROR","object":{}}})"
+        "\n",
         statusJson(410, "Expired",
                    fmt::format("too old resource version: {} ({})", from, compacted_rv_)));
     sendAll(fd, head + chunk(ev) + "0\r\n\r\n");
@@ -498,9 +522,10 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
       // History this watcher still needed is gone: like a real server that fell behind,
       // end the watch with 410.
       std::string ev = fmt::format(
-          R"({{"type":"ERROR","object":{}}})" "\n",
-          statusJson(410, "Expired", fmt::format("too old resource version: {} ({})", sent_rv,
-                                                 compacted_rv_)));
+          R"({{"type":"ERROR","object":{}}})"
+          "\n",
+          statusJson(410, "Expired",
+                     fmt::format("too old resource version: {} ({})", sent_rv, compacted_rv_)));
       lock.unlock();
       ok = sendAll(fd, chunk(ev));
       lock.lock();
@@ -510,7 +535,9 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
     std::string out;
     for (const auto& e : c.history) {
       if (e.rv > sent_rv) {
-        out += chunk(fmt::format(R"({{"type":"{}","object":{}}})" "\n", e.type, e.json));
+        out += chunk(fmt::format(R"({{"type":"{}","object":{}}})"
+                                 "\n",
+                                 e.type, e.json));
         sent_rv = e.rv;
       }
     }

@@ -115,13 +115,13 @@ class FakeApiServer {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  Hook hook_;                                     // guarded by mu_
+  Hook hook_;                                      // guarded by mu_
   std::map<std::string, Collection> collections_;  // guarded by mu_
-  int64_t rv_ = 100;                              // guarded by mu_
-  int64_t compacted_rv_ = 0;                      // guarded by mu_
-  uint64_t drop_generation_ = 0;                  // guarded by mu_
-  bool drop_abrupt_ = false;                      // guarded by mu_
-  uint64_t bookmark_generation_ = 0;              // guarded by mu_
+  int64_t rv_ = 100;                               // guarded by mu_
+  int64_t compacted_rv_ = 0;                       // guarded by mu_
+  uint64_t drop_generation_ = 0;                   // guarded by mu_
+  bool drop_abrupt_ = false;                       // guarded by mu_
+  uint64_t bookmark_generation_ = 0;               // guarded by mu_
   struct Failure {
     std::string prefix;
     int n;
@@ -129,15 +129,15 @@ class FakeApiServer {
     int retry_after;
     std::string body;
   };
-  std::vector<Failure> failures_;   // guarded by mu_
-  int expire_watches_ = 0;          // guarded by mu_
-  int expire_continues_ = 0;        // guarded by mu_
-  std::vector<std::string> requests_;   // guarded by mu_
-  std::vector<HttpRequest> details_;    // guarded by mu_
-  int open_watches_ = 0;                // guarded by mu_
-  std::vector<int> conn_fds_;           // guarded by mu_
-  int accepted_ = 0;                    // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
+  std::vector<Failure> failures_;      // guarded by mu_
+  int expire_watches_ = 0;             // guarded by mu_
+  int expire_continues_ = 0;           // guarded by mu_
+  std::vector<std::string> requests_;  // guarded by mu_
+  std::vector<HttpRequest> details_;   // guarded by mu_
+  int open_watches_ = 0;               // guarded by mu_
+  std::vector<int> conn_fds_;          // guarded by mu_
+  int accepted_ = 0;                   // guarded by mu_
+  bool stopping_ = false;              // guarded by mu_
 
   int port_ = 0;
   int listen_fd_ = -1;

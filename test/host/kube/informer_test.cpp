@@ -1,8 +1,10 @@
 // Informers against the fake API server: paged list, watch events, bookmarks, dropped
 // watches, 410 relists, 429s, continue-token expiry, server restarts, and a randomised soak
 // that checks the handlers saw every change exactly once and the cache converged.
-#include <fmt/format.h>
+#include "host/kube/informer.hpp"
+
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <map>
@@ -10,7 +12,6 @@
 #include <random>
 #include <set>
 
-#include "host/kube/informer.hpp"
 #include "host/log/log.hpp"
 #include "test/host/kube/fake_api_server.hpp"
 #include "test/host/kube/test_util.hpp"
@@ -51,7 +52,8 @@ class Model {
       }
       state_[std::string(n->name)] = std::stoll(std::string(n->resource_version));
     };
-    h.on_update = [this](const std::shared_ptr<const Node>& o, const std::shared_ptr<const Node>& n) {
+    h.on_update = [this](const std::shared_ptr<const Node>& o,
+                         const std::shared_ptr<const Node>& n) {
       std::lock_guard lock(mu_);
       ++updates;
       auto it = state_.find(std::string(n->name));
@@ -75,7 +77,8 @@ class Model {
     h.on_delete = [this](const std::shared_ptr<const Node>& n, bool unknown) {
       std::lock_guard lock(mu_);
       ++deletes;
-      if (unknown) ++unknown_deletes;
+      if (unknown)
+        ++unknown_deletes;
       if (state_.erase(std::string(n->name)) == 0) {
         errors_.push_back(fmt::format("delete of unknown {}", n->name));
       }
@@ -115,7 +118,8 @@ InformerOptions fastOptions() {
 
 std::string describe(const std::map<std::string, int64_t>& m) {
   std::string out;
-  for (const auto& [k, v] : m) out += k + fmt::format("@{}", v) + " ";
+  for (const auto& [k, v] : m)
+    out += k + fmt::format("@{}", v) + " ";
   return out;
 }
 
@@ -127,8 +131,8 @@ bool converged(FakeApiServer& server, const NodeInformer& inf, const Model& mode
     MESSAGE("server: " << describe(want));
     MESSAGE("cache:  " << describe(cacheState(inf)));
     MESSAGE("model:  " << describe(model.state()));
-    MESSAGE("informer rv " << inf.lastSyncResourceVersion() << ", server rv "
-                           << server.currentRv() << ", open watches " << server.openWatches());
+    MESSAGE("informer rv " << inf.lastSyncResourceVersion() << ", server rv " << server.currentRv()
+                           << ", open watches " << server.openWatches());
   }
   return ok;
 }
@@ -159,7 +163,8 @@ TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   CHECK(reqs[2] == "GET /api/v1/nodes?limit=2&continue=n3");
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   auto watch = server.requests().back();
-  CHECK(watch.find("GET /api/v1/nodes?allowWatchBookmarks=true&resourceVersion=105&timeoutSeconds=") == 0);
+  CHECK(watch.find(
+            "GET /api/v1/nodes?allowWatchBookmarks=true&resourceVersion=105&timeoutSeconds=") == 0);
   CHECK(watch.find("&watch=true") != std::string::npos);
 
   server.upsert(kNodes, "n9", nodeJson("n9"));
@@ -299,7 +304,8 @@ TEST_CASE("bookmarks move the resume version forward") {
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   server.upsert("/api/v1/other", "y", nodeJson("y"));
   server.bookmark();
-  REQUIRE(waitFor([&] { return inf.lastSyncResourceVersion() == std::to_string(server.currentRv()); }));
+  REQUIRE(
+      waitFor([&] { return inf.lastSyncResourceVersion() == std::to_string(server.currentRv()); }));
 }
 
 TEST_CASE("a server restart with changes while it was down converges") {
@@ -401,7 +407,8 @@ TEST_CASE("soak: random changes and faults; every change is seen exactly once") 
       bool ok = waitFor([&] { return converged(server, inf, model); });
       if (!ok) {
         converged(server, inf, model, true);
-        for (const auto& r : server.requests()) MESSAGE(r);
+        for (const auto& r : server.requests())
+          MESSAGE(r);
       }
       REQUIRE(ok);
     }
@@ -412,8 +419,8 @@ TEST_CASE("soak: random changes and faults; every change is seen exactly once") 
     MESSAGE(e);
   }
   CHECK(errors.empty());
-  MESSAGE("soak: lists " << inf.stats().lists << ", watches " << inf.stats().watches
-                         << ", events " << inf.stats().events);
+  MESSAGE("soak: lists " << inf.stats().lists << ", watches " << inf.stats().watches << ", events "
+                         << inf.stats().events);
 }
 
 TEST_CASE("resync re-delivers cached objects as updates") {

@@ -80,7 +80,8 @@ int benchServer(const std::string& kubeconfig) {
   while ((pos = list->find("\"name\":\"", pos)) != std::string::npos) {
     pos += 8;
     std::string n = list->substr(pos, list->find('"', pos) - pos);
-    if (n.rfind("node-", 0) == 0) names.push_back(n);
+    if (n.rfind("node-", 0) == 0)
+      names.push_back(n);
   }
   if (names.empty()) {
     std::fprintf(stderr, "no node-* nodes on the server\n");
@@ -108,7 +109,8 @@ long rssKb() {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stol(line.substr(6));
   }
   return -1;
 }
@@ -129,8 +131,9 @@ int benchInformers(const std::string& kubeconfig, int services) {
   for (int i = 0; i < services; ++i) {
     auto r = client.create(
         servicePath("default"),
-        fmt::format(R"({{"apiVersion":"v1","kind":"Service","metadata":{{"name":"svc-{}","labels":{{"app":"svc-{}","tier":"web"}},"annotations":{{"service.beta.kubernetes.io/load-balancer-source-ranges":"10.0.0.0/8"}}}},"spec":{{"type":"LoadBalancer","selector":{{"app":"svc-{}"}},"ports":[{{"name":"http","port":80,"targetPort":8080}},{{"name":"https","port":443,"targetPort":8443}}]}}}})",
-                    i, i, i));
+        fmt::format(
+            R"({{"apiVersion":"v1","kind":"Service","metadata":{{"name":"svc-{}","labels":{{"app":"svc-{}","tier":"web"}},"annotations":{{"service.beta.kubernetes.io/load-balancer-source-ranges":"10.0.0.0/8"}}}},"spec":{{"type":"LoadBalancer","selector":{{"app":"svc-{}"}},"ports":[{{"name":"http","port":80,"targetPort":8080}},{{"name":"https","port":443,"targetPort":8443}}]}}}})",
+            i, i, i));
     if (!r.ok() && !r.status().isAlreadyExists()) {
       std::fprintf(stderr, "create service: %s\n", r.status().toString().c_str());
       return 1;
@@ -149,10 +152,11 @@ int benchInformers(const std::string& kubeconfig, int services) {
   double c1 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
   double w1 = wallSeconds();
   malloc_trim(0);
-  std::printf("informers: %zu nodes + %zu services synced in %.2f s (%.2f CPU s); RSS %ld -> %ld KiB, "
-              "heap +%zu KiB\n",
-              nodes.size(), svcs.size(), w1 - w0, c1 - c0, rss0, rssKb(),
-              (mallinfo2().uordblks - heap0) / 1024);
+  std::printf(
+      "informers: %zu nodes + %zu services synced in %.2f s (%.2f CPU s); RSS %ld -> %ld KiB, "
+      "heap +%zu KiB\n",
+      nodes.size(), svcs.size(), w1 - w0, c1 - c0, rss0, rssKb(),
+      (mallinfo2().uordblks - heap0) / 1024);
   return 0;
 }
 
@@ -175,7 +179,8 @@ int main(int argc, char** argv) {
   const int kNodes = 5000;
   std::vector<std::string> nodes = makeNodes(ss.str(), kNodes);
   size_t json_bytes = 0;
-  for (const auto& n : nodes) json_bytes += n.size();
+  for (const auto& n : nodes)
+    json_bytes += n.size();
 
   // 1. Memory per cached node.
   {
@@ -194,10 +199,11 @@ int main(int argc, char** argv) {
     }
     double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
     size_t after = mallinfo2().uordblks;
-    std::printf("cache: %d nodes, %zu bytes JSON/node, %zu heap bytes/node, decode %.1f us/node "
-                "(%.0f MB/s)\n",
-                kNodes, json_bytes / kNodes, (after - before) / cache.size(),
-                (c1 - c0) * 1e6 / kNodes, json_bytes / (c1 - c0) / 1e6);
+    std::printf(
+        "cache: %d nodes, %zu bytes JSON/node, %zu heap bytes/node, decode %.1f us/node "
+        "(%.0f MB/s)\n",
+        kNodes, json_bytes / kNodes, (after - before) / cache.size(), (c1 - c0) * 1e6 / kNodes,
+        json_bytes / (c1 - c0) / 1e6);
   }
 
   testing::FakeApiServer server;
@@ -259,9 +265,10 @@ int main(int argc, char** argv) {
     }
     double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
     double w1 = wallSeconds();
-    std::printf("patch: %d sequential requests, client CPU %.1f us/request, %.0f requests/s "
-                "(fake server in the same process)\n",
-                n, (c1 - c0) * 1e6 / n, n / (w1 - w0));
+    std::printf(
+        "patch: %d sequential requests, client CPU %.1f us/request, %.0f requests/s "
+        "(fake server in the same process)\n",
+        n, (c1 - c0) * 1e6 / n, n / (w1 - w0));
   }
 
   // 4. Several threads sharing the client.
@@ -275,20 +282,24 @@ int main(int argc, char** argv) {
     for (int t = 0; t < threads; ++t) {
       ts.emplace_back([&, t] {
         for (int i = 0; i < per_thread; ++i) {
-          auto r = client.patch(nodeStatusPath(fmt::format("n{}", (t * per_thread + i) % kNodes)),
-                                PatchType::Strategic,
-                                nodeAddressesPatch({{"InternalIP", "10.0.0.1"}, {"Hostname", "h"}}));
-          if (!r.ok()) ++failures;
+          auto r =
+              client.patch(nodeStatusPath(fmt::format("n{}", (t * per_thread + i) % kNodes)),
+                           PatchType::Strategic,
+                           nodeAddressesPatch({{"InternalIP", "10.0.0.1"}, {"Hostname", "h"}}));
+          if (!r.ok())
+            ++failures;
         }
       });
     }
-    for (auto& t : ts) t.join();
+    for (auto& t : ts)
+      t.join();
     double p1 = cpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
     double w1 = wallSeconds();
-    std::printf("patch: %d threads x %d requests, %.0f requests/s, process CPU (client+fake "
-                "server) %.1f us/request, %d failures\n",
-                threads, per_thread, threads * per_thread / (w1 - w0),
-                (p1 - p0) * 1e6 / (threads * per_thread), failures.load());
+    std::printf(
+        "patch: %d threads x %d requests, %.0f requests/s, process CPU (client+fake "
+        "server) %.1f us/request, %d failures\n",
+        threads, per_thread, threads * per_thread / (w1 - w0),
+        (p1 - p0) * 1e6 / (threads * per_thread), failures.load());
   }
   return 0;
 }

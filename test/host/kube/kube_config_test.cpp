@@ -1,5 +1,7 @@
 // Loading kubeconfig files, --master and the in-cluster configuration, with the errors a
 // user sees for bad input.
+#include "host/kube/kube_config.hpp"
+
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -9,7 +11,6 @@
 #include <sstream>
 
 #include "host/kube/exec_plugin.hpp"
-#include "host/kube/kube_config.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -130,9 +131,10 @@ TEST_CASE("kubeconfig: insecure-skip-tls-verify is honoured, and refused with a 
   CHECK(c.insecure_skip_tls_verify);
   RestConfig bad;
   Status st = load(dir,
-                   kubeconfig("    token: t\n", "    insecure-skip-tls-verify: true\n"
-                                               "    certificate-authority-data: " +
-                                                   base64Encode(kCert) + "\n"),
+                   kubeconfig("    token: t\n",
+                              "    insecure-skip-tls-verify: true\n"
+                              "    certificate-authority-data: " +
+                                  base64Encode(kCert) + "\n"),
                    &bad);
   CHECK_FALSE(st.ok());
   CHECK(st.message().find("insecure-skip-tls-verify") != std::string::npos);
@@ -188,13 +190,13 @@ TEST_CASE("kubeconfig errors name the file and the field") {
   Status yaml = load(dir, "clusters: [\n  - {name: x\n", &c);
   CHECK(yaml.message().find("malformed YAML at line") != std::string::npos);
 
-  Status bad_b64 = load(dir, kubeconfig("    token: t\n", "    certificate-authority-data: '%%%'\n"),
-                        &c);
+  Status bad_b64 =
+      load(dir, kubeconfig("    token: t\n", "    certificate-authority-data: '%%%'\n"), &c);
   CHECK(bad_b64.message().find("certificate-authority-data: not valid base64") !=
         std::string::npos);
 
-  Status no_key = load(dir, kubeconfig("    client-certificate-data: " + base64Encode(kCert) + "\n"),
-                       &c);
+  Status no_key =
+      load(dir, kubeconfig("    client-certificate-data: " + base64Encode(kCert) + "\n"), &c);
   CHECK(no_key.message().find("must be given together") != std::string::npos);
 
   Status not_pem = load(dir,
@@ -203,11 +205,11 @@ TEST_CASE("kubeconfig errors name the file and the field") {
                         &c);
   CHECK(not_pem.message().find("client-key: not a PEM private key") != std::string::npos);
 
-  Status truncated = load(dir,
-                          kubeconfig("    client-certificate-data: " + base64Encode(kCert) +
-                                     "\n    client-key-data: " +
-                                     base64Encode(kKey.substr(0, kKey.size() / 2)) + "\n"),
-                          &c);
+  Status truncated = load(
+      dir,
+      kubeconfig("    client-certificate-data: " + base64Encode(kCert) +
+                 "\n    client-key-data: " + base64Encode(kKey.substr(0, kKey.size() / 2)) + "\n"),
+      &c);
   CHECK(truncated.message().find("client-key: not a PEM private key") != std::string::npos);
 
   Status mismatch = load(dir,
@@ -217,9 +219,11 @@ TEST_CASE("kubeconfig errors name the file and the field") {
   CHECK(mismatch.message().find("client-key: does not match client-certificate") !=
         std::string::npos);
 
-  Status bad_ca = load(dir, kubeconfig("    token: t\n", "    certificate-authority-data: " +
-                                                            base64Encode("not a cert") + "\n"),
-                       &c);
+  Status bad_ca =
+      load(dir,
+           kubeconfig("    token: t\n",
+                      "    certificate-authority-data: " + base64Encode("not a cert") + "\n"),
+           &c);
   CHECK(bad_ca.message().find("certificate-authority: not a PEM certificate bundle") !=
         std::string::npos);
 
@@ -265,20 +269,26 @@ TEST_CASE("--master alone: that server, no credentials") {
 
 TEST_CASE("ExecCredential parsing") {
   ExecCredential cred;
-  REQUIRE(ExecPlugin::parse(
-              R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"2030-01-01T00:00:00Z"}})",
-              "client.authentication.k8s.io/v1", &cred)
-              .ok());
+  REQUIRE(
+      ExecPlugin::parse(
+          R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t","expirationTimestamp":"2030-01-01T00:00:00Z"}})",
+          "client.authentication.k8s.io/v1", &cred)
+          .ok());
   CHECK(cred.token == "t");
   CHECK(cred.expiry.has_value());
-  CHECK_FALSE(ExecPlugin::parse(R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}})",
-                                "client.authentication.k8s.io/v1", &cred)
-                  .ok());
-  CHECK_FALSE(ExecPlugin::parse(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientCertificateData":"x"}})",
-                                "client.authentication.k8s.io/v1", &cred)
-                  .ok());
-  CHECK_FALSE(ExecPlugin::parse(R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential"})",
-                                "client.authentication.k8s.io/v1", &cred)
+  CHECK_FALSE(
+      ExecPlugin::parse(
+          R"({"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{"token":"t"}})",
+          "client.authentication.k8s.io/v1", &cred)
+          .ok());
+  CHECK_FALSE(
+      ExecPlugin::parse(
+          R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"clientCertificateData":"x"}})",
+          "client.authentication.k8s.io/v1", &cred)
+          .ok());
+  CHECK_FALSE(ExecPlugin::parse(
+                  R"({"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential"})",
+                  "client.authentication.k8s.io/v1", &cred)
                   .ok());
 }
 

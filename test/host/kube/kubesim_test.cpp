@@ -3,8 +3,8 @@
 // rotating service-account token, informers converging under kubesim's fault injection
 // (watch drops, 410, 409, 429, 500, dropped connections, server restart), the controllers'
 // writes against the real patch semantics, and events.
-#include <fmt/format.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <rapidjson/document.h>
 
 #include <cstdlib>
@@ -42,7 +42,8 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
-std::unique_ptr<KubeClient> clientFrom(const std::string& kubeconfig, metrics::Registry* r = nullptr) {
+std::unique_ptr<KubeClient> clientFrom(const std::string& kubeconfig,
+                                       metrics::Registry* r = nullptr) {
   ClientOptions o;
   o.kubeconfig = kubeconfig;
   o.qps = -1;  // unthrottled
@@ -52,7 +53,9 @@ std::unique_ptr<KubeClient> clientFrom(const std::string& kubeconfig, metrics::R
   return std::move(c).value();
 }
 
-std::unique_ptr<KubeClient> admin() { return clientFrom(env("KUBESIM_KUBECONFIG")); }
+std::unique_ptr<KubeClient> admin() {
+  return clientFrom(env("KUBESIM_KUBECONFIG"));
+}
 
 std::unique_ptr<KubeClient> clientWith(RestConfig config) {
   ClientOptions o;
@@ -147,7 +150,8 @@ void touchNodes(KubeClient& c, int round, int count = 10) {
   auto nodes = serverNodes(c);
   int i = 0;
   for (const auto& [name, rv] : nodes) {
-    if (i++ >= count) break;
+    if (i++ >= count)
+      break;
     auto r = c.patch(nodePath(name), PatchType::Strategic,
                      NodePatch().setLabel("ccm-test/round", std::to_string(round)).build());
     CHECK_MESSAGE(r.ok(), r.status().toString());
@@ -169,7 +173,8 @@ TEST_CASE("TLS verification is on; tls-server-name and insecure-skip-tls-verify 
   RestConfig base;
   base.server = env("KUBESIM_URL");
   base.token = readFile(dir + "/admin.token");
-  while (!base.token.empty() && (base.token.back() == '\n')) base.token.pop_back();
+  while (!base.token.empty() && (base.token.back() == '\n'))
+    base.token.pop_back();
 
   RestConfig no_ca = base;  // the system trust store does not know kubesim's CA
   auto r = clientWith(no_ca)->get(nodePath("x"));
@@ -306,7 +311,8 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
   SUBCASE("server restart, with changes while it is down") {
     auto restarts = [&] {
       auto r = adm->rest().call(Request{Verb::Get, "/admin/status", "", kJson, true, {}});
-      if (!r.ok()) return int64_t{-1};
+      if (!r.ok())
+        return int64_t{-1};
       rapidjson::Document d;
       d.Parse(r->body.c_str());
       return d["restarts"].GetInt64();
@@ -330,10 +336,10 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
   REQUIRE(waitFor([&] { return converged(*adm, inf, model); }, 60s));
   adminCall(*adm, Verb::Delete, "/admin/faults");
   std::lock_guard lock(model.mu);
-  for (const auto& e : model.errors) MESSAGE(e);
+  for (const auto& e : model.errors)
+    MESSAGE(e);
   CHECK(model.errors.empty());
-  CHECK(registry.valueForTest("rest_client_requests_total",
-                              {"200", c->rest().host(), "GET"}) > 0);
+  CHECK(registry.valueForTest("rest_client_requests_total", {"200", c->rest().host(), "GET"}) > 0);
 }
 
 TEST_CASE("a service informer caches services with their JSON") {
@@ -372,7 +378,8 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   // the version read as precondition.
   std::vector<TaintSpec> taints;
   for (const auto& t : taintSpecs(n->taints)) {
-    if (t.key != "node.cloudprovider.kubernetes.io/uninitialized") taints.push_back(t);
+    if (t.key != "node.cloudprovider.kubernetes.io/uninitialized")
+      taints.push_back(t);
   }
   taints.push_back({"example.com/extra", "v", "PreferNoSchedule", 0});
   auto ok = adm->patch(nodePath("write-test"), PatchType::Strategic,
@@ -389,13 +396,15 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   CHECK_FALSE(after->hasTaint("node.cloudprovider.kubernetes.io/uninitialized"));
   CHECK(after->hasTaint("example.com/extra", "PreferNoSchedule"));
   // The same precondition again is stale now: 409, and retryOnConflict recovers by re-reading.
-  auto stale = adm->patch(nodePath("write-test"), PatchType::Strategic,
-                          NodePatch().resourceVersion(n->resource_version).setLabel("a", "b").build());
+  auto stale =
+      adm->patch(nodePath("write-test"), PatchType::Strategic,
+                 NodePatch().resourceVersion(n->resource_version).setLabel("a", "b").build());
   CHECK(stale.status().isConflict());
   int attempts = 0;
   std::string rv = std::string(n->resource_version);
   ApiStatus retried = retryOnConflict(kUpdateBackoff, [&] {
-    if (++attempts > 1) rv = std::string(get()->resource_version);
+    if (++attempts > 1)
+      rv = std::string(get()->resource_version);
     auto r = adm->patch(nodePath("write-test"), PatchType::Strategic,
                         NodePatch().resourceVersion(rv).setLabel("a", "b").build());
     return r.ok() ? ApiStatus() : r.status();
@@ -410,7 +419,8 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
 
   // Addresses: a full replacement even when types repeat.
   REQUIRE(adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
-                     nodeAddressesPatch({{"InternalIP", "10.1.0.1"}, {"InternalIP", "10.1.0.2"},
+                     nodeAddressesPatch({{"InternalIP", "10.1.0.1"},
+                                         {"InternalIP", "10.1.0.2"},
                                          {"Hostname", "write-test"}}))
               .ok());
   auto addrs = get()->addresses;
@@ -423,11 +433,11 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
 
   // Conditions merge by type: Ready stays.
   size_t before = get()->conditions.size();
-  REQUIRE(adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
-                     nodeConditionsPatch({{"NetworkUnavailable", "False", "RouteCreated",
-                                           "RouteController created a route", 1784887200,
-                                           1784887200}}))
-              .ok());
+  REQUIRE(
+      adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
+                 nodeConditionsPatch({{"NetworkUnavailable", "False", "RouteCreated",
+                                       "RouteController created a route", 1784887200, 1784887200}}))
+          .ok());
   auto withCond = get();
   CHECK(withCond->condition("Ready") != nullptr);
   REQUIRE(withCond->condition("NetworkUnavailable") != nullptr);

@@ -1,7 +1,7 @@
 // RestClient and KubeClient against the fake API server: headers, typed errors, Retry-After
 // retries, re-authentication, connection reuse, metrics, streams and cancellation.
-#include <fmt/format.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,8 +81,9 @@ TEST_CASE("writes send the right verb, content type and body") {
   CHECK(reqs[3].method == "PUT");
   CHECK(reqs[3].path == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l");
   CHECK(reqs[4].method == "DELETE");
-  CHECK(reqs[4].body ==
-        R"({"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"uid-n1","resourceVersion":"7"}})");
+  CHECK(
+      reqs[4].body ==
+      R"({"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"uid-n1","resourceVersion":"7"}})");
   CHECK(server.count("/api/v1/nodes") == 0);
 }
 
@@ -96,15 +97,17 @@ TEST_CASE("API errors become typed statuses with the server's message") {
   CHECK(nf.status().httpCode() == 404);
   CHECK(nf.status().toStatus().code() == Code::NotFound);
 
-  server.failNext("/api/v1/nodes/a", 1, 409, -1,
-                  R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot be fulfilled on nodes \"a\": the object has been modified","reason":"Conflict","code":409})");
+  server.failNext(
+      "/api/v1/nodes/a", 1, 409, -1,
+      R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"Operation cannot be fulfilled on nodes \"a\": the object has been modified","reason":"Conflict","code":409})");
   auto conflict = client->patch(nodePath("a"), PatchType::Strategic, "{}");
   CHECK(conflict.status().isConflict());
   CHECK(conflict.status().message().find("the object has been modified") != std::string::npos);
   CHECK(conflict.status().toStatus().code() == Code::Aborted);
 
-  server.failNext("/api/v1/nodes/b", 1, 422, -1,
-                  R"({"kind":"Status","status":"Failure","message":"Node \"b\" is invalid: spec.taints[1]: Duplicate value","reason":"Invalid","details":{"causes":[{"reason":"FieldValueDuplicate","message":"Duplicate value","field":"spec.taints[1]"}]},"code":422})");
+  server.failNext(
+      "/api/v1/nodes/b", 1, 422, -1,
+      R"({"kind":"Status","status":"Failure","message":"Node \"b\" is invalid: spec.taints[1]: Duplicate value","reason":"Invalid","details":{"causes":[{"reason":"FieldValueDuplicate","message":"Duplicate value","field":"spec.taints[1]"}]},"code":422})");
   auto invalid = client->patch(nodePath("b"), PatchType::Strategic, "{}");
   CHECK(invalid.status().isInvalid());
   REQUIRE(invalid.status().causes().size() == 1);
@@ -197,7 +200,8 @@ TEST_CASE("a rotated token file is picked up after a 401") {
     std::string want = accept_new ? "Bearer new-token-value" : "Bearer old-token-value";
     if (req.headers.at("authorization") != want) {
       reply->code = 401;
-      reply->body = R"({"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})";
+      reply->body =
+          R"({"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})";
       return true;
     }
     return false;
@@ -221,13 +225,15 @@ TEST_CASE("an exec plugin's token is used, cached, and refreshed after a 401") {
   std::string dir = tempDir();
   std::string counter = dir + "/count";
   std::string script = dir + "/plugin.sh";
-  writeFile(script,
-            "#!/bin/sh\n"
-            "n=$(cat " + counter + " 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + counter +
-                "\n"
-                "test -n \"$KUBERNETES_EXEC_INFO\" || exit 3\n"
-                "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
-                "\"status\":{\"token\":\"exec-token-'$n'\"}}'\n");
+  writeFile(
+      script,
+      "#!/bin/sh\n"
+      "n=$(cat " +
+          counter + " 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + counter +
+          "\n"
+          "test -n \"$KUBERNETES_EXEC_INFO\" || exit 3\n"
+          "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\","
+          "\"status\":{\"token\":\"exec-token-'$n'\"}}'\n");
   chmod(script.c_str(), 0755);
   std::atomic<int> accepted{1};
   server.setHook([&](const HttpRequest& req, HttpReply* reply) {

@@ -48,9 +48,9 @@ inline std::unique_ptr<KubeClient> makeClient(const std::string& url, ClientOpti
 }
 
 inline std::string nodeJson(const std::string& name, const std::string& extra_label = "x") {
-  return R"({"kind":"Node","apiVersion":"v1","metadata":{"name":")" + name +
-         R"(","uid":"uid-)" + name + R"(","labels":{"l":")" + extra_label +
-         R"("}},"spec":{"providerID":"fake://)" + name + R"("}})";
+  return R"({"kind":"Node","apiVersion":"v1","metadata":{"name":")" + name + R"(","uid":"uid-)" +
+         name + R"(","labels":{"l":")" + extra_label + R"("}},"spec":{"providerID":"fake://)" +
+         name + R"("}})";
 }
 
 }  // namespace ccm::kube::testing

@@ -1,14 +1,15 @@
 // Work queue semantics (upstream's), the item rate limiters and the token bucket, driven by
 // a FakeClock.
-#include <fmt/format.h>
+#include "host/runtime/work_queue.hpp"
+
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <set>
 #include <thread>
 
 #include "host/runtime/rate_limiter.hpp"
-#include "host/runtime/work_queue.hpp"
 #include "test/host/kube/test_util.hpp"
 
 namespace ccm {
@@ -27,7 +28,7 @@ TEST_CASE("token bucket: burst, refill, reservations in order, disabled when qps
   CHECK(b.reserve() == 0ns);
   CHECK(b.reserve() == 100ms);  // the 4th token is 0.1 s away at 10/s
   CHECK(b.reserve() == 200ms);  // and the next one after it
-  clock.advance(300ms);  // repays the two reservations and accrues one token
+  clock.advance(300ms);         // repays the two reservations and accrues one token
   CHECK(b.reserve() == 0ns);
   CHECK(b.reserve() == 100ms);
   clock.advance(10s);
@@ -36,7 +37,8 @@ TEST_CASE("token bucket: burst, refill, reservations in order, disabled when qps
   CHECK(b.tryAccept());
   CHECK_FALSE(b.tryAccept());  // refill never exceeds the burst
   TokenBucket off(0, 1, clock);
-  for (int i = 0; i < 100; ++i) CHECK(off.reserve() == 0ns);
+  for (int i = 0; i < 100; ++i)
+    CHECK(off.reserve() == 0ns);
 }
 
 TEST_CASE("token bucket wait can be stopped") {
@@ -58,7 +60,8 @@ TEST_CASE("per-item exponential limiter: 5 ms doubling to 1000 s, forget resets"
   CHECK(l.when("a") == 20ms);
   CHECK(l.when("b") == 5ms);
   CHECK(l.numRequeues("a") == 3);
-  for (int i = 0; i < 100; ++i) (void)l.when("a");
+  for (int i = 0; i < 100; ++i)
+    (void)l.when("a");
   CHECK(l.when("a") == 1000s);
   l.forget("a");
   CHECK(l.numRequeues("a") == 0);
@@ -84,7 +87,8 @@ TEST_CASE("service limiter 5 s..300 s, route limiter one per 10 s capped at 10 s
   auto s = serviceControllerRateLimiter();
   CHECK(s->when("k") == 5s);
   CHECK(s->when("k") == 10s);
-  for (int i = 0; i < 10; ++i) (void)s->when("k");
+  for (int i = 0; i < 10; ++i)
+    (void)s->when("k");
   CHECK(s->when("k") == 300s);
   FakeClock clock;
   auto r = routeControllerRateLimiter(clock);
@@ -132,7 +136,8 @@ TEST_CASE("concurrent workers never hold the same key") {
       while (auto item = q.get()) {
         {
           std::lock_guard lock(mu);
-          if (!active.insert(*item).second) overlap = true;
+          if (!active.insert(*item).second)
+            overlap = true;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
         {
@@ -146,10 +151,12 @@ TEST_CASE("concurrent workers never hold the same key") {
   }
   for (int i = 0; i < 2000; ++i) {
     q.add(fmt::format("k{}", i % 5));
-    if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (i % 50 == 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   q.shutDownWithDrain();
-  for (auto& t : workers) t.join();
+  for (auto& t : workers)
+    t.join();
   CHECK_FALSE(overlap.load());
   CHECK(processed > 0);
 }
@@ -220,7 +227,9 @@ TEST_CASE("work queue metrics use upstream's names") {
     CHECK(registry.valueForTest("workqueue_queue_duration_seconds", {"Nodes"}) == 1);
     clock.advance(3s);
     q.wake();
-    REQUIRE(waitFor([&] { return registry.valueForTest("workqueue_unfinished_work_seconds", {"Nodes"}) >= 3; }));
+    REQUIRE(waitFor([&] {
+      return registry.valueForTest("workqueue_unfinished_work_seconds", {"Nodes"}) >= 3;
+    }));
     CHECK(registry.valueForTest("workqueue_longest_running_processor_seconds", {"Nodes"}) >= 3);
     q.done(*a);
     CHECK(registry.valueForTest("workqueue_work_duration_seconds", {"Nodes"}) == 1);

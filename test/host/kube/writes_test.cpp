@@ -1,6 +1,6 @@
 // Patch bodies for the controllers' writes, conflict retries, and the event recorder.
-#include <fmt/format.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "host/kube/event_recorder.hpp"
 #include "host/kube/fake_kube_api.hpp"
@@ -32,33 +32,39 @@ TEST_CASE("node metadata/spec patch with a resourceVersion precondition") {
                          .taints({{"a", "", "NoSchedule", 0},
                                   {"node.kubernetes.io/not-ready", "", "NoExecute", 1784887200}})
                          .build();
-  CHECK(body ==
-        R"({"metadata":{"resourceVersion":"42","labels":{"old":null,"topology.kubernetes.io/zone":"z1"}},)"
-        R"("spec":{"providerID":"fake://n1","taints":[{"key":"a","effect":"NoSchedule"},)"
-        R"({"key":"node.kubernetes.io/not-ready","effect":"NoExecute","timeAdded":"2026-07-24T10:00:00Z"}]}})");
+  CHECK(
+      body ==
+      R"({"metadata":{"resourceVersion":"42","labels":{"old":null,"topology.kubernetes.io/zone":"z1"}},)"
+      R"("spec":{"providerID":"fake://n1","taints":[{"key":"a","effect":"NoSchedule"},)"
+      R"({"key":"node.kubernetes.io/not-ready","effect":"NoExecute","timeAdded":"2026-07-24T10:00:00Z"}]}})");
   CHECK(NodePatch().resourceVersion("1").taints({}).build() ==
         R"({"metadata":{"resourceVersion":"1"},"spec":{"taints":null}})");
   CHECK(NodePatch().podCidrs("10.0.0.0/24", {"10.0.0.0/24", "fd00::/64"}).build() ==
         R"({"spec":{"podCIDR":"10.0.0.0/24","podCIDRs":["10.0.0.0/24","fd00::/64"]}})");
   CHECK(NodePatch().resourceVersion("1").empty());
-  CHECK(NodePatch().setAnnotation("a\"b", "c").build() == R"({"metadata":{"annotations":{"a\"b":"c"}}})");
+  CHECK(NodePatch().setAnnotation("a\"b", "c").build() ==
+        R"({"metadata":{"annotations":{"a\"b":"c"}}})");
 }
 
 TEST_CASE("node status patches: addresses replace, conditions merge by type") {
-  CHECK(nodeAddressesPatch({{"InternalIP", "10.0.0.5"}, {"Hostname", "n1"}}) ==
-        R"({"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.5"},{"type":"Hostname","address":"n1"},{"$patch":"replace"}]}})");
-  CHECK(nodeConditionsPatch({{"NetworkUnavailable", "False", "RouteCreated",
-                              "RouteController created a route", 1784887200, 1784887200}}) ==
-        R"({"status":{"conditions":[{"type":"NetworkUnavailable","status":"False","lastHeartbeatTime":"2026-07-24T10:00:00Z","lastTransitionTime":"2026-07-24T10:00:00Z","reason":"RouteCreated","message":"RouteController created a route"}]}})");
+  CHECK(
+      nodeAddressesPatch({{"InternalIP", "10.0.0.5"}, {"Hostname", "n1"}}) ==
+      R"({"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.5"},{"type":"Hostname","address":"n1"},{"$patch":"replace"}]}})");
+  CHECK(
+      nodeConditionsPatch({{"NetworkUnavailable", "False", "RouteCreated",
+                            "RouteController created a route", 1784887200, 1784887200}}) ==
+      R"({"status":{"conditions":[{"type":"NetworkUnavailable","status":"False","lastHeartbeatTime":"2026-07-24T10:00:00Z","lastTransitionTime":"2026-07-24T10:00:00Z","reason":"RouteCreated","message":"RouteController created a route"}]}})");
 }
 
 TEST_CASE("service finalizer and load balancer status patches") {
   CHECK(finalizerAddPatch("service.kubernetes.io/load-balancer-cleanup") ==
         R"({"metadata":{"finalizers":["service.kubernetes.io/load-balancer-cleanup"]}})");
-  CHECK(finalizerRemovePatch("service.kubernetes.io/load-balancer-cleanup") ==
-        R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["service.kubernetes.io/load-balancer-cleanup"]}})");
-  CHECK(serviceLoadBalancerStatusPatch({{"203.0.113.7", "", "VIP", {{80, "TCP", std::nullopt}}}}) ==
-        R"({"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7","ipMode":"VIP","ports":[{"port":80,"protocol":"TCP"}]}]}}})");
+  CHECK(
+      finalizerRemovePatch("service.kubernetes.io/load-balancer-cleanup") ==
+      R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["service.kubernetes.io/load-balancer-cleanup"]}})");
+  CHECK(
+      serviceLoadBalancerStatusPatch({{"203.0.113.7", "", "VIP", {{80, "TCP", std::nullopt}}}}) ==
+      R"({"status":{"loadBalancer":{"ingress":[{"ip":"203.0.113.7","ipMode":"VIP","ports":[{"port":80,"protocol":"TCP"}]}]}}})");
   CHECK(serviceLoadBalancerStatusPatch({}) == R"({"status":{"loadBalancer":{"ingress":null}}})");
   CHECK(labelsMergePatch({{"a", "b"}, {"c", std::nullopt}}) ==
         R"({"metadata":{"labels":{"a":"b","c":null}}})");
@@ -90,19 +96,21 @@ TEST_CASE("retryOnConflict: steps, delays and jitter as upstream") {
   };
   int calls = 0;
   ApiStatus conflict(409, Reason::Conflict, "modified");
-  ApiStatus st = retryOnConflict(kDefaultRetry, [&] {
-    ++calls;
-    return conflict;
-  }, hooks);
+  ApiStatus st = retryOnConflict(
+      kDefaultRetry,
+      [&] {
+        ++calls;
+        return conflict;
+      },
+      hooks);
   CHECK(st.isConflict());
   CHECK(calls == 5);
   REQUIRE(slept.size() == 4);
   CHECK(slept[0] == 10500us);  // 10 ms + 0.5 x 0.1 x 10 ms
   slept.clear();
   calls = 0;
-  st = retryOnConflict(kDefaultBackoff, [&] {
-    return ++calls < 3 ? conflict : ApiStatus();
-  }, hooks);
+  st = retryOnConflict(
+      kDefaultBackoff, [&] { return ++calls < 3 ? conflict : ApiStatus(); }, hooks);
   CHECK(st.ok());
   CHECK(calls == 3);
   REQUIRE(slept.size() == 2);
@@ -110,10 +118,13 @@ TEST_CASE("retryOnConflict: steps, delays and jitter as upstream") {
   CHECK(slept[1] == 52500us);  // x5
   slept.clear();
   calls = 0;
-  st = retryOnConflict(kUpdateBackoff, [&] {
-    ++calls;
-    return ApiStatus(404, Reason::NotFound, "gone");
-  }, hooks);
+  st = retryOnConflict(
+      kUpdateBackoff,
+      [&] {
+        ++calls;
+        return ApiStatus(404, Reason::NotFound, "gone");
+      },
+      hooks);
   CHECK(st.isNotFound());
   CHECK(calls == 1);  // only conflicts are retried
   auto delays = backoffDelays(kNodeInitBackoff, half);
@@ -127,7 +138,8 @@ TEST_CASE("the reflector backoff doubles to its cap and resets after a calm peri
   BackoffManager b(800ms, 30s, 2min, 1.0, clock, zero);
   CHECK(b.next() == 800ms);
   CHECK(b.next() == 1600ms);
-  for (int i = 0; i < 10; ++i) (void)b.next();
+  for (int i = 0; i < 10; ++i)
+    (void)b.next();
   CHECK(b.next() == 30s);
   clock.advance(3min);
   CHECK(b.next() == 800ms);
@@ -261,8 +273,8 @@ TEST_CASE("events: transport errors are retried by the sender thread") {
   api.failNext("POST", "/api/v1/namespaces/default/events", ApiStatus::transport("reset"));
   api.failNext("POST", "/api/v1/namespaces/default/events", ApiStatus::transport("reset"));
   b.start();
-  b.recorder("c").event(ObjectReference{"Node", "", "n", "u", "v1", "", ""}, EventType::Normal,
-                        "R", "m");
+  b.recorder("c").event(ObjectReference{"Node", "", "n", "u", "v1", "", ""}, EventType::Normal, "R",
+                        "m");
   for (int i = 0; i < 2000 && b.stats().created == 0; ++i) {
     std::this_thread::sleep_for(1ms);
   }

@@ -30,8 +30,7 @@ long long monoNs() {
 }
 
 void say(const std::string& event, const std::string& detail = {}) {
-  std::printf("%lld %s%s%s\n", monoNs(), event.c_str(), detail.empty() ? "" : " ",
-              detail.c_str());
+  std::printf("%lld %s%s%s\n", monoNs(), event.c_str(), detail.empty() ? "" : " ", detail.c_str());
   std::fflush(stdout);
 }
 
@@ -54,16 +53,26 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--kubeconfig") client_options.kubeconfig = value();
-    else if (a == "--master") client_options.master = value();
-    else if (a == "--identity") le.identity = value();
-    else if (a == "--lease-name") le.resource_name = value();
-    else if (a == "--lease-namespace") le.resource_namespace = value();
-    else if (a == "--lease-duration-ms") le.lease_duration = std::chrono::milliseconds(std::stoll(value()));
-    else if (a == "--renew-deadline-ms") le.renew_deadline = std::chrono::milliseconds(std::stoll(value()));
-    else if (a == "--retry-period-ms") le.retry_period = std::chrono::milliseconds(std::stoll(value()));
-    else if (a == "-v") verbosity = std::stoi(value());
-    else return usage(("unknown argument " + a).c_str());
+    if (a == "--kubeconfig")
+      client_options.kubeconfig = value();
+    else if (a == "--master")
+      client_options.master = value();
+    else if (a == "--identity")
+      le.identity = value();
+    else if (a == "--lease-name")
+      le.resource_name = value();
+    else if (a == "--lease-namespace")
+      le.resource_namespace = value();
+    else if (a == "--lease-duration-ms")
+      le.lease_duration = std::chrono::milliseconds(std::stoll(value()));
+    else if (a == "--renew-deadline-ms")
+      le.renew_deadline = std::chrono::milliseconds(std::stoll(value()));
+    else if (a == "--retry-period-ms")
+      le.retry_period = std::chrono::milliseconds(std::stoll(value()));
+    else if (a == "-v")
+      verbosity = std::stoi(value());
+    else
+      return usage(("unknown argument " + a).c_str());
   }
   ccm::log::Config lc;
   lc.verbosity = verbosity;

@@ -1,8 +1,10 @@
 // LeaderElector: the acquire/renew/release steps on a FakeClock, the health check, options,
 // and whole elections between threads sharing an in-memory Lease (with a slow and a failing
 // "API server").
-#include <fmt/format.h>
+#include "host/leader/leader_elector.hpp"
+
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <atomic>
 #include <mutex>
@@ -10,7 +12,6 @@
 #include <thread>
 
 #include "host/kube/retry.hpp"
-#include "host/leader/leader_elector.hpp"
 #include "host/leader/lease_lock.hpp"
 
 namespace ccm::leader {
@@ -26,21 +27,27 @@ class MemoryLease {
  public:
   ApiResult<LeaseRecord> get() {
     std::lock_guard lock(mu_);
-    if (down_) return ApiStatus::transport("connection refused");
-    if (!exists_) return ApiStatus(404, Reason::NotFound, "leases \"l\" not found");
+    if (down_)
+      return ApiStatus::transport("connection refused");
+    if (!exists_)
+      return ApiStatus(404, Reason::NotFound, "leases \"l\" not found");
     return stored_;
   }
   ApiResult<LeaseRecord> create(const LeaseRecord& r) {
     std::lock_guard lock(mu_);
-    if (down_) return ApiStatus::transport("connection refused");
-    if (exists_) return ApiStatus(409, Reason::AlreadyExists, "exists");
+    if (down_)
+      return ApiStatus::transport("connection refused");
+    if (exists_)
+      return ApiStatus(409, Reason::AlreadyExists, "exists");
     exists_ = true;
     return store(r);
   }
   ApiResult<LeaseRecord> update(const LeaseRecord& r) {
     std::unique_lock lock(mu_);
-    if (down_) return ApiStatus::transport("connection refused");
-    if (!exists_) return ApiStatus(404, Reason::NotFound, "gone");
+    if (down_)
+      return ApiStatus::transport("connection refused");
+    if (!exists_)
+      return ApiStatus(404, Reason::NotFound, "gone");
     if (r.resource_version != stored_.resource_version) {
       return ApiStatus(409, Reason::Conflict, "the object has been modified");
     }
@@ -73,9 +80,10 @@ class MemoryLease {
   LeaseRecord store(const LeaseRecord& r) {
     stored_ = r;
     stored_.resource_version = std::to_string(++rv_);
-    stored_.spec_fingerprint = r.holder_identity + fmt::format("|{}", r.lease_duration_seconds) +
-                               fmt::format("|{}", r.lease_transitions) + "|" +
-                               std::to_string(r.renew_time ? r.renew_time->time_since_epoch().count() : 0);
+    stored_.spec_fingerprint =
+        r.holder_identity + fmt::format("|{}", r.lease_duration_seconds) +
+        fmt::format("|{}", r.lease_transitions) + "|" +
+        std::to_string(r.renew_time ? r.renew_time->time_since_epoch().count() : 0);
     return stored_;
   }
   std::mutex mu_;
@@ -130,8 +138,9 @@ TEST_CASE("defaults are cloud-controller-manager's and are validated") {
   bad = o;
   bad.resource_lock = "endpoints";
   CHECK(validate(bad).message() == "resourceLock value must be \"leases\"");
-  CHECK(std::regex_match(defaultIdentity(),
-                         std::regex(".+_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+  CHECK(std::regex_match(
+      defaultIdentity(),
+      std::regex(".+_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
 }
 
 TEST_CASE("acquire, renew (keeping acquireTime), respect another holder, take over on expiry") {
@@ -206,14 +215,16 @@ TEST_CASE("the health check fails only for a leader whose renewals stopped") {
   CHECK(a.check().ok());  // not leader
   std::stop_source stop;
   std::thread t([&] { (void)a.run(stop.get_token()); });
-  while (!started) std::this_thread::sleep_for(1ms);
+  while (!started)
+    std::this_thread::sleep_for(1ms);
   CHECK(a.isLeader());
   CHECK(a.check().ok());
   clock.advance(7300s + 20s);
   CHECK(a.check().ok());
   clock.advance(1s);
   CHECK_FALSE(a.check().ok());
-  CHECK(a.check().message() == "failed election to renew leadership on lease cloud-controller-manager");
+  CHECK(a.check().message() ==
+        "failed election to renew leadership on lease cloud-controller-manager");
   stop.request_stop();
   t.join();
   CHECK_FALSE(a.isLeader());
@@ -246,14 +257,17 @@ struct Election {
             std::lock_guard lock(mu);
             ++losses;
           }
-          if (!restart) break;
+          if (!restart)
+            break;
         }
       });
     }
   }
   ~Election() {
-    for (auto& s : stops) s.request_stop();
-    for (auto& t : threads) t.join();
+    for (auto& s : stops)
+      s.request_stop();
+    for (auto& t : threads)
+      t.join();
   }
   void mark(int i, bool leading) {
     std::lock_guard lock(mu);
@@ -264,7 +278,8 @@ struct Election {
       ++acquisitions;
     } else {
       --leaders;
-      if (current == i) current = -1;
+      if (current == i)
+        current = -1;
     }
   }
   int leaderIndex() {
@@ -274,7 +289,8 @@ struct Election {
   bool waitLeader(int not_this = -1) {
     for (int i = 0; i < 20000; ++i) {
       int l = leaderIndex();
-      if (l >= 0 && l != not_this) return true;
+      if (l >= 0 && l != not_this)
+        return true;
       std::this_thread::sleep_for(1ms);
     }
     return false;
@@ -317,7 +333,8 @@ TEST_CASE("a leader that cannot reach the server steps down before anyone takes 
   int first = e.leaderIndex();
   // The API server becomes unreachable for everyone, then comes back.
   lease.setDown(true);
-  for (int i = 0; i < 5000 && e.leaderIndex() == first; ++i) std::this_thread::sleep_for(1ms);
+  for (int i = 0; i < 5000 && e.leaderIndex() == first; ++i)
+    std::this_thread::sleep_for(1ms);
   CHECK(e.leaderIndex() == -1);
   e.threads[first].join();
   e.threads[first] = std::thread([] {});
@@ -336,10 +353,12 @@ TEST_CASE("a slow API server does not cause two leaders") {
   // beyond the renew deadline.
   lease.setResponseDelay(600ms);
   int writes = lease.writes();
-  while (lease.writes() < writes + 8) std::this_thread::sleep_for(10ms);
+  while (lease.writes() < writes + 8)
+    std::this_thread::sleep_for(10ms);
   lease.setResponseDelay(1500ms);
   writes = lease.writes();
-  while (lease.writes() < writes + 4) std::this_thread::sleep_for(10ms);
+  while (lease.writes() < writes + 4)
+    std::this_thread::sleep_for(10ms);
   lease.setResponseDelay(0ms);
   REQUIRE(e.waitLeader());
   CHECK(e.max_leaders == 1);
