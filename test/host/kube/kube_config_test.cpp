@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/kube/credentials.hpp"
 #include "host/kube/exec_plugin.hpp"
 
 namespace ccm::kube {
@@ -305,6 +306,59 @@ TEST_CASE("base64") {
   CHECK(base64Decode("aGVs\nbG8") == "hello");
   CHECK_FALSE(base64Decode("a").has_value());
   CHECK_FALSE(base64Decode("a$b").has_value());
+}
+
+}  // namespace ccm::kube
+
+namespace ccm::kube {
+
+TEST_CASE("exec credentials are cached until they expire; token files are re-read") {
+  TempDir dir;
+  std::string counter = dir.path + "/count";
+  std::string script =
+      dir.write("plugin.sh",
+                "#!/bin/sh\n"
+                "n=$(cat " +
+                    counter +
+                    " 2>/dev/null || echo 0); n=$((n+1)); "
+                    "echo $n > " +
+                    counter +
+                    "\n"
+                    "echo '{\"apiVersion\":\"client.authentication.k8s.io/v1beta1\","
+                    "\"kind\":\"ExecCredential\",\"status\":{\"token\":\"t'$n'\","
+                    "\"expirationTimestamp\":\"2090-01-01T00:00:00Z\"}}'\n");
+  chmod(script.c_str(), 0755);
+  RestConfig config;
+  ExecConfig exec;
+  exec.command = script;
+  exec.api_version = "client.authentication.k8s.io/v1beta1";
+  config.exec = exec;
+  FakeClock clock;
+  Credentials creds(config, clock);
+  Credentials::Current cur;
+  REQUIRE(creds.get(&cur).ok());
+  CHECK(cur.authorization == "Bearer t1");
+  REQUIRE(creds.get(&cur).ok());
+  CHECK(cur.authorization == "Bearer t1");            // cached
+  clock.jumpWall(std::chrono::hours(24 * 365 * 70));  // past 2090
+  REQUIRE(creds.get(&cur).ok());
+  CHECK(cur.authorization == "Bearer t2");  // expired: the plugin ran again
+
+  RestConfig file_config;
+  file_config.token_file = dir.write("token", "first\n");
+  Credentials file_creds(file_config, clock);
+  REQUIRE(file_creds.get(&cur).ok());
+  CHECK(cur.authorization == "Bearer first");
+  dir.write("token", "second-longer\n");
+  REQUIRE(file_creds.get(&cur).ok());
+  CHECK(cur.authorization == "Bearer first");  // checked at most once a second
+  clock.advance(std::chrono::seconds(2));
+  REQUIRE(file_creds.get(&cur).ok());
+  CHECK(cur.authorization == "Bearer second-longer");
+  std::filesystem::remove(dir.path + "/token");
+  clock.advance(std::chrono::seconds(120));
+  REQUIRE(file_creds.get(&cur).ok());  // a vanished file keeps the last token
+  CHECK(cur.authorization == "Bearer second-longer");
 }
 
 }  // namespace ccm::kube
