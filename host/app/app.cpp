@@ -1,15 +1,26 @@
 // The start-up sequence of cloud-controller-manager.
 #include "host/app/app.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "ccm/provider_abi.h"
+#include "host/app/controller_manager.hpp"
+#include "host/kube/event_recorder.hpp"
+#include "host/kube/kube_client.hpp"
+#include "host/leader/leader_elector.hpp"
+#include "host/leader/lease_lock.hpp"
 #include "host/log/log.hpp"
 #include "host/options/options.hpp"
 #include "host/plugin/abi_provider.hpp"
@@ -69,9 +80,145 @@ plugin::ProviderOptions providerOptions(const options::Options& o, metrics::Regi
   return p;
 }
 
+// SIGTERM and SIGINT stop the process in order; a second one exits at once.
+class SignalWatcher {
+ public:
+  // Blocks the signals in the calling thread (and every thread created after), so only the
+  // watcher receives them. Call first thing in main.
+  static void block() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  }
+
+  explicit SignalWatcher(std::stop_source stop)
+      : thread_([stop](std::stop_token own) mutable {
+          sigset_t set;
+          sigemptyset(&set);
+          sigaddset(&set, SIGTERM);
+          sigaddset(&set, SIGINT);
+          timespec tick{0, 200 * 1000 * 1000};
+          while (!own.stop_requested()) {
+            int sig = sigtimedwait(&set, nullptr, &tick);
+            if (sig <= 0) {
+              continue;
+            }
+            if (stop.stop_requested()) {
+              log::warning("Second signal: exiting now", {{"signal", strsignal(sig)}});
+              std::_Exit(1);
+            }
+            log::info("Received signal: shutting down", {{"signal", strsignal(sig)}});
+            stop.request_stop();
+          }
+        }) {}
+
+ private:
+  std::jthread thread_;
+};
+
+kube::ClientOptions clientOptions(const options::Options& o) {
+  kube::ClientOptions c;
+  c.kubeconfig = o.kubeconfig;
+  c.master = o.master;
+  c.qps = o.kube_api_qps;
+  c.burst = o.kube_api_burst;
+  c.user_agent = kube::defaultUserAgent(kProgram, CCM_VERSION, "");
+  return c;
+}
+
+leader::LeaderElectionOptions electionOptions(const options::Options& o) {
+  leader::LeaderElectionOptions le;
+  le.leader_elect = o.leader_elect;
+  le.lease_duration = o.leader_elect_lease_duration;
+  le.renew_deadline = o.leader_elect_renew_deadline;
+  le.retry_period = o.leader_elect_retry_period;
+  le.resource_lock = o.leader_elect_resource_lock;
+  le.resource_name = o.leader_elect_resource_name;
+  le.resource_namespace = o.leader_elect_resource_namespace;
+  return le;
+}
+
+// Runs the controllers until stop, without leader election.
+int runUnelected(ControllerManager& manager, std::stop_source& stop) {
+  Status s = manager.start();
+  if (!s.ok() && s.code() != Code::Cancelled) {
+    log::error("Cannot start the controllers", {{"err", s.message()}});
+    manager.stop();
+    return 1;
+  }
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  cv.wait(lock, stop.get_token(), [] { return false; });
+  manager.stop();
+  return 0;
+}
+
+// Runs the controllers while this process holds the lease. Exit 1 on lost leadership (like
+// upstream), 0 after a signal (the lease is released first).
+int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeClient& client,
+               kube::EventBroadcaster& events, const options::Options& opts) {
+  leader::LeaderElectionOptions le = electionOptions(opts);
+  leader::KubeLeaseLock lock(client, le.resource_namespace, le.resource_name);
+  std::mutex m;
+  std::condition_variable cv;
+  bool leading = false;
+  bool done = false;
+  Status result;
+  leader::LeaderElector elector(
+      lock, le,
+      {.on_started_leading =
+           [&] {
+             std::lock_guard l(m);
+             leading = true;
+             cv.notify_all();
+           },
+       .on_stopped_leading = [&] { manager.stop(); },
+       .on_new_leader =
+           [](const std::string& id) { log::info("New leader elected", {{"identity", id}}); }},
+      Clock::real(), events.recorder("cloud-controller-manager"));
+  log::info("Attempting to acquire the leader lease",
+            {{"lease", le.resource_namespace + "/" + le.resource_name},
+             {"identity", elector.identity()}});
+  std::thread election([&] {
+    Status s = elector.run(stop.get_token());
+    std::lock_guard l(m);
+    result = s;
+    done = true;
+    cv.notify_all();
+  });
+  int code = 0;
+  {
+    std::unique_lock l(m);
+    cv.wait(l, [&] { return leading || done; });
+    if (leading && !done) {
+      l.unlock();
+      log::info("Became leader: starting controllers", {{"identity", elector.identity()}});
+      Status s = manager.start();
+      if (!s.ok() && s.code() != Code::Cancelled) {
+        log::error("Cannot start the controllers", {{"err", s.message()}});
+        code = 1;
+        stop.request_stop();  // releases the lease
+      }
+      l.lock();
+      cv.wait(l, [&] { return done; });
+    }
+  }
+  election.join();
+  manager.stop();
+  if (result.code() == Code::Aborted) {
+    log::error("leaderelection lost", {{"identity", elector.identity()}});
+    return 1;
+  }
+  return code;
+}
+
 }  // namespace
 
 int run(int argc, const char* const* argv) {
+  SignalWatcher::block();
   options::Options opts;
   auto flags = options::makeFlagSet(opts, CCM_PLUGIN_DIR);
   Status parsed = flags->parse(argc, argv);
@@ -147,9 +294,21 @@ int run(int argc, const char* const* argv) {
     return 0;
   }
 
-  log::error("This build has no controllers wired yet (the Kubernetes client lands in a later "
-             "change); use --check-config to validate a provider and its configuration");
-  return 1;
+  auto client = kube::KubeClient::create(clientOptions(opts), Clock::real(), &registry);
+  if (!client.ok()) {
+    log::error("Cannot configure the Kubernetes client", {{"err", client.status().message()}});
+    return 1;
+  }
+  std::stop_source stop;
+  SignalWatcher signals(stop);
+  kube::EventBroadcaster events(**client);
+  events.start();
+  ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
+  int code = opts.leader_elect ? runElected(manager, stop, **client, events, opts)
+                               : runUnelected(manager, stop);
+  events.shutdown();
+  log::info("Stopped", {{"exitCode", code}});
+  return code;
 }
 
 }  // namespace ccm::app

@@ -1,0 +1,144 @@
+// ControllerManager implementation.
+#include "host/app/controller_manager.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "host/controllers/ipam/node_ipam_controller.hpp"
+#include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
+#include "host/controllers/node/cloud_node_controller.hpp"
+#include "host/controllers/route/route_controller.hpp"
+#include "host/controllers/service/service_controller.hpp"
+#include "host/log/log.hpp"
+
+namespace ccm::app {
+namespace {
+
+struct Factory {
+  const char* name;
+  std::function<StatusOr<controllers::ControllerOrSkip>(controllers::ControllerContext&)> make;
+};
+
+// Start order: pod CIDRs first (routes need them), then nodes, then the rest.
+std::vector<Factory> factories() {
+  return {
+      {"node-ipam-controller", controllers::ipam::makeNodeIpamController},
+      {"cloud-node-controller", controllers::node::makeCloudNodeController},
+      {"cloud-node-lifecycle-controller", controllers::lifecycle::makeNodeLifecycleController},
+      {"service-lb-controller", controllers::makeServiceController},
+      {"node-route-controller", controllers::makeRouteController},
+  };
+}
+
+}  // namespace
+
+ControllerManager::ControllerManager(const options::Options& options, kube::KubeClient& client,
+                                     plugin::Provider& provider, kube::EventBroadcaster& events,
+                                     metrics::Registry& metrics, Clock& clock)
+    : options_(options),
+      client_(client),
+      provider_(provider),
+      events_(events),
+      metrics_(metrics),
+      clock_(clock) {}
+
+ControllerManager::~ControllerManager() { stop(); }
+
+Status ControllerManager::start() {
+  kube::NodeInformer* nodes = nullptr;
+  kube::ServiceInformer* services = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) {
+      return Status(Code::Cancelled, "stopping");
+    }
+    nodes_ = std::make_unique<kube::NodeInformer>(&client_);
+    services_ = std::make_unique<kube::ServiceInformer>(&client_);
+    nodes = nodes_.get();
+    services = services_.get();
+    nodes->start();
+    services->start();
+  }
+  log::info("Waiting for the node and service caches to sync");
+  auto started = std::chrono::steady_clock::now();
+  if (!kube::waitForCacheSync(term_.get_token(), {nodes, services})) {
+    return Status(Code::Cancelled, "stopped before the caches synced");
+  }
+  log::info("Caches synced",
+            {{"nodes", nodes->size()},
+             {"services", services->size()},
+             {"took", std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)}});
+
+  std::lock_guard lock(mu_);
+  if (stopped_) {
+    return Status(Code::Cancelled, "stopping");
+  }
+  context_ = std::make_unique<controllers::ControllerContext>(controllers::ControllerContext{
+      options_, client_, *nodes_, *services_, provider_, events_, metrics_, clock_});
+  for (const Factory& f : factories()) {
+    if (!options::controllerEnabled(options_.controllers, f.name)) {
+      log::info("Controller is disabled by --controllers", {{"controller", f.name}});
+      continue;
+    }
+    auto made = f.make(*context_);
+    if (!made.ok()) {
+      return made.status().withPrefix(fmt::format("cannot start {}", f.name));
+    }
+    if (auto* skip = std::get_if<controllers::NotStarted>(&*made)) {
+      log::warning("Skipping controller", {{"controller", f.name}, {"reason", skip->reason}});
+      continue;
+    }
+    auto& controller = std::get<std::unique_ptr<controllers::Controller>>(*made);
+    controller->start();
+    log::info("Started controller", {{"controller", f.name}});
+    controllers_.push_back(std::move(controller));
+  }
+  return okStatus();
+}
+
+void ControllerManager::stop() {
+  term_.request_stop();
+  std::lock_guard lock(mu_);
+  if (stopped_) {
+    return;
+  }
+  stopped_ = true;
+  // Provider calls in flight see is_cancelled and return; new ones fail fast.
+  provider_.cancelAll();
+  // Informers first: no handler may run into a controller being torn down.
+  if (nodes_) {
+    nodes_->stop();
+  }
+  if (services_) {
+    services_->stop();
+  }
+  for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) {
+    (*it)->stop();
+  }
+  controllers_.clear();
+  context_.reset();
+}
+
+std::vector<std::string> ControllerManager::running() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& c : controllers_) {
+    out.emplace_back(c->name());
+  }
+  return out;
+}
+
+Status ControllerManager::healthy() const {
+  std::lock_guard lock(mu_);
+  for (const auto& c : controllers_) {
+    Status s = c->healthy();
+    if (!s.ok()) {
+      return s.withPrefix(std::string(c->name()));
+    }
+  }
+  return okStatus();
+}
+
+}  // namespace ccm::app

@@ -1,0 +1,56 @@
+// ControllerManager: everything that runs while this process leads — the shared node and
+// service informers and the enabled controllers — started in order and stopped in reverse.
+//
+// THREAD: start() on the main thread; stop() from any thread (it interrupts a start() that
+// is still waiting for the caches) and is idempotent.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "host/controllers/common/controller.hpp"
+#include "host/kube/event_recorder.hpp"
+#include "host/kube/informer.hpp"
+#include "host/kube/kube_client.hpp"
+
+namespace ccm::app {
+
+class ControllerManager {
+ public:
+  ControllerManager(const options::Options& options, kube::KubeClient& client,
+                    plugin::Provider& provider, kube::EventBroadcaster& events,
+                    metrics::Registry& metrics, Clock& clock);
+  ~ControllerManager();
+
+  // Starts the informers, waits for them to sync, then creates and starts every controller
+  // --controllers enables. Returns an error only for configuration the operator must fix
+  // (the process exits 1); CANCELLED when stop() came first.
+  Status start();
+  void stop();
+
+  // Names of the controllers running (for health checks and logs).
+  std::vector<std::string> running() const;
+  // OK unless a running controller reports a problem.
+  Status healthy() const;
+
+ private:
+  const options::Options& options_;
+  kube::KubeClient& client_;
+  plugin::Provider& provider_;
+  kube::EventBroadcaster& events_;
+  metrics::Registry& metrics_;
+  Clock& clock_;
+
+  std::stop_source term_;
+  mutable std::mutex mu_;
+  bool stopped_ = false;                                          // guarded by mu_
+  std::unique_ptr<kube::NodeInformer> nodes_;                     // guarded by mu_
+  std::unique_ptr<kube::ServiceInformer> services_;               // guarded by mu_
+  std::unique_ptr<controllers::ControllerContext> context_;       // guarded by mu_
+  std::vector<std::unique_ptr<controllers::Controller>> controllers_;  // guarded by mu_
+};
+
+}  // namespace ccm::app

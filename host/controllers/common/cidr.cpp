@@ -1,0 +1,172 @@
+// IP and CIDR arithmetic.
+#include "host/controllers/common/cidr.hpp"
+
+#include <arpa/inet.h>
+
+#include <fmt/format.h>
+
+namespace ccm::controllers {
+namespace {
+
+// Sets bit i (0 = most significant) of the address.
+void setBits(IpAddress& ip, uint64_t value, int from_bit, int count) {
+  for (int k = 0; k < count; ++k) {
+    int bit = from_bit + count - 1 - k;
+    bool on = ((value >> k) & 1u) != 0;
+    uint8_t mask = static_cast<uint8_t>(0x80u >> (bit % 8));
+    if (on) {
+      ip.bytes[static_cast<size_t>(bit / 8)] |= mask;
+    } else {
+      ip.bytes[static_cast<size_t>(bit / 8)] &= static_cast<uint8_t>(~mask);
+    }
+  }
+}
+
+uint64_t getBits(const IpAddress& ip, int from_bit, int count) {
+  uint64_t v = 0;
+  for (int bit = from_bit; bit < from_bit + count; ++bit) {
+    v = (v << 1) | ((ip.bytes[static_cast<size_t>(bit / 8)] >> (7 - bit % 8)) & 1u);
+  }
+  return v;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && s.back() == ' ') {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<IpAddress> IpAddress::parse(std::string_view text) {
+  std::string s(text);
+  IpAddress ip;
+  if (inet_pton(AF_INET, s.c_str(), ip.bytes.data()) == 1) {
+    return ip;
+  }
+  if (inet_pton(AF_INET6, s.c_str(), ip.bytes.data()) == 1) {
+    ip.v6 = true;
+    return ip;
+  }
+  return std::nullopt;
+}
+
+std::string IpAddress::toString() const {
+  char buf[INET6_ADDRSTRLEN];
+  inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf, sizeof buf);
+  return buf;
+}
+
+StatusOr<Cidr> Cidr::parse(std::string_view text, bool strict) {
+  auto slash = text.find('/');
+  auto bad = [&](std::string_view why) {
+    return Status(Code::InvalidArgument, fmt::format("invalid CIDR address: {} ({})", text, why));
+  };
+  if (slash == std::string_view::npos) {
+    return bad("no /prefix");
+  }
+  auto ip = IpAddress::parse(text.substr(0, slash));
+  if (!ip) {
+    return bad("not an IP address");
+  }
+  std::string_view p = text.substr(slash + 1);
+  if (p.empty() || p.size() > 3) {
+    return bad("bad prefix length");
+  }
+  int prefix = 0;
+  for (char c : p) {
+    if (c < '0' || c > '9') {
+      return bad("bad prefix length");
+    }
+    prefix = prefix * 10 + (c - '0');
+  }
+  if (prefix > ip->bits()) {
+    return bad("prefix length too large");
+  }
+  Cidr c;
+  c.prefix = prefix;
+  c.base = *ip;
+  setBits(c.base, 0, prefix, ip->bits() - prefix);
+  if (strict && !(c.base == *ip)) {
+    return bad("host bits are set");
+  }
+  return c;
+}
+
+std::string Cidr::toString() const { return fmt::format("{}/{}", base.toString(), prefix); }
+
+bool Cidr::contains(const IpAddress& ip) const {
+  if (ip.v6 != base.v6) {
+    return false;
+  }
+  for (int bit = 0; bit < prefix; ++bit) {
+    size_t byte = static_cast<size_t>(bit / 8);
+    uint8_t mask = static_cast<uint8_t>(0x80u >> (bit % 8));
+    if ((ip.bytes[byte] & mask) != (base.bytes[byte] & mask)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+IpAddress Cidr::last() const {
+  IpAddress ip = base;
+  for (int bit = prefix; bit < base.bits(); ++bit) {
+    ip.bytes[static_cast<size_t>(bit / 8)] |= static_cast<uint8_t>(0x80u >> (bit % 8));
+  }
+  return ip;
+}
+
+Cidr Cidr::subnet(int new_prefix, uint64_t index) const {
+  Cidr out;
+  out.prefix = new_prefix;
+  out.base = base;
+  setBits(out.base, index, prefix, new_prefix - prefix);
+  return out;
+}
+
+uint64_t Cidr::subnetIndex(const IpAddress& ip, int new_prefix) const {
+  return getBits(ip, prefix, new_prefix - prefix);
+}
+
+StatusOr<std::vector<Cidr>> parseClusterCidrs(std::string_view value) {
+  std::vector<Cidr> out;
+  if (trim(value).empty()) {
+    return Status(Code::InvalidArgument,
+                  "--cluster-cidr is empty: set the pod network range (e.g. "
+                  "--cluster-cidr=10.244.0.0/16), or turn this controller off");
+  }
+  size_t start = 0;
+  while (true) {
+    size_t comma = value.find(',', start);
+    std::string_view part =
+        trim(value.substr(start, comma == std::string_view::npos ? value.npos : comma - start));
+    auto c = Cidr::parse(part);
+    if (!c.ok()) {
+      return Status(Code::InvalidArgument,
+                    fmt::format("--cluster-cidr=\"{}\": {}", value, c.status().message()));
+    }
+    out.push_back(*c);
+    if (comma == std::string_view::npos) {
+      break;
+    }
+    start = comma + 1;
+  }
+  if (out.size() > 2) {
+    return Status(Code::InvalidArgument,
+                  fmt::format("--cluster-cidr=\"{}\": at most two CIDRs (a dual-stack pair)",
+                              value));
+  }
+  if (out.size() == 2 && out[0].v6() == out[1].v6()) {
+    return Status(Code::InvalidArgument,
+                  fmt::format("--cluster-cidr=\"{}\": two CIDRs must be one IPv4 and one IPv6",
+                              value));
+  }
+  return out;
+}
+
+}  // namespace ccm::controllers

@@ -1,0 +1,31 @@
+// parallelFor: runs fn(i) for every i in [0, n) on up to `workers` threads (the caller's
+// included), stopping early once stop is requested. For periodic passes over all nodes.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
+namespace ccm::controllers {
+
+template <typename Fn>
+void parallelFor(size_t n, size_t workers, std::stop_token stop, Fn&& fn) {
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next.fetch_add(1); i < n && !stop.stop_requested(); i = next.fetch_add(1)) {
+      fn(i);
+    }
+  };
+  size_t extra = std::min(n, std::max<size_t>(workers, 1)) - (n > 0 ? 1 : 0);
+  std::vector<std::jthread> threads;
+  threads.reserve(extra);
+  for (size_t t = 0; t < extra; ++t) {
+    threads.emplace_back(run);
+  }
+  run();
+}
+
+}  // namespace ccm::controllers

@@ -1,0 +1,269 @@
+// The node IPAM controller.
+#include "host/controllers/ipam/node_ipam_controller.hpp"
+
+#include <fmt/format.h>
+
+#include "host/kube/patch_builder.hpp"
+#include "host/log/log.hpp"
+#include "host/runtime/rate_limiter.hpp"
+
+namespace ccm::controllers::ipam {
+
+NodeIpamController::NodeIpamController(ControllerContext& context, std::vector<CidrSet> sets)
+    : ctx_(context),
+      recorder_(context.events.recorder("node-ipam-controller")),
+      queue_("node_ipam", defaultControllerRateLimiter(), context.clock, &context.metrics),
+      sets_(std::move(sets)) {}
+
+NodeIpamController::~NodeIpamController() { stop(); }
+
+void NodeIpamController::occupyLocked(const kube::Node& node) {
+  std::vector<std::string> owned;
+  for (auto text : node.pod_cidrs) {
+    auto cidr = Cidr::parse(text);
+    if (!cidr.ok()) {
+      log::warning("Node has an unparsable pod CIDR; ignoring it",
+                   {{"node", node.name}, {"podCIDR", text}});
+      continue;
+    }
+    bool placed = false;
+    for (auto& set : sets_) {
+      if (set.cluster().v6() == cidr->v6() && set.occupy(*cidr).ok()) {
+        placed = true;
+        owned.emplace_back(text);
+      }
+    }
+    if (!placed) {
+      log::warning("Node's pod CIDR is not a range of --cluster-cidr; leaving it alone",
+                   {{"node", node.name}, {"podCIDR", text}});
+    }
+  }
+  if (!owned.empty()) {
+    assigned_[std::string(node.uid)] = std::move(owned);
+  }
+}
+
+void NodeIpamController::releaseLocked(const std::string& uid,
+                                       std::span<const std::string_view> cidrs) {
+  std::vector<std::string> all(cidrs.begin(), cidrs.end());
+  if (auto it = assigned_.find(uid); it != assigned_.end()) {
+    all.insert(all.end(), it->second.begin(), it->second.end());
+    assigned_.erase(it);
+  }
+  auto* releases = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_releases_total",
+                                        "Counter measuring total number of CIDR releases.",
+                                        {"clusterCIDR"}, metrics::Stability::Alpha);
+  for (const auto& text : all) {
+    auto cidr = Cidr::parse(text);
+    if (!cidr.ok()) {
+      continue;
+    }
+    for (auto& set : sets_) {
+      if (set.isUsed(*cidr)) {
+        set.release(*cidr);
+        if (releases != nullptr) {
+          releases->labels({set.cluster().toString()}).inc();
+        }
+      }
+    }
+  }
+  publishLocked();
+}
+
+void NodeIpamController::publishLocked() {
+  auto* usage = ctx_.metrics.gauge("node_ipam_controller_cidrset_usage_cidrs",
+                                   "Gauge measuring percentage of allocated CIDRs.",
+                                   {"clusterCIDR"}, metrics::Stability::Alpha);
+  if (usage == nullptr) {
+    return;
+  }
+  for (const auto& set : sets_) {
+    usage->labels({set.cluster().toString()})
+        .set(static_cast<double>(set.usedCount()) / static_cast<double>(set.size()));
+  }
+}
+
+void NodeIpamController::rebuild() {
+  std::lock_guard lock(mu_);
+  for (const auto& node : ctx_.nodes.list()) {
+    occupyLocked(*node);
+  }
+  publishLocked();
+}
+
+void NodeIpamController::start() {
+  if (started_) {
+    return;
+  }
+  started_ = true;
+  rebuild();  // the cache is synced before controllers start
+  ctx_.nodes.addEventHandler({
+      .on_add = [this](const auto& n) { queue_.add(std::string(n->name)); },
+      .on_update =
+          [this](const auto& old_n, const auto& n) {
+            if (n->pod_cidrs.empty() || old_n->pod_cidrs.size() != n->pod_cidrs.size()) {
+              queue_.add(std::string(n->name));
+            }
+          },
+      .on_delete =
+          [this](const auto& n, bool) {
+            std::lock_guard lock(mu_);
+            releaseLocked(std::string(n->uid), n->pod_cidrs);
+          },
+  });
+  int workers = std::max(1, std::min(ctx_.options.concurrent_node_syncs, 4));
+  for (int i = 0; i < workers; ++i) {
+    workers_.emplace_back([this] { worker(); });
+  }
+  setControllerRunning(ctx_.metrics, "node-ipam", true);
+  std::string ranges;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& s : sets_) {
+      ranges += fmt::format("{}{} (/{} per node, {} of {} used)", ranges.empty() ? "" : ", ",
+                            s.cluster().toString(), s.nodeMask(), s.usedCount(), s.size());
+    }
+  }
+  log::info("Started node IPAM controller", {{"clusterCIDRs", ranges}});
+}
+
+void NodeIpamController::stop() {
+  if (!started_ || stopped_) {
+    return;
+  }
+  stopped_ = true;
+  queue_.shutDown();
+  for (auto& t : workers_) {
+    t.join();
+  }
+  setControllerRunning(ctx_.metrics, "node-ipam", false);
+}
+
+void NodeIpamController::worker() {
+  while (auto key = queue_.get()) {
+    Status s = syncNode(*key);
+    if (s.ok()) {
+      queue_.forget(*key);
+    } else {
+      log::error("Error allocating a pod CIDR; will retry", {{"node", *key}, {"err", s.toString()}});
+      queue_.addRateLimited(*key);
+    }
+    queue_.done(*key);
+  }
+}
+
+Status NodeIpamController::syncNode(const std::string& name) {
+  auto node = ctx_.nodes.get(name);
+  if (!node) {
+    return okStatus();
+  }
+  std::vector<Cidr> allocated;
+  {
+    std::lock_guard lock(mu_);
+    if (!node->pod_cidrs.empty()) {
+      occupyLocked(*node);
+      publishLocked();
+      return okStatus();
+    }
+    if (assigned_.count(std::string(node->uid)) != 0) {
+      return okStatus();  // written already; the cache has not caught up
+    }
+    for (auto& set : sets_) {
+      auto cidr = set.allocate();
+      if (!cidr) {
+        for (size_t i = 0; i < allocated.size(); ++i) {
+          sets_[i].release(allocated[i]);
+        }
+        if (auto* f = ctx_.metrics.counter("ccm_node_ipam_exhausted_total",
+                                           "Allocations that failed because a cluster CIDR had "
+                                           "no free range.",
+                                           {"clusterCIDR"})) {
+          f->labels({set.cluster().toString()}).inc();
+        }
+        recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "CIDRNotAvailable",
+                         "Node {} status is now: CIDRNotAvailable", node->name);
+        return Status(Code::ResourceExhausted,
+                      fmt::format("no free /{} range left in {} for node {}", set.nodeMask(),
+                                  set.cluster().toString(), node->name));
+      }
+      allocated.push_back(*cidr);
+    }
+    std::vector<std::string> texts;
+    for (const auto& c : allocated) {
+      texts.push_back(c.toString());
+    }
+    assigned_[std::string(node->uid)] = texts;
+    publishLocked();
+  }
+  std::vector<std::string> cidrs;
+  for (const auto& c : allocated) {
+    cidrs.push_back(c.toString());
+  }
+  kube::NodePatch patch;
+  patch.resourceVersion(node->resource_version).podCidrs(cidrs.front(), cidrs);
+  auto r = ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build());
+  if (!r.ok()) {
+    std::lock_guard lock(mu_);
+    std::vector<std::string_view> none;
+    releaseLocked(std::string(node->uid), none);
+    if (r.status().isNotFound()) {
+      return okStatus();
+    }
+    recorder_.eventf(kube::referenceTo(*node), kube::EventType::Warning, "CIDRAssignmentFailed",
+                     "Node {} status is now: CIDRAssignmentFailed", node->name);
+    return r.status().toStatus().withPrefix(
+        fmt::format("failed to set the pod CIDRs of node {}", name));
+  }
+  if (auto* f = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_allocations_total",
+                                     "Counter measuring total number of CIDR allocations.",
+                                     {"clusterCIDR"}, metrics::Stability::Alpha)) {
+    std::lock_guard lock(mu_);
+    for (const auto& s : sets_) {
+      f->labels({s.cluster().toString()}).inc();
+    }
+  }
+  log::info("Allocated pod CIDRs to node", {{"node", name}, {"podCIDRs", fmt::format("{}", fmt::join(cidrs, ","))}});
+  return okStatus();
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> NodeIpamController::usage() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const auto& s : sets_) {
+    out.emplace_back(s.usedCount(), s.size());
+  }
+  return out;
+}
+
+StatusOr<ControllerOrSkip> makeNodeIpamController(ControllerContext& context) {
+  const options::Options& o = context.options;
+  if (!o.allocate_node_cidrs) {
+    return ControllerOrSkip(NotStarted{"--allocate-node-cidrs is false"});
+  }
+  auto cidrs = parseClusterCidrs(o.cluster_cidr);
+  if (!cidrs.ok()) {
+    return cidrs.status().withPrefix("--allocate-node-cidrs needs a valid --cluster-cidr");
+  }
+  bool dual = cidrs->size() == 2;
+  if (dual && o.node_cidr_mask_size != 0) {
+    return Status(Code::InvalidArgument,
+                  "--node-cidr-mask-size is not allowed with a dual-stack --cluster-cidr; use "
+                  "--node-cidr-mask-size-ipv4 and --node-cidr-mask-size-ipv6");
+  }
+  std::vector<CidrSet> sets;
+  for (const auto& c : *cidrs) {
+    int mask = c.v6() ? (o.node_cidr_mask_size_ipv6 > 0 ? o.node_cidr_mask_size_ipv6 : 64)
+                      : (o.node_cidr_mask_size_ipv4 > 0 ? o.node_cidr_mask_size_ipv4 : 24);
+    if (!dual && o.node_cidr_mask_size != 0) {
+      mask = o.node_cidr_mask_size;
+    }
+    auto set = CidrSet::create(c, mask);
+    if (!set.ok()) {
+      return set.status().withPrefix("--node-cidr-mask-size");
+    }
+    sets.push_back(std::move(set).value());
+  }
+  return ControllerOrSkip(std::make_unique<NodeIpamController>(context, std::move(sets)));
+}
+
+}  // namespace ccm::controllers::ipam

@@ -1,0 +1,56 @@
+// The node IPAM controller (node-ipam-controller, alias node-ipam), started with
+// --allocate-node-cidrs: gives every node without one a pod CIDR from --cluster-cidr (one
+// per family for a dual-stack pair), sized by --node-cidr-mask-size(-ipv4/-ipv6), and frees
+// it when the node is deleted. The allocation map is rebuilt from the nodes at start, so a
+// restart loses nothing. Exhaustion: a CIDRNotAvailable event on the node, a metric, retries
+// with back-off (a deleted node frees a range).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "host/controllers/common/controller.hpp"
+#include "host/controllers/ipam/cidr_set.hpp"
+#include "host/runtime/work_queue.hpp"
+
+namespace ccm::controllers::ipam {
+
+class NodeIpamController final : public Controller {
+ public:
+  NodeIpamController(ControllerContext& context, std::vector<CidrSet> sets);
+  ~NodeIpamController() override;
+
+  std::string_view name() const override { return "node-ipam-controller"; }
+  void start() override;
+  void stop() override;
+
+  Status syncNode(const std::string& name);  // exposed for tests
+  // Used/total ranges of each cluster CIDR (for tests).
+  std::vector<std::pair<uint64_t, uint64_t>> usage() const;
+
+ private:
+  void rebuild();
+  void occupyLocked(const kube::Node& node);
+  void releaseLocked(const std::string& uid, std::span<const std::string_view> cidrs);
+  void publishLocked();
+  void worker();
+
+  ControllerContext& ctx_;
+  kube::EventRecorder recorder_;
+  WorkQueue queue_;
+
+  mutable std::mutex mu_;
+  std::vector<CidrSet> sets_;                                    // guarded by mu_
+  std::unordered_map<std::string, std::vector<std::string>> assigned_;  // uid -> cidrs; mu_
+  bool started_ = false;
+  bool stopped_ = false;
+  std::vector<std::thread> workers_;
+};
+
+StatusOr<ControllerOrSkip> makeNodeIpamController(ControllerContext& context);
+
+}  // namespace ccm::controllers::ipam

@@ -1,0 +1,389 @@
+// The cloud node lifecycle controller.
+#include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <set>
+#include <vector>
+
+#include "host/controllers/common/parallel.hpp"
+#include "host/controllers/common/provider_refs.hpp"
+#include "host/controllers/common/well_known.hpp"
+#include "host/kube/patch_builder.hpp"
+#include "host/kube/retry.hpp"
+#include "host/log/log.hpp"
+
+namespace ccm::controllers::lifecycle {
+namespace {
+
+bool isReady(const kube::Node& node) {
+  const kube::NodeCondition* c = node.condition(keys::kReady);
+  return c != nullptr && c->status == "True";
+}
+
+enum class Verdict { Ready, Exists, NotFound, Unknown };
+
+}  // namespace
+
+std::string_view zoneStateName(ZoneState s) {
+  switch (s) {
+    case ZoneState::Normal: return "Normal";
+    case ZoneState::PartialDisruption: return "PartialDisruption";
+    case ZoneState::FullDisruption: return "FullDisruption";
+  }
+  return "Normal";
+}
+
+ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold) {
+  if (ready == 0 && not_ready > 0) {
+    return ZoneState::FullDisruption;
+  }
+  if (not_ready > 2 &&
+      static_cast<double>(not_ready) / static_cast<double>(not_ready + ready) >=
+          unhealthy_threshold) {
+    return ZoneState::PartialDisruption;
+  }
+  return ZoneState::Normal;
+}
+
+NodeLifecycleController::NodeLifecycleController(ControllerContext& context)
+    : ctx_(context), recorder_(context.events.recorder("cloud-node-lifecycle-controller")) {}
+
+NodeLifecycleController::~NodeLifecycleController() { stop(); }
+
+std::string NodeLifecycleController::zoneOf(const kube::Node& node) {
+  if (auto z = node.label(keys::kZone)) {
+    return std::string(*z);
+  }
+  if (auto z = node.label(keys::kZoneBeta)) {
+    return std::string(*z);
+  }
+  return "";
+}
+
+void NodeLifecycleController::start() {
+  {
+    std::lock_guard lock(mu_);
+    if (started_) {
+      return;
+    }
+    started_ = true;
+  }
+  ctx_.nodes.addEventHandler({
+      .on_add = nullptr,
+      .on_update = nullptr,
+      .on_delete =
+          [this](const auto& n, bool) {
+            std::lock_guard lock(mu_);
+            observations_.erase(std::string(n->uid));
+          },
+  });
+  thread_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+  setControllerRunning(ctx_.metrics, "cloud-node-lifecycle", true);
+  log::info("Started cloud node lifecycle controller",
+            {{"monitorPeriod", ctx_.options.node_monitor_period}});
+}
+
+void NodeLifecycleController::stop() {
+  thread_.request_stop();
+  if (thread_.joinable()) {
+    thread_.join();
+    setControllerRunning(ctx_.metrics, "cloud-node-lifecycle", false);
+  }
+}
+
+void NodeLifecycleController::loop(std::stop_token stop) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  while (!stop.stop_requested()) {
+    monitorNodes(stop);
+    std::unique_lock lock(m);
+    cv.wait_for(lock, stop, ctx_.options.node_monitor_period, [] { return false; });
+  }
+}
+
+std::map<std::string, NodeLifecycleController::ZoneStatus> NodeLifecycleController::zonesForTest()
+    const {
+  std::lock_guard lock(mu_);
+  return zones_;
+}
+
+bool NodeLifecycleController::takeToken(const std::string& zone, Clock::MonoTime now) {
+  // mu_ held by the caller.
+  Bucket& b = buckets_[zone];
+  if (b.rate <= 0) {
+    return false;
+  }
+  double elapsed = std::chrono::duration<double>(now - b.at).count();
+  b.tokens = std::min(1.0, b.tokens + elapsed * b.rate);
+  b.at = now;
+  if (b.tokens < 1.0) {
+    return false;
+  }
+  b.tokens -= 1.0;
+  return true;
+}
+
+void NodeLifecycleController::monitorNodes(std::stop_token stop) {
+  const options::Options& o = ctx_.options;
+  auto nodes = ctx_.nodes.list();
+  auto now = ctx_.clock.now();
+
+  // Zones, their health and the deletion rate each may use.
+  std::map<std::string, std::pair<int, int>> counts;  // zone -> (ready, not ready)
+  for (const auto& n : nodes) {
+    auto& c = counts[zoneOf(*n)];
+    (isReady(*n) ? c.first : c.second)++;
+  }
+  std::map<std::string, ZoneStatus> zones;
+  bool all_full = !counts.empty();
+  for (const auto& [zone, c] : counts) {
+    ZoneStatus z;
+    z.size = c.first + c.second;
+    z.not_ready = c.second;
+    z.state = computeZoneState(c.first, c.second, o.unhealthy_zone_threshold);
+    all_full = all_full && z.state == ZoneState::FullDisruption;
+    switch (z.state) {
+      case ZoneState::Normal:
+      case ZoneState::FullDisruption:
+        z.deletion_rate = o.node_eviction_rate;
+        break;
+      case ZoneState::PartialDisruption:
+        z.deletion_rate =
+            z.size > o.large_cluster_size_threshold ? o.secondary_node_eviction_rate : 0;
+        break;
+    }
+    zones[zone] = z;
+  }
+  if (all_full) {
+    for (auto& [zone, z] : zones) {
+      z.deletion_rate = 0;
+    }
+  }
+  auto* state_gauge = ctx_.metrics.gauge("ccm_node_lifecycle_zone_state",
+                                         "The state of each zone as the lifecycle controller "
+                                         "sees it (1 for the current state).",
+                                         {"zone", "state"});
+  auto* size_gauge = ctx_.metrics.gauge("node_collector_zone_size",
+                                        "Gauge measuring number of registered Nodes per zones.",
+                                        {"zone"}, metrics::Stability::Alpha);
+  auto* unhealthy_gauge = ctx_.metrics.gauge("node_collector_unhealthy_nodes_in_zone",
+                                             "Gauge measuring number of not Ready Nodes per "
+                                             "zones.",
+                                             {"zone"}, metrics::Stability::Alpha);
+  auto* health_gauge = ctx_.metrics.gauge("node_collector_zone_health",
+                                          "Gauge measuring percentage of healthy nodes per "
+                                          "zone.",
+                                          {"zone"}, metrics::Stability::Alpha);
+  auto* rate_gauge = ctx_.metrics.gauge("ccm_node_lifecycle_zone_deletion_rate",
+                                        "Node deletions per second each zone may make now.",
+                                        {"zone"});
+  for (const auto& [zone, z] : zones) {
+    for (ZoneState s : {ZoneState::Normal, ZoneState::PartialDisruption,
+                        ZoneState::FullDisruption}) {
+      if (state_gauge != nullptr) {
+        state_gauge->labels({zone, std::string(zoneStateName(s))}).set(z.state == s ? 1 : 0);
+      }
+    }
+    if (size_gauge != nullptr) {
+      size_gauge->labels({zone}).set(z.size);
+    }
+    if (unhealthy_gauge != nullptr) {
+      unhealthy_gauge->labels({zone}).set(z.not_ready);
+    }
+    if (health_gauge != nullptr) {
+      health_gauge->labels({zone}).set(z.size == 0 ? 100 : 100.0 * (z.size - z.not_ready) / z.size);
+    }
+    if (rate_gauge != nullptr) {
+      rate_gauge->labels({zone}).set(z.deletion_rate);
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [zone, z] : zones) {
+      Bucket& b = buckets_[zone];
+      if (b.rate != z.deletion_rate) {
+        // Upstream swaps the zone's limiter on a state change; a fresh bucket may delete at
+        // once, then at the new rate.
+        b = Bucket{z.deletion_rate, 1.0, now};
+      }
+    }
+    zones_ = zones;
+  }
+
+  // Ask the provider about every node that is not Ready (concurrently).
+  std::vector<Verdict> verdicts(nodes.size(), Verdict::Ready);
+  int workers = o.concurrent_node_status_updates > 0 ? o.concurrent_node_status_updates
+                                                     : o.concurrent_node_syncs;
+  parallelFor(nodes.size(), static_cast<size_t>(std::max(1, workers)), stop, [&](size_t i) {
+    const auto& node = nodes[i];
+    if (isReady(*node)) {
+      if (node->hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
+        setShutdownTaint(*node, false);
+      }
+      verdicts[i] = Verdict::Ready;
+      return;
+    }
+    NodeRefs refs;
+    plugin::NodeRef ref = refs.add(node);
+    auto exists = ctx_.provider.instanceExists(ref);
+    if (!exists.ok() || *exists == plugin::Existence::Unknown) {
+      verdicts[i] = Verdict::Unknown;
+      log::infoV(2, "Cannot tell whether the node's instance exists; leaving it alone",
+                 {{"node", node->name},
+                  {"err", exists.ok() ? std::string("UNKNOWN") : exists.status().toString()}});
+      return;
+    }
+    if (*exists == plugin::Existence::NotFound) {
+      verdicts[i] = Verdict::NotFound;
+      return;
+    }
+    verdicts[i] = Verdict::Exists;
+    auto power = ctx_.provider.instanceShutdown(ref);
+    if (!power.ok()) {
+      if (power.status().code() != Code::Unimplemented) {
+        log::infoV(2, "Cannot tell whether the node's instance is shut down",
+                   {{"node", node->name}, {"err", power.status().toString()}});
+      }
+      return;
+    }
+    if (*power == plugin::Power::Shutdown &&
+        !node->hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
+      setShutdownTaint(*node, true);
+    }
+  });
+  if (stop.stop_requested()) {
+    return;
+  }
+
+  // Deletions: confirmed NOT_FOUNDs, within each zone's budget, oldest first.
+  std::vector<std::pair<Clock::MonoTime, size_t>> due;
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::string uid(nodes[i]->uid);
+      if (verdicts[i] != Verdict::NotFound) {
+        observations_.erase(uid);
+        continue;
+      }
+      Observation& obs = observations_[uid];
+      if (!obs.seen) {
+        obs = Observation{now, true};
+        log::info("Instance not found in the cloud; will delete the node if this is confirmed "
+                  "after a monitor period",
+                  {{"node", nodes[i]->name}});
+        continue;
+      }
+      if (now - obs.first_not_found >= o.node_monitor_period) {
+        due.emplace_back(obs.first_not_found, i);
+      }
+    }
+  }
+  std::sort(due.begin(), due.end());
+  auto* deferred = ctx_.metrics.counter("ccm_node_deletions_deferred_total",
+                                        "Node deletions postponed by the zone rate limits or a "
+                                        "full partition, per monitor pass.",
+                                        {"zone", "reason"});
+  for (const auto& [first, i] : due) {
+    const auto& node = nodes[i];
+    std::string zone = zoneOf(*node);
+    bool allowed = false;
+    {
+      std::lock_guard lock(mu_);
+      allowed = takeToken(zone, ctx_.clock.now());
+    }
+    if (!allowed) {
+      if (deferred != nullptr) {
+        deferred->labels({zone, all_full ? "partition" : "rate_limit"}).inc();
+      }
+      log::infoV(2, "Node deletion postponed by the zone's deletion budget",
+                 {{"node", node->name}, {"zone", zone}, {"allFullyDisrupted", all_full}});
+      continue;
+    }
+    deleteNode(node);
+  }
+  if (all_full && !due.empty()) {
+    log::warning("Every zone is fully disrupted: not deleting any node (this looks like a "
+                 "partition between the API server and the nodes, not a cloud event)",
+                 {{"candidates", due.size()}});
+  }
+}
+
+void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>& node) {
+  std::string zone = zoneOf(*node);
+  recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "DeletingNode",
+                   "Deleting node {} because it does not exist in the cloud provider", node->name);
+  log::info("Deleting node because its instance does not exist in the cloud provider",
+            {{"node", node->name}, {"zone", zone}});
+  kube::ApiStatus st = ctx_.api.remove(kube::nodePath(node->name),
+                                       kube::Preconditions{std::string(node->uid), ""});
+  if (!st.ok() && !st.isNotFound()) {
+    recorder_.eventf(kube::referenceTo(*node), kube::EventType::Warning, "DeletingNodeFailed",
+                     "Failed deleting node {}: {}", node->name, st.message());
+    log::error("Failed deleting node", {{"node", node->name}, {"err", st.message()}});
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    observations_.erase(std::string(node->uid));
+  }
+  if (auto* f = ctx_.metrics.counter("ccm_node_deletions_total",
+                                     "Nodes deleted because their instance was gone.", {"zone"})) {
+    f->labels({zone}).inc();
+  }
+}
+
+void NodeLifecycleController::setShutdownTaint(const kube::Node& cached, bool present) {
+  std::string name(cached.name);
+  std::string rv(cached.resource_version);
+  std::vector<kube::TaintSpec> taints = kube::taintSpecs(cached.taints);
+  int attempt = 0;
+  kube::ApiStatus st = kube::retryOnConflict(kube::kUpdateBackoff, [&]() -> kube::ApiStatus {
+    if (attempt++ > 0) {
+      auto fresh = ctx_.api.get(kube::nodePath(name));
+      if (!fresh.ok()) {
+        return fresh.status();
+      }
+      auto node = kube::decodeNode(*fresh);
+      if (!node.ok()) {
+        return node.status();
+      }
+      rv = std::string((*node)->resource_version);
+      taints = kube::taintSpecs((*node)->taints);
+    }
+    auto it = std::find_if(taints.begin(), taints.end(), [](const kube::TaintSpec& t) {
+      return t.key == keys::kShutdownTaint && t.effect == keys::kNoSchedule;
+    });
+    if (present == (it != taints.end())) {
+      return kube::ApiStatus();  // already as wanted
+    }
+    if (present) {
+      taints.push_back({std::string(keys::kShutdownTaint), "", std::string(keys::kNoSchedule), 0});
+    } else {
+      taints.erase(it);
+    }
+    kube::NodePatch patch;
+    patch.resourceVersion(rv).taints(taints);
+    return ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build())
+        .status();
+  });
+  if (!st.ok()) {
+    log::error(present ? "Failed to add the shutdown taint" : "Failed to remove the shutdown taint",
+               {{"node", name}, {"err", st.message()}});
+    return;
+  }
+  log::info(present ? "Node's instance is shut down: tainted it"
+                    : "Node is Ready again: removed the shutdown taint",
+            {{"node", name}});
+}
+
+StatusOr<ControllerOrSkip> makeNodeLifecycleController(ControllerContext& context) {
+  if (!context.provider.info().instances.present) {
+    return ControllerOrSkip(NotStarted{"the cloud provider does not support instances"});
+  }
+  return ControllerOrSkip(std::make_unique<NodeLifecycleController>(context));
+}
+
+}  // namespace ccm::controllers::lifecycle

@@ -1,0 +1,89 @@
+// The cloud node lifecycle controller (cloud-node-lifecycle-controller, alias
+// cloud-node-lifecycle): every --node-monitor-period it checks nodes that are not Ready
+// against the provider, taints shut-down machines and deletes nodes whose machine is gone.
+//
+// Safer than upstream, which deletes a NotReady node on the first "does not exist" and has
+// deleted whole clusters on a bad cloud answer:
+//   - only NOT_FOUND counts; an error, a timeout or UNKNOWN never leads to a deletion and
+//     resets the count;
+//   - a deletion needs NOT_FOUND observed twice, at least one monitor period apart;
+//   - deletions are rate-limited per zone with the eviction semantics of the Kubernetes node
+//     documentation: --node-eviction-rate in healthy zones; in a zone where at least
+//     --unhealthy-zone-threshold of the nodes (and more than two) are NotReady,
+//     --secondary-node-eviction-rate if the zone has more than --large-cluster-size-threshold
+//     nodes, else none; a zone with no Ready node at all uses the normal rate, unless every
+//     zone is in that state — then nothing is deleted (that is a partition between the API
+//     server and the nodes, not a cloud event);
+//   - a node is deleted with a UID precondition, so a node re-registered under the same name
+//     is never removed by mistake.
+// The shutdown taint (node.cloudprovider.kubernetes.io/shutdown:NoSchedule) is added to
+// NotReady nodes whose machine is shut down and removed when the node is Ready again.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "host/controllers/common/controller.hpp"
+
+namespace ccm::controllers::lifecycle {
+
+enum class ZoneState { Normal, PartialDisruption, FullDisruption };
+std::string_view zoneStateName(ZoneState s);
+
+// Upstream's zone classification from ready/not-ready counts.
+ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold);
+
+class NodeLifecycleController final : public Controller {
+ public:
+  explicit NodeLifecycleController(ControllerContext& context);
+  ~NodeLifecycleController() override;
+
+  std::string_view name() const override { return "cloud-node-lifecycle-controller"; }
+  void start() override;
+  void stop() override;
+
+  // One monitor pass (exposed for tests).
+  void monitorNodes(std::stop_token stop);
+
+  struct ZoneStatus {
+    ZoneState state = ZoneState::Normal;
+    int size = 0;
+    int not_ready = 0;
+    double deletion_rate = 0;  // nodes per second
+  };
+  std::map<std::string, ZoneStatus> zonesForTest() const;
+
+ private:
+  struct Bucket {
+    double rate = 0;
+    double tokens = 1;
+    Clock::MonoTime at{};
+  };
+  struct Observation {
+    Clock::MonoTime first_not_found{};
+    bool seen = false;
+  };
+
+  void loop(std::stop_token stop);
+  void setShutdownTaint(const kube::Node& node, bool present);
+  bool takeToken(const std::string& zone, Clock::MonoTime now);
+  void deleteNode(const std::shared_ptr<const kube::Node>& node);
+  static std::string zoneOf(const kube::Node& node);
+
+  ControllerContext& ctx_;
+  kube::EventRecorder recorder_;
+  std::jthread thread_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Observation> observations_;  // by node UID; guarded by mu_
+  std::map<std::string, Bucket> buckets_;                       // by zone; guarded by mu_
+  std::map<std::string, ZoneStatus> zones_;                     // guarded by mu_
+  bool started_ = false;                                        // guarded by mu_
+};
+
+StatusOr<ControllerOrSkip> makeNodeLifecycleController(ControllerContext& context);
+
+}  // namespace ccm::controllers::lifecycle
