@@ -2,6 +2,7 @@
 #include "test/kubesim/options.hpp"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace ccm::kubesim {
@@ -146,6 +147,17 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       if (key == "provided-node-ip") o.provided_node_ip = b;
       if (key == "no-watch-list") o.watch_list = !b;
       continue;
+    }
+    static const std::set<std::string> kValued = {
+        "bind-address", "port", "threads", "ready-file", "state-file", "server-version",
+        "cert-dir", "tls-cert-file", "tls-key-file", "client-ca-file", "token-auth-file",
+        "kubeconfig-out", "kubeconfig", "cert-kubeconfig-out", "sa-token", "sa-token-ttl",
+        "manifests", "rbac", "nodes", "node-prefix", "not-ready", "heartbeat-period",
+        "node-status-period", "kubelet-version", "watch-history", "bookmark-interval",
+        "min-request-timeout", "event-ttl", "fault", "latency", "latency-jitter", "v",
+        "logging-format"};
+    if (!kValued.count(key)) {
+      return Status(Code::InvalidArgument, "unknown flag --" + key + " (see --help)");
     }
     if (!has_value) {
       if (i + 1 >= argc) {
