@@ -292,14 +292,22 @@ Status RouteController::reconcile(bool list) {
     applyListingLocked(std::move(*routes), listed_at);
   }
 
-  RoutePlan plan = planRoutes(context_.nodes.list(), knownRoutes(), cluster_cidrs_);
+  auto nodes = context_.nodes.list();
   auto now = context_.clock.now();
   auto wake = Clock::MonoTime::max();
   std::vector<plugin::Route> deletes;
   std::vector<PlannedCreate> creates;
   std::vector<std::pair<std::shared_ptr<const kube::Node>, bool>> conditions;
   {
+    // Planned and dispatched under one lock: a call completing in between would otherwise
+    // leave the plan asking for a route that was just created.
     std::lock_guard lock(mu_);
+    std::vector<plugin::Route> known;
+    known.reserve(known_.size());
+    for (const auto& [_, r] : known_) {
+      known.push_back(r);
+    }
+    RoutePlan plan = planRoutes(nodes, known, cluster_cidrs_);
     bool paused = now < paused_until_;
     if (paused) {
       wake = paused_until_;

@@ -633,6 +633,29 @@ TEST_CASE("a listing taken while creates complete does not make them look missin
   CHECK(h.provider.count("create") == 1);
 }
 
+TEST_CASE("passes racing with completing creates never ask for a route twice") {
+  RouteHarness h;
+  for (int i = 0; i < 300; ++i) {
+    h.addNode(node("n" + std::to_string(i),
+                   {"10.120." + std::to_string(i / 2) + "." + std::to_string((i % 2) * 128) +
+                    "/25"}));
+  }
+  std::atomic<int> n{0};
+  h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
+    if (op == "create") {
+      std::this_thread::sleep_for(std::chrono::microseconds((n++ % 7) * 150));
+    }
+  });
+  auto c = makeController(h, "10.120.0.0/16");
+  for (int round = 0; cloudRoutes(h.provider).size() < 300 && round < 100000; ++round) {
+    REQUIRE(c->reconcile(round % 50 == 0).ok());
+  }
+  settle(*c);
+  CHECK(cloudRoutes(h.provider).size() == 300);
+  CHECK(h.provider.duplicateCreates() == 0);
+  CHECK(h.provider.count("create") == 300);
+}
+
 TEST_CASE("at most 200 calls in flight, or the provider's declared limit") {
   for (uint32_t declared : {0u, 7u}) {
     CAPTURE(declared);
