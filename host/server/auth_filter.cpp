@@ -9,8 +9,10 @@ namespace ccm::server {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -25,7 +27,8 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
+    if (c == '"' || c == '\\')
+      out.push_back('\\');
     out.push_back(c);
   }
   return out + "\"";
@@ -47,11 +50,12 @@ std::optional<std::string_view> bearerToken(std::string_view header) {
   return token;
 }
 
-AuthFilter::AuthFilter(std::vector<std::string> always_allow_paths,
-                       DelegatingAuthenticator* authn, DelegatingAuthorizer* authz)
+AuthFilter::AuthFilter(std::vector<std::string> always_allow_paths, DelegatingAuthenticator* authn,
+                       DelegatingAuthorizer* authz)
     : authn_(authn), authz_(authz) {
   for (auto& p : always_allow_paths) {
-    if (!p.empty()) always_allow_.push_back(std::move(p));
+    if (!p.empty())
+      always_allow_.push_back(std::move(p));
   }
 }
 
@@ -67,8 +71,8 @@ AccessDecision AuthFilter::check(std::string_view authorization_header, std::str
   }
   if (authn_ == nullptr || authz_ == nullptr) {
     d.http_status = 403;
-    d.message = "forbidden: " + quoted(path) +
-                " needs delegated authorization, which is not configured";
+    d.message =
+        "forbidden: " + quoted(path) + " needs delegated authorization, which is not configured";
     return d;
   }
 

@@ -13,12 +13,15 @@
 namespace ccm::server {
 namespace {
 
-std::string orUnknown(const std::string& s) { return s.empty() ? "unknown" : s; }
+std::string orUnknown(const std::string& s) {
+  return s.empty() ? "unknown" : s;
+}
 
 // "0.1.0" -> {"0", "1"}; missing parts are "".
 std::pair<std::string, std::string> majorMinor(const std::string& version) {
   std::string v = version;
-  if (!v.empty() && v[0] == 'v') v.erase(0, 1);
+  if (!v.empty() && v[0] == 'v')
+    v.erase(0, 1);
   size_t dot = v.find('.');
   std::string major = v.substr(0, dot);
   std::string minor;
@@ -76,8 +79,7 @@ void registerBuildInfo(metrics::Registry& registry, const BuildInfo& info) {
   auto [major, minor] = majorMinor(info.version);
   family
       ->labels({orUnknown(info.version), major, minor, orUnknown(info.git_commit),
-                orUnknown(info.provider_abi), orUnknown(info.compiler),
-                orUnknown(info.platform)})
+                orUnknown(info.provider_abi), orUnknown(info.compiler), orUnknown(info.platform)})
       .set(1);
 }
 

@@ -59,18 +59,17 @@ std::string sha256Hex(std::string_view data) {
 }
 
 DelegatingAuthenticator::DelegatingAuthenticator(kube::KubeApi& api,
-                                                 std::chrono::milliseconds cache_ttl,
-                                                 Clock& clock, metrics::Registry* registry,
+                                                 std::chrono::milliseconds cache_ttl, Clock& clock,
+                                                 metrics::Registry* registry,
                                                  std::chrono::milliseconds timeout)
     : api_(api), ttl_(cache_ttl), clock_(clock), timeout_(timeout) {
   if (registry != nullptr) {
     requests_ = registry->counter("apiserver_delegated_authn_request_total",
                                   "Number of HTTP requests partitioned by status code.", {"code"},
                                   metrics::Stability::Alpha);
-    durations_ = registry->histogram(
-        "apiserver_delegated_authn_request_duration_seconds",
-        "Request latency in seconds. Broken down by status code.", reviewLatencyBuckets(),
-        {"code"}, metrics::Stability::Alpha);
+    durations_ = registry->histogram("apiserver_delegated_authn_request_duration_seconds",
+                                     "Request latency in seconds. Broken down by status code.",
+                                     reviewLatencyBuckets(), {"code"}, metrics::Stability::Alpha);
   }
 }
 

@@ -27,16 +27,18 @@ DelegatingAuthorizer::DelegatingAuthorizer(kube::KubeApi& api,
                                            std::chrono::milliseconds denied_ttl, Clock& clock,
                                            metrics::Registry* registry,
                                            std::chrono::milliseconds timeout)
-    : api_(api), allowed_ttl_(allowed_ttl), denied_ttl_(denied_ttl), clock_(clock),
+    : api_(api),
+      allowed_ttl_(allowed_ttl),
+      denied_ttl_(denied_ttl),
+      clock_(clock),
       timeout_(timeout) {
   if (registry != nullptr) {
     requests_ = registry->counter("apiserver_delegated_authz_request_total",
                                   "Number of HTTP requests partitioned by status code.", {"code"},
                                   metrics::Stability::Alpha);
-    durations_ = registry->histogram(
-        "apiserver_delegated_authz_request_duration_seconds",
-        "Request latency in seconds. Broken down by status code.", reviewLatencyBuckets(),
-        {"code"}, metrics::Stability::Alpha);
+    durations_ = registry->histogram("apiserver_delegated_authz_request_duration_seconds",
+                                     "Request latency in seconds. Broken down by status code.",
+                                     reviewLatencyBuckets(), {"code"}, metrics::Stability::Alpha);
   }
 }
 
@@ -123,8 +125,7 @@ AuthorizationResult DelegatingAuthorizer::parseReview(std::string_view json) {
 }
 
 AuthorizationResult DelegatingAuthorizer::authorize(const UserInfo& user, std::string_view path,
-                                                    std::string_view verb,
-                                                    std::stop_token stop) {
+                                                    std::string_view verb, std::stop_token stop) {
   std::string body = reviewBody(user, path, verb);
   {
     std::lock_guard lock(mu_);

@@ -48,12 +48,11 @@ class DelegatingAuthorizer {
                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   // May `user` do `verb` ("get") on the non-resource `path` ("/metrics")?
-  AuthorizationResult authorize(const UserInfo& user, std::string_view path,
-                                std::string_view verb, std::stop_token stop = {});
+  AuthorizationResult authorize(const UserInfo& user, std::string_view path, std::string_view verb,
+                                std::stop_token stop = {});
 
   // The JSON body of the SubjectAccessReview (also the cache key; exposed for tests).
-  static std::string reviewBody(const UserInfo& user, std::string_view path,
-                                std::string_view verb);
+  static std::string reviewBody(const UserInfo& user, std::string_view path, std::string_view verb);
   // Reads a SubjectAccessReview answer.
   static AuthorizationResult parseReview(std::string_view json);
 

@@ -10,25 +10,31 @@ namespace ccm::server {
 
 std::string_view endpointName(HealthEndpoint endpoint) {
   switch (endpoint) {
-    case HealthEndpoint::Healthz: return "healthz";
-    case HealthEndpoint::Livez: return "livez";
-    case HealthEndpoint::Readyz: return "readyz";
+    case HealthEndpoint::Healthz:
+      return "healthz";
+    case HealthEndpoint::Livez:
+      return "livez";
+    case HealthEndpoint::Readyz:
+      return "readyz";
   }
   return "healthz";
 }
 
 bool Probes::includes(HealthEndpoint endpoint) const {
   switch (endpoint) {
-    case HealthEndpoint::Healthz: return healthz;
-    case HealthEndpoint::Livez: return livez;
-    case HealthEndpoint::Readyz: return readyz;
+    case HealthEndpoint::Healthz:
+      return healthz;
+    case HealthEndpoint::Livez:
+      return livez;
+    case HealthEndpoint::Readyz:
+      return readyz;
   }
   return false;
 }
 
 HealthChecks::HealthChecks() {
-  entries_.push_back(std::make_shared<const Entry>(
-      Entry{"ping", [] { return okStatus(); }, Probes::all()}));
+  entries_.push_back(
+      std::make_shared<const Entry>(Entry{"ping", [] { return okStatus(); }, Probes::all()}));
 }
 
 Status HealthChecks::add(std::string name, HealthCheck check, Probes probes) {
@@ -44,7 +50,8 @@ Status HealthChecks::add(std::string name, HealthCheck check, Probes probes) {
       return Status(Code::AlreadyExists, "health check \"" + name + "\" is already registered");
     }
   }
-  entries_.push_back(std::make_shared<const Entry>(Entry{std::move(name), std::move(check), probes}));
+  entries_.push_back(
+      std::make_shared<const Entry>(Entry{std::move(name), std::move(check), probes}));
   return okStatus();
 }
 
@@ -67,14 +74,16 @@ std::vector<std::shared_ptr<const HealthChecks::Entry>> HealthChecks::snapshot(
   std::vector<std::shared_ptr<const Entry>> out;
   std::lock_guard lock(mu_);
   for (const auto& e : entries_) {
-    if (e->probes.includes(endpoint)) out.push_back(e);
+    if (e->probes.includes(endpoint))
+      out.push_back(e);
   }
   return out;
 }
 
 std::vector<std::string> HealthChecks::names(HealthEndpoint endpoint) const {
   std::vector<std::string> out;
-  for (const auto& e : snapshot(endpoint)) out.push_back(e->name);
+  for (const auto& e : snapshot(endpoint))
+    out.push_back(e->name);
   return out;
 }
 
@@ -122,7 +131,8 @@ HealthAnswer HealthChecks::evaluateOne(HealthEndpoint endpoint, std::string_view
   for (const auto& e : snapshot(endpoint)) {
     if (e->name == name) {
       Status st = e->check();
-      if (st.ok()) return {200, "ok"};
+      if (st.ok())
+        return {200, "ok"};
       return {500, "internal server error: " + st.toString() + "\n"};
     }
   }

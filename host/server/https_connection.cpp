@@ -42,9 +42,8 @@ HttpsConnection::~HttpsConnection() {
 void HttpsConnection::start() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     beast::get_lowest_layer(self->stream_).expires_after(self->limits_.handshake_timeout);
-    self->stream_.async_handshake(
-        net::ssl::stream_base::server,
-        beast::bind_front_handler(&HttpsConnection::onHandshake, self));
+    self->stream_.async_handshake(net::ssl::stream_base::server,
+                                  beast::bind_front_handler(&HttpsConnection::onHandshake, self));
   });
 }
 
@@ -64,9 +63,7 @@ void HttpsConnection::readRequest() {
   parser_->body_limit(limits_.max_body_bytes);
   beast::get_lowest_layer(stream_).expires_after(limits_.read_timeout);
   http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) {
-                     self->onRead(ec);
-                   });
+                   [self = shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
 }
 
 void HttpsConnection::onRead(beast::error_code ec) {
@@ -104,10 +101,9 @@ void HttpsConnection::onRead(beast::error_code ec) {
 }
 
 void HttpsConnection::respond(HttpResponse response) {
-  net::post(stream_.get_executor(),
-            [self = shared_from_this(), r = std::move(response)]() mutable {
-              self->send(std::move(r), self->request_keep_alive_);
-            });
+  net::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+    self->send(std::move(r), self->request_keep_alive_);
+  });
 }
 
 void HttpsConnection::send(HttpResponse response, bool keep_alive) {
@@ -166,8 +162,9 @@ void HttpsConnection::closeGracefully() {
   beast::get_lowest_layer(stream_).expires_after(kShutdownTimeout);
   stream_.async_shutdown([self = shared_from_this()](beast::error_code) {
     beast::error_code ignored;
-    beast::get_lowest_layer(self->stream_).socket().shutdown(net::ip::tcp::socket::shutdown_both,
-                                                             ignored);
+    beast::get_lowest_layer(self->stream_)
+        .socket()
+        .shutdown(net::ip::tcp::socket::shutdown_both, ignored);
     beast::get_lowest_layer(self->stream_).socket().close(ignored);
   });
 }
@@ -177,8 +174,7 @@ void HttpsConnection::closeGracefully() {
 // the answer before the client has read it.
 void HttpsConnection::lingerAndClose() {
   beast::error_code ignored;
-  beast::get_lowest_layer(stream_).socket().shutdown(net::ip::tcp::socket::shutdown_send,
-                                                     ignored);
+  beast::get_lowest_layer(stream_).socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
   drain_buffer_ = std::make_unique<char[]>(kDrainChunk);
   beast::get_lowest_layer(stream_).expires_after(kLingerTimeout);
   drain();

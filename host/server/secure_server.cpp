@@ -31,7 +31,9 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-void nameThread(const char* name) { pthread_setname_np(pthread_self(), name); }
+void nameThread(const char* name) {
+  pthread_setname_np(pthread_self(), name);
+}
 
 HttpResponse makeResponse(http::status status, std::string_view content_type, std::string body) {
   HttpResponse r{status, 11};
@@ -46,11 +48,21 @@ std::string jsonEscape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -67,24 +79,30 @@ std::string jsonEscape(std::string_view s) {
 // A metav1.Status answer, as the API server's filters write them.
 HttpResponse statusResponse(int code, std::string_view reason, std::string_view message) {
   std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-                     R"("message":")" + jsonEscape(message) + R"(","reason":")" +
-                     std::string(reason) + R"(","details":{},"code":)" + std::to_string(code) +
-                     "}\n";
+                     R"("message":")" +
+                     jsonEscape(message) + R"(","reason":")" + std::string(reason) +
+                     R"(","details":{},"code":)" + std::to_string(code) + "}\n";
   return makeResponse(static_cast<http::status>(code), "application/json", std::move(body));
 }
 
 HttpResponse accessDenied(const AccessDecision& d) {
   switch (d.http_status) {
-    case 401: return statusResponse(401, "Unauthorized", d.message);
-    case 403: return statusResponse(403, "Forbidden", d.message);
-    default: return statusResponse(500, "InternalError", d.message);
+    case 401:
+      return statusResponse(401, "Unauthorized", d.message);
+    case 403:
+      return statusResponse(403, "Forbidden", d.message);
+    default:
+      return statusResponse(500, "InternalError", d.message);
   }
 }
 
 int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
   return -1;
 }
 
@@ -94,16 +112,19 @@ bool percentDecode(std::string_view in, bool plus_is_space, std::string* out) {
   for (size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
     if (c == '%') {
-      if (i + 2 >= in.size()) return false;
+      if (i + 2 >= in.size())
+        return false;
       int hi = hexValue(in[i + 1]);
       int lo = hexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
+      if (hi < 0 || lo < 0)
+        return false;
       c = static_cast<char>(hi * 16 + lo);
       i += 2;
     } else if (c == '+' && plus_is_space) {
       c = ' ';
     }
-    if (c == '\0') return false;
+    if (c == '\0')
+      return false;
     out->push_back(c);
   }
   return true;
@@ -140,14 +161,15 @@ bool splitTarget(std::string_view target, std::string* path, std::string* query)
   std::string_view raw_path = target.substr(0, q);
   *query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
   size_t hash = query->find('#');
-  if (hash != std::string::npos) query->erase(hash);
+  if (hash != std::string::npos)
+    query->erase(hash);
   return percentDecode(raw_path, false, path);
 }
 
-std::vector<std::string> queryValues(std::string_view query, std::string_view key,
-                                     bool* present) {
+std::vector<std::string> queryValues(std::string_view query, std::string_view key, bool* present) {
   std::vector<std::string> out;
-  if (present != nullptr) *present = false;
+  if (present != nullptr)
+    *present = false;
   while (!query.empty()) {
     size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);
@@ -155,9 +177,12 @@ std::vector<std::string> queryValues(std::string_view query, std::string_view ke
     size_t eq = pair.find('=');
     std::string k;
     std::string v;
-    if (!percentDecode(pair.substr(0, eq), true, &k)) continue;
-    if (k != key) continue;
-    if (present != nullptr) *present = true;
+    if (!percentDecode(pair.substr(0, eq), true, &k))
+      continue;
+    if (k != key)
+      continue;
+    if (present != nullptr)
+      *present = true;
     if (eq != std::string_view::npos && percentDecode(pair.substr(eq + 1), true, &v)) {
       out.push_back(std::move(v));
     }
@@ -197,7 +222,9 @@ SecureServer::SecureServer(ServerOptions options, ServerDependencies deps)
   auth_ = AuthFilter(options_.always_allow_paths, authn_.get(), authz_.get());
 }
 
-SecureServer::~SecureServer() { stop(); }
+SecureServer::~SecureServer() {
+  stop();
+}
 
 std::string SecureServer::caPem() const {
   std::lock_guard lock(mu_);
@@ -267,7 +294,8 @@ Status SecureServer::start() {
                                          " " + where + ": " + ec.message());
   };
   acceptor.open(endpoint.protocol(), ec);
-  if (ec) return listenError("open a socket for");
+  if (ec)
+    return listenError("open a socket for");
   acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (options_.reuse_port) {
     int one = 1;
@@ -277,9 +305,11 @@ Status SecureServer::start() {
     }
   }
   acceptor.bind(endpoint, ec);
-  if (ec) return listenError("bind");
+  if (ec)
+    return listenError("bind");
   acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return listenError("listen on");
+  if (ec)
+    return listenError("listen on");
   port_.store(acceptor.local_endpoint().port());
   rt->retry_timer.emplace(rt->io);
   rt->work_guard.emplace(rt->work.get_executor());
@@ -337,7 +367,8 @@ void SecureServer::accept() {
           log::warning("Secure port accept failed", {{"err", ec.message()}});
           runtime_->retry_timer->expires_after(std::chrono::milliseconds(200));
           runtime_->retry_timer->async_wait([this](boost::system::error_code wait_ec) {
-            if (!wait_ec) accept();
+            if (!wait_ec)
+              accept();
           });
           return;
         }
@@ -401,7 +432,8 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   std::string verb = "get";
   if (!get_like) {
     verb = std::string(request.method_string());
-    for (char& c : verb) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : verb)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   auto header = request.find(http::field::authorization);
   std::string_view authorization =
@@ -409,8 +441,10 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   AccessDecision access = auth_.check(authorization, path, verb, std::move(stop));
   HttpResponse r = access.allowed() ? route(request, path, query) : accessDenied(access);
   log::infoV(5, "Secure port request",
-             {{"verb", request.method_string()}, {"path", path},
-              {"user", access.user}, {"code", r.result_int()}});
+             {{"verb", request.method_string()},
+              {"path", path},
+              {"user", access.user},
+              {"code", r.result_int()}});
   return r;
 }
 
@@ -424,8 +458,7 @@ HttpResponse SecureServer::route(const HttpRequest& request, const std::string& 
     return makeResponse(http::status::not_found, kTextPlain, "404 page not found\n");
   }
   if (request.method() != http::verb::get && request.method() != http::verb::head) {
-    auto r = makeResponse(http::status::method_not_allowed, kTextPlain,
-                          "method not allowed\n");
+    auto r = makeResponse(http::status::method_not_allowed, kTextPlain, "method not allowed\n");
     r.set(http::field::allow, "GET, HEAD");
     return r;
   }
@@ -447,10 +480,14 @@ HttpResponse SecureServer::route(const HttpRequest& request, const std::string& 
       while (start <= v.size()) {
         size_t comma = v.find(',', start);
         std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
-        while (!item.empty() && item.front() == ' ') item.erase(0, 1);
-        while (!item.empty() && item.back() == ' ') item.pop_back();
-        if (!item.empty()) exclude.push_back(std::move(item));
-        if (comma == std::string::npos) break;
+        while (!item.empty() && item.front() == ' ')
+          item.erase(0, 1);
+        while (!item.empty() && item.back() == ' ')
+          item.pop_back();
+        if (!item.empty())
+          exclude.push_back(std::move(item));
+        if (comma == std::string::npos)
+          break;
         start = comma + 1;
       }
     }

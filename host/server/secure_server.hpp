@@ -90,11 +90,9 @@ class SecureServer final : private RequestSink {
  private:
   struct Runtime;  // Asio objects and threads, alive between start() and stop()
 
-  void onRequest(const std::shared_ptr<HttpsConnection>& connection,
-                 HttpRequest request) override;
+  void onRequest(const std::shared_ptr<HttpsConnection>& connection, HttpRequest request) override;
   HttpResponse handle(const HttpRequest& request, std::stop_token stop);
-  HttpResponse route(const HttpRequest& request, const std::string& path,
-                     const std::string& query);
+  HttpResponse route(const HttpRequest& request, const std::string& path, const std::string& query);
   void accept();
 
   const ServerOptions options_;

@@ -87,15 +87,14 @@ TEST_CASE("TokenReview requests and answers") {
       R"({"status":{"authenticated":true,"user":{"username":"bob","groups":["system:authenticated"]}}})");
   CHECK(already.user.groups == std::vector<std::string>{"system:authenticated"});
 
-  auto rejected = DelegatingAuthenticator::parseReview(
-      R"({"status":{"user":{},"error":"token expired"}})");
+  auto rejected =
+      DelegatingAuthenticator::parseReview(R"({"status":{"user":{},"error":"token expired"}})");
   CHECK(rejected.outcome == AuthenticationResult::Outcome::Rejected);
   CHECK(rejected.message == "token expired");
 
   CHECK(DelegatingAuthenticator::parseReview("not json").outcome ==
         AuthenticationResult::Outcome::Error);
-  CHECK(DelegatingAuthenticator::parseReview("{}").outcome ==
-        AuthenticationResult::Outcome::Error);
+  CHECK(DelegatingAuthenticator::parseReview("{}").outcome == AuthenticationResult::Outcome::Error);
   CHECK(DelegatingAuthenticator::parseReview(R"({"status":{"authenticated":true}})").outcome ==
         AuthenticationResult::Outcome::Error);
   CHECK(DelegatingAuthenticator::parseReview(
@@ -107,13 +106,16 @@ TEST_CASE("the authenticator caches answers for the TTL and never caches errors"
   FakeClock clock;
   metrics::Registry registry;
   int answer = 0;  // 0 accept, 1 reject, 2 fail
-  ReviewApiFake api([&](const std::string& path, const std::string& body) -> kube::ApiResult<std::string> {
-    CHECK(path == kTokenReviewPath);
-    CHECK(body.find("secret-token") != std::string::npos);
-    if (answer == 0) return tokenAccepted("alice", {"dev"});
-    if (answer == 1) return tokenRejected();
-    return kube::ApiStatus(503, kube::Reason::ServiceUnavailable, "down");
-  });
+  ReviewApiFake api(
+      [&](const std::string& path, const std::string& body) -> kube::ApiResult<std::string> {
+        CHECK(path == kTokenReviewPath);
+        CHECK(body.find("secret-token") != std::string::npos);
+        if (answer == 0)
+          return tokenAccepted("alice", {"dev"});
+        if (answer == 1)
+          return tokenRejected();
+        return kube::ApiStatus(503, kube::Reason::ServiceUnavailable, "down");
+      });
   DelegatingAuthenticator authn(api, 10s, clock, &registry);
 
   auto r = authn.authenticate("secret-token");
@@ -148,11 +150,12 @@ TEST_CASE("the authenticator caches answers for the TTL and never caches errors"
 
 TEST_CASE("different tokens are cached apart; a zero TTL caches nothing") {
   FakeClock clock;
-  ReviewApiFake api([&](const std::string&, const std::string& body) -> kube::ApiResult<std::string> {
-    auto d = parse(body);
-    std::string token = d["spec"]["token"].GetString();
-    return tokenAccepted("user-" + token, {});
-  });
+  ReviewApiFake api(
+      [&](const std::string&, const std::string& body) -> kube::ApiResult<std::string> {
+        auto d = parse(body);
+        std::string token = d["spec"]["token"].GetString();
+        return tokenAccepted("user-" + token, {});
+      });
   DelegatingAuthenticator authn(api, 10s, clock, nullptr);
   CHECK(authn.authenticate("a").user.name == "user-a");
   CHECK(authn.authenticate("b").user.name == "user-b");
@@ -168,8 +171,8 @@ TEST_CASE("different tokens are cached apart; a zero TTL caches nothing") {
 TEST_CASE("the authenticator posts through KubeApi and reports its errors (FakeKubeApi)") {
   FakeClock clock;
   kube::FakeKubeApi api;
-  api.failNext("POST", kTokenReviewPath, kube::ApiStatus(403, kube::Reason::Forbidden,
-                                                         "cannot create tokenreviews"));
+  api.failNext("POST", kTokenReviewPath,
+               kube::ApiStatus(403, kube::Reason::Forbidden, "cannot create tokenreviews"));
   DelegatingAuthenticator authn(api, 10s, clock, nullptr);
   auto r = authn.authenticate("t0ken");
   CHECK(r.outcome == AuthenticationResult::Outcome::Error);
@@ -217,11 +220,13 @@ TEST_CASE("the authorizer caches allowed and denied answers for their own TTLs")
   metrics::Registry registry;
   bool allow = true;
   bool fail = false;
-  ReviewApiFake api([&](const std::string& path, const std::string&) -> kube::ApiResult<std::string> {
-    CHECK(path == kAccessReviewPath);
-    if (fail) return kube::ApiStatus::transport("connection refused");
-    return accessAnswer(allow);
-  });
+  ReviewApiFake api(
+      [&](const std::string& path, const std::string&) -> kube::ApiResult<std::string> {
+        CHECK(path == kAccessReviewPath);
+        if (fail)
+          return kube::ApiStatus::transport("connection refused");
+        return accessAnswer(allow);
+      });
   DelegatingAuthorizer authz(api, 20s, 5s, clock, &registry);
   UserInfo alice;
   alice.name = "alice";
@@ -263,7 +268,8 @@ TEST_CASE("the caches are bounded") {
   });
   DelegatingAuthenticator authn(api, 1h, clock, nullptr);
   const int n = static_cast<int>(DelegatingAuthenticator::kCacheCapacity) + 10;
-  for (int i = 0; i < n; ++i) (void)authn.authenticate("token-" + std::to_string(i));
+  for (int i = 0; i < n; ++i)
+    (void)authn.authenticate("token-" + std::to_string(i));
   CHECK(api.calls(kTokenReviewPath) == n);
   (void)authn.authenticate("token-" + std::to_string(n - 1));  // recent: still cached
   CHECK(api.calls(kTokenReviewPath) == n);
@@ -378,11 +384,14 @@ TEST_CASE("bearer tokens never reach the log") {
   LogCapture logs;
   FakeClock clock;
   int mode = 0;
-  ReviewApiFake api([&](const std::string& path, const std::string&) -> kube::ApiResult<std::string> {
-    if (mode == 0) return path == kTokenReviewPath ? tokenRejected() : accessAnswer(false);
-    if (mode == 1) return kube::ApiStatus(500, kube::Reason::InternalError, "boom");
-    return path == kTokenReviewPath ? tokenAccepted("alice", {}) : accessAnswer(false);
-  });
+  ReviewApiFake api(
+      [&](const std::string& path, const std::string&) -> kube::ApiResult<std::string> {
+        if (mode == 0)
+          return path == kTokenReviewPath ? tokenRejected() : accessAnswer(false);
+        if (mode == 1)
+          return kube::ApiStatus(500, kube::Reason::InternalError, "boom");
+        return path == kTokenReviewPath ? tokenAccepted("alice", {}) : accessAnswer(false);
+      });
   DelegatingAuthenticator authn(api, 0s, clock, nullptr);
   DelegatingAuthorizer authz(api, 0s, 0s, clock, nullptr);
   AuthFilter filter({}, &authn, &authz);

@@ -1,5 +1,7 @@
 // Unit tests: health check registration, endpoint membership and the Kubernetes-style
 // aggregated answers; process metrics and ccm_build_info; options mapping; target parsing.
+#include "host/server/health_checks.hpp"
+
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +10,6 @@
 #include <ctime>
 
 #include "host/server/build_info.hpp"
-#include "host/server/health_checks.hpp"
 #include "host/server/process_metrics.hpp"
 #include "host/server/secure_server.hpp"
 #include "host/server/server_options.hpp"
@@ -29,7 +30,9 @@ TEST_CASE("ping is always there and passing") {
 
 TEST_CASE("registration rules") {
   HealthChecks h;
-  CHECK(h.add("leaderElection", [] { return okStatus(); }, Probes::liveness()).ok());
+  CHECK(h.add(
+             "leaderElection", [] { return okStatus(); }, Probes::liveness())
+            .ok());
   CHECK(h.add("leaderElection", [] { return okStatus(); }).code() == Code::AlreadyExists);
   CHECK(h.add("ping", [] { return okStatus(); }).code() == Code::AlreadyExists);
   CHECK(h.add("", [] { return okStatus(); }).code() == Code::InvalidArgument);
@@ -37,7 +40,9 @@ TEST_CASE("registration rules") {
   CHECK(h.add("a,b", [] { return okStatus(); }).code() == Code::InvalidArgument);
   CHECK(h.add("a b", [] { return okStatus(); }).code() == Code::InvalidArgument);
   CHECK(h.add("none", HealthCheck()).code() == Code::InvalidArgument);
-  CHECK(h.add("cloud-node-controller", [] { return okStatus(); }, Probes::readiness()).ok());
+  CHECK(h.add(
+             "cloud-node-controller", [] { return okStatus(); }, Probes::readiness())
+            .ok());
   CHECK(h.names(HealthEndpoint::Healthz) ==
         std::vector<std::string>{"ping", "leaderElection", "cloud-node-controller"});
   CHECK(h.names(HealthEndpoint::Livez) == std::vector<std::string>{"ping", "leaderElection"});
@@ -51,11 +56,18 @@ TEST_CASE("registration rules") {
 TEST_CASE("aggregation: failures are listed without their reasons") {
   HealthChecks h;
   std::atomic<bool> leader_ok{true};
-  REQUIRE(h.add("leaderElection", [&] {
-    return leader_ok ? okStatus() : Status(Code::Unavailable, "lease not renewed for 47s");
-  }, Probes::liveness()).ok());
-  REQUIRE(h.add("informers", [] { return Status(Code::Unavailable, "nodes not synced"); },
-                Probes{false, false, true}).ok());
+  REQUIRE(h.add(
+               "leaderElection",
+               [&] {
+                 return leader_ok ? okStatus()
+                                  : Status(Code::Unavailable, "lease not renewed for 47s");
+               },
+               Probes::liveness())
+              .ok());
+  REQUIRE(h.add(
+               "informers", [] { return Status(Code::Unavailable, "nodes not synced"); },
+               Probes{false, false, true})
+              .ok());
 
   auto healthz = h.evaluate(HealthEndpoint::Healthz, false);
   CHECK(healthz.http_status == 200);
@@ -63,8 +75,7 @@ TEST_CASE("aggregation: failures are listed without their reasons") {
 
   auto readyz = h.evaluate(HealthEndpoint::Readyz, false);
   CHECK(readyz.http_status == 500);
-  CHECK(readyz.body ==
-        "[+]ping ok\n[-]informers failed: reason withheld\nreadyz check failed\n");
+  CHECK(readyz.body == "[+]ping ok\n[-]informers failed: reason withheld\nreadyz check failed\n");
   CHECK(readyz.body.find("not synced") == std::string::npos);
 
   leader_ok = false;
@@ -95,7 +106,8 @@ TEST_CASE("process metrics are read at update()") {
   metrics::Registry r;
   ProcessMetrics p(r);
   CHECK(r.valueForTest("process_resident_memory_bytes") > 1e5);
-  CHECK(r.valueForTest("process_virtual_memory_bytes") >= r.valueForTest("process_resident_memory_bytes"));
+  CHECK(r.valueForTest("process_virtual_memory_bytes") >=
+        r.valueForTest("process_resident_memory_bytes"));
   double start = r.valueForTest("process_start_time_seconds");
   double now = static_cast<double>(std::time(nullptr));
   CHECK(start > now - 3600);
@@ -105,14 +117,17 @@ TEST_CASE("process metrics are read at update()") {
   double fds = r.valueForTest("process_open_fds");
   CHECK(fds >= 3);
   int extra[3];
-  for (int& fd : extra) fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  for (int& fd : extra)
+    fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   p.update();
   CHECK(r.valueForTest("process_open_fds") == fds + 3);
-  for (int fd : extra) ::close(fd);
+  for (int fd : extra)
+    ::close(fd);
 
   double cpu = r.valueForTest("process_cpu_seconds_total");
   volatile double sink = 0;
-  for (int i = 0; i < 20'000'000; ++i) sink = sink + i * 0.5;  // burn a little CPU
+  for (int i = 0; i < 20'000'000; ++i)
+    sink = sink + i * 0.5;  // burn a little CPU
   p.update();
   CHECK(r.valueForTest("process_cpu_seconds_total") > cpu);
   std::string text = r.exposition();
@@ -142,8 +157,8 @@ TEST_CASE("ccm_build_info") {
   CHECK(text.find("# TYPE ccm_build_info gauge") != std::string::npos);
   CHECK(text.find("ccm_build_info{version=\"1.12.3-rc.1\",major=\"1\",minor=\"12\","
                   "git_commit=\"unknown\",provider_abi=\"1.0\",compiler=\"") != std::string::npos);
-  CHECK(r.valueForTest("ccm_build_info", {"1.12.3-rc.1", "1", "12", "unknown", "1.0", b.compiler,
-                                          b.platform}) == 1);
+  CHECK(r.valueForTest("ccm_build_info",
+                       {"1.12.3-rc.1", "1", "12", "unknown", "1.0", b.compiler, b.platform}) == 1);
 }
 
 TEST_CASE("serverOptionsFrom maps the flags") {

@@ -72,7 +72,8 @@ std::string serviceAccountToken(kube::KubeClient& adm, const std::string& ns,
 
 std::string adminToken() {
   std::string t = readFile(env("KUBESIM_CERT_DIR") + "/admin.token");
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r'))
+    t.pop_back();
   return t;
 }
 
@@ -106,7 +107,8 @@ struct Server {
     TlsClientOptions c;
     c.ca_pem = server->caPem();
     std::map<std::string, std::string> headers;
-    if (!token.empty()) headers["Authorization"] = "Bearer " + token;
+    if (!token.empty())
+      headers["Authorization"] = "Bearer " + token;
     boost::beast::error_code ec;
     Reply r = TlsTestClient::get(server->port(), c, target, headers, &ec);
     REQUIRE_MESSAGE(!ec, target, ": ", ec.message());

@@ -21,8 +21,8 @@ namespace ccm::server::testing {
 class ReviewApiFake final : public kube::KubeApi {
  public:
   // (path, body) -> answer.
-  using Responder = std::function<kube::ApiResult<std::string>(const std::string& path,
-                                                               const std::string& body)>;
+  using Responder =
+      std::function<kube::ApiResult<std::string>(const std::string& path, const std::string& body)>;
   explicit ReviewApiFake(Responder responder) : responder_(std::move(responder)) {}
 
   kube::ApiResult<std::string> get(const kube::ResourcePath&, std::string_view,
@@ -100,7 +100,8 @@ inline constexpr const char* kAccessReviewPath =
 inline std::string tokenAccepted(const std::string& user, const std::vector<std::string>& groups,
                                  const std::string& uid = "") {
   std::string g;
-  for (const auto& x : groups) g += (g.empty() ? "\"" : ",\"") + x + "\"";
+  for (const auto& x : groups)
+    g += (g.empty() ? "\"" : ",\"") + x + "\"";
   return R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","status":{"authenticated":true,"user":{"username":")" +
          user + R"(","uid":")" + uid + R"(","groups":[)" + g + "]}}}";
 }
@@ -110,8 +111,7 @@ inline std::string tokenRejected(const std::string& why = "invalid bearer token"
          why + "\"}}";
 }
 
-inline std::string accessAnswer(bool allowed, const std::string& reason = "",
-                                bool denied = false) {
+inline std::string accessAnswer(bool allowed, const std::string& reason = "", bool denied = false) {
   return std::string(R"({"kind":"SubjectAccessReview","status":{"allowed":)") +
          (allowed ? "true" : "false") + (denied ? R"(,"denied":true)" : "") +
          (reason.empty() ? "" : R"(,"reason":")" + reason + "\"") + "}}";
@@ -123,28 +123,33 @@ struct Policy {
   std::map<std::string, std::vector<std::string>> allowed_paths;  // user or group -> paths
 
   ReviewApiFake::Responder responder() const {
-    return [this](const std::string& path, const std::string& body) -> kube::ApiResult<std::string> {
-      rapidjson::Document d;
-      d.Parse(body.c_str());
-      if (path == kTokenReviewPath) {
-        std::string token = d["spec"]["token"].GetString();
-        auto it = tokens.find(token);
-        if (it == tokens.end()) return tokenRejected();
-        return tokenAccepted(it->second.first, it->second.second);
-      }
-      const auto& spec = d["spec"];
-      std::string p = spec["nonResourceAttributes"]["path"].GetString();
-      std::vector<std::string> subjects = {spec["user"].GetString()};
-      for (const auto& g : spec["groups"].GetArray()) subjects.emplace_back(g.GetString());
-      for (const auto& s : subjects) {
-        auto it = allowed_paths.find(s);
-        if (it == allowed_paths.end()) continue;
-        for (const auto& allowed : it->second) {
-          if (allowed == p) return accessAnswer(true, "policy");
-        }
-      }
-      return accessAnswer(false);
-    };
+    return
+        [this](const std::string& path, const std::string& body) -> kube::ApiResult<std::string> {
+          rapidjson::Document d;
+          d.Parse(body.c_str());
+          if (path == kTokenReviewPath) {
+            std::string token = d["spec"]["token"].GetString();
+            auto it = tokens.find(token);
+            if (it == tokens.end())
+              return tokenRejected();
+            return tokenAccepted(it->second.first, it->second.second);
+          }
+          const auto& spec = d["spec"];
+          std::string p = spec["nonResourceAttributes"]["path"].GetString();
+          std::vector<std::string> subjects = {spec["user"].GetString()};
+          for (const auto& g : spec["groups"].GetArray())
+            subjects.emplace_back(g.GetString());
+          for (const auto& s : subjects) {
+            auto it = allowed_paths.find(s);
+            if (it == allowed_paths.end())
+              continue;
+            for (const auto& allowed : it->second) {
+              if (allowed == p)
+                return accessAnswer(true, "policy");
+            }
+          }
+          return accessAnswer(false);
+        };
   }
 };
 

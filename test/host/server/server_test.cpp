@@ -126,8 +126,11 @@ TEST_CASE("health endpoints over HTTPS") {
   CHECK(s.get("/readyz?verbose").body == "[+]ping ok\nreadyz check passed\n");
 
   // Checks added while the server runs are served at once.
-  REQUIRE(s.health.add("failing", [] { return Status(Code::Unavailable, "the secret reason"); },
-                       Probes::readiness()).ok());
+  REQUIRE(s.health
+              .add(
+                  "failing", [] { return Status(Code::Unavailable, "the secret reason"); },
+                  Probes::readiness())
+              .ok());
   r = s.get("/readyz");
   CHECK(r.status == 500);
   CHECK(r.body == "[+]ping ok\n[-]failing failed: reason withheld\nreadyz check failed\n");
@@ -156,9 +159,8 @@ TEST_CASE("/metrics: content type, registry, process metrics, build info") {
   CHECK(r.body.find("# TYPE ccm_test_events_total counter\n") != std::string::npos);
   CHECK(r.body.find("ccm_test_events_total{kind=\"a\"} 3\n") != std::string::npos);
   for (const char* name : {"process_cpu_seconds_total ", "process_resident_memory_bytes ",
-                           "process_virtual_memory_bytes ", "process_open_fds ",
-                           "process_max_fds ", "process_start_time_seconds ",
-                           "ccm_build_info{version=\"0.1.0\"",
+                           "process_virtual_memory_bytes ", "process_open_fds ", "process_max_fds ",
+                           "process_start_time_seconds ", "ccm_build_info{version=\"0.1.0\"",
                            "apiserver_delegated_authn_request_total{code=\"201\"} 1",
                            "apiserver_delegated_authz_request_total{code=\"201\"} 1"}) {
     CHECK_MESSAGE(r.body.find(name) != std::string::npos, name);
@@ -312,8 +314,7 @@ TEST_CASE("--tls-cert-file and --tls-private-key-file") {
   TempDir dir;
   auto ca = tls::generateCa(certOptions("test-ca"));
   REQUIRE(ca.ok());
-  auto leaf = tls::issueServerCertificate(
-      *ca, certOptions("ccm", {"ccm.example"}, {"127.0.0.1"}));
+  auto leaf = tls::issueServerCertificate(*ca, certOptions("ccm", {"ccm.example"}, {"127.0.0.1"}));
   REQUIRE(leaf.ok());
   const fs::path crt = dir.path / "tls.crt";
   const fs::path key = dir.path / "tls.key";
@@ -352,8 +353,8 @@ TEST_CASE("--tls-cert-file and --tls-private-key-file") {
     o.tls_cert_file = (dir.path / "absent.crt").string();
     o.tls_private_key_file = key.string();
     Status st = startError(o);
-    CHECK(st.message() == "--tls-cert-file " + o.tls_cert_file +
-                              ": cannot read: No such file or directory");
+    CHECK(st.message() ==
+          "--tls-cert-file " + o.tls_cert_file + ": cannot read: No such file or directory");
   }
   SUBCASE("a file without a certificate is named") {
     writeFile(dir.path / "garbage.crt", "not a certificate\n");
@@ -367,9 +368,8 @@ TEST_CASE("--tls-cert-file and --tls-private-key-file") {
     ServerOptions o = testOptions();
     o.tls_cert_file = crt.string();
     o.tls_private_key_file = crt.string();
-    CHECK(startError(o).message().rfind("--tls-private-key-file " + crt.string() +
-                                            ": no PEM private key found",
-                                        0) == 0);
+    CHECK(startError(o).message().rfind(
+              "--tls-private-key-file " + crt.string() + ": no PEM private key found", 0) == 0);
   }
   SUBCASE("a key of another certificate is refused") {
     auto other = tls::issueServerCertificate(*ca, certOptions("other"));
@@ -403,7 +403,7 @@ TEST_CASE("--cert-dir: generated once, then reused") {
     REQUIRE_FALSE(first_ca.empty());
     first_crt = readFile(certs / "cloud-controller-manager.crt");
     CHECK(first_crt.find(first_ca) != std::string::npos);  // leaf + CA
-    struct stat st{};
+    struct stat st {};
     REQUIRE(::stat((certs / "cloud-controller-manager.key").c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
     TlsClientOptions c;

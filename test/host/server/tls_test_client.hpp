@@ -29,7 +29,7 @@ namespace net = boost::asio;
 inline constexpr std::chrono::seconds kClientDeadline{30};
 
 struct TlsClientOptions {
-  std::string ca_pem;             // trust only this CA ("" + verify: the handshake fails)
+  std::string ca_pem;              // trust only this CA ("" + verify: the handshake fails)
   std::string host = "localhost";  // SNI (names only) and the name verified
   bool verify = true;
   int max_tls_version = 0;  // e.g. TLS1_1_VERSION to offer only old versions
@@ -89,7 +89,8 @@ class TlsTestClient {
   }
 
   beast::error_code open() {
-    if (auto ec = connect()) return ec;
+    if (auto ec = connect())
+      return ec;
     return handshake();
   }
 
@@ -99,14 +100,17 @@ class TlsTestClient {
                             const std::string& body = "") {
     http::request<http::string_body> req{verb, target, 11};
     req.set(http::field::host, options_.host);
-    for (const auto& [k, v] : headers) req.set(k, v);
+    for (const auto& [k, v] : headers)
+      req.set(k, v);
     req.body() = body;
-    if (!body.empty()) req.prepare_payload();
+    if (!body.empty())
+      req.prepare_payload();
     beast::error_code result;
     lowest().expires_after(kClientDeadline);
     http::async_write(*stream_, req, [&](beast::error_code ec, size_t) { result = ec; });
     run();
-    if (result) return result;
+    if (result)
+      return result;
     return readReply(reply, verb == http::verb::head);
   }
 
@@ -117,8 +121,10 @@ class TlsTestClient {
     TlsTestClient c(port, options);
     Reply r;
     beast::error_code ec = c.open();
-    if (!ec) ec = c.request(http::verb::get, target, &r, headers);
-    if (error != nullptr) *error = ec;
+    if (!ec)
+      ec = c.request(http::verb::get, target, &r, headers);
+    if (error != nullptr)
+      *error = ec;
     return r;
   }
 
@@ -130,13 +136,15 @@ class TlsTestClient {
     lowest().expires_after(kClientDeadline);
     http::async_read(*stream_, buffer_, parser, [&](beast::error_code ec, size_t) { result = ec; });
     run();
-    if (result) return result;
+    if (result)
+      return result;
     auto res = parser.release();
     reply->status = res.result_int();
     reply->body = res.body();
     for (const auto& f : res) {
       std::string name(f.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (char& c : name)
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       reply->headers[name] = std::string(f.value());
     }
     return {};
@@ -146,7 +154,8 @@ class TlsTestClient {
   beast::error_code writeTls(const std::string& bytes) {
     beast::error_code result;
     lowest().expires_after(kClientDeadline);
-    net::async_write(*stream_, net::buffer(bytes), [&](beast::error_code ec, size_t) { result = ec; });
+    net::async_write(*stream_, net::buffer(bytes),
+                     [&](beast::error_code ec, size_t) { result = ec; });
     run();
     return result;
   }
@@ -158,9 +167,11 @@ class TlsTestClient {
     for (;;) {
       beast::error_code result;
       lowest().expires_after(kClientDeadline);
-      stream_->async_read_some(net::buffer(buf), [&](beast::error_code ec, size_t) { result = ec; });
+      stream_->async_read_some(net::buffer(buf),
+                               [&](beast::error_code ec, size_t) { result = ec; });
       run();
-      if (result) return result;
+      if (result)
+        return result;
     }
   }
 
@@ -170,9 +181,11 @@ class TlsTestClient {
     for (;;) {
       beast::error_code result;
       lowest().expires_after(kClientDeadline);
-      lowest().async_read_some(net::buffer(buf), [&](beast::error_code ec, size_t) { result = ec; });
+      lowest().async_read_some(net::buffer(buf),
+                               [&](beast::error_code ec, size_t) { result = ec; });
       run();
-      if (result) return result;
+      if (result)
+        return result;
     }
   }
 
