@@ -90,8 +90,10 @@ AccessDecision AuthFilter::check(std::string_view authorization_header, std::str
         d.message = "Unauthorized";
         return d;
       case AuthenticationResult::Outcome::Error:
-        log::warning("Could not authenticate a request on the secure port",
-                     {{"path", path}, {"err", authn.message}});
+        if (!stop.stop_requested()) {  // shutting down: the call was cancelled on purpose
+          log::warning("Could not authenticate a request on the secure port",
+                       {{"path", path}, {"err", authn.message}});
+        }
         d.http_status = 500;
         d.message = "Internal Server Error: authentication is unavailable";
         return d;
@@ -121,8 +123,10 @@ AccessDecision AuthFilter::check(std::string_view authorization_header, std::str
     case AuthorizationResult::Decision::Error:
       break;
   }
-  log::warning("Could not authorize a request on the secure port",
-               {{"user", user.name}, {"path", path}, {"err", authz.reason}});
+  if (!stop.stop_requested()) {
+    log::warning("Could not authorize a request on the secure port",
+                 {{"user", user.name}, {"path", path}, {"err", authz.reason}});
+  }
   d.http_status = 500;
   d.message = "Internal Server Error: authorization is unavailable";
   return d;

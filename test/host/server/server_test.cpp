@@ -551,6 +551,17 @@ TEST_CASE("connections beyond the limit are closed at once") {
   CHECK(r.status == 200);
 }
 
+TEST_CASE("requests beyond the worker queue bound get 503 at once") {
+  ServerOptions o = testOptions();
+  o.max_pending_requests = 0;
+  Served s(o);
+  Reply r = s.get("/metrics", kAlice);
+  CHECK(r.status == 503);
+  CHECK(r.header("retry-after") == "1");
+  CHECK(s.api.calls(testing::kTokenReviewPath) == 0);
+  CHECK(s.get("/healthz").status == 200);  // always-allowed paths do not queue
+}
+
 TEST_CASE("stop() returns while a review is in flight") {
   Served s;
   s.api.blockCalls();
