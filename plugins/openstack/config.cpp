@@ -5,7 +5,9 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
+#include "plugins/openstack/clouds_yaml.hpp"
 #include "plugins/openstack/gcfg_values.hpp"
 #include "plugins/openstack/ini_file.hpp"
 #include "plugins/openstack/text.hpp"
@@ -140,7 +142,11 @@ KeyTable globalKeys() {
   t.emplace("tenant-domain-id", stringKey(s, &G::tenant_domain_id));
   t.emplace("tenant-domain-name", stringKey(s, &G::tenant_domain_name));
   t.emplace("region", stringKey(s, &G::region));
-  t.emplace("os-endpoint-type", stringKey(s, &G::endpoint_type));
+  t.emplace("os-endpoint-type", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+                                          c.global.endpoint_type = e.value;
+                                          c.global.endpoint_type_set = true;
+                                          return Status();
+                                        }});
   t.emplace("ca-file", stringKey(s, &G::ca_file));
   t.emplace("cert-file", stringKey(s, &G::cert_file));
   t.emplace("key-file", stringKey(s, &G::key_file));
@@ -261,6 +267,20 @@ bool fileReadable(const std::string& path) {
 
 Status validate(Config& c, std::vector<std::string>& warnings) {
   GlobalConfig& g = c.global;
+  if (g.use_clouds) {
+    std::string path = findCloudsYaml(g);
+    if (path.empty()) {
+      return bad("Global", "use-clouds",
+                 "no clouds.yaml found (set clouds-file, or put one in ~/.config/openstack or "
+                 "/etc/openstack)");
+    }
+    std::ifstream in(path);
+    if (!in)
+      return bad("Global", "clouds-file", "cannot read \"" + path + "\"");
+    std::stringstream text;
+    text << in.rdbuf();
+    CCM_OS_RETURN_IF_ERROR(mergeCloudsYaml(text.str(), path, g));
+  }
   if (g.auth_url.empty())
     return bad("Global", "auth-url", "required");
   if (!startsWith(g.auth_url, "http://") && !startsWith(g.auth_url, "https://")) {
@@ -273,10 +293,6 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
   if (g.endpoint_type != "public" && g.endpoint_type != "internal" && g.endpoint_type != "admin") {
     return bad("Global", "os-endpoint-type",
                "must be public, internal or admin, got \"" + g.endpoint_type + "\"");
-  }
-  if (g.use_clouds) {
-    return bad("Global", "use-clouds",
-               "clouds.yaml is not supported by this provider; put the credentials in [Global]");
   }
   if (!g.ca_file.empty() && !fileReadable(g.ca_file)) {
     return bad("Global", "ca-file", "cannot read \"" + g.ca_file + "\"");

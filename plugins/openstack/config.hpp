@@ -33,6 +33,7 @@ struct GlobalConfig {
   std::string tenant_domain_name;
   std::string region;
   std::string endpoint_type = "public";  // os-endpoint-type: public, internal or admin
+  bool endpoint_type_set = false;        // written in cloud.conf (clouds.yaml does not override)
   std::string ca_file;
   std::string cert_file;
   std::string key_file;

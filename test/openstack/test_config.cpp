@@ -269,6 +269,53 @@ TEST_CASE("every key is read into its field") {
   }
 }
 
+TEST_CASE("clouds.yaml fills what cloud.conf leaves empty") {
+  std::string ca = tempFile("clouds-ca.pem");
+  std::string path = "/tmp/ccm-os-config-test-clouds.yaml";
+  std::ofstream(path) << "clouds:\n"
+                         "  one:\n"
+                         "    auth:\n"
+                         "      auth_url: https://k1/v3\n"
+                         "      username: yuser\n"
+                         "      password: ypass\n"
+                         "      project_name: yproj\n"
+                         "      user_domain_name: YD\n"
+                         "      project_domain_name: YD\n"
+                         "    region_name: R-yaml\n"
+                         "    interface: internalURL\n"
+                         "    cacert: " +
+                             ca +
+                             "\n"
+                             "  two:\n"
+                             "    auth:\n"
+                             "      auth_url: https://k2/v3\n"
+                             "      application_credential_id: acid\n"
+                             "      application_credential_secret: acs\n";
+  std::string head = "[Global]\nuse-clouds = true\nclouds-file = " + path + "\n";
+  Config one = parseOk(head + "cloud = one\nregion = R-conf\n").config;
+  CHECK(one.global.auth_url == "https://k1/v3");
+  CHECK(one.global.username == "yuser");
+  CHECK(one.global.password == "ypass");
+  CHECK(one.global.tenant_name == "yproj");
+  CHECK(one.global.tenant_domain_name == "YD");
+  CHECK(one.global.region == "R-conf");  // cloud.conf wins
+  CHECK(one.global.endpoint_type == "internal");
+  CHECK(one.global.ca_file == ca);
+  CHECK(parseOk(head + "cloud = one\nos-endpoint-type = admin\n").config.global.endpoint_type ==
+        "admin");
+  Config two = parseOk(head + "cloud = two\n").config;
+  CHECK(two.global.application_credential_id == "acid");
+  CHECK(two.global.application_credential_secret == "acs");
+  CHECK(parseErr(head).find("[Global] cloud: ") != std::string::npos);
+  CHECK(parseErr(head + "cloud = three\n").find("[Global] cloud: no cloud \"three\"") !=
+        std::string::npos);
+  std::ofstream(path) << "clouds: [unclosed\n";
+  CHECK(parseErr(head).find("[Global] clouds-file: ") != std::string::npos);
+  std::ofstream(path) << "clouds:\n  only:\n    auth:\n      auth_url: https://k3/v3\n"
+                         "      user_id: u\n      password: p\n      project_id: t\n";
+  CHECK(parseOk(head).config.global.auth_url == "https://k3/v3");  // a single cloud needs no name
+}
+
 TEST_CASE("gcfg syntax: case, quotes, escapes, comments, continuation") {
   Config c = parseOk(
                  "; a comment\n"
@@ -305,7 +352,8 @@ TEST_CASE("every refusal names its section and key") {
       {"[Global]\nauth-url = keystone:5000\n" + creds, "[Global] auth-url"},
       {"[Global]\nauth-url = http://k/v2.0\n" + creds, "[Global] auth-url"},
       {kBase + "os-endpoint-type = publicURL\n", "[Global] os-endpoint-type"},
-      {kBase + "use-clouds = true\n", "[Global] use-clouds"},
+      {kBase + "use-clouds = true\nclouds-file = /nonexistent/clouds.yaml\n",
+       "[Global] clouds-file: cannot read"},
       {kBase + "ca-file = " + ca + "\n", "[Global] ca-file"},
       {kBase + "cert-file = /etc/hostname\n", "[Global] key-file"},
       {kBase + "key-file = /etc/hostname\n", "[Global] cert-file"},
