@@ -34,11 +34,14 @@ struct CachedService {
   bool ensured = false;
   // An EnsureLoadBalancer of this UID was attempted (so a load balancer may exist).
   bool ensure_attempted = false;
-  // resourceVersion of the snapshot our finalizer patch was based on.
+  // We added the finalizer (it may not show in the cache yet), and the resourceVersion of
+  // the snapshot that patch was based on.
+  bool finalizer_added = false;
   std::string finalizer_added_rv;
-  // resourceVersion of the snapshot our last status patch was based on, and what it wrote.
+  // What our last status patch wrote (nullopt: none yet), and the resourceVersion of the
+  // snapshot it was based on.
+  std::optional<std::vector<kube::IngressSpec>> status_written;
   std::string status_written_rv;
-  std::vector<kube::IngressSpec> status_written;
 };
 
 class ServiceCache {

@@ -474,7 +474,9 @@ Status ServiceController::processServiceCreateOrUpdate(
 
 std::pair<ServiceController::Op, Status> ServiceController::syncLoadBalancerIfNeeded(
     const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
-  if (!wantsLoadBalancer(*svc) || needsCleanup(*svc)) {
+  // Being deleted counts even when the cache does not show our finalizer (yet): no ensure of
+  // a Service on its way out.
+  if (!wantsLoadBalancer(*svc) || needsCleanup(*svc) || svc->deletion_timestamp != 0) {
     return deletePath(key, svc);
   }
   return ensurePath(key, svc);
@@ -483,8 +485,10 @@ std::pair<ServiceController::Op, Status> ServiceController::syncLoadBalancerIfNe
 std::pair<ServiceController::Op, Status> ServiceController::deletePath(
     const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
   auto ref = kube::referenceTo(*svc);
-  bool has_finalizer = svc->hasFinalizer(keys::kLoadBalancerCleanupFinalizer);
   auto entry = cache_.get(key);
+  // The cache may not show yet the finalizer we added a moment ago.
+  bool has_finalizer = svc->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) ||
+                       (entry && entry->finalizer_added);
   bool attempted = entry && entry->ensure_attempted;
   // A Service that never had our finalizer, shows no ingress and was never given to
   // EnsureLoadBalancer by us cannot have a load balancer of ours: no cloud call (upstream
@@ -515,6 +519,10 @@ std::pair<ServiceController::Op, Status> ServiceController::deletePath(
       if (!st.ok()) {
         return {Op::Delete, st};
       }
+      cache_.update(key, [](CachedService& c) {
+        c.finalizer_added = false;
+        c.finalizer_added_rv.clear();
+      });
     }
     recorder_.event(ref, kube::EventType::Normal, "DeletedLoadBalancer", "Deleted load balancer");
   }
@@ -633,7 +641,10 @@ Status ServiceController::addFinalizer(const std::string& key, const kube::Servi
   if (!r.ok()) {
     return wrapApi("failed to add load balancer cleanup finalizer", r.status());
   }
-  cache_.update(key, [&](CachedService& c) { c.finalizer_added_rv = rv; });
+  cache_.update(key, [&](CachedService& c) {
+    c.finalizer_added = true;
+    c.finalizer_added_rv = rv;
+  });
   return okStatus();
 }
 
@@ -649,12 +660,17 @@ Status ServiceController::removeFinalizer(const kube::Service& svc) {
 
 Status ServiceController::patchStatus(const std::string& key, const kube::Service& svc,
                                       const std::vector<kube::IngressSpec>& desired) {
-  if (kube::ingressEqual(svc.ingress, desired)) {
-    return okStatus();
-  }
   std::string rv(svc.resource_version);
   auto entry = cache_.get(key);
-  if (entry && !rv.empty() && entry->status_written_rv == rv && entry->status_written == desired) {
+  const auto* written = entry && entry->status_written ? &*entry->status_written : nullptr;
+  if (kube::ingressEqual(svc.ingress, desired)) {
+    // Equal in the cache, and no write of ours that the cache may not show yet says
+    // otherwise (say, the ingress we wrote just before the Service stopped wanting an LB).
+    if (written == nullptr || *written == desired) {
+      return okStatus();
+    }
+  } else if (written != nullptr && *written == desired && !rv.empty() &&
+             entry->status_written_rv == rv) {
     return okStatus();  // written already; the informer has not caught up yet
   }
   auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),

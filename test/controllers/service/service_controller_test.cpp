@@ -693,6 +693,40 @@ TEST_CASE("finalizer and status patches only when something changes") {
   CHECK(h.provider.calls().empty());
 }
 
+TEST_CASE("a type change seen before our own writes: finalizer and ingress still cleaned up") {
+  // The informer lags: the ClusterIP snapshot shows neither the finalizer nor the ingress this
+  // controller wrote a moment earlier (FakeKubeApi never applies patches, like a lagging cache).
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  REQUIRE(h.patches(servicesStatusPath("default", "web")).size() == 2);
+  SvcSpec cip = s;
+  cip.rv = "2";
+  cip.type = "ClusterIP";
+  h.updateService(cip);
+  drain(*c);
+  CHECK(h.provider.loadBalancers().empty());
+  auto patches = h.patches(servicesStatusPath("default", "web"));
+  REQUIRE(patches.size() == 4);
+  CHECK(patches[2].body.find("$deleteFromPrimitiveList/finalizers") != std::string::npos);
+  CHECK(patches[3].body.find("\"ingress\":null") != std::string::npos);
+}
+
+TEST_CASE("a service being deleted is never ensured, even without our finalizer in the cache") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.deleting = true;
+  s.finalizers = {"example.com/other"};
+  CHECK(c->syncService(s.key()).ok());  // not in the cache: nothing
+  h.services.injectForTest("ADDED", makeService(s));
+  CHECK(c->syncService(s.key()).ok());
+  CHECK(h.provider.count("ensure") == 0);
+  CHECK(h.patches().empty());
+}
+
 // ---- TestServiceQueueDelay ------------------------------------------------------------------
 
 TEST_CASE("queue delay: success forgets; errors back off; a retry-after is a fixed delay") {

@@ -71,18 +71,21 @@ TEST_CASE("a LoadBalancer service gets the finalizer, a cloud LB and its ingress
   REQUIRE(lb);
   CHECK(lb->ip == h.ingressIp("svc-a", "web"));
   CHECK(lb->nodes == std::vector<std::string>{"svc-a-n1", "svc-a-n2"});
-  auto reasons = h.eventReasons("svc-a", "web");
-  CHECK(reasons.count("EnsuringLoadBalancer") >= 1);
-  CHECK(reasons.count("EnsuredLoadBalancer") >= 1);
+  // Events are sent by the broadcaster's thread: wait for them.
+  CHECK(waitUntil([&] {
+    auto reasons = h.eventReasons("svc-a", "web");
+    return reasons.count("EnsuringLoadBalancer") >= 1 && reasons.count("EnsuredLoadBalancer") >= 1;
+  }));
 
   // Deleting it: the finalizer holds the object until the LB is gone.
   h.deleteService("svc-a", "web");
   REQUIRE(waitUntil([&] { return !h.services().get("svc-a/web"); }));
   CHECK_FALSE(h.cloudLb("svc-a", "web"));
   CHECK(h.cloud().lb_deletes == 1);
-  reasons = h.eventReasons("svc-a", "web");
-  CHECK(reasons.count("DeletingLoadBalancer") == 1);
-  CHECK(reasons.count("DeletedLoadBalancer") == 1);
+  CHECK(waitUntil([&] {
+    auto reasons = h.eventReasons("svc-a", "web");
+    return reasons.count("DeletingLoadBalancer") == 1 && reasons.count("DeletedLoadBalancer") == 1;
+  }));
   cleanUp(h, "svc-a", {}, {"svc-a-n1", "svc-a-n2"});
   c->stop();
 }
@@ -161,8 +164,11 @@ TEST_CASE("nodes joining and leaving update every LB once; readiness flaps do no
   for (const auto& lb : h.cloud().load_balancers) {
     CHECK(lb.host_updates == 2);
   }
-  CHECK(h.registry.valueForTest("service_controller_loadbalancer_sync_total") ==
-        2.0 * static_cast<double>(names.size()));
+  // The counter moves when the call has returned to the controller: wait for it.
+  CHECK(waitUntil([&] {
+    return h.registry.valueForTest("service_controller_loadbalancer_sync_total") ==
+           2.0 * static_cast<double>(names.size());
+  }));
   cleanUp(h, "svc-c", names, {"svc-c-n2"});
   c->stop();
 }
@@ -176,8 +182,8 @@ TEST_CASE("the cloud's retry-after is honoured (faults and throttling)") {
   auto c = startController(h);
   h.createService("svc-d", "web");
   REQUIRE(waitUntil([&] { return !h.ingressIp("svc-d", "web").empty(); }));
-  auto reasons = h.eventReasons("svc-d", "web");
-  CHECK(reasons.count("SyncLoadBalancerFailed") >= 1);
+  CHECK(waitUntil(
+      [&] { return h.eventReasons("svc-d", "web").count("SyncLoadBalancerFailed") >= 1; }));
   // Throttled: 20 services against 5 calls/s with a 300 ms retry-after all get there.
   h.writeCloud("throttle: {qps: 5, burst: 2, retryAfter: 300ms}\n");
   REQUIRE(h.waitForCloudAnswer(Code::ResourceExhausted));
