@@ -10,7 +10,9 @@ namespace ccm::controllers::route {
 CallPool::CallPool(std::string name, size_t max_threads)
     : name_(std::move(name)), max_threads_(std::max<size_t>(1, max_threads)) {}
 
-CallPool::~CallPool() { stop(); }
+CallPool::~CallPool() {
+  stop();
+}
 
 void CallPool::submit(std::function<void()> task) {
   std::lock_guard lock(mu_);

@@ -41,14 +41,14 @@ class CallPool {
   const std::string name_;
   const size_t max_threads_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;                 // workers wait for tasks
-  mutable std::condition_variable idle_cv_;    // waitIdle waits here
-  std::deque<std::function<void()>> queue_;    // guarded by mu_
-  size_t running_ = 0;                         // guarded by mu_
-  size_t peak_ = 0;                            // guarded by mu_
-  size_t idle_threads_ = 0;                    // guarded by mu_
-  bool stopping_ = false;                      // guarded by mu_
-  std::vector<std::thread> threads_;           // guarded by mu_ (appended), joined by stop()
+  std::condition_variable cv_;               // workers wait for tasks
+  mutable std::condition_variable idle_cv_;  // waitIdle waits here
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  size_t running_ = 0;                       // guarded by mu_
+  size_t peak_ = 0;                          // guarded by mu_
+  size_t idle_threads_ = 0;                  // guarded by mu_
+  bool stopping_ = false;                    // guarded by mu_
+  std::vector<std::thread> threads_;         // guarded by mu_ (appended), joined by stop()
 };
 
 }  // namespace ccm::controllers::route

@@ -113,7 +113,9 @@ bool Cidr::contains(const IpAddress& ip) const {
   return true;
 }
 
-std::string Cidr::toString() const { return fmt::format("{}/{}", network_.toString(), prefix_); }
+std::string Cidr::toString() const {
+  return fmt::format("{}/{}", network_.toString(), prefix_);
+}
 
 std::string canonicalCidr(std::string_view text) {
   auto c = Cidr::parse(text);

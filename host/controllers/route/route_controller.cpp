@@ -1,9 +1,8 @@
 // The route controller: cloud routes for the Nodes' pod CIDRs.
 #include "host/controllers/route/route_controller.hpp"
 
-#include <pthread.h>
-
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <limits>
@@ -39,10 +38,9 @@ bool sameStrings(std::span<const std::string_view> a, std::span<const std::strin
 }
 
 bool sameAddresses(const kube::Node& a, const kube::Node& b) {
-  return std::equal(a.addresses.begin(), a.addresses.end(), b.addresses.begin(),
-                    b.addresses.end(), [](const auto& x, const auto& y) {
-                      return x.type == y.type && x.address == y.address;
-                    });
+  return std::equal(
+      a.addresses.begin(), a.addresses.end(), b.addresses.begin(), b.addresses.end(),
+      [](const auto& x, const auto& y) { return x.type == y.type && x.address == y.address; });
 }
 
 }  // namespace
@@ -69,7 +67,9 @@ RouteController::RouteController(const ControllerContext& context, std::vector<C
   guard_->self = this;
 }
 
-RouteController::~RouteController() { stop(); }
+RouteController::~RouteController() {
+  stop();
+}
 
 void RouteController::start() {
   if (started_ || stopped_) {
@@ -123,15 +123,18 @@ void RouteController::registerHandlers() {
     kube::EventHandlers<kube::Node> h;
     h.on_add = [g](const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onNodeAdd(n);
+      if (g->self != nullptr)
+        g->self->onNodeAdd(n);
     };
     h.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onNodeUpdate(o, n);
+      if (g->self != nullptr)
+        g->self->onNodeUpdate(o, n);
     };
     h.on_delete = [g](const auto& n, bool) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onNodeDelete(n);
+      if (g->self != nullptr)
+        g->self->onNodeDelete(n);
     };
     context_.nodes.addEventHandler(std::move(h));
   });
@@ -284,8 +287,7 @@ Status RouteController::reconcile(bool list) {
     if (!routes.ok()) {
       log::error("Couldn't reconcile node routes",
                  {{"err", "error listing routes: " + routes.status().toString()}});
-      return Status(routes.status().code(),
-                    "error listing routes: " + routes.status().toString(),
+      return Status(routes.status().code(), "error listing routes: " + routes.status().toString(),
                     routes.status().retryAfter());
     }
     std::lock_guard lock(mu_);
@@ -366,7 +368,9 @@ Status RouteController::reconcile(bool list) {
   return okStatus();
 }
 
-void RouteController::waitForCalls() const { pool_->waitIdle(); }
+void RouteController::waitForCalls() const {
+  pool_->waitIdle();
+}
 
 // ---- calls -----------------------------------------------------------------------------------
 
@@ -410,9 +414,10 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
     log::infoV(2, "Created route",
                {{"node", node}, {"cidr", c.route.destination_cidr}, {"duration", now - started}});
   } else {
-    log::warning("Could not create route",
-                 {{"node", node}, {"cidr", c.route.destination_cidr}, {"err", st.toString()},
-                  {"retryIn", retry}});
+    log::warning("Could not create route", {{"node", node},
+                                            {"cidr", c.route.destination_cidr},
+                                            {"err", st.toString()},
+                                            {"retryIn", retry}});
     recorder_.eventf(kube::referenceTo(*c.node), kube::EventType::Warning, "FailedToCreateRoute",
                      "Could not create route {} {} for node {} after {}: {}", c.node->uid,
                      c.route.destination_cidr, node,
@@ -443,9 +448,9 @@ void RouteController::onDeleteDone(const plugin::Route& route, const Status& st)
     }
   }
   if (deleted) {
-    log::info("Deleted route", {{"name", route.name},
-                                {"node", route.target_node},
-                                {"cidr", route.destination_cidr}});
+    log::info(
+        "Deleted route",
+        {{"name", route.name}, {"node", route.target_node}, {"cidr", route.destination_cidr}});
     routes_queue_->add(kSyncKey);  // a create may have waited for this destination
   } else {
     log::warning("Could not delete route", {{"name", route.name},
@@ -528,18 +533,18 @@ bool RouteController::processNextConditionItem() {
   spec.type = std::string(keys::kNetworkUnavailable);
   spec.status = created ? "False" : "True";
   spec.reason = created ? "RouteCreated" : "NoRouteCreated";
-  spec.message = created ? "RouteController created a route"
-                         : "RouteController failed to create a route";
-  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                    context_.clock.wallNow().time_since_epoch())
-                    .count();
+  spec.message =
+      created ? "RouteController created a route" : "RouteController failed to create a route";
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(context_.clock.wallNow().time_since_epoch())
+          .count();
   spec.last_heartbeat_time = now;
   // Upstream stamps lastTransitionTime on every write; keep it when the status stays.
   const kube::NodeCondition* current = node->condition(keys::kNetworkUnavailable);
-  spec.last_transition_time = (current != nullptr && current->status == spec.status &&
-                               current->last_transition_time != 0)
-                                  ? current->last_transition_time
-                                  : now;
+  spec.last_transition_time =
+      (current != nullptr && current->status == spec.status && current->last_transition_time != 0)
+          ? current->last_transition_time
+          : now;
   auto r = context_.api.patch(kube::nodeStatusPath(node->name), kube::PatchType::Strategic,
                               kube::nodeConditionsPatch({spec}));
   if (r.ok() || r.status().isNotFound()) {

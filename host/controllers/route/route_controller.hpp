@@ -142,14 +142,14 @@ class RouteController final : public Controller {
   std::unique_ptr<CallPool> pool_;
 
   mutable std::mutex mu_;
-  bool listed_ = false;                                   // guarded by mu_
-  std::map<RouteKey, plugin::Route> known_;               // guarded by mu_
-  uint64_t op_seq_ = 0;                                   // guarded by mu_
-  std::vector<Op> op_log_;                                // guarded by mu_
-  std::map<std::string, int> cidrs_in_flight_;            // guarded by mu_; canonical CIDR
-  std::set<RouteKey> creates_in_flight_;                  // guarded by mu_
-  std::unordered_map<std::string, Failure> failures_;     // guarded by mu_; op key
-  Clock::MonoTime paused_until_{};                        // guarded by mu_
+  bool listed_ = false;                                     // guarded by mu_
+  std::map<RouteKey, plugin::Route> known_;                 // guarded by mu_
+  uint64_t op_seq_ = 0;                                     // guarded by mu_
+  std::vector<Op> op_log_;                                  // guarded by mu_
+  std::map<std::string, int> cidrs_in_flight_;              // guarded by mu_; canonical CIDR
+  std::set<RouteKey> creates_in_flight_;                    // guarded by mu_
+  std::unordered_map<std::string, Failure> failures_;       // guarded by mu_; op key
+  Clock::MonoTime paused_until_{};                          // guarded by mu_
   std::unordered_map<std::string, bool> condition_wanted_;  // guarded by mu_; node -> created
   std::unordered_map<std::string, Written> written_;        // guarded by mu_
 

@@ -63,8 +63,7 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
     state.node = node;
     for (const auto& cidr : cidrs) {
       std::string key = canonicalCidr(cidr);
-      if (std::find(state.cidr_keys.begin(), state.cidr_keys.end(), key) !=
-          state.cidr_keys.end()) {
+      if (std::find(state.cidr_keys.begin(), state.cidr_keys.end(), key) != state.cidr_keys.end()) {
         continue;
       }
       state.cidr_keys.push_back(key);

@@ -1,9 +1,8 @@
 // The service controller: load balancers for Services of type LoadBalancer.
 #include "host/controllers/service/service_controller.hpp"
 
-#include <pthread.h>
-
 #include <fmt/format.h>
+#include <pthread.h>
 
 #include <algorithm>
 
@@ -105,22 +104,24 @@ ServiceController::ServiceController(const ControllerContext& context)
       "Number of load balancer host updates (UpdateLoadBalancer calls) made by the service "
       "controller after Node changes.",
       {}, metrics::Stability::Alpha);
-  nodesync_error_total_ = r.counter(
-      "service_controller_nodesync_error_total",
-      "Number of load balancer host updates that failed and were retried.", {},
-      metrics::Stability::Alpha);
+  nodesync_error_total_ =
+      r.counter("service_controller_nodesync_error_total",
+                "Number of load balancer host updates that failed and were retried.", {},
+                metrics::Stability::Alpha);
   nodesync_latency_ = r.histogram(
       "service_controller_nodesync_latency_seconds",
       "Time from a Node change until every load balancer's host set was updated for it.",
       metrics::exponentialBuckets(1, 2, 15), {}, metrics::Stability::Alpha);
-  host_update_latency_ = r.histogram(
-      "service_controller_update_loadbalancer_host_latency_seconds",
-      "Duration of one load balancer host update (UpdateLoadBalancer).",
-      metrics::exponentialBuckets(1, 2, 15), {}, metrics::Stability::Alpha);
+  host_update_latency_ =
+      r.histogram("service_controller_update_loadbalancer_host_latency_seconds",
+                  "Duration of one load balancer host update (UpdateLoadBalancer).",
+                  metrics::exponentialBuckets(1, 2, 15), {}, metrics::Stability::Alpha);
   guard_->self = this;
 }
 
-ServiceController::~ServiceController() { stop(); }
+ServiceController::~ServiceController() {
+  stop();
+}
 
 void ServiceController::start() {
   if (started_ || stopped_) {
@@ -133,8 +134,7 @@ void ServiceController::start() {
   }
   threads_.emplace_back([this] { nodeWorker(); });
   setControllerRunning(context_.metrics, kMetricName, true);
-  log::info("Started the service controller",
-            {{"workers", workers_}, {"cluster", cluster_name_}});
+  log::info("Started the service controller", {{"workers", workers_}, {"cluster", cluster_name_}});
 }
 
 void ServiceController::stop() {
@@ -168,30 +168,36 @@ void ServiceController::registerHandlers() {
     kube::EventHandlers<kube::Service> sh;
     sh.on_add = [g](const auto& svc) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onServiceAdd(svc);
+      if (g->self != nullptr)
+        g->self->onServiceAdd(svc);
     };
     sh.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onServiceUpdate(o, n);
+      if (g->self != nullptr)
+        g->self->onServiceUpdate(o, n);
     };
     sh.on_delete = [g](const auto& last, bool) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onServiceDelete(last);
+      if (g->self != nullptr)
+        g->self->onServiceDelete(last);
     };
     context_.services.addEventHandler(std::move(sh), kServiceResync);
 
     kube::EventHandlers<kube::Node> nh;
     nh.on_add = [g](const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onNodeAdd(n);
+      if (g->self != nullptr)
+        g->self->onNodeAdd(n);
     };
     nh.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onNodeUpdate(o, n);
+      if (g->self != nullptr)
+        g->self->onNodeUpdate(o, n);
     };
     nh.on_delete = [g](const auto& n, bool) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr) g->self->onNodeDelete(n);
+      if (g->self != nullptr)
+        g->self->onNodeDelete(n);
     };
     // No resync: upstream's 100 s node resync never triggers anything (identical objects).
     context_.nodes.addEventHandler(std::move(nh));
@@ -487,8 +493,8 @@ std::pair<ServiceController::Op, Status> ServiceController::deletePath(
   auto ref = kube::referenceTo(*svc);
   auto entry = cache_.get(key);
   // The cache may not show yet the finalizer we added a moment ago.
-  bool has_finalizer = svc->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) ||
-                       (entry && entry->finalizer_added);
+  bool has_finalizer =
+      svc->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) || (entry && entry->finalizer_added);
   bool attempted = entry && entry->ensure_attempted;
   // A Service that never had our finalizer, shows no ingress and was never given to
   // EnsureLoadBalancer by us cannot have a load balancer of ours: no cloud call (upstream
@@ -673,9 +679,9 @@ Status ServiceController::patchStatus(const std::string& key, const kube::Servic
              entry->status_written_rv == rv) {
     return okStatus();  // written already; the informer has not caught up yet
   }
-  auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
-                              kube::PatchType::Strategic,
-                              kube::serviceLoadBalancerStatusPatch(desired));
+  auto r =
+      context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
+                         kube::PatchType::Strategic, kube::serviceLoadBalancerStatusPatch(desired));
   if (!r.ok()) {
     if (r.status().isNotFound()) {
       return okStatus();  // the Service is gone (usually: our finalizer was its last)
@@ -710,10 +716,10 @@ StatusOr<ControllerOrSkip> makeServiceController(ControllerContext& context) {
   probe.type = "LoadBalancer";
   auto name = context.provider.getLoadBalancerName(context.options.cluster_name, probe);
   if (!name.ok() && name.status().code() == Code::Unimplemented) {
-    return ControllerOrSkip(NotStarted{fmt::format(
-        "the cloud provider {} does not implement external load balancers "
-        "(GetLoadBalancerName answered {})",
-        info.name, name.status().toString())});
+    return ControllerOrSkip(
+        NotStarted{fmt::format("the cloud provider {} does not implement external load balancers "
+                               "(GetLoadBalancerName answered {})",
+                               info.name, name.status().toString())});
   }
   return ControllerOrSkip(std::make_unique<service::ServiceController>(context));
 }

@@ -98,9 +98,13 @@ bool nodeIncluded(const kube::Node& node) {
   return !v || parsesAsFalse(*v);
 }
 
-bool nodeNotToBeDeleted(const kube::Node& node) { return !node.hasTaint(keys::kToBeDeletedTaint); }
+bool nodeNotToBeDeleted(const kube::Node& node) {
+  return !node.hasTaint(keys::kToBeDeletedTaint);
+}
 
-bool nodeNotDeleted(const kube::Node& node) { return node.deletion_timestamp == 0; }
+bool nodeNotDeleted(const kube::Node& node) {
+  return node.deletion_timestamp == 0;
+}
 
 bool nodeInLoadBalancerSet(const kube::Node& node) {
   return nodeNotDeleted(node) && nodeIncluded(node) && nodeNotToBeDeleted(node);
@@ -133,9 +137,9 @@ bool nodeChangedForProvider(const kube::Node& o, const kube::Node& n) {
   }
   const auto& a = o.node_info;
   const auto& b = n.node_info;
-  return a.machine_id != b.machine_id || a.system_uuid != b.system_uuid ||
-         a.boot_id != b.boot_id || a.kernel_version != b.kernel_version ||
-         a.os_image != b.os_image || a.container_runtime_version != b.container_runtime_version ||
+  return a.machine_id != b.machine_id || a.system_uuid != b.system_uuid || a.boot_id != b.boot_id ||
+         a.kernel_version != b.kernel_version || a.os_image != b.os_image ||
+         a.container_runtime_version != b.container_runtime_version ||
          a.kubelet_version != b.kubelet_version || a.operating_system != b.operating_system ||
          a.architecture != b.architecture;
 }

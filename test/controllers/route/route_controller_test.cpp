@@ -4,6 +4,8 @@
 // the bound on calls in flight, per-route back-off and RESOURCE_EXHAUSTED pauses.
 // The controller runs on a FakeClock (the periodic pass never fires by itself) and is driven
 // by hand through its queues.
+#include "host/controllers/route/route_controller.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/route/cidr.hpp"
-#include "host/controllers/route/route_controller.hpp"
 #include "host/controllers/route/route_planner.hpp"
 #include "test/controllers/service/controller_test_support.hpp"
 
@@ -95,7 +96,8 @@ std::map<std::string, std::string> cloudRoutes(const FakeProvider& p) {
 std::map<std::string, std::vector<std::string>> conditionWrites(Harness& h) {
   std::map<std::string, std::vector<std::string>> out;
   for (const auto& c : h.api.callsFor("PATCH")) {
-    if (c.path.rfind("/api/v1/nodes/", 0) != 0) continue;
+    if (c.path.rfind("/api/v1/nodes/", 0) != 0)
+      continue;
     std::string name = c.path.substr(14, c.path.size() - 14 - 7);  // strip "/status"
     rapidjson::Document d;
     d.Parse(c.body.c_str());
@@ -114,8 +116,8 @@ std::map<std::string, std::vector<std::string>> conditionWrites(Harness& h) {
 TEST_CASE("isResponsibleForRoute: v4 and v6, first or last address inside a cluster CIDR") {
   auto v4 = cidrs("10.244.0.0/14");
   CHECK(isResponsibleForRoute(v4, "10.244.0.0/24"));
-  CHECK(isResponsibleForRoute(v4, "10.247.255.0/24"));   // last /24 of the /14
-  CHECK_FALSE(isResponsibleForRoute(v4, "10.248.0.0/24"));  // just past it
+  CHECK(isResponsibleForRoute(v4, "10.247.255.0/24"));        // last /24 of the /14
+  CHECK_FALSE(isResponsibleForRoute(v4, "10.248.0.0/24"));    // just past it
   CHECK_FALSE(isResponsibleForRoute(v4, "10.243.255.0/24"));  // just before it
   auto v16 = cidrs("10.244.0.0/16");
   CHECK(isResponsibleForRoute(v16, "10.244.255.0/24"));
@@ -152,9 +154,9 @@ TEST_CASE("CIDR parsing: canonical text, host bits, bad input") {
 TEST_CASE("--cluster-cidr: one CIDR or a dual-stack pair; errors name the flag and value") {
   CHECK(parseClusterCidrs("10.244.0.0/16")->size() == 1);
   CHECK(parseClusterCidrs(" 10.244.0.0/16 , fd00::/48 ")->size() == 2);
-  for (std::string bad : {"", " ", "10.244.0.0", "10.244.0.0/16,10.245.0.0/16",
-                          "fd00::/48,fd01::/48", "10.0.0.0/8,fd00::/48,10.1.0.0/16",
-                          "10.0.0.0/8,", "nonsense"}) {
+  for (std::string bad :
+       {"", " ", "10.244.0.0", "10.244.0.0/16,10.245.0.0/16", "fd00::/48,fd01::/48",
+        "10.0.0.0/8,fd00::/48,10.1.0.0/16", "10.0.0.0/8,", "nonsense"}) {
     CAPTURE(bad);
     auto r = parseClusterCidrs(bad);
     REQUIRE_FALSE(r.ok());
@@ -203,34 +205,47 @@ TEST_CASE("reconcile: no routes, all routes, some routes (single and dual stack)
     std::map<std::string, std::string> want;
   };
   std::vector<Case> cases = {
-      {"no routes", "10.120.0.0/16",
+      {"no routes",
+       "10.120.0.0/16",
        {node("n1", {"10.120.0.0/24"}), node("n2", {"10.120.1.0/24"})},
        {},
        {{"10.120.0.0/24", "n1"}, {"10.120.1.0/24", "n2"}}},
-      {"all routes", "10.120.0.0/16",
+      {"all routes",
+       "10.120.0.0/16",
        {node("n1", {"10.120.0.0/24"}), node("n2", {"10.120.1.0/24"})},
        {route("n1", "10.120.0.0/24"), route("n2", "10.120.1.0/24")},
        {{"10.120.0.0/24", "n1"}, {"10.120.1.0/24", "n2"}}},
-      {"some routes", "10.120.0.0/16",
+      {"some routes",
+       "10.120.0.0/16",
        {node("n1", {"10.120.0.0/24"}), node("n2", {"10.120.1.0/24"})},
        {route("n1", "10.120.0.0/24")},
        {{"10.120.0.0/24", "n1"}, {"10.120.1.0/24", "n2"}}},
-      {"dual stack, no routes", "10.120.0.0/16,a00:100::/24",
-       {node("n1", {"10.120.0.0/24", "a00:100::/64"}), node("n2", {"10.120.1.0/24", "a00:101::/64"})},
+      {"dual stack, no routes",
+       "10.120.0.0/16,a00:100::/24",
+       {node("n1", {"10.120.0.0/24", "a00:100::/64"}),
+        node("n2", {"10.120.1.0/24", "a00:101::/64"})},
        {},
-       {{"10.120.0.0/24", "n1"}, {"a00:100::/64", "n1"}, {"10.120.1.0/24", "n2"},
+       {{"10.120.0.0/24", "n1"},
+        {"a00:100::/64", "n1"},
+        {"10.120.1.0/24", "n2"},
         {"a00:101::/64", "n2"}}},
-      {"dual stack, some routes", "10.120.0.0/16,a00:100::/24",
-       {node("n1", {"10.120.0.0/24", "a00:100::/64"}), node("n2", {"10.120.1.0/24", "a00:101::/64"})},
+      {"dual stack, some routes",
+       "10.120.0.0/16,a00:100::/24",
+       {node("n1", {"10.120.0.0/24", "a00:100::/64"}),
+        node("n2", {"10.120.1.0/24", "a00:101::/64"})},
        {route("n1", "10.120.0.0/24"), route("n2", "a00:101::/64")},
-       {{"10.120.0.0/24", "n1"}, {"a00:100::/64", "n1"}, {"10.120.1.0/24", "n2"},
+       {{"10.120.0.0/24", "n1"},
+        {"a00:100::/64", "n1"},
+        {"10.120.1.0/24", "n2"},
         {"a00:101::/64", "n2"}}},
   };
   for (const auto& tc : cases) {
     CAPTURE(tc.name);
     RouteHarness h;
-    for (const auto& n : tc.nodes) h.addNode(n);
-    for (const auto& r : tc.initial) h.provider.putRoute(r);
+    for (const auto& n : tc.nodes)
+      h.addNode(n);
+    for (const auto& r : tc.initial)
+      h.provider.putRoute(r);
     auto c = makeController(h, tc.cluster);
     REQUIRE(c->reconcile(true).ok());
     settle(*c);
@@ -263,10 +278,9 @@ TEST_CASE("reconcile: wrong, extra and unknown-node routes are removed and the r
   auto c = makeController(h, "10.120.0.0/16");
   REQUIRE(c->reconcile(true).ok());
   settle(*c);
-  CHECK(cloudRoutes(h.provider) == std::map<std::string, std::string>{
-                                       {"10.120.0.0/24", "n1"},
-                                       {"10.120.1.0/24", "n2"},
-                                       {"192.168.0.0/24", "n1"}});
+  CHECK(cloudRoutes(h.provider) == std::map<std::string, std::string>{{"10.120.0.0/24", "n1"},
+                                                                      {"10.120.1.0/24", "n2"},
+                                                                      {"192.168.0.0/24", "n1"}});
   CHECK(h.provider.count("deleteRoute") == 3);
   CHECK(h.provider.count("create") == 1);
 }
@@ -278,7 +292,8 @@ TEST_CASE("reconcile: routes carrying stale node addresses are recreated with th
   h.addNode(node("n3", {"10.120.2.0/24"}, {{"InternalIP", "10.0.0.3"}}));
   auto with = [](plugin::Route r, std::vector<std::pair<std::string, std::string>> addrs) {
     r.enable_node_addresses = true;
-    for (auto& [t, a] : addrs) r.target_node_addresses.push_back({t, a});
+    for (auto& [t, a] : addrs)
+      r.target_node_addresses.push_back({t, a});
     return r;
   };
   h.provider.putRoute(with(route("n1", "10.120.0.0/24"), {}));  // without addresses
@@ -300,8 +315,10 @@ TEST_CASE("reconcile: routes carrying stale node addresses are recreated with th
   for (std::string cidr : {"10.120.0.0/24", "10.120.1.0/24"}) {
     int del = -1, cre = -1;
     for (int i = 0; i < static_cast<int>(calls.size()); ++i) {
-      if (calls[i].cidr == cidr && calls[i].op == "deleteRoute") del = i;
-      if (calls[i].cidr == cidr && calls[i].op == "create") cre = i;
+      if (calls[i].cidr == cidr && calls[i].op == "deleteRoute")
+        del = i;
+      if (calls[i].cidr == cidr && calls[i].op == "create")
+        cre = i;
     }
     CHECK(del >= 0);
     CHECK(cre > del);
@@ -389,7 +406,8 @@ TEST_CASE("events: FailedToCreateRoute names the Node with apiVersion v1") {
   h.events.processQueuedForTest();
   bool found = false;
   for (const auto& call : h.api.callsFor("POST")) {
-    if (call.body.find("FailedToCreateRoute") == std::string::npos) continue;
+    if (call.body.find("FailedToCreateRoute") == std::string::npos)
+      continue;
     rapidjson::Document d;
     d.Parse(call.body.c_str());
     REQUIRE_FALSE(d.HasParseError());
@@ -407,12 +425,14 @@ TEST_CASE("events: FailedToCreateRoute names the Node with apiVersion v1") {
 
 // ---- TestHandleNodeUpdate (event-driven passes) ----------------------------------------------
 
-TEST_CASE("node events: add, delete, pod CIDR and address changes start a pass; heartbeats do not") {
+TEST_CASE(
+    "node events: add, delete, pod CIDR and address changes start a pass; heartbeats do not") {
   RouteHarness h;
   auto c = makeController(h, "10.120.0.0/16");
   auto queued = [&] {
     bool q = c->routesQueue().len() > 0;
-    while (c->routesQueue().len() > 0) REQUIRE(c->processNextRouteItem());
+    while (c->routesQueue().len() > 0)
+      REQUIRE(c->processNextRouteItem());
     return q;
   };
   NodeSpec n = node("n1", {});
@@ -484,7 +504,8 @@ TEST_CASE("the periodic pass lists again, one period after the previous one star
 
 // ---- TestUpdateNetworkingCondition -----------------------------------------------------------
 
-TEST_CASE("NetworkUnavailable: created when absent, skipped when ours, foreign reasons overwritten") {
+TEST_CASE(
+    "NetworkUnavailable: created when absent, skipped when ours, foreign reasons overwritten") {
   struct Case {
     std::optional<std::pair<std::string, std::string>> existing;
     bool route_fails;
@@ -498,10 +519,10 @@ TEST_CASE("NetworkUnavailable: created when absent, skipped when ours, foreign r
       {std::pair<std::string, std::string>{"False", "CalicoIsUp"}, false, {"False/RouteCreated"}},
       {std::pair<std::string, std::string>{"False", "ExternalCNI"}, false, {"False/RouteCreated"}},
       {std::pair<std::string, std::string>{"True", "Other"}, false, {"False/RouteCreated"}},
-      {std::pair<std::string, std::string>{"True", "NoRouteCreated"}, false,
+      {std::pair<std::string, std::string>{"True", "NoRouteCreated"},
+       false,
        {"False/RouteCreated"}},
-      {std::pair<std::string, std::string>{"False", "RouteCreated"}, true,
-       {"True/NoRouteCreated"}},
+      {std::pair<std::string, std::string>{"False", "RouteCreated"}, true, {"True/NoRouteCreated"}},
   };
   for (const auto& tc : cases) {
     CAPTURE(tc.existing ? tc.existing->first + "/" + tc.existing->second : "none");
@@ -609,7 +630,8 @@ TEST_CASE("a listing taken while creates complete does not make them look missin
   std::atomic<int> lists{0};
   h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
     if (op == "create") {
-      while (!go.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      while (!go.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
   // The second listing reads the cloud before the create lands and answers after it did.
@@ -636,9 +658,8 @@ TEST_CASE("a listing taken while creates complete does not make them look missin
 TEST_CASE("passes racing with completing creates never ask for a route twice") {
   RouteHarness h;
   for (int i = 0; i < 300; ++i) {
-    h.addNode(node("n" + std::to_string(i),
-                   {"10.120." + std::to_string(i / 2) + "." + std::to_string((i % 2) * 128) +
-                    "/25"}));
+    h.addNode(node("n" + std::to_string(i), {"10.120." + std::to_string(i / 2) + "." +
+                                             std::to_string((i % 2) * 128) + "/25"}));
   }
   std::atomic<int> n{0};
   h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
@@ -662,13 +683,14 @@ TEST_CASE("at most 200 calls in flight, or the provider's declared limit") {
     RouteHarness h;
     h.provider.mutableInfo().routes.max_concurrency = declared;
     for (int i = 0; i < 600; ++i) {
-      h.addNode(node("n" + std::to_string(i),
-                     {"10.120." + std::to_string(i / 256) + "." + std::to_string(i % 256) + "/32"}));
+      h.addNode(node("n" + std::to_string(i), {"10.120." + std::to_string(i / 256) + "." +
+                                               std::to_string(i % 256) + "/32"}));
     }
     std::atomic<bool> release{false};
     h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
       if (op == "create") {
-        while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (!release.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
     });
     auto c = makeController(h, "10.120.0.0/16");
@@ -735,15 +757,14 @@ TEST_CASE("a pod CIDR moving to another node: the old route is deleted before th
   h.deleteNode(node("n1", {"10.120.1.0/24"}));
   h.addNode(node("n2", {"10.120.1.0/24"}));
   settle(*c);
-  CHECK(cloudRoutes(h.provider) ==
-        std::map<std::string, std::string>{{"10.120.1.0/24", "n2"}});
+  CHECK(cloudRoutes(h.provider) == std::map<std::string, std::string>{{"10.120.1.0/24", "n2"}});
   CHECK(h.eventReasons().empty());  // no failed create on the way
 }
 
 TEST_CASE("planRoutes: the diff on its own") {
-  std::vector<std::shared_ptr<const kube::Node>> nodes = {
-      makeNode(node("a", {"10.120.0.0/24"})), makeNode(node("b", {"10.120.1.9/24"})),
-      makeNode(node("c", {}))};
+  std::vector<std::shared_ptr<const kube::Node>> nodes = {makeNode(node("a", {"10.120.0.0/24"})),
+                                                          makeNode(node("b", {"10.120.1.9/24"})),
+                                                          makeNode(node("c", {}))};
   auto plan = planRoutes(nodes, {route("b", "10.120.1.0/24"), route("c", "10.120.2.0/24")},
                          cidrs("10.120.0.0/16"));
   REQUIRE(plan.creates.size() == 1);

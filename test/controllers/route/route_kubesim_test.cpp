@@ -44,7 +44,8 @@ void deleteNodes(LiveHarness& h, const std::vector<std::string>& nodes) {
   }
   CHECK(waitUntil([&] {
     for (const auto& n : nodes) {
-      if (h.nodes().get(n)) return false;
+      if (h.nodes().get(n))
+        return false;
     }
     return true;
   }));
@@ -99,9 +100,8 @@ TEST_CASE("a failing create is reported on the node and retried; routes outside 
   REQUIRE(h.provider().createRoute("kubernetes", "someone-else", foreign).ok());
   auto c = startController(h);
   REQUIRE(waitUntil([&] { return networkUnavailable(h, "rt-b-1") == "True/NoRouteCreated"; }));
-  REQUIRE(waitUntil([&] {
-    return h.eventReasons("default", "rt-b-1").count("FailedToCreateRoute") >= 1;
-  }));
+  REQUIRE(waitUntil(
+      [&] { return h.eventReasons("default", "rt-b-1").count("FailedToCreateRoute") >= 1; }));
   // The back-off (2 s) passes and the retry succeeds.
   REQUIRE(waitUntil([&] { return networkUnavailable(h, "rt-b-1") == "False/RouteCreated"; }));
   CHECK(h.cloud().routes.count("10.244.11.0/24") == 1);
@@ -126,9 +126,11 @@ TEST_CASE("many nodes at once: every route created exactly once") {
   REQUIRE(waitUntil([&] {
     for (const auto& n : names) {
       auto node = h.nodes().get(n);
-      if (!node) return false;
+      if (!node)
+        return false;
       auto* cond = node->condition("NetworkUnavailable");
-      if (cond == nullptr || cond->reason != "RouteCreated") return false;
+      if (cond == nullptr || cond->reason != "RouteCreated")
+        return false;
     }
     return true;
   }));

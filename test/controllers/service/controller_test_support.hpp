@@ -262,9 +262,8 @@ class FakeProvider final : public plugin::Provider {
         ++duplicate_creates_;
         return Status(Code::AlreadyExists, "route exists");
       }
-      return Status(Code::FailedPrecondition,
-                    "destination " + route.destination_cidr + " routed to " +
-                        it->second.target_node);
+      return Status(Code::FailedPrecondition, "destination " + route.destination_cidr +
+                                                  " routed to " + it->second.target_node);
     }
     plugin::Route r = route;
     r.name = "r-" + std::string(name_hint) + "-" + route.destination_cidr;
@@ -358,15 +357,15 @@ class FakeProvider final : public plugin::Provider {
 
   plugin::ProviderInfo info_;
   mutable std::mutex mu_;
-  std::vector<Call> calls_;                             // guarded by mu_
-  std::map<std::string, std::deque<Status>> failures_;  // guarded by mu_
-  std::map<std::string, Status> always_;                // guarded by mu_
+  std::vector<Call> calls_;                                    // guarded by mu_
+  std::map<std::string, std::deque<Status>> failures_;         // guarded by mu_
+  std::map<std::string, Status> always_;                       // guarded by mu_
   std::function<void(const std::string&, const Call&)> hook_;  // guarded by mu_
-  std::function<void(const std::string&)> after_hook_;          // guarded by mu_
-  std::map<std::string, Lb> lbs_;                        // guarded by mu_; by uid
-  std::map<std::string, plugin::Route> routes_;          // guarded by mu_; by destination
-  int duplicate_creates_ = 0;                            // guarded by mu_
-  int next_ip_ = 0;                                      // guarded by mu_
+  std::function<void(const std::string&)> after_hook_;         // guarded by mu_
+  std::map<std::string, Lb> lbs_;                              // guarded by mu_; by uid
+  std::map<std::string, plugin::Route> routes_;                // guarded by mu_; by destination
+  int duplicate_creates_ = 0;                                  // guarded by mu_
+  int next_ip_ = 0;                                            // guarded by mu_
   std::atomic<int> in_flight_{0};
   std::atomic<int> peak_{0};
 };
@@ -477,8 +476,8 @@ inline std::string SvcSpec::json() const {
     status += "\"ingress\":[{\"ip\":" + jsonString(ingress_ip) + "}]";
   }
   status += "}}";
-  return "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":" + meta +
-         ",\"spec\":" + spec + ",\"status\":" + status + "}";
+  return "{\"kind\":\"Service\",\"apiVersion\":\"v1\",\"metadata\":" + meta + ",\"spec\":" + spec +
+         ",\"status\":" + status + "}";
 }
 
 inline std::shared_ptr<const kube::Service> makeService(const SvcSpec& s) {
@@ -497,7 +496,7 @@ struct NodeSpec {
   std::map<std::string, std::string> labels;
   std::vector<std::pair<std::string, std::string>> taints;  // key, effect
   std::vector<std::string> pod_cidrs;
-  std::vector<std::pair<std::string, std::string>> addresses;  // type, address
+  std::vector<std::pair<std::string, std::string>> addresses;              // type, address
   std::optional<std::pair<std::string, std::string>> network_unavailable;  // status, reason
   std::string json() const;
 };
@@ -512,8 +511,8 @@ inline std::string NodeSpec::json() const {
   meta += "}";
   std::string taints_json = "[";
   for (const auto& [k, e] : taints) {
-    taints_json += (taints_json.size() > 1 ? "," : "") + std::string("{\"key\":") +
-                   jsonString(k) + ",\"effect\":" + jsonString(e) + "}";
+    taints_json += (taints_json.size() > 1 ? "," : "") + std::string("{\"key\":") + jsonString(k) +
+                   ",\"effect\":" + jsonString(e) + "}";
   }
   taints_json += "]";
   std::string spec = "{\"providerID\":" + jsonString(provider_id) + ",\"taints\":" + taints_json;
@@ -521,13 +520,13 @@ inline std::string NodeSpec::json() const {
     spec += ",\"podCIDR\":" + jsonString(pod_cidrs[0]) + ",\"podCIDRs\":" + jsonList(pod_cidrs);
   }
   spec += "}";
-  std::string conds = "[{\"type\":\"Ready\",\"status\":" +
-                      jsonString(ready ? "True" : "False") + ",\"reason\":\"KubeletReady\"}";
+  std::string conds = "[{\"type\":\"Ready\",\"status\":" + jsonString(ready ? "True" : "False") +
+                      ",\"reason\":\"KubeletReady\"}";
   if (network_unavailable) {
-    conds += ",{\"type\":\"NetworkUnavailable\",\"status\":" +
-             jsonString(network_unavailable->first) +
-             ",\"reason\":" + jsonString(network_unavailable->second) +
-             ",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}";
+    conds +=
+        ",{\"type\":\"NetworkUnavailable\",\"status\":" + jsonString(network_unavailable->first) +
+        ",\"reason\":" + jsonString(network_unavailable->second) +
+        ",\"lastTransitionTime\":\"2024-01-01T00:00:00Z\"}";
   }
   conds += "]";
   std::string addrs = "[";

@@ -93,8 +93,8 @@ class LiveHarness {
     plugin::ProviderOptions po;
     po.registry = &registry;
     po.load_balancer_timeout = po.routes_timeout = std::chrono::seconds(20);
-    auto provider = plugin::AbiProvider::create(*loaded, readFileText(cloud_file_),
-                                                cloud_file_.string(), po);
+    auto provider =
+        plugin::AbiProvider::create(*loaded, readFileText(cloud_file_), cloud_file_.string(), po);
     REQUIRE_MESSAGE(provider.ok(), provider.status().toString());
     provider_ = std::move(provider).value();
 
@@ -123,7 +123,7 @@ class LiveHarness {
   }
 
   controllers::ControllerContext context() {
-    return controllers::ControllerContext{options,   *client_, *nodes_,  *services_,
+    return controllers::ControllerContext{options,    *client_, *nodes_,  *services_,
                                           *provider_, *events_, registry, Clock::real()};
   }
 
@@ -206,8 +206,8 @@ class LiveHarness {
     std::string line;
     double sum = 0;
     while (std::getline(in, line)) {
-      if (line.rfind(name, 0) != 0 || (line.size() > name.size() && line[name.size()] != '{' &&
-                                        line[name.size()] != ' ')) {
+      if (line.rfind(name, 0) != 0 ||
+          (line.size() > name.size() && line[name.size()] != '{' && line[name.size()] != ' ')) {
         continue;
       }
       if (!label_part.empty() && line.find(label_part) == std::string::npos) {
@@ -225,18 +225,18 @@ class LiveHarness {
 
   // ---- API helpers ----
   void createNamespace(const std::string& ns) {
-    auto r = client_->create(kube::ResourcePath{"v1", "namespaces", "", "", ""},
-                             R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns +
-                                 R"("}})");
+    auto r = client_->create(
+        kube::ResourcePath{"v1", "namespaces", "", "", ""},
+        R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
     REQUIRE_MESSAGE((r.ok() || r.status().isAlreadyExists()), r.status().toString());
   }
   void createService(const std::string& ns, const std::string& name,
                      const std::string& type = "LoadBalancer", const std::string& extra_spec = "") {
-    std::string body = R"({"apiVersion":"v1","kind":"Service","metadata":{"name":")" + name +
-                       R"(","namespace":")" + ns + R"("},"spec":{"type":")" + type +
-                       R"(","selector":{"app":")" + name +
-                       R"("},"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080}])" +
-                       extra_spec + "}}";
+    std::string body =
+        R"({"apiVersion":"v1","kind":"Service","metadata":{"name":")" + name +
+        R"(","namespace":")" + ns + R"("},"spec":{"type":")" + type + R"(","selector":{"app":")" +
+        name + R"("},"ports":[{"name":"http","protocol":"TCP","port":80,"targetPort":8080}])" +
+        extra_spec + "}}";
     auto r = client_->create(kube::servicePath(ns), body);
     REQUIRE_MESSAGE(r.ok(), r.status().toString());
   }

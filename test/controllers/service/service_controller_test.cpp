@@ -3,6 +3,8 @@
 // informers and an in-memory provider, plus ccm's own guarantees (finalizer before the first
 // Ensure, clean-up of Services deleted without the finalizer, one host update per Service and
 // Node change, no updates on readiness flaps, retry-after, UNIMPLEMENTED providers).
+#include "host/controllers/service/service_controller.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <thread>
 
 #include "host/controllers/common/well_known.hpp"
-#include "host/controllers/service/service_controller.hpp"
 #include "host/controllers/service/service_predicates.hpp"
 #include "test/controllers/service/controller_test_support.hpp"
 
@@ -55,7 +56,9 @@ size_t countOf(const std::vector<std::string>& v, const std::string& s) {
   return static_cast<size_t>(std::count(v.begin(), v.end(), s));
 }
 
-std::set<std::string> asSet(const std::vector<std::string>& v) { return {v.begin(), v.end()}; }
+std::set<std::string> asSet(const std::vector<std::string>& v) {
+  return {v.begin(), v.end()};
+}
 
 NodeSpec node(const std::string& name) {
   NodeSpec n;
@@ -81,7 +84,8 @@ TEST_CASE("sync: a ClusterIP service makes no cloud call and no patch") {
   CHECK_FALSE(c->cache().contains(s.key()));
 }
 
-TEST_CASE("sync: LoadBalancer services (TCP, UDP, SCTP) get the finalizer, then the LB, then status") {
+TEST_CASE(
+    "sync: LoadBalancer services (TCP, UDP, SCTP) get the finalizer, then the LB, then status") {
   for (std::string proto : {"TCP", "UDP", "SCTP"}) {
     CAPTURE(proto);
     Harness h;
@@ -99,7 +103,7 @@ TEST_CASE("sync: LoadBalancer services (TCP, UDP, SCTP) get the finalizer, then 
     drain(*c);
     auto patches = h.patches(servicesStatusPath("default", "web"));
     REQUIRE(patches.size() == 2);
-    CHECK(patches[0].body.find(kFinalizer) != std::string::npos);  // finalizer first
+    CHECK(patches[0].body.find(kFinalizer) != std::string::npos);     // finalizer first
     CHECK(patches[1].body.find("203.0.113.1") != std::string::npos);  // then the status
     REQUIRE(order.size() == 1);
     CHECK(order[0] == "ensure after 1 patches");  // the finalizer was on before the cloud call
@@ -206,8 +210,10 @@ TEST_CASE("node sync: one UpdateLoadBalancer per LB service with all nodes, othe
       SvcSpec s;
       s.name = "svc-" + std::to_string(i);
       s.uid = "uid-" + std::to_string(i);
-      if (i == 4) s.type = "ClusterIP";
-      if (i == 5) s.lb_class = "x.io/lb";
+      if (i == 4)
+        s.type = "ClusterIP";
+      if (i == 5)
+        s.lb_class = "x.io/lb";
       h.addService(s);
     }
     drain(*c);
@@ -277,7 +283,8 @@ TEST_CASE("node changes: readiness and unrelated taints/labels never update load
   CHECK(h.provider.calls().empty());
 }
 
-TEST_CASE("node changes: added, deleted, deleting, ToBeDeleted-tainted, excluded nodes change hosts") {
+TEST_CASE(
+    "node changes: added, deleted, deleting, ToBeDeleted-tainted, excluded nodes change hosts") {
   Harness h;
   h.addNode(node("n1"));
   h.addNode(node("n2"));
@@ -377,7 +384,8 @@ TEST_CASE("shouldSyncUpdatedNode: only exclusion flips and providerID changes") 
   CHECK(shouldSyncUpdatedNode(*makeNode(unset), *o));  // providerID set
 }
 
-TEST_CASE("respectsPredicates: exclusion label values, ToBeDeleted taint, deletion; not readiness") {
+TEST_CASE(
+    "respectsPredicates: exclusion label values, ToBeDeleted taint, deletion; not readiness") {
   auto in = [](NodeSpec n) { return nodeInLoadBalancerSet(*makeNode(n)); };
   NodeSpec n = node("n1");
   CHECK(in(n));
@@ -444,7 +452,8 @@ TEST_CASE("a host update error is retried through the service queue, as a full e
 TEST_CASE("nodes not equal: providerID change or node swap means update; identical means none") {
   auto set = [](std::vector<NodeSpec> specs, uint64_t gen) {
     std::vector<std::shared_ptr<const kube::Node>> nodes;
-    for (auto& s : specs) nodes.push_back(makeNode(s));
+    for (auto& s : specs)
+      nodes.push_back(makeNode(s));
     return std::make_shared<const NodeSet>(nodes, gen);
   };
   auto a = set({node("n1"), node("n2")}, 1);
@@ -461,7 +470,8 @@ TEST_CASE("nodes not equal: providerID change or node swap means update; identic
   CHECK(sameMembers(a, set({relabelled, node("n2")}, 6)));  // labels do not matter
 }
 
-// ---- TestProcessServiceCreateOrUpdate / K8sError / TestSyncService / TestProcessServiceDeletion ---
+// ---- TestProcessServiceCreateOrUpdate / K8sError / TestSyncService / TestProcessServiceDeletion
+// ---
 
 TEST_CASE("create or update: the cache holds the latest spec") {
   Harness h;
@@ -479,7 +489,8 @@ TEST_CASE("create or update: the cache holds the latest spec") {
   CHECK(e->ensured);
 }
 
-TEST_CASE("create or update: a status patch Conflict is an error and an event; NotFound is success") {
+TEST_CASE(
+    "create or update: a status patch Conflict is an error and an event; NotFound is success") {
   Harness h;
   auto c = makeController(h);
   SvcSpec s;
@@ -573,7 +584,8 @@ TEST_CASE("needsCleanup: finalizer x deletionTimestamp x type") {
         SvcSpec s;
         s.type = type;
         s.deleting = del;
-        if (fin) s.finalizers = {std::string(kFinalizer)};
+        if (fin)
+          s.finalizers = {std::string(kFinalizer)};
         CAPTURE(fin);
         CAPTURE(del);
         CAPTURE(type);
@@ -990,7 +1002,8 @@ TEST_CASE("start/stop: workers, metrics and running_managed_controllers") {
   h.addNode(node("n2"));
   REQUIRE(waitUntil([&] {
     for (const auto& [_, lb] : h.provider.loadBalancers()) {
-      if (lb.nodes.size() != 2) return false;
+      if (lb.nodes.size() != 2)
+        return false;
     }
     return true;
   }));
@@ -999,12 +1012,11 @@ TEST_CASE("start/stop: workers, metrics and running_managed_controllers") {
   CHECK(h.registry.valueForTest("running_managed_controllers",
                                 {"cloud-controller-manager", "service"}) == 0);
   std::string text = h.registry.exposition();
-  for (const char* m : {"service_controller_loadbalancer_sync_total",
-                        "service_controller_nodesync_error_total",
-                        "service_controller_nodesync_latency_seconds",
-                        "service_controller_update_loadbalancer_host_latency_seconds",
-                        "workqueue_adds_total{name=\"service\"}",
-                        "workqueue_adds_total{name=\"node\"}"}) {
+  for (const char* m :
+       {"service_controller_loadbalancer_sync_total", "service_controller_nodesync_error_total",
+        "service_controller_nodesync_latency_seconds",
+        "service_controller_update_loadbalancer_host_latency_seconds",
+        "workqueue_adds_total{name=\"service\"}", "workqueue_adds_total{name=\"node\"}"}) {
     CAPTURE(m);
     CHECK(text.find(m) != std::string::npos);
   }

@@ -40,7 +40,8 @@ void cleanUp(LiveHarness& h, const std::string& ns, const std::vector<std::strin
   }
   CHECK(waitUntil([&] {
     for (const auto& s : services) {
-      if (h.services().get(ns + "/" + s)) return false;
+      if (h.services().get(ns + "/" + s))
+        return false;
     }
     return true;
   }));
@@ -49,7 +50,8 @@ void cleanUp(LiveHarness& h, const std::string& ns, const std::vector<std::strin
   }
   CHECK(waitUntil([&] {
     for (const auto& n : nodes) {
-      if (h.nodes().get(n)) return false;
+      if (h.nodes().get(n))
+        return false;
     }
     return true;
   }));
@@ -57,7 +59,8 @@ void cleanUp(LiveHarness& h, const std::string& ns, const std::vector<std::strin
 
 }  // namespace
 
-TEST_CASE("a LoadBalancer service gets the finalizer, a cloud LB and its ingress; deletion cleans up") {
+TEST_CASE(
+    "a LoadBalancer service gets the finalizer, a cloud LB and its ingress; deletion cleans up") {
   LiveHarness h;
   h.createNamespace("svc-a");
   h.createNode("svc-a-n1");
@@ -130,16 +133,19 @@ TEST_CASE("nodes joining and leaving update every LB once; readiness flaps do no
   }
   REQUIRE(waitUntil([&] {
     for (const auto& n : names) {
-      if (h.ingressIp("svc-c", n).empty()) return false;
+      if (h.ingressIp("svc-c", n).empty())
+        return false;
     }
     return true;
   }));
   h.createNode("svc-c-n2");
   REQUIRE(waitUntil([&] {
     auto st = h.cloud();
-    if (st.load_balancers.size() != names.size()) return false;
+    if (st.load_balancers.size() != names.size())
+      return false;
     for (const auto& lb : st.load_balancers) {
-      if (lb.nodes.size() != 2) return false;
+      if (lb.nodes.size() != 2)
+        return false;
     }
     return true;
   }));
@@ -157,7 +163,8 @@ TEST_CASE("nodes joining and leaving update every LB once; readiness flaps do no
   h.deleteNode("svc-c-n1");
   REQUIRE(waitUntil([&] {
     for (const auto& lb : h.cloud().load_balancers) {
-      if (lb.nodes != std::vector<std::string>{"svc-c-n2"}) return false;
+      if (lb.nodes != std::vector<std::string>{"svc-c-n2"})
+        return false;
     }
     return true;
   }));
@@ -194,7 +201,8 @@ TEST_CASE("the cloud's retry-after is honoured (faults and throttling)") {
   }
   REQUIRE(waitUntil([&] {
     for (const auto& n : names) {
-      if (h.ingressIp("svc-d", n).empty()) return false;
+      if (h.ingressIp("svc-d", n).empty())
+        return false;
     }
     return true;
   }));
