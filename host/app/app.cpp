@@ -26,6 +26,8 @@
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/metrics.hpp"
+#include "host/server/health_checks.hpp"
+#include "host/server/secure_server.hpp"
 
 #ifndef CCM_VERSION
 #define CCM_VERSION "0.0.0"
@@ -128,6 +130,21 @@ kube::ClientOptions clientOptions(const options::Options& o) {
   return c;
 }
 
+// The client for delegated authentication or authorization reviews: its own rate limit (as
+// upstream: 200/400) so scrapes never take the controllers' budget; --authentication- or
+// --authorization-kubeconfig when given, else the main connection's credentials.
+StatusOr<std::unique_ptr<kube::KubeClient>> reviewClient(const options::Options& o,
+                                                        const std::string& kubeconfig) {
+  kube::ClientOptions c = clientOptions(o);
+  if (!kubeconfig.empty()) {
+    c.kubeconfig = kubeconfig;
+    c.master.clear();
+  }
+  c.qps = 200;
+  c.burst = 400;
+  return kube::KubeClient::create(c, Clock::real(), nullptr);
+}
+
 leader::LeaderElectionOptions electionOptions(const options::Options& o) {
   leader::LeaderElectionOptions le;
   le.leader_elect = o.leader_elect;
@@ -159,7 +176,8 @@ int runUnelected(ControllerManager& manager, std::stop_source& stop) {
 // Runs the controllers while this process holds the lease. Exit 1 on lost leadership (like
 // upstream), 0 after a signal (the lease is released first).
 int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeClient& client,
-               kube::EventBroadcaster& events, const options::Options& opts) {
+               kube::EventBroadcaster& events, const options::Options& opts,
+               server::HealthChecks& health) {
   leader::LeaderElectionOptions le = electionOptions(opts);
   leader::KubeLeaseLock lock(client, le.resource_namespace, le.resource_name);
   std::mutex m;
@@ -179,6 +197,9 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
        .on_new_leader =
            [](const std::string& id) { log::info("New leader elected", {{"identity", id}}); }},
       Clock::real(), events.recorder("cloud-controller-manager"));
+  // Upstream's leaderElection check: fails only while leading with a stale renewal.
+  (void)health.add("leaderElection", [&elector] { return elector.check(); },
+                   server::Probes::liveness());
   log::info("Attempting to acquire the leader lease",
             {{"lease", le.resource_namespace + "/" + le.resource_name},
              {"identity", elector.identity()}});
@@ -208,6 +229,7 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   }
   election.join();
   manager.stop();
+  health.remove("leaderElection");
   if (result.code() == Code::Aborted) {
     log::error("leaderelection lost", {{"identity", elector.identity()}});
     return 1;
@@ -304,8 +326,44 @@ int run(int argc, const char* const* argv) {
   kube::EventBroadcaster events(**client);
   events.start();
   ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
-  int code = opts.leader_elect ? runElected(manager, stop, **client, events, opts)
+
+  std::unique_ptr<kube::KubeClient> authn_client;
+  std::unique_ptr<kube::KubeClient> authz_client;
+  if (opts.secure_port != 0) {
+    auto authn = reviewClient(opts, opts.authentication_kubeconfig);
+    auto authz = opts.authorization_kubeconfig == opts.authentication_kubeconfig
+                     ? StatusOr<std::unique_ptr<kube::KubeClient>>(nullptr)
+                     : reviewClient(opts, opts.authorization_kubeconfig);
+    if (!authn.ok() || !authz.ok()) {
+      log::error("Cannot configure the client for delegated authentication/authorization",
+                 {{"err", (!authn.ok() ? authn.status() : authz.status()).message()}});
+      return 1;
+    }
+    authn_client = std::move(authn).value();
+    authz_client = std::move(authz).value();
+  }
+  kube::KubeApi* authn_api = authn_client.get();
+  kube::KubeApi* authz_api = authz_client ? authz_client.get() : authn_client.get();
+
+  server::HealthChecks health;
+  (void)health.add("controllers", [&manager] { return manager.healthy(); },
+                   server::Probes::liveness());
+  server::SecureServer secure(server::serverOptionsFrom(opts),
+                              {.health = &health,
+                               .metrics = &registry,
+                               .authentication_api = authn_api,
+                               .authorization_api = authz_api});
+  if (Status st = secure.start(); !st.ok()) {
+    log::error("Cannot serve on --secure-port", {{"err", st.message()}});
+    return 1;
+  }
+  if (secure.serving()) {
+    log::info("Serving securely", {{"address", fmt::format("{}:{}", opts.bind_address,
+                                                           secure.port())}});
+  }
+  int code = opts.leader_elect ? runElected(manager, stop, **client, events, opts, health)
                                : runUnelected(manager, stop);
+  secure.stop();
   events.shutdown();
   log::info("Stopped", {{"exitCode", code}});
   return code;
