@@ -79,7 +79,8 @@ class Host {
   }
 
   int64_t nowMonotonicNs() const {
-    if (ready_ && services_.now_monotonic_ns != nullptr) {
+    if (ready_ && has(offsetof(ccm_host_services, now_monotonic_ns)) &&
+        services_.now_monotonic_ns != nullptr) {
       return services_.now_monotonic_ns(handle_);
     }
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -87,7 +88,8 @@ class Host {
         .count();
   }
   int64_t nowUnixNs() const {
-    if (ready_ && services_.now_unix_ns != nullptr) {
+    if (ready_ && has(offsetof(ccm_host_services, now_unix_ns)) &&
+        services_.now_unix_ns != nullptr) {
       return services_.now_unix_ns(handle_);
     }
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -105,6 +107,11 @@ class Host {
   const ccm_host_services& services() const { return services_; }
   bool has(size_t slot_offset) const {
     return slot_offset + sizeof(void*) <= services_.struct_size;
+  }
+  // The service slot at this offset when the host's table has it, else nullptr.
+  template <typename Fn>
+  Fn slot(Fn ccm_host_services::*member, size_t offset) const {
+    return ready_ && has(offset) ? services_.*member : nullptr;
   }
 
   static Host& instance() {
@@ -156,9 +163,9 @@ class Call {
   // True once the host wants the call to stop (deadline passed, shutdown, lost leadership).
   bool cancelled() const {
     const Host& h = Host::instance();
-    if (h.has(offsetof(ccm_host_services, is_cancelled)) &&
-        h.services().is_cancelled != nullptr) {
-      return h.services().is_cancelled(h.handle(), c_.call_id);
+    if (auto probe = h.slot(&ccm_host_services::is_cancelled,
+                            offsetof(ccm_host_services, is_cancelled))) {
+      return probe(h.handle(), c_.call_id);
     }
     return c_.deadline_monotonic_ns != 0 && h.nowMonotonicNs() >= c_.deadline_monotonic_ns;
   }
@@ -383,6 +390,11 @@ class Provider {
 
 // ---- the glue between the C ABI and the classes above ------------------------------------------
 
+// The host service `name` when the host's table has that slot, else nullptr.
+#define CCM_SDK_SLOT(name)                                    \
+  ::ccm::sdk::Host::instance().slot(&ccm_host_services::name, \
+                                    offsetof(ccm_host_services, name))
+
 namespace detail {
 
 // What a ccm_provider* points to.
@@ -402,10 +414,8 @@ inline Box* box(ccm_provider* p) { return reinterpret_cast<Box*>(p); }
 
 inline void setError(const ccm_call* call, std::string_view message,
                      std::chrono::milliseconds retry_after = {}) {
-  const Host& h = Host::instance();
-  if (call != nullptr && h.has(offsetof(ccm_host_services, set_error)) &&
-      h.services().set_error != nullptr) {
-    h.services().set_error(h.handle(), call->call_id, str(message), retry_after.count());
+  if (auto set = CCM_SDK_SLOT(set_error); set != nullptr && call != nullptr) {
+    set(Host::instance().handle(), call->call_id, str(message), retry_after.count());
   }
 }
 
@@ -434,17 +444,15 @@ ccm_status guard(const ccm_call* call, Fn&& fn) noexcept {
 inline uint64_t callId(const ccm_call* call) { return call != nullptr ? call->call_id : 0; }
 
 inline bool emitMetadata(const ccm_call* call, size_t index, const InstanceMetadata& m) {
-  const Host& h = Host::instance();
+  auto emit = CCM_SDK_SLOT(emit_instance_metadata);
   CInstanceMetadata c(m);
-  return h.services().emit_instance_metadata != nullptr &&
-         h.services().emit_instance_metadata(h.handle(), callId(call), index, c.get());
+  return emit != nullptr && emit(Host::instance().handle(), callId(call), index, c.get());
 }
 
 inline bool emitStatus(const ccm_call* call, const LoadBalancerStatus& s) {
-  const Host& h = Host::instance();
+  auto emit = CCM_SDK_SLOT(emit_lb_status);
   CLoadBalancerStatus c(s);
-  return h.services().emit_lb_status != nullptr &&
-         h.services().emit_lb_status(h.handle(), callId(call), c.get());
+  return emit != nullptr && emit(Host::instance().handle(), callId(call), c.get());
 }
 
 inline std::vector<NodeView> nodeViews(const ccm_node* const* nodes, size_t n) {
@@ -501,14 +509,14 @@ struct Thunks {
       if (!r.ok()) {
         return fail(call, r.error());
       }
-      const Host& h = Host::instance();
+      auto item_error = CCM_SDK_SLOT(emit_item_error);
       for (size_t i = 0; i < r.value().size() && i < count; ++i) {
         const auto& item = r.value()[i];
         if (item.ok()) {
           emitMetadata(call, i, item.value());
-        } else if (h.services().emit_item_error != nullptr) {
-          h.services().emit_item_error(h.handle(), callId(call), i, item.error().code(),
-                                       str(item.error().message()));
+        } else if (item_error != nullptr) {
+          item_error(Host::instance().handle(), callId(call), i, item.error().code(),
+                     str(item.error().message()));
         }
       }
       return CCM_STATUS_OK;
@@ -536,9 +544,8 @@ struct Thunks {
       if (!r.ok()) {
         return fail(call, r.error());
       }
-      const Host& h = Host::instance();
-      if (h.services().emit_string != nullptr) {
-        h.services().emit_string(h.handle(), callId(call), str(r.value()));
+      if (auto emit = CCM_SDK_SLOT(emit_string)) {
+        emit(Host::instance().handle(), callId(call), str(r.value()));
       }
       return CCM_STATUS_OK;
     });
@@ -577,11 +584,10 @@ struct Thunks {
       if (!r.ok()) {
         return fail(call, r.error());
       }
-      const Host& h = Host::instance();
+      auto emit = CCM_SDK_SLOT(emit_route);
       for (const Route& route : r.value()) {
         CRoute c(route);
-        if (h.services().emit_route == nullptr ||
-            !h.services().emit_route(h.handle(), callId(call), c.get())) {
+        if (emit == nullptr || !emit(Host::instance().handle(), callId(call), c.get())) {
           break;
         }
       }
@@ -679,13 +685,20 @@ ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_
                      const char* name, const char* version) noexcept {
   ccm_host_info info = copyStruct(host);
   if (info.abi_major != CCM_ABI_MAJOR) {
-    // The host's services may not be trustworthy across majors: only report through them if
-    // present, and fail closed.
-    Host::instance().init(info, 0);
-    setError(call, "plugin " + std::string(name) + " speaks ABI " +
-                       std::to_string(CCM_ABI_MAJOR) + "." + std::to_string(CCM_ABI_MINOR) +
-                       " but the host speaks ABI " + std::to_string(info.abi_major) + "." +
-                       std::to_string(info.abi_minor));
+    // Fail closed, naming both versions through this caller's own table when it has a
+    // set_error slot; the plugin-wide Host (maybe set by an earlier, successful
+    // negotiation) is left alone.
+    (void)version;
+    ccm_host_services theirs = copyStruct(info.services);
+    if (call != nullptr && hasField(theirs.struct_size, offsetof(ccm_host_services, set_error),
+                                    sizeof(void*)) &&
+        theirs.set_error != nullptr) {
+      std::string message = "plugin " + std::string(name) + " speaks ABI " +
+                            std::to_string(CCM_ABI_MAJOR) + "." + std::to_string(CCM_ABI_MINOR) +
+                            " but the host speaks ABI " + std::to_string(info.abi_major) + "." +
+                            std::to_string(info.abi_minor);
+      theirs.set_error(info.host, call->call_id, str(message), 0);
+    }
     return CCM_STATUS_FAILED_PRECONDITION;
   }
   uint32_t minor = info.abi_minor < CCM_ABI_MINOR ? info.abi_minor : CCM_ABI_MINOR;
