@@ -23,6 +23,9 @@ using std::chrono::milliseconds;
 
 // Upstream's constants (not flags).
 constexpr std::chrono::seconds kServiceResync{30};
+// The node queue's one key: upstream queues node names and runs a full pass per name; one key
+// makes a burst of node events (a cluster coming up) collapse into one pass per round.
+constexpr const char* kNodeSyncKey = "node-set";
 
 double seconds(Clock::MonoTime::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -237,9 +240,9 @@ void ServiceController::onServiceDelete(const std::shared_ptr<const kube::Servic
   }
 }
 
-void ServiceController::onNodeAdd(const std::shared_ptr<const kube::Node>& node) {
+void ServiceController::onNodeAdd(const std::shared_ptr<const kube::Node>&) {
   node_generation_.fetch_add(1);
-  node_queue_->add(std::string(node->name));
+  node_queue_->add(kNodeSyncKey);
 }
 
 void ServiceController::onNodeUpdate(const std::shared_ptr<const kube::Node>& old_node,
@@ -253,13 +256,13 @@ void ServiceController::onNodeUpdate(const std::shared_ptr<const kube::Node>& ol
     node_generation_.fetch_add(1);
   }
   if (shouldSyncUpdatedNode(*old_node, *new_node)) {
-    node_queue_->add(std::string(new_node->name));
+    node_queue_->add(kNodeSyncKey);
   }
 }
 
-void ServiceController::onNodeDelete(const std::shared_ptr<const kube::Node>& node) {
+void ServiceController::onNodeDelete(const std::shared_ptr<const kube::Node>&) {
   node_generation_.fetch_add(1);
-  node_queue_->add(std::string(node->name));
+  node_queue_->add(kNodeSyncKey);
 }
 
 // ---- queues ----------------------------------------------------------------------------------
@@ -373,9 +376,17 @@ void ServiceController::syncNodes() {
   auto pass = std::make_shared<NodePass>(
       context_.clock, nodesync_latency_ != nullptr ? &nodesync_latency_->noLabels() : nullptr);
   std::vector<std::string> keys;
+  // Services share a few snapshots: compare each distinct one with the current set once.
+  std::unordered_map<const NodeSet*, bool> same;
   cache_.forEach([&](const std::string& key, const CachedService& e) {
-    if (e.ensured && e.service && wantsLoadBalancer(*e.service) &&
-        !sameMembers(e.synced_nodes, set)) {
+    if (!e.ensured || !e.service || !wantsLoadBalancer(*e.service)) {
+      return;
+    }
+    auto it = same.find(e.synced_nodes.get());
+    if (it == same.end()) {
+      it = same.emplace(e.synced_nodes.get(), sameMembers(e.synced_nodes, set)).first;
+    }
+    if (!it->second) {
       keys.push_back(key);
     }
   });

@@ -64,13 +64,41 @@ TEST_CASE("bench: 1,000 services at once, then one node joining") {
   REQUIRE(testing::waitUntil(
       [&] { return h.provider.count("update") >= static_cast<size_t>(services); }, minutes(5)));
   double joined = duration<double>(steady_clock::now() - t1).count();
-  c.stop();
-  CHECK(h.provider.count("update") == static_cast<size_t>(services));
+  size_t join_updates = h.provider.count("update");
+  CHECK(join_updates == static_cast<size_t>(services));
   std::printf(
       "services=%d nodes=%d latency=%dms workers=%d: all ensured with status in %.3f s; one "
       "node join reached every load balancer in %.3f s with %zu UpdateLoadBalancer calls\n",
       services, nodes, latency_ms, h.options.concurrent_service_syncs, created, joined,
-      h.provider.count("update"));
+      join_updates);
+
+  // A bring-up: many nodes registering one after another while every LB exists.
+  int burst = envInt("CCM_BENCH_BURST", 2000);
+  h.provider.clearCalls();
+  auto t2 = steady_clock::now();
+  for (int i = 0; i < burst; ++i) {
+    testing::NodeSpec n;
+    n.name = "burst-" + std::to_string(i);
+    n.provider_id = "fake://" + n.name;
+    h.addNode(n);
+  }
+  size_t want = static_cast<size_t>(nodes + 1 + burst);
+  REQUIRE(testing::waitUntil(
+      [&] {
+        for (const auto& [_, lb] : h.provider.loadBalancers()) {
+          if (lb.nodes.size() != want)
+            return false;
+        }
+        return true;
+      },
+      minutes(10)));
+  double burst_took = duration<double>(steady_clock::now() - t2).count();
+  c.stop();
+  std::printf(
+      "%d nodes registering one by one: every load balancer had all of them after %.3f s, "
+      "%zu UpdateLoadBalancer calls (%.1f per service)\n",
+      burst, burst_took, h.provider.count("update"),
+      static_cast<double>(h.provider.count("update")) / services);
 }
 
 }  // namespace ccm::controllers::service
