@@ -394,6 +394,8 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
   auto now = context_.clock.now();
   // ALREADY_EXISTS: our view was stale and the route is there; the next listing confirms.
   bool created = st.ok() || st.code() == Code::AlreadyExists;
+  // Cancelled because we are stopping: no failure to report or back off from.
+  bool stopping = st.code() == Code::Cancelled && routes_queue_->shuttingDown();
   std::chrono::nanoseconds retry{0};
   const std::string& node = c.route.target_node;
   {
@@ -406,9 +408,12 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
     if (created) {
       recordOpLocked(true, c.route);
       failures_.erase(opKey(true, node, c.cidr_key));
-    } else {
+    } else if (!stopping) {
       retry = failLocked(opKey(true, node, c.cidr_key), st, now);
     }
+  }
+  if (stopping) {
+    return;
   }
   if (created) {
     log::infoV(2, "Created route",
@@ -432,6 +437,7 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
 void RouteController::onDeleteDone(const plugin::Route& route, const Status& st) {
   auto now = context_.clock.now();
   bool deleted = st.ok() || st.code() == Code::NotFound;
+  bool stopping = st.code() == Code::Cancelled && routes_queue_->shuttingDown();
   std::string key = canonicalCidr(route.destination_cidr);
   std::chrono::nanoseconds retry{0};
   {
@@ -443,9 +449,12 @@ void RouteController::onDeleteDone(const plugin::Route& route, const Status& st)
     if (deleted) {
       recordOpLocked(false, route);
       failures_.erase(opKey(false, route.target_node, key));
-    } else {
+    } else if (!stopping) {
       retry = failLocked(opKey(false, route.target_node, key), st, now);
     }
+  }
+  if (stopping) {
+    return;
   }
   if (deleted) {
     log::info(

@@ -320,6 +320,9 @@ void ServiceController::handleResult(const std::string& key, const Status& st) {
     service_queue_->forget(key);
     return;
   }
+  if (service_queue_->shuttingDown() && st.code() == Code::Cancelled) {
+    return;  // stopping: the provider call was cancelled on purpose
+  }
   {
     std::lock_guard lock(pending_mu_);
     pending_[key].full = true;  // a failed sync is retried in full, like upstream
@@ -477,6 +480,9 @@ Status ServiceController::processServiceCreateOrUpdate(
 
   auto [op, st] = syncLoadBalancerIfNeeded(key, svc);
   if (!st.ok()) {
+    if (st.code() == Code::Cancelled && service_queue_->shuttingDown()) {
+      return st;  // stopping (lost leadership, shutdown): not the Service's problem
+    }
     recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Warning, "SyncLoadBalancerFailed",
                      "Error syncing load balancer: {}", st.message());
     return st;
