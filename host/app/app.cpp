@@ -177,7 +177,7 @@ int runUnelected(ControllerManager& manager, std::stop_source& stop) {
 // upstream), 0 after a signal (the lease is released first).
 int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeClient& client,
                kube::EventBroadcaster& events, const options::Options& opts,
-               server::HealthChecks& health) {
+               server::HealthChecks& health, metrics::Registry& registry) {
   leader::LeaderElectionOptions le = electionOptions(opts);
   leader::KubeLeaseLock lock(client, le.resource_namespace, le.resource_name);
   std::mutex m;
@@ -185,15 +185,33 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   bool leading = false;
   bool done = false;
   Status result;
+  metrics::Gauge* master = nullptr;
+  if (auto* f = registry.gauge("leader_election_master_status",
+                               "Gauge of if the reporting system is master of the relevant lease, "
+                               "0 indicates backup, 1 indicates master. 'name' is the string used "
+                               "to identify the lease.",
+                               {"name"}, metrics::Stability::Alpha)) {
+    master = &f->labels({le.resource_name});
+    master->set(0);
+  }
   leader::LeaderElector elector(
       lock, le,
       {.on_started_leading =
            [&] {
+             if (master != nullptr) {
+               master->set(1);
+             }
              std::lock_guard l(m);
              leading = true;
              cv.notify_all();
            },
-       .on_stopped_leading = [&] { manager.stop(); },
+       .on_stopped_leading =
+           [&] {
+             manager.stop();
+             if (master != nullptr) {
+               master->set(0);
+             }
+           },
        .on_new_leader =
            [](const std::string& id) { log::info("New leader elected", {{"identity", id}}); }},
       Clock::real(), events.recorder("cloud-controller-manager"));
@@ -361,7 +379,7 @@ int run(int argc, const char* const* argv) {
     log::info("Serving securely", {{"address", fmt::format("{}:{}", opts.bind_address,
                                                            secure.port())}});
   }
-  int code = opts.leader_elect ? runElected(manager, stop, **client, events, opts, health)
+  int code = opts.leader_elect ? runElected(manager, stop, **client, events, opts, health, registry)
                                : runUnelected(manager, stop);
   secure.stop();
   events.shutdown();

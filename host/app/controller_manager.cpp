@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <condition_variable>
 #include <functional>
+#include <random>
 
 #include "host/controllers/ipam/node_ipam_controller.hpp"
 #include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
@@ -94,6 +96,20 @@ Status ControllerManager::start() {
     controller->start();
     log::info("Started controller", {{"controller", f.name}});
     controllers_.push_back(std::move(controller));
+    if (options_.controller_start_interval.count() > 0) {
+      // Upstream waits jitter(interval, 1.0) between controllers: [interval, 2*interval).
+      static thread_local std::mt19937_64 rng{std::random_device{}()};
+      auto wait = options_.controller_start_interval +
+                  std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(
+                      0, options_.controller_start_interval.count())(rng));
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock l(m);
+      cv.wait_for(l, term_.get_token(), wait, [] { return false; });
+      if (term_.stop_requested()) {
+        break;
+      }
+    }
   }
   return okStatus();
 }

@@ -114,9 +114,11 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                   "The period for syncing NodeStatus in the cloud-node-lifecycle controller.");
   accepted(fs->addDuration("node-sync-period", &o.node_sync_period, milliseconds(0),
                            "This flag is deprecated and will be removed in future releases."));
-  fs->addDuration("min-resync-period", &o.min_resync_period, milliseconds(12LL * 3600 * 1000),
-                  "The resync period in reflectors will be random between MinResyncPeriod and "
-                  "2*MinResyncPeriod.");
+  accepted(fs->addDuration("min-resync-period", &o.min_resync_period,
+                           milliseconds(12LL * 3600 * 1000),
+                           "The resync period in reflectors will be random between "
+                           "MinResyncPeriod and 2*MinResyncPeriod (ccm's controllers resync on "
+                           "their own periods)."));
   accepted(fs->addString("kube-api-content-type", &o.kube_api_content_type,
                          "application/vnd.kubernetes.protobuf",
                          "Content type of requests sent to apiserver (ccm always speaks JSON)."));
@@ -236,10 +238,11 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                            "of streams in an HTTP/2 connection."));
   accepted(fs->addBool("disable-http2-serving", &o.disable_http2_serving, false,
                        "If true, HTTP2 serving will be disabled (ccm serves HTTP/1.1)."));
-  accepted(fs->addBool("permit-port-sharing", &o.permit_port_sharing, false,
-                       "If true, SO_REUSEPORT will be used when binding the port."));
+  fs->addBool("permit-port-sharing", &o.permit_port_sharing, false,
+              "If true, SO_REUSEPORT will be used when binding the port.");
   accepted(fs->addBool("permit-address-sharing", &o.permit_address_sharing, false,
-                       "If true, SO_REUSEADDR will be used when binding the port."));
+                       "If true, SO_REUSEADDR will be used when binding the port (ccm always "
+                       "sets it)."));
 
   fs->setGroup("Authentication flags");
   fs->addString("authentication-kubeconfig", &o.authentication_kubeconfig, "",

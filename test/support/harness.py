@@ -6,6 +6,11 @@ and a fake-cloud description, all on 127.0.0.1, started and stopped by the test.
         ccm = c.start_ccm(cloud)
         c.wait_for(lambda: all_initialized(c.nodes()), "nodes initialised")
 
+Another provider (default: fake-cloud) is chosen per process:
+
+    ccm = c.start_ccm("/path/cloud.conf", provider="openstack",
+                      env={"OS_CCM_REGIONAL": "true"})   # env: added to the test's own
+
 Environment (set by meson): CCM_BUILD_DIR, CCM_SOURCE_DIR.
 """
 import json
@@ -24,6 +29,30 @@ BUILD = os.environ.get("CCM_BUILD_DIR", "")
 SOURCE = os.environ.get("CCM_SOURCE_DIR", "")
 UNINITIALIZED = "node.cloudprovider.kubernetes.io/uninitialized"
 SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown"
+
+
+def free_port():
+    """A TCP port free on 127.0.0.1 right now (the caller binds it soon after)."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def https_get(url, token=None, ca_pem=None):
+    """GET over TLS without verifying (test servers use self-signed certificates unless
+    ca_pem is given). Returns (status, body)."""
+    ctx = ssl.create_default_context(cadata=ca_pem) if ca_pem else ssl._create_unverified_context()
+    req = urllib.request.Request(url)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
 
 
 def wait_for(predicate, what, timeout=60.0, interval=0.1):
@@ -93,11 +122,13 @@ class Api:
 class Ccm:
     """One cloud-controller-manager process."""
 
-    def __init__(self, args, log_path):
+    def __init__(self, args, log_path, env=None):
         self.args = args
         self.log_path = log_path
         self.log = open(log_path, "ab")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
+        full_env = None if env is None else dict(os.environ, **env)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=full_env)
 
     def alive(self):
         return self.proc.poll() is None
@@ -230,10 +261,13 @@ class Cluster:
 
     # -- cloud-controller-manager ---------------------------------------------------------------
 
-    def ccm_args(self, cloud_config, extra=()):
+    def ccm_args(self, cloud_config, extra=(), provider="fake-cloud", plugin_dir=None):
+        """The command line; `provider` names the plugin (<plugin_dir>/<provider>.so, the
+        build's plugins/ folder by default). Flags in `extra` come last, so they override
+        the defaults here (e.g. --configure-cloud-routes=true)."""
         return [os.path.join(BUILD, "host", "cloud-controller-manager"),
-                "--cloud-provider=fake-cloud",
-                "--cloud-provider-plugin-dir=" + os.path.join(BUILD, "plugins"),
+                "--cloud-provider=" + provider,
+                "--cloud-provider-plugin-dir=" + (plugin_dir or os.path.join(BUILD, "plugins")),
                 "--cloud-config=" + cloud_config,
                 "--kubeconfig=" + self.kubeconfig,
                 "--secure-port=0",
@@ -241,9 +275,13 @@ class Cluster:
                 "--configure-cloud-routes=false",
                 "-v=2"] + list(extra)
 
-    def start_ccm(self, cloud_config, extra=(), name=None):
+    def start_ccm(self, cloud_config, extra=(), name=None, provider="fake-cloud",
+                  plugin_dir=None, env=None):
+        """Starts a cloud-controller-manager; `env` entries are added to this process's
+        environment."""
         name = name or "ccm-%d" % len(self.processes)
-        p = Ccm(self.ccm_args(cloud_config, extra), os.path.join(self.tmp, name + ".log"))
+        p = Ccm(self.ccm_args(cloud_config, extra, provider, plugin_dir),
+                os.path.join(self.tmp, name + ".log"), env)
         self.processes.append(p)
         return p
 
@@ -275,6 +313,11 @@ class Cluster:
 
     def set_ready(self, names, status):
         return self.admin("POST", "/nodes/ready", {"names": list(names), "status": status})
+
+    def user_token(self, user, groups=()):
+        """Mints a bearer token for a plain user (not system:masters)."""
+        return self.admin("POST", "/credentials", {"user": user, "groups": list(groups),
+                                                   "type": "token"})["token"]
 
     def events(self, reason=None, namespace="default"):
         items = self.api.get("/api/v1/namespaces/%s/events" % namespace)["items"]
