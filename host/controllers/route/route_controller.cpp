@@ -394,8 +394,9 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
   auto now = context_.clock.now();
   // ALREADY_EXISTS: our view was stale and the route is there; the next listing confirms.
   bool created = st.ok() || st.code() == Code::AlreadyExists;
-  // Cancelled because we are stopping: no failure to report or back off from.
-  bool stopping = st.code() == Code::Cancelled && routes_queue_->shuttingDown();
+  // Cancelled by the host (stopping, lost leadership): no failure to report or back off
+  // from; the next pass asks again if we keep running.
+  bool stopping = st.code() == Code::Cancelled;
   std::chrono::nanoseconds retry{0};
   const std::string& node = c.route.target_node;
   {
@@ -437,7 +438,7 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
 void RouteController::onDeleteDone(const plugin::Route& route, const Status& st) {
   auto now = context_.clock.now();
   bool deleted = st.ok() || st.code() == Code::NotFound;
-  bool stopping = st.code() == Code::Cancelled && routes_queue_->shuttingDown();
+  bool stopping = st.code() == Code::Cancelled;
   std::string key = canonicalCidr(route.destination_cidr);
   std::chrono::nanoseconds retry{0};
   {

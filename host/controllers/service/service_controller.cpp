@@ -320,8 +320,12 @@ void ServiceController::handleResult(const std::string& key, const Status& st) {
     service_queue_->forget(key);
     return;
   }
-  if (service_queue_->shuttingDown() && st.code() == Code::Cancelled) {
-    return;  // stopping: the provider call was cancelled on purpose
+  if (st.code() == Code::Cancelled) {
+    // The host cancelled the call (shutting down or lost leadership): not the Service's
+    // problem. Retried if we keep running.
+    log::infoV(2, "Service sync cancelled", {{"service", key}});
+    service_queue_->addRateLimited(key);
+    return;
   }
   {
     std::lock_guard lock(pending_mu_);
@@ -480,8 +484,8 @@ Status ServiceController::processServiceCreateOrUpdate(
 
   auto [op, st] = syncLoadBalancerIfNeeded(key, svc);
   if (!st.ok()) {
-    if (st.code() == Code::Cancelled && service_queue_->shuttingDown()) {
-      return st;  // stopping (lost leadership, shutdown): not the Service's problem
+    if (st.code() == Code::Cancelled) {
+      return st;  // the host is stopping the controllers: no event
     }
     recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Warning, "SyncLoadBalancerFailed",
                      "Error syncing load balancer: {}", st.message());

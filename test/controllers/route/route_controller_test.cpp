@@ -748,6 +748,21 @@ TEST_CASE("failed creates back off per route; RESOURCE_EXHAUSTED pauses every ne
   CHECK(conditionWrites(h)["n2"].back() == "False/RouteCreated");
 }
 
+TEST_CASE("a create cancelled by the host: no event, no condition, no back-off") {
+  RouteHarness h;
+  h.addNode(node("n1", {"10.120.1.0/24"}));
+  h.provider.failNext("create", Status(Code::Cancelled, "lost leadership"));
+  auto c = makeController(h, "10.120.0.0/16");
+  REQUIRE(c->reconcile(true).ok());
+  c->waitForCalls();
+  CHECK(h.eventReasons().empty());
+  CHECK(conditionWrites(h).empty());
+  REQUIRE(c->reconcile(false).ok());  // asked again at once
+  settle(*c);
+  CHECK(h.provider.count("create") == 2);
+  CHECK(cloudRoutes(h.provider).size() == 1);
+}
+
 TEST_CASE("a pod CIDR moving to another node: the old route is deleted before the new create") {
   RouteHarness h;
   h.addNode(node("n1", {"10.120.1.0/24"}));

@@ -739,6 +739,16 @@ TEST_CASE("a service being deleted is never ensured, even without our finalizer 
   CHECK(h.patches().empty());
 }
 
+TEST_CASE("a call cancelled by the host is no failure event, just a retry") {
+  Harness h;
+  auto c = makeController(h);
+  h.provider.failNext("ensure", Status(Code::Cancelled, "the host is shutting down"));
+  h.addService(SvcSpec{});
+  drain(*c);
+  CHECK_FALSE(contains(h.eventReasons(), "SyncLoadBalancerFailed"));
+  CHECK(c->serviceQueue().numRequeues("default/web") == 1);
+}
+
 // ---- TestServiceQueueDelay ------------------------------------------------------------------
 
 TEST_CASE("queue delay: success forgets; errors back off; a retry-after is a fixed delay") {
