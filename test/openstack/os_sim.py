@@ -6,7 +6,9 @@ HTTPS with a self-signed certificate made at start-up), with the response shapes
 services, Octavia provisioning-status transitions, 401 for expired or revoked tokens and fault
 injection. A control API under /_sim/ lets tests seed, inspect and break it:
 
-  GET  /_sim/state              every object it holds
+  GET  /_sim/state              every object it holds, and lb_history: the provisioning
+                                statuses each load balancer went through ("DELETED" last
+                                once it is gone)
   GET  /_sim/requests           the requests served so far (method, path, service, ...)
   POST /_sim/requests/clear     forget them
   POST /_sim/reset              back to the default cloud
@@ -17,6 +19,8 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
   POST /_sim/faults/clear
   POST /_sim/revoke_tokens      every issued token now gets 401
   POST /_sim/add_server         a Nova server with its Neutron ports (see add_server)
+  POST /_sim/remove_server      {"id": ...}: the server and its ports are gone (Nova 404s)
+  POST /_sim/set_server         {"id": ..., field: value, ...}: change a server's fields
   POST /_sim/add                {"kind": "networks"|"subnets"|"ports"|"floatingips"|
                                  "routers"|"loadbalancers"|..., "object": {...}}
   POST /_sim/lb_status          {"id": ..., "provisioning_status": ...}
@@ -143,6 +147,9 @@ class Sim:
             self.pools = {}
             self.members = {}  # pool id -> list of members
             self.monitors = {}
+            # Load balancer id -> every provisioning_status it went through, in order, ending
+            # in "DELETED" once it is gone (kept after deletion, for end-to-end checks).
+            self.lb_history = {}
             self.next_ip = {}
             self._default_topology()
             if self.seed:
@@ -332,6 +339,7 @@ class Sim:
                 "pools": [self.pool_view(p) for p in self.pools.values()],
                 "members": {k: v for k, v in self.members.items()},
                 "healthmonitors": list(self.monitors.values()),
+                "lb_history": self.lb_history,
                 "auth_count": self.auth_count, "config": self.config,
             }
 
@@ -775,13 +783,20 @@ class Sim:
             raise octavia_error(404, "Load Balancer %s not found." % lb_id)
         return lb
 
+    def set_lb_status(self, lb, status):
+        """Sets a load balancer's provisioning_status and records the change."""
+        lb["provisioning_status"] = status
+        history = self.lb_history.setdefault(lb["id"], [])
+        if not history or history[-1] != status:
+            history.append(status)
+
     def mutate_lb(self, lb, status="PENDING_UPDATE"):
         if lb["provisioning_status"].startswith("PENDING_"):
             raise octavia_error(409, "Invalid state %s of loadbalancer resource %s"
                                 % (lb["provisioning_status"], lb["id"]))
         if lb["provisioning_status"] == "ERROR" and status != "PENDING_DELETE":
             raise octavia_error(409, "Invalid state ERROR of loadbalancer resource %s" % lb["id"])
-        lb["provisioning_status"] = status
+        self.set_lb_status(lb, status)
         lb["_pending"] = self.config["pending_polls"]
 
     def transition(self, lb):
@@ -796,9 +811,9 @@ class Sim:
             return None
         if self.config["error_next_transition"]:
             self.config["error_next_transition"] = False
-            lb["provisioning_status"] = "ERROR"
+            self.set_lb_status(lb, "ERROR")
             return lb
-        lb["provisioning_status"] = "ACTIVE"
+        self.set_lb_status(lb, "ACTIVE")
         lb["operating_status"] = "ONLINE"
         for coll in (self.listeners, self.pools, self.monitors):
             for obj in coll.values():
@@ -821,6 +836,7 @@ class Sim:
                 f["fixed_ip_address"] = None
                 f["status"] = "DOWN"
         del self.lbs[lb_id]
+        self.lb_history.setdefault(lb_id, []).append("DELETED")
 
     def remove_pool(self, pid):
         pool = self.pools.pop(pid)
@@ -956,6 +972,7 @@ class Sim:
               "additional_vips": [], "created_at": self.stamp(), "updated_at": self.stamp(),
               "_pending": self.config["pending_polls"], "_owns_vip_port": owns_port}
         self.lbs[lb_id] = lb
+        self.lb_history[lb_id] = ["PENDING_CREATE"]
         for ls in spec.get("listeners", []):
             listener = self.new_listener(lb_id, ls)
             if ls.get("default_pool"):
@@ -1221,7 +1238,7 @@ class Sim:
                 return 200, fip
             if kind == "loadbalancers":
                 lb = self.create_lb(obj)
-                lb["provisioning_status"] = "ACTIVE"
+                self.set_lb_status(lb, "ACTIVE")
                 for coll in (self.listeners, self.pools, self.monitors):
                     for o in coll.values():
                         if o.get("_lb") == lb["id"]:
@@ -1230,7 +1247,7 @@ class Sim:
             raise HttpError(400, {"error": "unknown kind " + kind})
         if path == "/_sim/lb_status":
             lb = self.lb_of(body["id"])
-            lb["provisioning_status"] = body["provisioning_status"]
+            self.set_lb_status(lb, body["provisioning_status"])
             lb["_pending"] = body.get("pending", 0)
             return 200, self.lb_view(lb)
         raise HttpError(404, {"error": "unknown control path " + path})

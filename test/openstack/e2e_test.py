@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""The openstack provider end to end, through the host: kubesim with kubelet-like nodes, the
+real cloud-controller-manager binary loading openstack.so from the build's plugins/ folder
+(--cloud-provider=openstack), and the OpenStack simulator (os_sim.py) as the cloud, all on
+127.0.0.1. Nothing is faked between the host and the plugin or between the plugin and the
+cloud's HTTP APIs.
+
+  - nodes: kubelet-registered nodes named like Nova servers are initialised (providerID,
+    flavor, zone, region, addresses by the provider's documented rules); a NotReady node whose
+    server is gone from Nova is deleted after the host's confirmation, a Ready one is kept;
+  - load balancers: a LoadBalancer Service gets a floating IP as ingress once Octavia has
+    moved its load balancer through the provisioning states; listeners, pools, members and
+    monitors follow the Service and the nodes; a busy Octavia makes the host retry; deleting
+    the Service leaves nothing behind (or only the kept floating IP);
+  - routes: a route and an allowed address pair per node's pod CIDR on the configured router,
+    removed with the node;
+  - a bad cloud.conf stops the host with one error naming the section and key.
+
+Environment (set by meson): CCM_BUILD_DIR, CCM_SOURCE_DIR.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+import urllib.request
+
+SOURCE = os.environ["CCM_SOURCE_DIR"]
+sys.path.insert(0, os.path.join(SOURCE, "test", "support"))
+from harness import Cluster, ApiError, wait_for, is_initialized, labels, taint_keys  # noqa: E402
+
+OS_SIM = os.path.join(SOURCE, "test", "openstack", "os_sim.py")
+CLUSTER = "kubernetes"  # the host's default --cluster-name
+FIP_NETWORK = "net-public"
+LB_SUBNET = "sub-private"
+KEEP_FIP = "loadbalancer.openstack.org/keep-floatingip"
+MONITOR = "loadbalancer.openstack.org/enable-health-monitor"
+
+
+class OsSim:
+    """os_sim.py as a separate process, seeded with servers (see its module docstring)."""
+
+    def __init__(self, directory, seed):
+        self.directory = directory
+        self.seed = seed
+
+    def __enter__(self):
+        seed_path = os.path.join(self.directory, "os-seed.json")
+        with open(seed_path, "w") as f:
+            json.dump(self.seed, f)
+        port_file = os.path.join(self.directory, "os-sim.json")
+        self.log_path = os.path.join(self.directory, "os-sim.log")
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(["/usr/bin/python3", OS_SIM, "--port", "0", "--port-file",
+                                      port_file, "--seed", seed_path],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for(lambda: os.path.exists(port_file) or self.proc.poll() is not None,
+                 "the OpenStack simulator to start", timeout=30)
+        if self.proc.poll() is not None:
+            raise AssertionError("os_sim.py exited: see " + self.log_path)
+        with open(port_file) as f:
+            self.url = json.load(f)["url"]
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=20)
+        self.log.close()
+        if exc[0] is not None:
+            with open(self.log_path, "rb") as f:
+                print("---- os-sim.log ----\n" + f.read().decode(errors="replace")[-3000:])
+        return False
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            text = r.read().decode()
+            return json.loads(text) if text else None
+
+    def state(self):
+        return self.call("GET", "/_sim/state")
+
+    def control(self, what, body):
+        return self.call("POST", "/_sim/" + what, body)
+
+    def server_id(self, name):
+        ids = [s["id"] for s in self.state()["servers"] if s["name"] == name]
+        assert len(ids) == 1, (name, ids)
+        return ids[0]
+
+    def cloud_conf(self, path, sections=""):
+        """A cloud.conf for this simulator (password auth in RegionOne) plus `sections`."""
+        with open(path, "w") as f:
+            f.write("[Global]\n"
+                    "auth-url = %s/identity/v3\n"
+                    "username = demo\n"
+                    "password = demo-password\n"
+                    "user-domain-name = Default\n"
+                    "tenant-id = p-demo\n"
+                    "region = RegionOne\n%s" % (self.url, sections))
+        return path
+
+
+def server(name, ip, flavor="flv-small", az="az-1", floating=None, more_networks=(), **fields):
+    """An add_server spec: one port on the private network (with a floating IP Nova reports
+    when asked), more if asked."""
+    first = {"network": "private", "ip": ip}
+    if floating:
+        first["floating"] = floating
+    spec = {"name": name, "flavor": flavor, "az": az, "networks": [first] + list(more_networks)}
+    spec.update(fields)
+    return spec
+
+
+def addresses(node):
+    return [(a["type"], a["address"]) for a in node.get("status", {}).get("addresses", [])]
+
+
+def condition(node, kind):
+    for c in node.get("status", {}).get("conditions", []) or []:
+        if c["type"] == kind:
+            return c
+    return None
+
+
+def all_initialized(cluster, count):
+    nodes = cluster.nodes()
+    return len(nodes) == count and all(is_initialized(n) for n in nodes)
+
+
+def error_lines(output):
+    """klog text error lines (E<mmdd> ...)."""
+    return [line for line in output.splitlines() if len(line) > 1 and line[0] == "E" and
+            line[1].isdigit()]
+
+
+class NodesTest(unittest.TestCase):
+
+    def test_nodes_initialised_and_a_vanished_not_ready_node_deleted(self):
+        servers = [
+            # A floating IP Nova reports: ExternalIP after the port's InternalIP.
+            server("node-00001", "10.0.0.21", floating="172.24.4.221"),
+            # Dual stack and a hostname in the metadata: two InternalIPs and the cloud's
+            # Hostname, which replaces the kubelet's.
+            server("node-00002", "10.0.0.22", flavor="flv-large", az="az-2",
+                   more_networks=[{"network": "private", "ip": "fd00::22"}],
+                   metadata={"hostname": "node-00002.example.org"}),
+            # An address on a public-network-name network is ExternalIP, not InternalIP.
+            server("node-00003", "10.0.0.23",
+                   more_networks=[{"network": "public", "ip": "172.24.4.223"}]),
+        ]
+        with Cluster(nodes=3) as c, OsSim(c.tmp, {"servers": servers}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[Networking]\npublic-network-name = public\n")
+            ccm = c.start_ccm(conf, provider="openstack", extra=["--node-monitor-period=1s"])
+            wait_for(lambda: all_initialized(c, 3), "the 3 nodes initialised")
+            want = {
+                "node-00001": ("m1.small", "az-1", [("InternalIP", "10.0.0.21"),
+                                                   ("ExternalIP", "172.24.4.221"),
+                                                   ("Hostname", "node-00001")]),
+                "node-00002": ("m1.large", "az-2", [("InternalIP", "10.0.0.22"),
+                                                   ("InternalIP", "fd00::22"),
+                                                   ("Hostname", "node-00002.example.org")]),
+                "node-00003": ("m1.small", "az-1", [("InternalIP", "10.0.0.23"),
+                                                   ("ExternalIP", "172.24.4.223"),
+                                                   ("Hostname", "node-00003")]),
+            }
+            ids = {}
+            for n in c.nodes():
+                name = n["metadata"]["name"]
+                flavor, zone, addrs = want[name]
+                ids[name] = sim.server_id(name)
+                self.assertEqual(n["spec"]["providerID"], "openstack:///" + ids[name])
+                lb = labels(n)
+                for key in ("node.kubernetes.io/instance-type",
+                            "beta.kubernetes.io/instance-type"):
+                    self.assertEqual(lb[key], flavor, key)
+                for key in ("topology.kubernetes.io/zone",
+                            "failure-domain.beta.kubernetes.io/zone"):
+                    self.assertEqual(lb[key], zone, key)
+                for key in ("topology.kubernetes.io/region",
+                            "failure-domain.beta.kubernetes.io/region"):
+                    self.assertEqual(lb[key], "RegionOne", key)
+                self.assertEqual(addresses(n), addrs, name)
+                self.assertEqual(taint_keys(n), [])
+            self.assertIn('"Loaded cloud provider" provider="openstack"', ccm.output())
+
+            # Both servers vanish from Nova; only the NotReady node may go.
+            sim.control("remove_server", {"id": ids["node-00001"]})
+            sim.control("remove_server", {"id": ids["node-00002"]})
+            c.set_ready(["node-00002"], "False")
+            wait_for(lambda: not c.node_exists("node-00002"), "the vanished node deleted")
+            out = ccm.output()
+            first = out.index("will delete the node if this is confirmed")
+            self.assertLess(first, out.index('"Deleting node because its instance does not exist'))
+            ev = c.events("DeletingNode")
+            self.assertEqual([e["involvedObject"]["name"] for e in ev], ["node-00002"])
+            # The deletion took at least two monitor passes: by now node-00001 (Ready, never
+            # checked) and node-00003 (its server exists) have been seen several times.
+            self.assertTrue(c.node_exists("node-00001"))
+            self.assertTrue(c.node_exists("node-00003"))
+            # Nova answered 404 for the deleted server, by its ID (the providerID).
+            reqs = sim.call("GET", "/_sim/requests")["requests"]
+            self.assertTrue(any(r["rel"] == "/servers/" + ids["node-00002"] and
+                                r.get("status") == 404 for r in reqs))
+            self.assertEqual(ccm.stop(), 0)
+
+
+class LoadBalancerTest(unittest.TestCase):
+
+    def assert_load_balancer(self, st, svc, node_ips, monitors):
+        """The simulator holds exactly the load balancer OCCM would make for svc, and returns
+        its floating IP address."""
+        ns, name = svc["metadata"]["namespace"], svc["metadata"]["name"]
+        lb_name = "kube_service_%s_%s_%s" % (CLUSTER, ns, name)
+        lbs = [x for x in st["loadbalancers"] if x["name"] == lb_name]
+        self.assertEqual(len(lbs), 1, lb_name)
+        lb = lbs[0]
+        self.assertEqual(lb["provisioning_status"], "ACTIVE")
+        self.assertEqual(lb["vip_subnet_id"], LB_SUBNET)
+        self.assertEqual(lb["description"], "Kubernetes external service %s/%s from cluster %s"
+                         % (ns, name, CLUSTER))
+        self.assertEqual(st["lb_history"][lb["id"]][:2], ["PENDING_CREATE", "ACTIVE"])
+        listeners = {x["protocol_port"]: x for x in st["listeners"]
+                     if x["loadbalancers"][0]["id"] == lb["id"]}
+        ports = svc["spec"]["ports"]
+        self.assertEqual(sorted(listeners), sorted(p["port"] for p in ports))
+        pools = {x["id"]: x for x in st["pools"]}
+        mons = {x["id"]: x for x in st["healthmonitors"]}
+        for i, p in enumerate(ports):
+            lst = listeners[p["port"]]
+            self.assertEqual(lst["name"], "listener_%d_%s" % (i, lb_name))
+            self.assertEqual(lst["protocol"], "TCP")
+            pool = pools[lst["default_pool_id"]]
+            self.assertEqual(pool["name"], "pool_%d_%s" % (i, lb_name))
+            members = {(m["name"], m["address"], m["protocol_port"])
+                       for m in st["members"][pool["id"]]}
+            self.assertEqual(members, {(n, ip, p["nodePort"]) for n, ip in node_ips.items()})
+            if monitors:
+                mon = mons[pool["healthmonitor_id"]]
+                self.assertEqual(mon["name"], "monitor_%d_%s" % (i, lb_name))
+                self.assertEqual(mon["type"], "TCP")
+            else:
+                self.assertIsNone(pool["healthmonitor_id"])
+        fips = [f for f in st["floatingips"] if f["port_id"] == lb["vip_port_id"]]
+        self.assertEqual(len(fips), 1)
+        self.assertEqual(fips[0]["floating_network_id"], FIP_NETWORK)
+        self.assertEqual(fips[0]["description"],
+                         "Floating IP for Kubernetes external service %s/%s from cluster %s"
+                         % (ns, name, CLUSTER))
+        return fips[0]["floating_ip_address"]
+
+    def test_service_load_balancer_lifecycle(self):
+        # Every change leaves the load balancer PENDING_* for one more GET; deletion is one
+        # cascade call.
+        self.lifecycle(cascade=True, pending_polls=1)
+
+    def test_service_load_balancer_lifecycle_without_cascade_delete(self):
+        # Octavia refuses to delete a load balancer with children: the provider must remove
+        # the monitors, pools and listeners one by one first.
+        self.lifecycle(cascade=False, pending_polls=0)
+
+    def lifecycle(self, cascade, pending_polls):
+        servers = [server("node-00001", "10.0.0.41"), server("node-00002", "10.0.0.42")]
+        seed = {"config": {"pending_polls": pending_polls}, "servers": servers}
+        with Cluster(nodes=2) as c, OsSim(c.tmp, seed) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[LoadBalancer]\nsubnet-id = %s\nfloating-network-id = %s\n"
+                                  "ccm-active-wait-timeout = 3s\ncascade-delete = %s\n"
+                                  % (LB_SUBNET, FIP_NETWORK, "true" if cascade else "false"))
+            ccm = c.start_ccm(conf, provider="openstack")
+            wait_for(lambda: all_initialized(c, 2), "the nodes initialised")
+            web = c.api.post("/api/v1/namespaces/default/services", {
+                "metadata": {"name": "web", "annotations": {MONITOR: "true"}},
+                "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [
+                    {"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"},
+                    {"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}]}})
+            kept = c.api.post("/api/v1/namespaces/default/services", {
+                "metadata": {"name": "kept", "annotations": {KEEP_FIP: "true"}},
+                "spec": {"type": "LoadBalancer", "selector": {"app": "kept"}, "ports": [
+                    {"port": 5432, "protocol": "TCP"}]}})
+
+            def ingress(name):
+                svc = c.api.get("/api/v1/namespaces/default/services/" + name)
+                return [i.get("ip") for i in svc["status"].get("loadBalancer", {})
+                        .get("ingress", []) or []]
+            wait_for(lambda: ingress("web") and ingress("kept"), "both Services' ingress")
+            st = sim.state()
+            nodes = {"node-00001": "10.0.0.41", "node-00002": "10.0.0.42"}
+            self.assertEqual(ingress("web"), [self.assert_load_balancer(st, web, nodes, True)])
+            kept_ip = self.assert_load_balancer(st, kept, nodes, False)
+            self.assertEqual(ingress("kept"), [kept_ip])
+            self.assertEqual(len(st["loadbalancers"]), 2)
+            self.assertEqual(len(st["floatingips"]), 2)
+
+            # A third node while Octavia is busy: the member update leaves each load
+            # balancer PENDING_UPDATE, the provider answers "try again later" (the host may
+            # first update with the node still uninitialised, which changes nothing: a node
+            # without addresses is no member), and the host retries.
+            sim.control("config", {"hold_pending": True})
+            sim.control("add_server", server("node-00003", "10.0.0.43"))
+            c.add_nodes(names=["node-00003"])
+
+            def busy_reported(name):
+                return any("Octavia is still working" in e["message"] and
+                           e["involvedObject"]["name"] == name
+                           for e in c.events("UpdateLoadBalancerFailed"))
+            wait_for(lambda: busy_reported("web") and busy_reported("kept"),
+                     "the busy load balancers reported", timeout=90)
+
+            def successes(name):
+                return sum(e.get("count", 1) for e in c.events()
+                           if e["involvedObject"]["name"] == name and
+                           e["reason"] in ("UpdatedLoadBalancer", "EnsuredLoadBalancer"))
+            before = {name: successes(name) for name in ("web", "kept")}
+            sim.control("config", {"hold_pending": False})
+            nodes["node-00003"] = "10.0.0.43"
+            wait_for(lambda: all(successes(n) > k for n, k in before.items()),
+                     "both load balancers synced once Octavia is done", timeout=90)
+            st = sim.state()
+            self.assert_load_balancer(st, web, nodes, True)
+            self.assert_load_balancer(st, kept, nodes, False)
+            for history in st["lb_history"].values():
+                self.assertIn("PENDING_UPDATE", history)
+
+            # Deleting the Services removes everything but the kept (detached) floating IP.
+            c.api.delete("/api/v1/namespaces/default/services/web")
+            c.api.delete("/api/v1/namespaces/default/services/kept")
+
+            def gone(name):
+                try:
+                    c.api.get("/api/v1/namespaces/default/services/" + name)
+                    return False
+                except ApiError as e:
+                    if e.code == 404:
+                        return True
+                    raise
+            wait_for(lambda: gone("web") and gone("kept"), "the Services deleted", timeout=90)
+            st = sim.state()
+            self.assertEqual(st["loadbalancers"], [])
+            self.assertEqual(st["listeners"], [])
+            self.assertEqual(st["pools"], [])
+            self.assertEqual(st["members"], {})
+            self.assertEqual(st["healthmonitors"], [])
+            self.assertEqual([p for p in st["ports"] if p["device_owner"] == "Octavia"], [])
+            self.assertEqual(len(st["lb_history"]), 2)
+            for history in st["lb_history"].values():
+                self.assertEqual(history[-2:], ["PENDING_DELETE", "DELETED"])
+            fips = st["floatingips"]
+            self.assertEqual([f["floating_ip_address"] for f in fips], [kept_ip])
+            self.assertIsNone(fips[0]["port_id"])
+            self.assertEqual(len(c.events("DeletedLoadBalancer")), 2)
+            lb_deletes = [r for r in sim.call("GET", "/_sim/requests")["requests"]
+                          if r["method"] == "DELETE" and r["service"] == "load-balancer" and
+                          re.fullmatch(r"/v2(\.0)?/lbaas/loadbalancers/[^/]+", r["rel"])]
+            self.assertEqual(len(lb_deletes), 2)
+            for r in lb_deletes:
+                self.assertEqual(r["query"].get("cascade"), ["true"] if cascade else None)
+                self.assertEqual(r["status"], 204)
+            self.assertEqual(ccm.stop(), 0)
+
+
+class RoutesTest(unittest.TestCase):
+
+    def test_a_route_and_an_address_pair_per_node(self):
+        ips = {"node-00001": "10.0.0.51", "node-00002": "10.0.0.52", "node-00003": "10.0.0.53"}
+        with Cluster(nodes=3) as c, \
+                OsSim(c.tmp, {"servers": [server(n, ip) for n, ip in ips.items()]}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[Route]\nrouter-id = router-1\n")
+            ccm = c.start_ccm(conf, provider="openstack", extra=[
+                "--configure-cloud-routes=true", "--allocate-node-cidrs",
+                "--cluster-cidr=10.244.0.0/16", "--route-reconciliation-period=1s"])
+
+            def pod_cidrs():
+                return {n["metadata"]["name"]: n["spec"].get("podCIDR") for n in c.nodes()}
+
+            def router():
+                return next(r for r in sim.state()["routers"] if r["id"] == "router-1")
+
+            def routes():
+                return {(r["destination"], r["nexthop"]) for r in router()["routes"]}
+
+            def pairs(name):
+                sid = sim.server_id(name)
+                port = next(p for p in sim.state()["ports"] if p["device_id"] == sid)
+                return [p["ip_address"] for p in port["allowed_address_pairs"]]
+
+            wait_for(lambda: all(pod_cidrs().values()) and len(pod_cidrs()) == 3,
+                     "pod CIDRs allocated")
+            cidrs = pod_cidrs()
+            self.assertEqual(len(set(cidrs.values())), 3)
+            for cidr in cidrs.values():
+                self.assertRegex(cidr, r"^10\.244\.\d+\.0/24$")
+            want = {(cidrs[n], ips[n]) for n in ips}
+            wait_for(lambda: routes() == want, "a route per node on the router")
+            tags = router()["tags"]
+            self.assertEqual(len(tags), 3)
+            for cidr in cidrs.values():
+                self.assertIn(":" + cidr.replace("/", "_"), "|".join(tags))
+            for name in ips:
+                self.assertEqual(pairs(name), [cidrs[name]], name)
+            wait_for(lambda: all((condition(n, "NetworkUnavailable") or {}).get("status") ==
+                                 "False" for n in c.nodes()),
+                     "NetworkUnavailable=False on every node")
+
+            # A node leaves: its route, tag and address pair go; the others stay.
+            c.admin("DELETE", "/nodes/node-00002")
+            want.discard((cidrs["node-00002"], ips["node-00002"]))
+            wait_for(lambda: routes() == want, "the departed node's route removed")
+            wait_for(lambda: pairs("node-00002") == [], "its address pair removed")
+            self.assertEqual(len(router()["tags"]), 2)
+            self.assertEqual(pairs("node-00001"), [cidrs["node-00001"]])
+            self.assertEqual(ccm.stop(), 0)
+
+
+class BadConfigTest(unittest.TestCase):
+
+    def check_refused(self, sections, global_extra, needle):
+        with Cluster() as c, OsSim(c.tmp, {}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"), sections)
+            if global_extra:
+                with open(conf) as f:
+                    text = f.read().replace("[Global]\n", "[Global]\n" + global_extra, 1)
+                with open(conf, "w") as f:
+                    f.write(text)
+            ccm = c.start_ccm(conf, provider="openstack")
+            self.assertEqual(ccm.proc.wait(timeout=60), 1)
+            errors = error_lines(ccm.output())
+            self.assertEqual(len(errors), 1, ccm.output())
+            self.assertIn(needle, errors[0])
+            # Refused before the cloud was asked anything.
+            self.assertEqual(sim.state()["auth_count"], 0)
+
+    def test_invalid_duration(self):
+        self.check_refused("[LoadBalancer]\nmonitor-delay = 5\n", "",
+                           '[LoadBalancer] monitor-delay: invalid duration \\"5\\"')
+
+    def test_invalid_boolean(self):
+        self.check_refused("", "tls-insecure = yes\n", "[Global] tls-insecure")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
