@@ -466,6 +466,13 @@ StatusOr<std::vector<MetadataResult>> AbiProvider::instanceMetadataBatch(
                         size_t n = part.size();
                         return std::function<ccm_status()>([=] { return fn(p, call, ns, n); });
                       });
+    if (!inv.state) {
+      // Refused before it started (cancelled): every node of the chunk gets that answer.
+      for (size_t i = 0; i < part.size(); ++i) {
+        results.emplace_back(inv.status);
+      }
+      continue;
+    }
     std::lock_guard lock(inv.state->mu);
     for (size_t i = 0; i < part.size(); ++i) {
       bool void_call = inv.status.code() == Code::DeadlineExceeded ||

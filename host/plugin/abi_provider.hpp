@@ -34,7 +34,7 @@ struct ProviderOptions {
   // How long past its deadline a call may still finish before it is abandoned.
   std::chrono::milliseconds grace{1000};
   // Concurrency when the plugin declares no limit.
-  uint32_t default_concurrency = 64;
+  uint32_t default_concurrency = 256;
   metrics::Registry* registry = nullptr;
   const Clock* clock = nullptr;  // the real clock when null
 };

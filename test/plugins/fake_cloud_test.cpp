@@ -385,3 +385,19 @@ TEST_CASE("bad configuration is refused with the key and line") {
   check("instances:\n  - name: a\n    addresses: [{type: Public, address: 1.2.3.4}]\n",
         "addresses[0].type: \"Public\" is not one of");
 }
+
+TEST_CASE("after cancelAll every call, batch included, answers CANCELLED without touching the plugin") {
+  metrics::Registry reg;
+  auto p = mustFakeCloud("autoInstances: {zones: [a]}\n", reg);
+  p->cancelAll();
+  TestNode a("n-1");
+  TestNode b("n-2");
+  std::vector<NodeRef> refs = {a.ref(), b.ref()};
+  auto results = p->instanceMetadataBatch(refs);
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 2);
+  CHECK((*results)[0].status().code() == Code::Cancelled);
+  CHECK((*results)[1].status().code() == Code::Cancelled);
+  CHECK(p->instanceMetadata(a.ref()).status().code() == Code::Cancelled);
+  CHECK(reg.valueForTest("ccm_provider_fake_cloud_calls_total") == -1);  // never called
+}
