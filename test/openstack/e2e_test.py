@@ -210,6 +210,25 @@ class NodesTest(unittest.TestCase):
             self.assertEqual(ccm.stop(), 0)
 
 
+    def test_regional_provider_ids(self):
+        # OS_CCM_REGIONAL=true: providerIDs carry the region, and the lifecycle controller's
+        # existence checks read them back. (Two nodes: with every node NotReady the host
+        # suspects a partition and deletes nothing.)
+        servers = [server("node-00001", "10.0.0.31"), server("node-00002", "10.0.0.32")]
+        with Cluster(nodes=2) as c, OsSim(c.tmp, {"servers": servers}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"))
+            c.start_ccm(conf, provider="openstack", extra=["--node-monitor-period=1s"],
+                        env={"OS_CCM_REGIONAL": "true"})
+            wait_for(lambda: all_initialized(c, 2), "the nodes initialised")
+            for name in ("node-00001", "node-00002"):
+                self.assertEqual(c.node(name)["spec"]["providerID"],
+                                 "openstack://RegionOne/" + sim.server_id(name))
+            sid = sim.server_id("node-00001")
+            sim.control("remove_server", {"id": sid})
+            c.set_ready(["node-00001"], "False")
+            wait_for(lambda: not c.node_exists("node-00001"), "the vanished node deleted")
+
+
 class LoadBalancerTest(unittest.TestCase):
 
     def assert_load_balancer(self, st, svc, node_ips, monitors):
