@@ -134,21 +134,23 @@ uint64_t Cidr::subnetIndex(const IpAddress& ip, int new_prefix) const {
 }
 
 StatusOr<std::vector<Cidr>> parseClusterCidrs(std::string_view value) {
-  std::vector<Cidr> out;
-  if (trim(value).empty()) {
+  auto bad = [&](std::string_view why) {
     return Status(Code::InvalidArgument,
-                  "--cluster-cidr is empty: set the pod network range (e.g. "
-                  "--cluster-cidr=10.244.0.0/16), or turn this controller off");
-  }
+                  fmt::format("invalid --cluster-cidr=\"{}\": {}", value, why));
+  };
+  std::vector<Cidr> out;
   size_t start = 0;
   while (true) {
     size_t comma = value.find(',', start);
     std::string_view part =
         trim(value.substr(start, comma == std::string_view::npos ? value.npos : comma - start));
+    if (part.empty()) {
+      return bad("empty value; set the pods' network range, e.g. "
+                 "--cluster-cidr=10.244.0.0/16 (or a dual-stack pair)");
+    }
     auto c = Cidr::parse(part);
     if (!c.ok()) {
-      return Status(Code::InvalidArgument,
-                    fmt::format("--cluster-cidr=\"{}\": {}", value, c.status().message()));
+      return bad(fmt::format("\"{}\" is not a CIDR", part));
     }
     out.push_back(*c);
     if (comma == std::string_view::npos) {
@@ -157,16 +159,17 @@ StatusOr<std::vector<Cidr>> parseClusterCidrs(std::string_view value) {
     start = comma + 1;
   }
   if (out.size() > 2) {
-    return Status(Code::InvalidArgument,
-                  fmt::format("--cluster-cidr=\"{}\": at most two CIDRs (a dual-stack pair)",
-                              value));
+    return bad("at most two CIDRs (a dual-stack pair) are allowed");
   }
   if (out.size() == 2 && out[0].v6() == out[1].v6()) {
-    return Status(Code::InvalidArgument,
-                  fmt::format("--cluster-cidr=\"{}\": two CIDRs must be one IPv4 and one IPv6",
-                              value));
+    return bad("two CIDRs must be a dual-stack pair (one IPv4, one IPv6)");
   }
   return out;
+}
+
+std::string canonicalCidr(std::string_view text) {
+  auto c = Cidr::parse(text);
+  return c.ok() ? c->toString() : std::string(text);
 }
 
 }  // namespace ccm::controllers

@@ -42,8 +42,12 @@ struct Cidr {
   bool operator==(const Cidr&) const = default;
 };
 
-// --cluster-cidr: one CIDR, or a comma-separated dual-stack pair (one IPv4, one IPv6).
-// Errors name the flag and the bad value (an empty value is an error too).
+// --cluster-cidr: one CIDR, or a comma-separated dual-stack pair (one IPv4, one IPv6), blanks
+// trimmed. Errors read `invalid --cluster-cidr="<value>": <why>` (an empty value is an error).
 StatusOr<std::vector<Cidr>> parseClusterCidrs(std::string_view value);
+
+// The canonical text of a CIDR ("10.244.1.7/24" -> "10.244.1.0/24", IPv6 in RFC 5952 form), or
+// the input unchanged when it is not a CIDR. Pod and route CIDRs are compared in this form.
+std::string canonicalCidr(std::string_view text);
 
 }  // namespace ccm::controllers

@@ -208,12 +208,18 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
     auto fresh = kube::decodeNode(*written);
     if (fresh.ok()) {
       node = *fresh;  // the precondition below needs the version this write produced
+      if (!node->hasTaint(keys::kUninitializedTaint)) {
+        // The cache lagged: an earlier sync (or incarnation) already initialised the node.
+        log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", name}});
+        return okStatus();
+      }
     }
   }
 
   // Step 2: one PATCH for providerID, labels and the taint, conditional on that version.
   std::vector<std::string> warnings;
   int attempt = 0;
+  bool initialized_meanwhile = false;
   kube::ApiStatus st = kube::retryOnConflict(kube::kNodeInitBackoff, [&]() -> kube::ApiStatus {
     if (attempt++ > 0) {
       auto again = ctx_.api.get(kube::nodePath(name));
@@ -226,7 +232,8 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
       }
       node = *decoded;
       if (!node->hasTaint(keys::kUninitializedTaint)) {
-        return kube::ApiStatus();  // initialised meanwhile (another incarnation of us)
+        initialized_meanwhile = true;  // by an earlier sync or another incarnation of us
+        return kube::ApiStatus();
       }
     }
     warnings.clear();
@@ -244,6 +251,11 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
   });
   if (!st.ok()) {
     return st.toStatus().withPrefix(fmt::format("failed to initialize node {}", name));
+  }
+  if (initialized_meanwhile) {
+    // Not initialised by this sync: no second Synced event, count or delay observation.
+    log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", name}});
+    return okStatus();
   }
   for (const auto& w : warnings) {
     log::warning("Node label not applied", {{"node", name}, {"reason", w}});

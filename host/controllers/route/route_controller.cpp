@@ -617,9 +617,11 @@ StatusOr<ControllerOrSkip> makeRouteController(ControllerContext& context) {
     return ControllerOrSkip(NotStarted{fmt::format(
         "the cloud provider {} does not support routes (no ccm.routes/1 capability)", info.name)});
   }
-  auto cidrs = route::parseClusterCidrs(context.options.cluster_cidr);
+  auto cidrs = parseClusterCidrs(context.options.cluster_cidr);
   if (!cidrs.ok()) {
-    return cidrs.status();
+    return cidrs.status().withPrefix(
+        "the route controller needs the cluster's pod CIDR (or disable it with "
+        "--configure-cloud-routes=false)");
   }
   return ControllerOrSkip(
       std::make_unique<route::RouteController>(context, std::move(cidrs).value()));

@@ -38,7 +38,7 @@
 
 #include "host/controllers/common/controller.hpp"
 #include "host/controllers/route/call_pool.hpp"
-#include "host/controllers/route/cidr.hpp"
+#include "host/controllers/common/cidr.hpp"
 #include "host/controllers/route/route_planner.hpp"
 #include "host/runtime/work_queue.hpp"
 

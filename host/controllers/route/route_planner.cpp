@@ -10,6 +10,19 @@ RouteKey routeKey(const plugin::Route& route) {
   return {route.target_node, canonicalCidr(route.destination_cidr)};
 }
 
+bool isResponsibleForRoute(const std::vector<Cidr>& cluster_cidrs, std::string_view destination) {
+  auto c = Cidr::parse(destination);
+  if (!c.ok()) {
+    return false;
+  }
+  for (const auto& cluster : cluster_cidrs) {
+    if (cluster.contains(c->first()) || cluster.contains(c->last())) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::string> podCidrsOf(const kube::Node& node) {
   std::vector<std::string> out;
   for (auto c : node.pod_cidrs) {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "host/controllers/route/cidr.hpp"
+#include "host/controllers/common/cidr.hpp"
 #include "host/kube/node.hpp"
 #include "host/plugin/provider.hpp"
 
@@ -27,6 +27,10 @@ RouteKey routeKey(const plugin::Route& route);
 
 // The pod CIDRs of a node: spec.podCIDRs, or spec.podCIDR when the list is empty.
 std::vector<std::string> podCidrsOf(const kube::Node& node);
+
+// True when a route's destination belongs to this cluster: its first or its last address lies
+// inside one of the cluster CIDRs (upstream's rule). Unparsable destinations: false.
+bool isResponsibleForRoute(const std::vector<Cidr>& cluster_cidrs, std::string_view destination);
 
 // Upstream's address check for routes that carry node addresses: same length, and every
 // address of the node appears (type and address) in the route's list.

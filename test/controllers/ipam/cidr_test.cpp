@@ -32,12 +32,15 @@ TEST_CASE("--cluster-cidr: one CIDR or a dual-stack pair, clear errors") {
   CHECK(parseClusterCidrs("10.244.0.0/16")->size() == 1);
   CHECK(parseClusterCidrs(" 10.244.0.0/16 , fd00::/48 ")->size() == 2);
   auto empty = parseClusterCidrs("");
-  CHECK(empty.status().message().find("--cluster-cidr is empty") == 0);
+  CHECK(empty.status().message().find("invalid --cluster-cidr=\"\": empty value") == 0);
   CHECK(parseClusterCidrs("10.0.0.0/8,10.1.0.0/16").status().message().find(
-            "one IPv4 and one IPv6") != std::string::npos);
+            "one IPv4, one IPv6") != std::string::npos);
   CHECK(parseClusterCidrs("10.0.0.0/8,fd00::/48,fd01::/48").status().message().find(
             "at most two") != std::string::npos);
-  CHECK(parseClusterCidrs("10.0.0.0/33").status().message().find("--cluster-cidr=") == 0);
+  CHECK(parseClusterCidrs("10.0.0.0/33").status().message() ==
+        "invalid --cluster-cidr=\"10.0.0.0/33\": \"10.0.0.0/33\" is not a CIDR");
+  CHECK(canonicalCidr("fd00:0010:0244:0001::/64") == "fd00:10:244:1::/64");
+  CHECK(canonicalCidr("garbage") == "garbage");
 }
 
 TEST_CASE("node range allocator: next fit, occupy, release, exhaustion") {

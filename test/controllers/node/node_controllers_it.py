@@ -349,7 +349,7 @@ class NodeIpamControllerTest(unittest.TestCase):
             cloud = c.fake_cloud()
             ccm = c.start_ccm(cloud, extra=["--allocate-node-cidrs", "--cluster-cidr="])
             self.assertEqual(ccm.proc.wait(timeout=30), 1)
-            self.assertIn("--cluster-cidr is empty", ccm.output())
+            self.assertIn('invalid --cluster-cidr=\\"\\": empty value', ccm.output())
 
 
 if __name__ == "__main__":
