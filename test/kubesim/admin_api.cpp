@@ -132,6 +132,17 @@ HttpResponse AdminApi::handleAdmin(const ApiRequest& r) {
   if (what == "credentials" && m == "POST") {
     return credentials(body);
   }
+  if (what == "authz" && parts.size() == 1 && (m == "GET" || m == "DELETE")) {
+    AuthzRecorder* recorder = server_.authzRecorder();
+    if (recorder == nullptr) {
+      return fail(400, "authorization decisions are not recorded: start kubesim with "
+                       "--record-authz");
+    }
+    if (m == "DELETE") {
+      return ok(R"({"cleared":)" + std::to_string(recorder->clear()) + "}");
+    }
+    return ok(recorder->toJson(r.query.get("user")));
+  }
   if (what == "manifests" && m == "POST") {
     auto res = ClusterBootstrap::loadManifests(server_.writer(), strings(body, "paths"));
     if (!res.ok()) return fromStatus(res.status());

@@ -21,6 +21,8 @@
 //                                              [,"kubeconfig":"/path","tokenFile":"/path",
 //                                               "expirationSeconds":N]
 //   POST   /admin/manifests                    {"paths":[..]} load RBAC manifests
+//   GET    /admin/authz[?user=U]               recorded authorization decisions
+//                                              (--record-authz); DELETE forgets them
 //
 // THREAD: handleAdmin runs on io threads, concurrently.
 #pragma once

@@ -138,7 +138,7 @@ std::optional<HttpResponse> ApiServer::impersonate(const HttpRequest& request,
     a.resource = resource;
     a.name = name;
     a.ns = ns;
-    if (!p_.authz.authorize(a).allowed) {
+    if (!p_.authz.authorize(a, "impersonation").allowed) {
       return errorResponse(ApiError::forbidden("", resource, name,
                                                RbacAuthorizer::forbiddenMessage(a)));
     }

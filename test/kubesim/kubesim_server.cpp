@@ -121,6 +121,10 @@ Status KubesimServer::start() {
     CCM_RETURN_IF_ERROR(authn_->loadTokenFile(options_.token_auth_file));
   }
   authz_ = std::make_unique<RbacAuthorizer>(*store_);
+  if (options_.record_authz) {
+    authz_recorder_ = std::make_unique<AuthzRecorder>();
+    authz_->setRecorder(authz_recorder_.get());
+  }
   store_->addObserver([this](const WatchEvent& ev) {
     if (ResourceRegistry::builtin().at(ev.type_id).group == "rbac.authorization.k8s.io") {
       authz_->invalidate();

@@ -23,6 +23,7 @@
 #include "test/kubesim/admin_api.hpp"
 #include "test/kubesim/api_server.hpp"
 #include "test/kubesim/authenticator.hpp"
+#include "test/kubesim/authz_recorder.hpp"
 #include "test/kubesim/builtin_controllers.hpp"
 #include "test/kubesim/cluster_pki.hpp"
 #include "test/kubesim/discovery.hpp"
@@ -71,6 +72,7 @@ struct KubesimOptions {
   std::chrono::milliseconds latency{0};
   std::chrono::milliseconds latency_jitter{0};
   std::string server_version = "v1.32.0";
+  bool record_authz = false;  // keep authorization decisions for GET /admin/authz
 };
 
 class KubesimServer {
@@ -120,6 +122,8 @@ class KubesimServer {
   KubeletSimulator& kubelets() { return *kubelets_; }
   FaultInjector& faults() { return faults_; }
   ClusterPki& pki() { return pki_; }
+  // The recorded authorization decisions; nullptr without --record-authz.
+  AuthzRecorder* authzRecorder() { return authz_recorder_.get(); }
 
  private:
   Status setUpTls();
@@ -135,6 +139,7 @@ class KubesimServer {
   std::unique_ptr<ObjectWriter> writer_;
   std::unique_ptr<Authenticator> authn_;
   std::unique_ptr<RbacAuthorizer> authz_;
+  std::unique_ptr<AuthzRecorder> authz_recorder_;
   std::unique_ptr<Discovery> discovery_;
   std::unique_ptr<ResourceHandler> resources_;
   std::unique_ptr<ReviewHandler> reviews_;

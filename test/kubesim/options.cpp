@@ -76,6 +76,8 @@ Authorization:
   --manifests=PATH             load ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
                                ServiceAccounts and Namespaces from YAML/JSON files (directories
                                are walked; other kinds are ignored). Repeatable. Alias --rbac.
+  --record-authz               remember every authorization decision (user, verb, resource,
+                               outcome, matching binding/role/rule) for GET /admin/authz
 
 Simulated cluster:
   --nodes=N                    register N nodes like kubelets with --cloud-provider=external
@@ -138,7 +140,8 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
     } else {
       return Status(Code::InvalidArgument, "unexpected argument " + arg);
     }
-    static const std::set<std::string> kBool = {"provided-node-ip", "no-watch-list"};
+    static const std::set<std::string> kBool = {"provided-node-ip", "no-watch-list",
+                                                 "record-authz"};
     if (kBool.count(key)) {
       if (has_value && value != "true" && value != "false") {
         return Status(Code::InvalidArgument, "--" + key + " takes true or false");
@@ -146,6 +149,7 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       bool b = !has_value || value == "true";
       if (key == "provided-node-ip") o.provided_node_ip = b;
       if (key == "no-watch-list") o.watch_list = !b;
+      if (key == "record-authz") o.record_authz = b;
       continue;
     }
     static const std::set<std::string> kValued = {

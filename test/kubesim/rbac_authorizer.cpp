@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "test/kubesim/api_error.hpp"
+#include "test/kubesim/authz_recorder.hpp"
 
 namespace ccm::kubesim {
 namespace {
@@ -111,6 +112,24 @@ bool PolicyRule::matches(const AuthorizationAttributes& a) const {
     return true;
   }
   return !a.name.empty() && contains(resource_names, a.name);
+}
+
+std::string PolicyRule::toJson() const {
+  std::string out = "{";
+  auto add = [&](std::string_view name, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    out += (out.size() > 1 ? ",\"" : "\"") + std::string(name) + "\":[";
+    for (size_t i = 0; i < values.size(); ++i) {
+      out += (i ? "," : "") + jsonString(values[i]);
+    }
+    out += "]";
+  };
+  add("verbs", verbs);
+  add("apiGroups", api_groups);
+  add("resources", resources);
+  add("resourceNames", resource_names);
+  add("nonResourceURLs", non_resource_urls);
+  return out + "}";
 }
 
 PolicyRule PolicyRule::fromJson(const JsonValue& rule) {
@@ -228,15 +247,18 @@ std::shared_ptr<const RbacAuthorizer::Snapshot> RbacAuthorizer::build() const {
     std::string_view kind = stringMember(*ref, "kind");
     std::string role(stringMember(*ref, "name"));
     std::shared_ptr<const Rules> rules;
+    std::string role_id;
     if (kind == "ClusterRole") {
       auto it = cluster_rules.find(role);
       if (it != cluster_rules.end()) {
         rules = it->second;
+        role_id = "ClusterRole/" + role;
       }
     } else if (kind == "Role" && !cluster) {
       auto it = role_rules.find(obj.ns + "/" + role);
       if (it != role_rules.end()) {
         rules = it->second;
+        role_id = "Role/" + obj.ns + "/" + role;
       }
     }
     if (!rules) {
@@ -263,7 +285,10 @@ std::shared_ptr<const RbacAuthorizer::Snapshot> RbacAuthorizer::build() const {
       } else {
         continue;
       }
-      snap->by_subject[key].push_back({cluster ? std::string() : obj.ns, rules});
+      snap->by_subject[key].push_back(
+          {cluster ? std::string() : obj.ns, rules,
+           cluster ? "ClusterRoleBinding/" + obj.name : "RoleBinding/" + obj.ns + "/" + obj.name,
+           role_id});
     }
   };
   for (const auto& obj : list("clusterrolebindings")) {
@@ -275,11 +300,21 @@ std::shared_ptr<const RbacAuthorizer::Snapshot> RbacAuthorizer::build() const {
   return snap;
 }
 
-RbacAuthorizer::Decision RbacAuthorizer::authorize(const AuthorizationAttributes& a) const {
+RbacAuthorizer::Decision RbacAuthorizer::authorize(const AuthorizationAttributes& a,
+                                                   std::string_view source) const {
+  Decision d = evaluate(a);
+  if (recorder_ != nullptr) {
+    recorder_->record(a, source, d);
+  }
+  return d;
+}
+
+RbacAuthorizer::Decision RbacAuthorizer::evaluate(const AuthorizationAttributes& a) const {
   if (a.user.inGroup("system:masters")) {
-    return {true, "system:masters"};
+    return {true, "system:masters", "", "", -1, nullptr};
   }
   auto snap = current();
+  Decision d;
   auto check = [&](const std::string& key) -> bool {
     auto it = snap->by_subject.find(key);
     if (it == snap->by_subject.end()) {
@@ -289,8 +324,13 @@ RbacAuthorizer::Decision RbacAuthorizer::authorize(const AuthorizationAttributes
       if (!grant.ns.empty() && grant.ns != a.ns) {
         continue;
       }
-      for (const auto& rule : *grant.rules) {
-        if (rule.matches(a)) {
+      for (size_t i = 0; i < grant.rules->size(); ++i) {
+        if ((*grant.rules)[i].matches(a)) {
+          d.allowed = true;
+          d.binding = grant.binding;
+          d.role = grant.role;
+          d.rule_index = static_cast<int>(i);
+          d.rules = grant.rules;
           return true;
         }
       }
@@ -298,14 +338,14 @@ RbacAuthorizer::Decision RbacAuthorizer::authorize(const AuthorizationAttributes
     return false;
   };
   if (check("User:" + a.user.name)) {
-    return {true, ""};
+    return d;
   }
   for (const auto& g : a.user.groups) {
     if (check("Group:" + g)) {
-      return {true, ""};
+      return d;
     }
   }
-  return {false, ""};
+  return d;
 }
 
 std::string RbacAuthorizer::forbiddenMessage(const AuthorizationAttributes& a) {

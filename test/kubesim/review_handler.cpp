@@ -220,7 +220,7 @@ HttpResponse ReviewHandler::accessReview(const ApiRequest& r, const JsonValue& b
     a.verb = std::string(stringMember(*nra, "verb"));
     a.path = std::string(stringMember(*nra, "path"));
   }
-  auto decision = authz_.authorize(a);
+  auto decision = authz_.authorize(a, "review");
   std::string out = R"({"kind":)" + jsonString(r.type->kind) + R"(,"apiVersion":"authorization.k8s.io/v1","metadata":{"creationTimestamp":null)";
   if (res == "localsubjectaccessreviews") {
     out += R"(,"namespace":)" + jsonString(r.info.ns);

@@ -1,7 +1,9 @@
 // Unit tests: RBAC rule matching, bindings (cluster and namespaced, users, groups, service
-// accounts), aggregation, system:masters, and the Forbidden message.
+// accounts), aggregation, system:masters, the Forbidden message, the matching binding/role/rule
+// of a decision and the decision recorder.
 #include <doctest/doctest.h>
 
+#include "test/kubesim/authz_recorder.hpp"
 #include "test/kubesim/object_store.hpp"
 #include "test/kubesim/rbac_authorizer.hpp"
 
@@ -118,6 +120,89 @@ TEST_CASE("aggregated cluster roles collect the rules of matching roles") {
   authz.invalidate();
   CHECK(authz.authorize(attrs("u", {"g"}, "get", "coordination.k8s.io", "leases", "kube-system")).allowed);
   CHECK_FALSE(authz.authorize(attrs("u", {"g"}, "update", "coordination.k8s.io", "leases", "kube-system")).allowed);
+}
+
+TEST_CASE("decisions name the binding, role and rule that allowed them") {
+  ObjectStore store(ResourceRegistry::builtin(), {});
+  RbacAuthorizer authz(store);
+  put(store, rbac("clusterroles"),
+      R"({"metadata":{"name":"ccm"},"rules":[{"apiGroups":[""],"resources":["nodes"],"verbs":["get"]},{"apiGroups":[""],"resources":["nodes/status"],"verbs":["patch"]}]})");
+  put(store, rbac("clusterrolebindings"),
+      R"({"metadata":{"name":"ccm-b"},"roleRef":{"kind":"ClusterRole","name":"ccm"},"subjects":[{"kind":"ServiceAccount","name":"ccm","namespace":"kube-system"}]})");
+  put(store, rbac("roles"),
+      R"({"metadata":{"name":"le","namespace":"kube-system"},"rules":[{"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","update"],"resourceNames":["ccm"]}]})");
+  put(store, rbac("rolebindings"),
+      R"({"metadata":{"name":"le-b","namespace":"kube-system"},"roleRef":{"kind":"Role","name":"le"},"subjects":[{"kind":"ServiceAccount","name":"ccm"}]})");
+  authz.invalidate();
+  const std::string sa = "system:serviceaccount:kube-system:ccm";
+
+  auto d = authz.authorize(attrs(sa, {}, "patch", "", "nodes", "", "n1", "status"));
+  REQUIRE(d.allowed);
+  CHECK(d.binding == "ClusterRoleBinding/ccm-b");
+  CHECK(d.role == "ClusterRole/ccm");
+  CHECK(d.rule_index == 1);
+  REQUIRE(d.rules);
+  CHECK((*d.rules)[1].toJson() ==
+        R"({"verbs":["patch"],"apiGroups":[""],"resources":["nodes/status"]})");
+
+  d = authz.authorize(attrs(sa, {}, "update", "coordination.k8s.io", "leases", "kube-system", "ccm"));
+  REQUIRE(d.allowed);
+  CHECK(d.binding == "RoleBinding/kube-system/le-b");
+  CHECK(d.role == "Role/kube-system/le");
+  CHECK(d.rule_index == 0);
+  CHECK((*d.rules)[0].toJson() ==
+        R"({"verbs":["get","update"],"apiGroups":["coordination.k8s.io"],"resources":["leases"],"resourceNames":["ccm"]})");
+
+  d = authz.authorize(attrs(sa, {}, "delete", "", "nodes", "", "n1"));
+  CHECK_FALSE(d.allowed);
+  CHECK(d.binding.empty());
+  CHECK(d.rule_index == -1);
+  CHECK_FALSE(d.rules);
+
+  d = authz.authorize(attrs("root", {"system:masters"}, "delete", "", "nodes"));
+  CHECK(d.allowed);
+  CHECK(d.reason == "system:masters");
+  CHECK(d.binding.empty());
+}
+
+TEST_CASE("the recorder keeps each distinct decision once, with a count, per user") {
+  ObjectStore store(ResourceRegistry::builtin(), {});
+  RbacAuthorizer authz(store);
+  put(store, rbac("clusterroles"),
+      R"({"metadata":{"name":"r"},"rules":[{"apiGroups":[""],"resources":["nodes"],"verbs":["list"]}]})");
+  put(store, rbac("clusterrolebindings"),
+      R"({"metadata":{"name":"b"},"roleRef":{"kind":"ClusterRole","name":"r"},"subjects":[{"kind":"User","name":"alice"}]})");
+  authz.invalidate();
+  // Nothing is recorded before a recorder is set.
+  CHECK(authz.authorize(attrs("alice", {}, "list", "", "nodes")).allowed);
+  AuthzRecorder recorder(3);
+  authz.setRecorder(&recorder);
+  CHECK(recorder.toJson() == R"({"decisions":[],"dropped":0})");
+
+  authz.authorize(attrs("alice", {"g"}, "list", "", "nodes"));
+  authz.authorize(attrs("alice", {"g"}, "list", "", "nodes"));
+  authz.authorize(attrs("alice", {"g"}, "delete", "", "nodes", "", "n1"));
+  AuthorizationAttributes nr;
+  nr.user.name = "bob";
+  nr.resource_request = false;
+  nr.verb = "get";
+  nr.path = "/metrics";
+  authz.authorize(nr, "review");
+  CHECK(recorder.toJson() ==
+        R"({"decisions":[)"
+        R"({"user":"alice","groups":["g"],"source":"request","verb":"list","apiGroup":"","resource":"nodes","subresource":"","namespace":"","name":"","allowed":true,"binding":"ClusterRoleBinding/b","role":"ClusterRole/r","ruleIndex":0,"rule":{"verbs":["list"],"apiGroups":[""],"resources":["nodes"]},"count":2},)"
+        R"({"user":"alice","groups":["g"],"source":"request","verb":"delete","apiGroup":"","resource":"nodes","subresource":"","namespace":"","name":"n1","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1},)"
+        R"({"user":"bob","groups":[],"source":"review","verb":"get","nonResourceURL":"/metrics","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1}],"dropped":0})");
+  CHECK(recorder.toJson("bob") ==
+        R"({"decisions":[{"user":"bob","groups":[],"source":"review","verb":"get","nonResourceURL":"/metrics","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1}],"dropped":0})");
+  // Full: a new distinct decision is dropped, a known one still counts.
+  authz.authorize(attrs("carol", {}, "get", "", "pods", "default", "p"));
+  authz.authorize(attrs("alice", {"g"}, "list", "", "nodes"));
+  CHECK(recorder.toJson("carol") == R"({"decisions":[],"dropped":1})");
+  CHECK(recorder.toJson("alice").find(R"("count":3)") != std::string::npos);
+  CHECK(recorder.clear() == 3);
+  CHECK(recorder.toJson() == R"({"decisions":[],"dropped":0})");
+  authz.setRecorder(nullptr);
 }
 
 TEST_CASE("forbidden messages match the API server's") {

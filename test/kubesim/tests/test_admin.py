@@ -1,6 +1,7 @@
 """kubesim's simulated cluster and admin API: simulated kubelets (registration, heartbeats,
 Ready/NotReady/Unknown, bulk add/delete), fault injection, closing watches, restarts with kept
-or lost state, the state file across process restarts, manifests, token files and flags."""
+or lost state, the state file across process restarts, manifests, token files and flags, and
+the recorded authorization decisions (--record-authz, GET/DELETE /admin/authz)."""
 
 import http.client
 import json
@@ -264,6 +265,95 @@ subjects:
             self.assertEqual(sim.get("/apis/apps/v1").status, 404)
         finally:
             sim.cleanup()
+
+
+READER_RBAC = """apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: node-reader
+rules:
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [get, list]
+- nonResourceURLs: [/metrics]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: node-reader
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: node-reader}
+subjects:
+- {kind: ServiceAccount, name: reader, namespace: kube-system}
+- {kind: User, name: scraper}
+"""
+
+
+class AuthzRecordTest(unittest.TestCase):
+    SA = "system:serviceaccount:kube-system:reader"
+
+    def start(self, *args):
+        sim = Kubesim(*args)
+        self.addCleanup(sim.cleanup)
+        path = os.path.join(sim.workdir, "rbac.yaml")
+        with open(path, "w") as f:
+            f.write(READER_RBAC)
+        sim.args += ["--manifests=" + path, "--nodes=1"]
+        return sim.start()
+
+    def decisions(self, sim, user):
+        return sim.admin("GET", "authz?user=" + user)["decisions"]
+
+    def test_decisions_with_their_rules_counts_and_sources(self):
+        sim = self.start("--record-authz")
+        token = sim.admin("POST", "credentials", {"serviceAccount": "kube-system/reader"})["token"]
+        for _ in range(3):
+            self.assertEqual(sim.get(NODES, token=token).status, 200)
+        self.assertEqual(sim.get(NODES + "/node-00001", token=token).status, 200)
+        self.assertEqual(sim.request("DELETE", NODES + "/node-00001", token=token).status, 403)
+        # A SubjectAccessReview (made by the admin) is recorded for the user it is about.
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                  "spec": {"user": "scraper", "nonResourceAttributes": {"verb": "get",
+                                                                         "path": "/metrics"}}}
+        r = sim.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", review)
+        self.assertEqual(r.status, 201)
+        self.assertTrue(r.json()["status"]["allowed"])
+        self.assertNotIn("reason", r.json()["status"])  # SAR answers unchanged
+
+        got = self.decisions(sim, self.SA)
+        rule = {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["nodes"]}
+        common = {"user": self.SA, "source": "request", "apiGroup": "", "resource": "nodes",
+                  "subresource": "", "namespace": ""}
+        self.assertEqual(got, [
+            dict(common, groups=got[0]["groups"], verb="list", name="", allowed=True,
+                 binding="ClusterRoleBinding/node-reader", role="ClusterRole/node-reader",
+                 ruleIndex=0, rule=rule, count=3),
+            dict(common, groups=got[0]["groups"], verb="get", name="node-00001", allowed=True,
+                 binding="ClusterRoleBinding/node-reader", role="ClusterRole/node-reader",
+                 ruleIndex=0, rule=rule, count=1),
+            dict(common, groups=got[0]["groups"], verb="delete", name="node-00001",
+                 allowed=False, binding="", role="", ruleIndex=-1, rule=None, count=1)])
+        self.assertIn("system:serviceaccounts:kube-system", got[0]["groups"])
+        self.assertEqual(self.decisions(sim, "scraper"), [{
+            "user": "scraper", "groups": [], "source": "review", "verb": "get",
+            "nonResourceURL": "/metrics", "allowed": True,
+            "binding": "ClusterRoleBinding/node-reader", "role": "ClusterRole/node-reader",
+            "ruleIndex": 1, "rule": {"verbs": ["get"], "nonResourceURLs": ["/metrics"]},
+            "count": 1}])
+        # The admin's own requests are there too (system:masters), the whole list unfiltered.
+        everything = sim.admin("GET", "authz")
+        self.assertEqual(everything["dropped"], 0)
+        self.assertTrue(any(d["user"] == "kubesim-admin" and d["reason"] == "system:masters"
+                            for d in everything["decisions"]))
+        cleared = sim.admin("DELETE", "authz")["cleared"]
+        self.assertEqual(cleared, len(everything["decisions"]))
+        self.assertEqual(self.decisions(sim, self.SA), [])
+
+    def test_off_by_default(self):
+        sim = self.start()
+        r = sim.get("/admin/authz")
+        self.assertEqual(r.status, 400)
+        self.assertIn("--record-authz", r.json()["message"])
 
 
 if __name__ == "__main__":
