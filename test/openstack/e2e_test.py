@@ -212,17 +212,22 @@ class NodesTest(unittest.TestCase):
 
     def test_regional_provider_ids(self):
         # OS_CCM_REGIONAL=true: providerIDs carry the region, and the lifecycle controller's
-        # existence checks read them back. (Two nodes: with every node NotReady the host
-        # suspects a partition and deletes nothing.)
-        servers = [server("node-00001", "10.0.0.31"), server("node-00002", "10.0.0.32")]
-        with Cluster(nodes=2) as c, OsSim(c.tmp, {"servers": servers}) as sim:
+        # existence checks read them back. Six nodes registered at once mostly go through
+        # batch metadata (one server list); with every node NotReady the host would suspect
+        # a partition and delete nothing, so only one goes NotReady.
+        names = ["node-%05d" % i for i in range(1, 7)]
+        servers = [server(n, "10.0.0.%d" % (30 + i)) for i, n in enumerate(names)]
+        with Cluster(nodes=6) as c, OsSim(c.tmp, {"servers": servers}) as sim:
             conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"))
             c.start_ccm(conf, provider="openstack", extra=["--node-monitor-period=1s"],
                         env={"OS_CCM_REGIONAL": "true"})
-            wait_for(lambda: all_initialized(c, 2), "the nodes initialised")
-            for name in ("node-00001", "node-00002"):
-                self.assertEqual(c.node(name)["spec"]["providerID"],
+            wait_for(lambda: all_initialized(c, 6), "the nodes initialised")
+            for i, name in enumerate(names):
+                n = c.node(name)
+                self.assertEqual(n["spec"]["providerID"],
                                  "openstack://RegionOne/" + sim.server_id(name))
+                self.assertEqual(addresses(n), [("InternalIP", "10.0.0.%d" % (30 + i)),
+                                                ("Hostname", name)])
             sid = sim.server_id("node-00001")
             sim.control("remove_server", {"id": sid})
             c.set_ready(["node-00001"], "False")
@@ -381,6 +386,96 @@ class LoadBalancerTest(unittest.TestCase):
                 self.assertEqual(r["query"].get("cascade"), ["true"] if cascade else None)
                 self.assertEqual(r["status"], 204)
             self.assertEqual(ccm.stop(), 0)
+
+
+    def test_load_balancer_follows_the_service_and_the_nodes(self):
+        servers = [server("node-%05d" % i, "10.0.0.%d" % (60 + i)) for i in (1, 2, 3)]
+        with Cluster(nodes=3) as c, OsSim(c.tmp, {"servers": servers}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[LoadBalancer]\nsubnet-id = %s\nfloating-network-id = %s\n"
+                                  "create-monitor = true\n" % (LB_SUBNET, FIP_NETWORK))
+            ccm = c.start_ccm(conf, provider="openstack")
+            wait_for(lambda: all_initialized(c, 3), "the nodes initialised")
+            path = "/api/v1/namespaces/default/services/local"
+            svc = c.api.post("/api/v1/namespaces/default/services", {
+                "metadata": {"name": "local"},
+                "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                         "sessionAffinity": "ClientIP",
+                         "loadBalancerSourceRanges": ["192.0.2.0/24"],
+                         "selector": {"app": "local"},
+                         "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}})
+            hc_port = svc["spec"]["healthCheckNodePort"]
+            wait_for(lambda: c.api.get(path)["status"].get("loadBalancer", {}).get("ingress"),
+                     "the ingress")
+
+            def check(st, ports, nodes):
+                """One listener/pool/monitor per port; members are `nodes`."""
+                self.assertEqual(len(st["loadbalancers"]), 1)
+                self.assertEqual(len(st["listeners"]), len(ports))
+                by_port = {x["protocol_port"]: x for x in st["listeners"]}
+                pools = {x["id"]: x for x in st["pools"]}
+                mons = {x["id"]: x for x in st["healthmonitors"]}
+                for p in ports:
+                    lst = by_port[p["port"]]
+                    self.assertEqual(lst["protocol"], p["protocol"])
+                    self.assertEqual(lst["allowed_cidrs"], ["192.0.2.0/24"])
+                    pool = pools[lst["default_pool_id"]]
+                    self.assertEqual(pool["session_persistence"], {"type": "SOURCE_IP"})
+                    self.assertEqual({(m["name"], m["address"], m["protocol_port"],
+                                       m["monitor_port"]) for m in st["members"][pool["id"]]},
+                                     {(n, "10.0.0.%d" % (60 + int(n[-1])), p["nodePort"],
+                                       hc_port) for n in nodes})
+                    # externalTrafficPolicy: Local checks the nodes' /healthz.
+                    mon = mons[pool["healthmonitor_id"]]
+                    self.assertEqual((mon["type"], mon["url_path"]), ("HTTP", "/healthz"))
+            names = ["node-00001", "node-00002", "node-00003"]
+            check(sim.state(), svc["spec"]["ports"], names)
+
+            # A second port: a UDP listener and pool appear.
+            svc = c.api.get(path)
+            svc["spec"]["ports"].append({"name": "dns", "port": 53, "protocol": "UDP"})
+            svc = c.api.request("PUT", path, svc)
+            wait_for(lambda: len(sim.state()["pools"]) == 2 and
+                     all(len(m) == 3 for m in sim.state()["members"].values()),
+                     "the second listener and pool")
+            check(sim.state(), svc["spec"]["ports"], names)
+
+            # A node leaves the cluster: it leaves every pool.
+            c.admin("DELETE", "/nodes/node-00003")
+            wait_for(lambda: all(len(m) == 2 for m in sim.state()["members"].values()),
+                     "the departed node's members removed")
+            check(sim.state(), svc["spec"]["ports"], names[:2])
+
+            # A restarted host ensures the Service again and finds nothing to change.
+            self.assertEqual(ccm.stop(), 0)
+            ensured = sum(e.get("count", 1) for e in c.events("EnsuredLoadBalancer"))
+            sim.control("requests/clear", {})
+            ccm = c.start_ccm(conf, provider="openstack")
+            wait_for(lambda: sum(e.get("count", 1) for e in c.events("EnsuredLoadBalancer")) >
+                     ensured, "the Service ensured after the restart")
+            writes = [(r["method"], r["rel"]) for r in sim.call("GET", "/_sim/requests")
+                      ["requests"] if r["method"] != "GET" and r["service"] != "identity"]
+            self.assertEqual(writes, [])
+            check(sim.state(), svc["spec"]["ports"], names[:2])
+
+            # No longer a LoadBalancer: the load balancer and its floating IP go, and so do
+            # the finalizer and the ingress.
+            svc = c.api.get(path)
+            svc["spec"]["type"] = "ClusterIP"
+            for p in svc["spec"]["ports"]:
+                del p["nodePort"]
+            for key in ("externalTrafficPolicy", "healthCheckNodePort",
+                        "loadBalancerSourceRanges"):
+                del svc["spec"][key]
+            c.api.request("PUT", path, svc)
+            wait_for(lambda: not c.api.get(path)["metadata"].get("finalizers") and
+                     not c.api.get(path)["status"].get("loadBalancer", {}).get("ingress"),
+                     "the finalizer and the ingress removed")
+            st = sim.state()
+            for kind in ("loadbalancers", "listeners", "pools", "healthmonitors",
+                         "floatingips"):
+                self.assertEqual(st[kind], [], kind)
+            self.assertEqual(st["members"], {})
 
 
 class RoutesTest(unittest.TestCase):
