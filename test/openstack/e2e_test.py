@@ -478,20 +478,32 @@ class LoadBalancerTest(unittest.TestCase):
             self.assertEqual(st["members"], {})
 
 
+def route_tag(cidr):
+    """The ownership tag the provider puts on the router per route (docs/providers/
+    openstack.md): ccm:<fnv1a32(cluster name)>:<destination with / as _>."""
+    h = 2166136261
+    for b in CLUSTER.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return "ccm:%08x:%s" % (h, cidr.replace("/", "_"))
+
+
 class RoutesTest(unittest.TestCase):
 
-    def test_a_route_and_an_address_pair_per_node(self):
-        ips = {"node-00001": "10.0.0.51", "node-00002": "10.0.0.52", "node-00003": "10.0.0.53"}
-        with Cluster(nodes=3) as c, \
-                OsSim(c.tmp, {"servers": [server(n, ip) for n, ip in ips.items()]}) as sim:
+    def test_a_route_and_an_address_pair_per_node_and_family(self):
+        names = ["node-00001", "node-00002", "node-00003"]
+        v4 = {n: "10.0.0.%d" % (51 + i) for i, n in enumerate(names)}
+        v6 = {n: "fd00::%d" % (51 + i) for i, n in enumerate(names)}
+        servers = [server(n, v4[n], more_networks=[{"network": "private", "ip": v6[n]}])
+                   for n in names]
+        with Cluster(nodes=3) as c, OsSim(c.tmp, {"servers": servers}) as sim:
             conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
                                   "[Route]\nrouter-id = router-1\n")
             ccm = c.start_ccm(conf, provider="openstack", extra=[
                 "--configure-cloud-routes=true", "--allocate-node-cidrs",
-                "--cluster-cidr=10.244.0.0/16", "--route-reconciliation-period=1s"])
+                "--cluster-cidr=10.244.0.0/16,fd00:10::/56", "--route-reconciliation-period=1s"])
 
             def pod_cidrs():
-                return {n["metadata"]["name"]: n["spec"].get("podCIDR") for n in c.nodes()}
+                return {n["metadata"]["name"]: n["spec"].get("podCIDRs") for n in c.nodes()}
 
             def router():
                 return next(r for r in sim.state()["routers"] if r["id"] == "router-1")
@@ -499,36 +511,39 @@ class RoutesTest(unittest.TestCase):
             def routes():
                 return {(r["destination"], r["nexthop"]) for r in router()["routes"]}
 
-            def pairs(name):
-                sid = sim.server_id(name)
-                port = next(p for p in sim.state()["ports"] if p["device_id"] == sid)
+            def pairs(ip):
+                """allowed_address_pairs of the port holding ip."""
+                port = next(p for p in sim.state()["ports"]
+                            if any(f["ip_address"] == ip for f in p["fixed_ips"]))
                 return [p["ip_address"] for p in port["allowed_address_pairs"]]
 
-            wait_for(lambda: all(pod_cidrs().values()) and len(pod_cidrs()) == 3,
+            wait_for(lambda: len(pod_cidrs()) == 3 and all(pod_cidrs().values()),
                      "pod CIDRs allocated")
             cidrs = pod_cidrs()
-            self.assertEqual(len(set(cidrs.values())), 3)
-            for cidr in cidrs.values():
-                self.assertRegex(cidr, r"^10\.244\.\d+\.0/24$")
-            want = {(cidrs[n], ips[n]) for n in ips}
-            wait_for(lambda: routes() == want, "a route per node on the router")
-            tags = router()["tags"]
-            self.assertEqual(len(tags), 3)
-            for cidr in cidrs.values():
-                self.assertIn(":" + cidr.replace("/", "_"), "|".join(tags))
-            for name in ips:
-                self.assertEqual(pairs(name), [cidrs[name]], name)
+            for pair in cidrs.values():
+                self.assertEqual(len(pair), 2)
+                self.assertRegex(pair[0], r"^10\.244\.\d+\.0/24$")
+                self.assertRegex(pair[1], r"^fd00:10:[0-9a-f:]*/64$")
+            want = {(cidrs[n][0], v4[n]) for n in names} | {(cidrs[n][1], v6[n]) for n in names}
+            self.assertEqual(len(want), 6)
+            wait_for(lambda: routes() == want, "a route per node and family on the router")
+            self.assertEqual(sorted(router()["tags"]), sorted(route_tag(d) for d, _ in want))
+            for n in names:
+                self.assertEqual(pairs(v4[n]), [cidrs[n][0]], n)
+                self.assertEqual(pairs(v6[n]), [cidrs[n][1]], n)
             wait_for(lambda: all((condition(n, "NetworkUnavailable") or {}).get("status") ==
                                  "False" for n in c.nodes()),
                      "NetworkUnavailable=False on every node")
 
-            # A node leaves: its route, tag and address pair go; the others stay.
+            # A node leaves: its routes, tags and address pairs go; the others stay.
             c.admin("DELETE", "/nodes/node-00002")
-            want.discard((cidrs["node-00002"], ips["node-00002"]))
-            wait_for(lambda: routes() == want, "the departed node's route removed")
-            wait_for(lambda: pairs("node-00002") == [], "its address pair removed")
-            self.assertEqual(len(router()["tags"]), 2)
-            self.assertEqual(pairs("node-00001"), [cidrs["node-00001"]])
+            want -= {(cidrs["node-00002"][0], v4["node-00002"]),
+                     (cidrs["node-00002"][1], v6["node-00002"])}
+            wait_for(lambda: routes() == want, "the departed node's routes removed")
+            wait_for(lambda: pairs(v4["node-00002"]) == [] and pairs(v6["node-00002"]) == [],
+                     "its address pairs removed")
+            self.assertEqual(sorted(router()["tags"]), sorted(route_tag(d) for d, _ in want))
+            self.assertEqual(pairs(v4["node-00001"]), [cidrs["node-00001"][0]])
             self.assertEqual(ccm.stop(), 0)
 
 
