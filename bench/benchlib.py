@@ -1,0 +1,417 @@
+"""Shared machinery of the scale benchmarks: a kubesim + cloud-controller-manager +
+fake-cloud environment (built on test/support/harness.py), /metrics scraping, process CPU
+and memory from /proc, and a log follower that timestamps what the controllers did.
+
+Nothing here knows a scenario; bench/scenarios.py does.
+"""
+import calendar
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "support"))
+
+import harness  # noqa: E402  (needs CCM_BUILD_DIR, set by configure())
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def configure(build_dir):
+    """Points the harness at a build directory (it reads the binaries from there)."""
+    harness.BUILD = os.path.abspath(build_dir)
+    harness.SOURCE = ROOT
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+# ---- processes -------------------------------------------------------------------------------
+
+class Proc:
+    """CPU and memory of one running process, read from /proc."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def cpu_seconds(self):
+        """User + system CPU of every thread so far (clock-tick resolution)."""
+        with open("/proc/%d/stat" % self.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        # After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+    def rss_bytes(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def hwm_bytes(self):
+        """Peak RSS."""
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+
+# ---- metrics ---------------------------------------------------------------------------------
+
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+class Metrics:
+    """One /metrics scrape: sum(name, **labels) adds every sample matching the labels."""
+
+    def __init__(self, text):
+        self.samples = []
+        for line in text.splitlines():
+            if not line or line[0] == "#":
+                continue
+            m = _SAMPLE.match(line)
+            if not m:
+                continue
+            labels = dict(_LABEL.findall(m.group(3) or ""))
+            try:
+                value = float(m.group(4))
+            except ValueError:
+                continue
+            self.samples.append((m.group(1), labels, value))
+
+    def sum(self, name, **labels):
+        total = 0.0
+        for n, l, v in self.samples:
+            if n == name and all(l.get(k) == want for k, want in labels.items()):
+                total += v
+        return total
+
+    def by_label(self, name, label):
+        out = {}
+        for n, l, v in self.samples:
+            if n == name:
+                out[l.get(label, "")] = out.get(l.get(label, ""), 0.0) + v
+        return out
+
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def api_writes(m):
+    return sum(m.sum("rest_client_requests_total", method=v) for v in WRITE_METHODS)
+
+
+def api_requests(m):
+    return m.sum("rest_client_requests_total")
+
+
+def provider_calls(m, capability=None):
+    if capability is None:
+        return m.sum("ccm_provider_calls_total")
+    return m.sum("ccm_provider_calls_total", capability=capability)
+
+
+# ---- the log -----------------------------------------------------------------------------------
+
+_KLOG_TIME = re.compile(r'^[IWEF](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) ')
+
+
+def klog_time(line, year=None):
+    """Unix time of a klog text line ("I1121 07:30:19.400123 ..."; UTC), or None."""
+    m = _KLOG_TIME.match(line)
+    if not m:
+        return None
+    mo, d, h, mi, s, us = (int(x) for x in m.groups())
+    year = year or time.gmtime().tm_year
+    return calendar.timegm((year, mo, d, h, mi, s, 0, 0, 0)) + us / 1e6
+
+
+class LogFollower:
+    """Reads a growing log file incrementally; counts lines containing a message and keeps
+    the timestamps of the first and last one."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.base = 0  # where counting starts (skip_to_end)
+        self.partial = b""
+        self.counts = {}
+        self.first = {}
+        self.last = {}
+        self.lines = {}  # message -> matching lines, when asked to keep them
+        self.keep = set()
+
+    def watch(self, message, keep=False):
+        """Starts counting `message`, including the lines read since the last
+        skip_to_end()."""
+        if keep:
+            self.keep.add(message)
+            self.lines.setdefault(message, [])
+        if message in self.counts:
+            return
+        self.counts[message] = 0
+        if self.offset > self.base:
+            with open(self.path, "rb") as f:
+                f.seek(self.base)
+                data = f.read(self.offset - self.base)
+            lines = data.split(b"\n")
+            if not data.endswith(b"\n"):
+                lines.pop()  # the partial line is counted when it completes
+            for raw in lines:
+                self._match(raw.decode(errors="replace"), (message,))
+
+    def skip_to_end(self):
+        """Ignores everything logged so far."""
+        self.poll()
+        self.base = self.offset - len(self.partial)
+        for k in self.counts:
+            self.counts[k] = 0
+            self.first.pop(k, None)
+            self.last.pop(k, None)
+            if k in self.lines:
+                self.lines[k] = []
+
+    def poll(self):
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        if not data:
+            return
+        self.offset += len(data)
+        data = self.partial + data
+        lines = data.split(b"\n")
+        self.partial = lines.pop()
+        for raw in lines:
+            self._match(raw.decode(errors="replace"), self.counts)
+
+    def _match(self, line, messages):
+        for msg in messages:
+            if msg in line:
+                self.counts[msg] += 1
+                t = klog_time(line)
+                if t is not None:
+                    self.first.setdefault(msg, t)
+                    self.last[msg] = t
+                if msg in self.keep:
+                    self.lines[msg].append(line)
+
+    def count(self, message):
+        return self.counts.get(message, 0)
+
+
+# ---- bulk API requests -------------------------------------------------------------------------
+
+class KeepAliveApi:
+    """JSON requests over kept-alive HTTPS connections, from several threads at once (for
+    creating many objects quickly; urllib would pay a TLS handshake per request)."""
+
+    def __init__(self, url, ca_file, token, connections=8):
+        import http.client
+        import ssl
+        import urllib.parse
+        u = urllib.parse.urlparse(url)
+        self.host, self.port = u.hostname, u.port
+        self.ctx = ssl.create_default_context(cafile=ca_file)
+        self.token = token
+        self.connections = connections
+        self._http = http.client
+
+    def _conn(self):
+        return self._http.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+
+    def run(self, requests):
+        """requests: list of (method, path, body or None). Returns the decoded answers in
+        order; raises on any non-2xx answer."""
+        import json
+        import threading
+        results = [None] * len(requests)
+        errors = []
+        lock = threading.Lock()
+        next_index = [0]
+
+        def worker():
+            conn = self._conn()
+            while True:
+                with lock:
+                    i = next_index[0]
+                    next_index[0] += 1
+                if i >= len(requests) or errors:
+                    break
+                method, path, body = requests[i]
+                data = None if body is None else json.dumps(body).encode()
+                headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
+                if data is not None:
+                    headers["Content-Type"] = "application/json"
+                try:
+                    conn.request(method, path, body=data, headers=headers)
+                    r = conn.getresponse()
+                    text = r.read()
+                except Exception as e:  # a dropped connection: reconnect once
+                    conn.close()
+                    conn = self._conn()
+                    conn.request(method, path, body=data, headers=headers)
+                    r = conn.getresponse()
+                    text = r.read()
+                if r.status >= 300:
+                    errors.append("%s %s: HTTP %d %s" % (method, path, r.status, text[:300]))
+                    break
+                results[i] = json.loads(text) if text else None
+            conn.close()
+
+        threads = [threading.Thread(target=worker) for _ in range(self.connections)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise AssertionError(errors[0])
+        return results
+
+
+class WatchCounter:
+    """Watches a collection from a background thread and calls on_event(type, object) for
+    every event (the bench's own view of the API, independent of the ccm's logs)."""
+
+    def __init__(self, env, path, on_event):
+        import threading
+        self.env = env
+        self.path = path
+        self.on_event = on_event
+        self.stop_flag = False
+        listing = env.api.get(path)
+        self.rv = listing["metadata"]["resourceVersion"]
+        for item in listing.get("items", []):
+            on_event("ADDED", item)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        import http.client
+        import json
+        import ssl
+        import urllib.parse
+        u = urllib.parse.urlparse(self.env.cluster.url)
+        ctx = ssl.create_default_context(cafile=self.env.cluster.ca_file)
+        while not self.stop_flag:
+            conn = http.client.HTTPSConnection(u.hostname, u.port, context=ctx, timeout=600)
+            conn.request("GET", "%s?watch=true&allowWatchBookmarks=true&resourceVersion=%s" %
+                         (self.path, self.rv),
+                         headers={"Authorization": "Bearer " + self.env.api.token})
+            r = conn.getresponse()
+            if r.status != 200:
+                return
+            while not self.stop_flag:
+                line = r.readline()
+                if not line:
+                    break
+                ev = json.loads(line)
+                obj = ev.get("object", {})
+                rv = obj.get("metadata", {}).get("resourceVersion")
+                if rv:
+                    self.rv = rv
+                if ev.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                    self.on_event(ev["type"], obj)
+            conn.close()
+
+    def stop(self):
+        self.stop_flag = True
+
+
+# ---- the environment ---------------------------------------------------------------------------
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Env:
+    """kubesim, a fake cloud and one cloud-controller-manager with /metrics open on
+    127.0.0.1 (no token needed: --authorization-always-allow-paths)."""
+
+    def __init__(self, nodes=0, kubesim_args=()):
+        self.cluster = harness.Cluster(nodes=nodes, kubesim_args=list(kubesim_args))
+        self.ccm = None
+        self.metrics_port = None
+
+    def __enter__(self):
+        self.cluster.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.cluster.__exit__(*exc)
+
+    @property
+    def api(self):
+        return self.cluster.api
+
+    def kubesim_proc(self):
+        return Proc(self.cluster.kubesim.pid)
+
+    def cloud(self, **world):
+        return self.cluster.fake_cloud(**world)
+
+    def start_ccm(self, cloud_path, qps=20, burst=30, extra=(), verbosity=2):
+        self.metrics_port = free_port()
+        args = ["--secure-port=%d" % self.metrics_port, "--bind-address=127.0.0.1",
+                "--authorization-always-allow-paths=/healthz,/metrics",
+                "--kube-api-qps=%s" % qps, "--kube-api-burst=%d" % burst,
+                "-v=%d" % verbosity] + list(extra)
+        self.ccm = self.cluster.start_ccm(cloud_path, extra=args)
+        self.log = LogFollower(self.ccm.log_path)
+        return self.ccm
+
+    def ccm_proc(self):
+        return Proc(self.ccm.proc.pid)
+
+    def metrics(self):
+        status, body = harness.https_get("https://127.0.0.1:%d/metrics" % self.metrics_port)
+        if status != 200:
+            raise AssertionError("GET /metrics: HTTP %d: %s" % (status, body[:200]))
+        return Metrics(body)
+
+    def wait_log(self, message, count=1, timeout=120.0, interval=0.02):
+        """Waits until the ccm has logged `message` at least `count` times; returns the
+        time of the last matching line."""
+        self.log.watch(message)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.log.poll()
+            if self.log.count(message) >= count:
+                return self.log.last.get(message)
+            if not self.ccm.alive():
+                raise AssertionError("cloud-controller-manager exited: see %s" % self.ccm.log_path)
+            time.sleep(interval)
+        raise AssertionError("timed out after %.0fs waiting for %d x %r (saw %d)" %
+                             (timeout, count, message, self.log.count(message)))
+
+    def profile_start(self):
+        """With BENCH_PERF=<file>, samples the ccm with `perf record` (cpu-clock, call
+        graphs) until profile_stop(); for finding where host CPU goes, not for figures."""
+        out = os.environ.get("BENCH_PERF")
+        self.perf = None
+        if out:
+            self.perf = subprocess.Popen(
+                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "--call-graph",
+                 os.environ.get("BENCH_PERF_CALLGRAPH", "dwarf,16384"), "-o", out, "-p",
+                 str(self.ccm.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+
+    def profile_stop(self):
+        if getattr(self, "perf", None) is not None:
+            self.perf.send_signal(signal.SIGINT)
+            self.perf.wait()
+            self.perf = None
+
+    def add_nodes(self, count, ready=None):
+        return self.cluster.add_nodes(count=count, ready=ready)

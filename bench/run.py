@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""ccm scale benchmarks: kubesim + the real cloud-controller-manager + fake-cloud.so.
+
+    ./dev bench                       # everything (about 10-15 minutes on 2 cores)
+    ./dev bench --quick               # smaller runs (about 4 minutes)
+    ./dev bench burst lifecycle       # only these scenarios
+    python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
+
+Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6).
+Every figure is printed beside its bound (a target of issue 9) as a ratio measured in the
+same run, with the machine's load average when it was taken; the upstream Go CCM's figures
+(measured on this kind of machine against a real kube-apiserver) are printed beside ours.
+Results go to bench/out/results.json. BENCH_PERF=<file> samples the ccm with perf during the
+node bursts (for profiling, not for figures).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import benchlib  # noqa: E402
+import scenarios  # noqa: E402
+
+ALL = ["burst", "steady", "lb", "routes", "lifecycle", "kubesim"]
+
+# The upstream Go CCM (v1.26, one node worker, 3 API writes per node) against a real
+# kube-apiserver on this kind of machine.
+UPSTREAM = {
+    "qps20": (148.5, "upstream 148.5 s at QPS 20 (floor 150 s)"),
+    "qps500": (4.7, "upstream 4.7 s at QPS 500"),
+    "cloud10": (16.9, "upstream 16.9 s with 10 ms per cloud call"),
+    "5000": (32.5, "upstream 31-34 s at QPS 500, 6 CPU-s, 107 MB RSS"),
+    "cpu5000": (6.0, "upstream 6 CPU-s for 5,000 nodes"),
+    "rss": (107.0, "upstream 107 MB at 5,000 nodes"),
+}
+
+
+def median_rows(runs):
+    """Merges repeated runs of one case: the median value, the range in the note."""
+    out = []
+    for i, first in enumerate(runs[0]):
+        values = [r[i]["value"] for r in runs]
+        merged = dict(first)
+        merged["value"] = statistics.median(values)
+        merged["runs"] = values
+        merged["load"] = statistics.median(r[i]["load"] for r in runs)
+        if len(values) > 1:
+            rng = "runs %s" % ", ".join("%.3g" % v for v in values)
+            merged["note"] = (merged["note"] + "; " if merged["note"] else "") + rng
+        out.append(merged)
+    return out
+
+
+def repeat(n, fn, *args, **kwargs):
+    return median_rows([fn(*args, **kwargs) for _ in range(n)])
+
+
+def burst_cases(quick, repeats):
+    rows = []
+    up = UPSTREAM
+    # Unthrottled (client-side limit off: only the host and kubesim limit the rate).
+    rows += repeat(repeats, scenarios.node_burst, 1000, 0, -1,
+                   upstream_seconds=up["qps500"][0], upstream_note=up["qps500"][1])
+    rows += repeat(repeats, scenarios.node_burst, 1000, 10, -1, bound_seconds=1.5,
+                   upstream_seconds=up["cloud10"][0], upstream_note=up["cloud10"][1])
+    rows += repeat(repeats, scenarios.node_burst, 1000, 20, -1)
+    rows5 = repeat(repeats, scenarios.node_burst, 5000, 0, -1, bound_seconds=5.0,
+                   bound_cpu=0.6, upstream_seconds=up["5000"][0], upstream_note=up["5000"][1])
+    for r in rows5:
+        if r["metric"] == "host CPU total":
+            r["upstream"] = up["cpu5000"][0]
+            r["note"] = (r["note"] + "; " if r["note"] else "") + up["cpu5000"][1]
+    rows += rows5
+    if not quick:
+        rows += scenarios.node_burst(5000, 20, -1)
+    # Upstream's default client QPS: the QPS budget is the floor.
+    n = 200 if quick else 1000
+    rows += scenarios.node_burst(n, 0, 20, 30, floor_ratio=1.02,
+                                 upstream_seconds=up["qps20"][0] if n == 1000 else None,
+                                 upstream_note=up["qps20"][1] if n == 1000 else "")
+    return rows
+
+
+def run_scenario(name, args):
+    quick = args.quick
+    if name == "burst":
+        return burst_cases(quick, args.repeat)
+    if name == "steady":
+        return scenarios.steady_state(5000, 1000, idle_seconds=20 if quick else 60,
+                                      bound_rss_mib=32.0, upstream_rss_mib=UPSTREAM["rss"][0])
+    if name == "lb":
+        return scenarios.load_balancers(1000, nodes=100, latency_ms=20, bound_ingress=5.0)
+    if name == "routes":
+        return scenarios.routes(5000, bound_seconds=5.0)
+    if name == "lifecycle":
+        if quick:
+            return scenarios.lifecycle(per_zone=100, vanish=100, rate=10.0)
+        return scenarios.lifecycle(per_zone=500, vanish=500, rate=10.0)
+    if name == "kubesim":
+        return scenarios.kubesim_bench(args.build_dir, seconds=3 if quick else 10)
+    raise SystemExit("unknown scenario %r (known: %s)" % (name, ", ".join(ALL)))
+
+
+def verdict(r):
+    b = r.get("bound")
+    if b is None:
+        return "", ""
+    v = r["value"]
+    if r["better"] == "lower":
+        ratio = v / b if b else (0.0 if v == 0 else float("inf"))
+        ok = v <= b
+    else:
+        ratio = v / b if b else float("inf")
+        ok = v >= b
+    return ("%.2f" % ratio if ratio != float("inf") else "inf"), ("ok" if ok else "MISS")
+
+
+def fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if abs(v) >= 100:
+            return "%.0f" % v
+        if abs(v) >= 10:
+            return "%.1f" % v
+        return "%.3g" % v
+    return str(v)
+
+
+def print_table(rows, out=sys.stdout):
+    header = ["scenario", "case", "metric", "value", "unit", "bound", "ratio", "", "upstream",
+              "load"]
+    table = [header]
+    for r in rows:
+        ratio, ok = verdict(r)
+        table.append([r["scenario"], r["case"], r["metric"], fmt(r["value"]), r["unit"],
+                      fmt(r["bound"]), ratio, ok, fmt(r.get("upstream")),
+                      "%.1f" % r.get("load", 0)])
+    widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
+    widths[2] = min(widths[2], 58)
+    for t in table:
+        cells = []
+        for i, c in enumerate(t):
+            c = str(c)
+            if i == 2 and len(c) > widths[2]:
+                c = c[:widths[2] - 1] + "~"
+            cells.append(c.rjust(widths[i]) if i in (3, 5, 6, 8, 9) else c.ljust(widths[i]))
+        print("  ".join(cells).rstrip(), file=out)
+    print(file=out)
+    for r in rows:
+        if r.get("note"):
+            print("  [%s | %s | %s] %s" % (r["scenario"], r["case"], r["metric"], r["note"]),
+                  file=out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--build-dir", default="build-release")
+    p.add_argument("--quick", action="store_true", help="smaller runs")
+    p.add_argument("--repeat", type=int, default=None,
+                   help="runs per short node burst (median reported; default 3, quick 1)")
+    p.add_argument("--out", default=os.path.join(benchlib.ROOT, "bench", "out",
+                                                  "results.json"))
+    p.add_argument("scenarios", nargs="*", help=", ".join(ALL))
+    args = p.parse_args()
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
+    benchlib.configure(args.build_dir)
+    names = args.scenarios or ALL
+    for n in names:
+        if n not in ALL:
+            raise SystemExit("unknown scenario %r (known: %s)" % (n, ", ".join(ALL)))
+    rows = []
+    failures = []
+    started = time.time()
+    for n in names:
+        t = time.time()
+        print("==> %s (load %.1f)" % (n, benchlib.load_average()), file=sys.stderr, flush=True)
+        try:
+            got = run_scenario(n, args)
+        except Exception as e:  # a scenario that breaks is reported, the others still run
+            traceback.print_exc()
+            failures.append("%s: %s" % (n, e))
+            continue
+        rows += got
+        print("    %s took %.0f s" % (n, time.time() - t), file=sys.stderr, flush=True)
+    print()
+    print_table(rows)
+    misses = [r for r in rows if verdict(r)[1] == "MISS"]
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"started": started, "seconds": time.time() - started,
+                   "quick": args.quick, "cpus": os.cpu_count(),
+                   "commit": os.popen("git -C %s rev-parse --short HEAD 2>/dev/null" %
+                                      benchlib.ROOT).read().strip(),
+                   "rows": rows, "failures": failures}, f, indent=1)
+    print()
+    print("%d figures, %d with bounds, %d missed; %d scenario failures; %.0f s; %s" %
+          (len(rows), sum(1 for r in rows if r.get("bound") is not None), len(misses),
+           len(failures), time.time() - started, args.out))
+    for fl in failures:
+        print("FAILED: " + fl)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,425 @@
+"""The benchmark scenarios. Each returns a list of result rows:
+
+    {"scenario": ..., "case": ..., "metric": ..., "value": v, "unit": ...,
+     "bound": b or None, "better": "lower"|"higher", "upstream": u or None, "note": ...}
+
+run.py turns them into the table (value / bound as a ratio) and the JSON file.
+"""
+import json
+import os
+import subprocess
+import time
+
+import benchlib
+from benchlib import Env, api_writes, api_requests, provider_calls
+
+INITIALIZED = "Successfully initialized node"
+CONTROLLER_UP = "Started cloud node controller"
+
+ZONES = ["bench-1a", "bench-1b", "bench-1c"]
+
+
+def auto_instances():
+    return {"zones": ZONES, "type": "fake.medium", "internalCidr": "10.0.0.0/8",
+            "externalCidr": "100.64.0.0/10", "hostnameAddress": True}
+
+
+def row(scenario, case, metric, value, unit, bound=None, better="lower", upstream=None,
+        note="", load=None):
+    return {"scenario": scenario, "case": case, "metric": metric, "value": value, "unit": unit,
+            "bound": bound, "better": better, "upstream": upstream, "note": note,
+            "load": load if load is not None else benchlib.load_average()}
+
+
+def settled_metrics(env, quiet=1.5, timeout=300):
+    """A /metrics scrape taken once the ccm has made no API write for `quiet` seconds."""
+    last = env.metrics()
+    stable_since = time.time()
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        time.sleep(0.5)
+        m = env.metrics()
+        if api_writes(m) != api_writes(last):
+            stable_since = time.time()
+        last = m
+        if time.time() - stable_since >= quiet:
+            break
+    return last
+
+
+# ---- 1. node initialisation burst ----------------------------------------------------------------
+
+def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
+               floor_ratio=None, upstream_seconds=None, upstream_note=""):
+    """`nodes` kubelets register at once; time until the cloud-node controller has
+    initialised the last one, with the host's CPU, API writes and provider calls."""
+    qps_label = "unthrottled" if qps < 0 else "QPS %g/%d" % (qps, burst)
+    case = "%d nodes, %d ms cloud, %s" % (nodes, latency_ms, qps_label)
+    with Env() as env:
+        world = {"autoInstances": auto_instances()}
+        if latency_ms:
+            world["latency"] = "%dms" % latency_ms
+        cloud = env.cloud(state_file=False, **world)
+        env.start_ccm(cloud, qps=qps, burst=burst)
+        env.wait_log(CONTROLLER_UP, timeout=60)
+        time.sleep(0.5)  # let the start-up work settle
+        env.log.watch(INITIALIZED)
+        env.log.skip_to_end()
+        ccm = env.ccm_proc()
+        sim = env.kubesim_proc()
+        m0 = env.metrics()
+        cpu0, sim_cpu0 = ccm.cpu_seconds(), sim.cpu_seconds()
+        load = benchlib.load_average()
+        env.profile_start()
+        t0 = time.time()
+        env.add_nodes(nodes)
+        t_registered = time.time()
+        t_last = env.wait_log(INITIALIZED, count=nodes, timeout=max(120, nodes * 0.4),
+                              interval=0.01)
+        cpu1, sim_cpu1 = ccm.cpu_seconds(), sim.cpu_seconds()
+        env.profile_stop()
+        m1 = env.metrics()
+        # Events are sent asynchronously (and wait for tokens too): count the writes once
+        # they have stopped.
+        m2 = settled_metrics(env)
+        elapsed = t_last - t0
+        writes_window = api_writes(m1) - api_writes(m0)
+        writes_total = api_writes(m2) - api_writes(m0)
+        requests_window = api_requests(m1) - api_requests(m0)
+        calls = provider_calls(m2) - provider_calls(m0)
+        # Correctness: every node initialised (no uninitialized taint left).
+        left = [n["metadata"]["name"] for n in env.cluster.nodes()
+                if not benchlib.harness.is_initialized(n)]
+        if left:
+            raise AssertionError("%d nodes still tainted, e.g. %s" % (len(left), left[:3]))
+    s = "1 node burst"
+    rows = [
+        row(s, case, "time to last node initialised", elapsed, "s", bound_seconds,
+            upstream=upstream_seconds, note=upstream_note, load=load),
+        row(s, case, "host CPU per 1,000 nodes", (cpu1 - cpu0) * 1000 / nodes, "CPU-s",
+            None if bound_cpu is None else bound_cpu * 1000 / nodes, load=load),
+        row(s, case, "host CPU total", cpu1 - cpu0, "CPU-s", bound_cpu, load=load),
+        row(s, case, "kubesim CPU total", sim_cpu1 - sim_cpu0, "CPU-s", load=load,
+            note="the API server, same 2 cores"),
+        row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,
+            note="incl. events; %d requests of any verb until the last node" % requests_window),
+        row(s, case, "provider calls per node", calls / nodes, "calls", load=load),
+        row(s, case, "nodes registered by kubesim in", t_registered - t0, "s", load=load),
+    ]
+    if qps > 0:
+        floor = writes_window / qps
+        rows.append(row(s, case, "time vs QPS floor (writes until the last node / QPS = %.1f s)"
+                        % floor, elapsed, "s",
+                        floor * floor_ratio if floor_ratio else None, load=load,
+                        note="floor %.1f s" % floor))
+    return rows
+
+
+# ---- 2. steady state at 5,000 nodes ----------------------------------------------------------------
+
+SYNCED = "Caches synced"
+LEADER = "Successfully acquired lease"
+
+
+def cluster_ip_services(count, namespace="default", prefix="svc"):
+    return [("POST", "/api/v1/namespaces/%s/services" % namespace, {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "%s-%04d" % (prefix, i), "labels": {"app": "%s-%04d" % (prefix, i),
+                                                                 "tier": "bench"}},
+        "spec": {"type": "ClusterIP", "selector": {"app": "%s-%04d" % (prefix, i)},
+                 "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"},
+                           {"name": "https", "port": 443, "targetPort": 8443,
+                            "protocol": "TCP"}]}}) for i in range(count)]
+
+
+def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
+                 upstream_rss_mib=None):
+    """A cluster of `nodes` realistic nodes (already initialised, kubelets heartbeating)
+    and `services` Services: time from start to caches synced and leader, RSS, and CPU while
+    idle."""
+    s = "2 steady state"
+    case = "%d nodes, %d services" % (nodes, services)
+    with Env(nodes=nodes) as env:
+        cloud = env.cloud(state_file=False, autoInstances=auto_instances())
+        api = benchlib.KeepAliveApi(env.cluster.url, env.cluster.ca_file, env.api.token)
+        api.run(cluster_ip_services(services))
+        # A first ccm initialises every node (scenario 1's work), then stops.
+        env.start_ccm(cloud, qps=-1, burst=30)
+        env.wait_log(INITIALIZED, count=nodes, timeout=300)
+        env.ccm.stop()
+        # The measured process: a fresh start with leader election, as deployed.
+        load = benchlib.load_average()
+        t_start = time.time()
+        env.start_ccm(cloud, qps=20, burst=30, extra=["--leader-elect=true"])
+        t_leader = env.wait_log(LEADER, timeout=120)
+        t_synced = env.wait_log(SYNCED, timeout=120)
+        env.wait_log(CONTROLLER_UP, timeout=120)
+        time.sleep(10)  # settle (first monitor passes, resyncs)
+        proc = env.ccm_proc()
+        rss_settled = proc.rss_bytes()
+        cpu0 = proc.cpu_seconds()
+        t0 = time.time()
+        time.sleep(idle_seconds)
+        cpu1 = proc.cpu_seconds()
+        t1 = time.time()
+        rss_end = proc.rss_bytes()
+        hwm = proc.hwm_bytes()
+        m = env.metrics()
+        writes = api_writes(m)
+    mib = 1024.0 * 1024.0
+    per_minute = (cpu1 - cpu0) * 60.0 / (t1 - t0)
+    return [
+        row(s, case, "RSS after start-up", max(rss_settled, rss_end) / mib, "MiB",
+            bound_rss_mib, upstream=upstream_rss_mib,
+            note="peak (VmHWM) %.1f MiB" % (hwm / mib), load=load),
+        row(s, case, "CPU per minute while idle (kubelet heartbeats running)", per_minute,
+            "CPU-s", note="measured over %.0f s; %d API writes since start" % (t1 - t0, writes),
+            load=load),
+        row(s, case, "start to leader", t_leader - t_start, "s", load=load),
+        row(s, case, "start to caches synced", t_synced - t_start, "s", load=load,
+            note="node and service informers"),
+    ]
+
+
+# ---- 3. load balancers ---------------------------------------------------------------------------
+
+LB_SYNC = "service_controller_loadbalancer_sync_total"
+
+
+def lb_services(count, prefix="lb"):
+    return [("POST", "/api/v1/namespaces/default/services", {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "%s-%04d" % (prefix, i)},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "%s-%04d" % (prefix, i)},
+                 "ports": [{"name": "http", "port": 80, "targetPort": 8080,
+                            "protocol": "TCP"}]}}) for i in range(count)]
+
+
+def load_balancers(services=1000, nodes=100, latency_ms=20, bound_ingress=None):
+    s = "3 load balancers"
+    case = "%d services, %d nodes, %d ms cloud" % (services, nodes, latency_ms)
+    with Env(nodes=nodes) as env:
+        cloud = env.cloud(state_file=False, autoInstances=auto_instances(),
+                          latency="%dms" % latency_ms,
+                          loadBalancer={"ipPool": "10.200.0.0/16"})
+        env.start_ccm(cloud, qps=-1, burst=30)
+        env.wait_log(INITIALIZED, count=nodes, timeout=120)
+        env.wait_log("Started the service controller", timeout=60)
+        time.sleep(1.0)
+        with_ingress = set()
+        import threading
+        lock = threading.Lock()
+        done = threading.Event()
+        last = [None]
+
+        def on_event(kind, obj):
+            key = obj["metadata"]["name"]
+            ing = (obj.get("status", {}).get("loadBalancer", {}) or {}).get("ingress")
+            with lock:
+                if kind != "DELETED" and ing and obj["spec"].get("type") == "LoadBalancer":
+                    if key not in with_ingress:
+                        with_ingress.add(key)
+                        if len(with_ingress) == services:
+                            last[0] = time.time()
+                            done.set()
+
+        watch = benchlib.WatchCounter(env, "/api/v1/namespaces/default/services", on_event)
+        api = benchlib.KeepAliveApi(env.cluster.url, env.cluster.ca_file, env.api.token)
+        proc = env.ccm_proc()
+        m0 = env.metrics()
+        cpu0 = proc.cpu_seconds()
+        load = benchlib.load_average()
+        t0 = time.time()
+        api.run(lb_services(services))
+        t_created = time.time()
+        if not done.wait(timeout=300):
+            raise AssertionError("only %d of %d services got an ingress" %
+                                 (len(with_ingress), services))
+        t_all = last[0]
+        cpu1 = proc.cpu_seconds()
+        m1 = env.metrics()
+        lb_calls_ensure = (provider_calls(m1, "ccm.loadbalancer/1") -
+                           provider_calls(m0, "ccm.loadbalancer/1"))
+        # A node joins: every load balancer must get it.
+        syncs0 = m1.sum(LB_SYNC)
+        t_join = time.time()
+        env.add_nodes(1)
+        deadline = time.time() + 300
+        while True:
+            m2 = env.metrics()
+            if m2.sum(LB_SYNC) - syncs0 >= services:
+                t_hosts = time.time()
+                break
+            if time.time() > deadline:
+                raise AssertionError("only %d of %d load balancers updated" %
+                                     (m2.sum(LB_SYNC) - syncs0, services))
+            time.sleep(0.05)
+        time.sleep(1.0)
+        m3 = env.metrics()
+        errors = m3.sum("service_controller_nodesync_error_total")
+        host_calls = (provider_calls(m3, "ccm.loadbalancer/1") -
+                      provider_calls(m1, "ccm.loadbalancer/1"))
+        watch.stop()
+    return [
+        row(s, case, "create to every ingress", t_all - t0, "s", bound_ingress, load=load,
+            note="the bench created the %d Services in %.2f s" % (services, t_created - t0)),
+        row(s, case, "provider calls per service (ensure)", lb_calls_ensure / services, "calls",
+            load=load),
+        row(s, case, "host CPU for the %d load balancers" % services, cpu1 - cpu0, "CPU-s",
+            load=load),
+        row(s, case, "node joins: time until every load balancer has it", t_hosts - t_join, "s",
+            load=load, note="incl. the node's initialisation; %d host-update errors" % errors),
+        row(s, case, "node joins: provider calls", host_calls, "calls", load=load,
+            note="for %d load balancers" % services),
+    ]
+
+
+# ---- 4. routes -------------------------------------------------------------------------------------
+
+ROUTE_CREATED = "Created route"
+CIDR_ALLOCATED = "Allocated pod CIDRs to node"
+
+
+def routes(nodes=5000, bound_seconds=None):
+    s = "4 routes"
+    case = "%d nodes with pod CIDRs" % nodes
+    with Env(nodes=nodes) as env:
+        cloud = env.cloud(state_file=False, autoInstances=auto_instances())
+        ipam = ["--allocate-node-cidrs=true", "--cluster-cidr=10.128.0.0/9"]
+        # Set-up: a first ccm initialises the nodes and gives them pod CIDRs, then stops.
+        env.start_ccm(cloud, qps=-1, burst=30, extra=ipam)
+        env.wait_log(CIDR_ALLOCATED, count=nodes, timeout=300)
+        env.wait_log(INITIALIZED, count=nodes, timeout=300)
+        env.ccm.stop()
+        load = benchlib.load_average()
+        t_start = time.time()
+        env.start_ccm(cloud, qps=-1, burst=30,
+                      extra=ipam + ["--configure-cloud-routes=true"])
+        t_controller = env.wait_log("Started the route controller", timeout=120)
+        t_last = env.wait_log(ROUTE_CREATED, count=nodes, timeout=300, interval=0.01)
+        proc = env.ccm_proc()
+        cpu = proc.cpu_seconds()
+        time.sleep(2.0)
+        m = env.metrics()
+        creates = m.sum("ccm_provider_calls_total", call="create_route")
+        duplicates = m.sum("ccm_provider_calls_total", call="create_route", code="ALREADY_EXISTS")
+        calls = provider_calls(m, "ccm.routes/1")
+        left = [n["metadata"]["name"] for n in env.cluster.nodes()
+                if not any(c["type"] == "NetworkUnavailable" and c["status"] == "False"
+                           for c in n["status"].get("conditions", []))]
+    return [
+        row(s, case, "start to every route created", t_last - t_start, "s", bound_seconds,
+            load=load, note="%.2f s after the route controller started; %d nodes without "
+            "NetworkUnavailable=False" % (t_last - t_controller, len(left))),
+        row(s, case, "provider calls", calls, "calls", load=load,
+            note="%d route creates" % creates),
+        row(s, case, "duplicate route creates", duplicates, "creates", 0, load=load),
+        row(s, case, "host CPU from start", cpu, "CPU-s", load=load),
+    ]
+
+
+# ---- 5. lifecycle ------------------------------------------------------------------------------------
+
+DELETING = "Deleting node because its instance does not exist"
+
+
+def _zone_nodes(names, zone_index):
+    return [n for n in names if int(n.rsplit("-", 1)[1]) % len(ZONES) == zone_index]
+
+
+def lifecycle(per_zone=500, vanish=500, rate=10.0):
+    """`vanish` nodes of zone 0 go NotReady and their VMs disappear; with --node-eviction-rate
+    = rate, the deletion timestamps must respect the zone's token bucket (rate, burst 1). Then
+    two protections: a small zone partially disrupted deletes nothing, and when every zone is
+    fully disrupted nothing is deleted."""
+    s = "5 lifecycle"
+    rows = []
+    total = per_zone * len(ZONES)
+    with Env(nodes=total) as env:
+        world = {"autoInstances": auto_instances(), "instances": []}
+        cloud = env.cloud(state_file=False, **world)
+        env.start_ccm(cloud, qps=-1, burst=30,
+                      extra=["--node-eviction-rate=%g" % rate,
+                             "--secondary-node-eviction-rate=0.01"])
+        env.wait_log(INITIALIZED, count=total, timeout=300)
+        names = sorted(n["metadata"]["name"] for n in env.cluster.nodes())
+        victims = _zone_nodes(names, 0)[:vanish]
+        env.log.watch(DELETING, keep=True)
+        load = benchlib.load_average()
+        t0 = time.time()
+        env.cluster.set_ready(victims, "False")
+        env.cluster.update_cloud(instances=[
+            {"name": n, "zone": ZONES[0], "type": "fake.medium", "state": "absent"}
+            for n in victims])
+        t_last = env.wait_log(DELETING, count=len(victims),
+                              timeout=max(120, len(victims) / rate * 3 + 60), interval=0.05)
+        lines = env.log.lines[DELETING]
+        times = sorted(benchlib.klog_time(l) for l in lines)
+        # The token bucket (rate r, burst 1) allows at most 1 + r * (t_j - t_i) deletions in
+        # [t_i, t_j]; check every window (with 10 ms of timestamp slack).
+        worst = 0.0
+        for i in range(len(times)):
+            for j in range(i, min(len(times), i + 200)):
+                allowed = 1 + rate * (times[j] - times[i] + 0.01)
+                worst = max(worst, (j - i + 1) / allowed)
+        case = "%d of %d nodes in a zone vanish, rate %g/s" % (len(victims), per_zone, rate)
+        expected = (len(victims) - 1) / rate
+        rows += [
+            row(s, case, "time until deleted", t_last - t0, "s",
+                bound=expected * 1.1 + 10, load=load,
+                note="the rate allows %.0f s; first deletion after %.1f s (two NOT_FOUND a "
+                "monitor period apart)" % (expected, times[0] - t0)),
+            row(s, case, "busiest window / allowed by rate + burst", worst, "ratio", 1.0,
+                load=load, note="%d deletions checked over every window" % len(times)),
+        ]
+        # Partial disruption: 60 % of zone 1 NotReady with their VMs gone. The zone has more
+        # than --large-cluster-size-threshold (50) nodes, so the secondary rate (0.01/s)
+        # applies: over 20 s at most 1 deletion (the burst) may happen.
+        z1 = _zone_nodes(names, 1)
+        part = z1[:int(len(z1) * 0.6) + 1]
+        env.log.skip_to_end()
+        env.cluster.set_ready(part, "False")
+        env.cluster.update_cloud(instances=[
+            {"name": n, "zone": ZONES[1], "type": "fake.medium", "state": "absent"}
+            for n in part])
+        time.sleep(20)
+        env.log.poll()
+        partial_deleted = env.log.count(DELETING)
+        rows.append(row(s, "zone of %d: %d NotReady and gone (partial disruption)" %
+                        (len(z1), len(part)), "deletions in 20 s", partial_deleted, "nodes",
+                        1 + 0.01 * 20, load=load,
+                        note="secondary rate 0.01/s + burst 1 allows %.1f" % (1 + 0.01 * 20)))
+        # Partition: every remaining node NotReady and every VM gone: nothing may be deleted.
+        rest = sorted(n["metadata"]["name"] for n in env.cluster.nodes())
+        env.log.skip_to_end()
+        env.cluster.set_ready(rest, "False")
+        env.cluster.update_cloud(instances=[
+            {"name": n, "zone": ZONES[int(n.rsplit("-", 1)[1]) % 3], "type": "fake.medium",
+             "state": "absent"} for n in rest])
+        time.sleep(15)
+        env.log.poll()
+        rows.append(row(s, "every zone fully disrupted (%d nodes NotReady and gone)" % len(rest),
+                        "deletions in 15 s", env.log.count(DELETING), "nodes", 0, load=load,
+                        note="a partition: nothing may be deleted"))
+    return rows
+
+
+# ---- 6. kubesim's own figures ------------------------------------------------------------------------
+
+def kubesim_bench(build_dir, seconds=10):
+    s = "6 kubesim"
+    out = os.path.join(build_dir, "bench-kubesim.json")
+    load = benchlib.load_average()
+    subprocess.run([os.path.join(build_dir, "test", "kubesim", "kubesim-bench"),
+                    "--kubesim=" + os.path.join(build_dir, "test", "kubesim", "kubesim"),
+                    "--seconds=%d" % seconds, "--clients=16", "--watchers=10",
+                    "--memory-nodes=5000", "--json-out=" + out],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(out) as f:
+        results = json.load(f)["results"]
+    rows = []
+    for r in results:
+        better = "lower" if r["unit"] == "MiB" else "higher"
+        rows.append(row(s, "kubesim-bench", r["scenario"], r["value"], r["unit"], better=better,
+                        note=r["details"], load=load))
+    return rows
