@@ -135,8 +135,9 @@ HttpResponse AdminApi::handleAdmin(const ApiRequest& r) {
   if (what == "authz" && parts.size() == 1 && (m == "GET" || m == "DELETE")) {
     AuthzRecorder* recorder = server_.authzRecorder();
     if (recorder == nullptr) {
-      return fail(400, "authorization decisions are not recorded: start kubesim with "
-                       "--record-authz");
+      return fail(400,
+                  "authorization decisions are not recorded: start kubesim with "
+                  "--record-authz");
     }
     if (m == "DELETE") {
       return ok(R"({"cleared":)" + std::to_string(recorder->clear()) + "}");

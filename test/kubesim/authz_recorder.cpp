@@ -19,7 +19,9 @@ void AuthzRecorder::record(const AuthorizationAttributes& a, std::string_view so
   appendJsonString(json, a.user.name);
   json += ",\"groups\":[";
   for (size_t i = 0; i < a.user.groups.size(); ++i) {
-    if (i) json += ',';
+    if (i != 0) {
+      json += ',';
+    }
     appendJsonString(json, a.user.groups[i]);
   }
   json += ']';
@@ -66,8 +68,12 @@ std::string AuthzRecorder::toJson(std::string_view user) const {
   std::string out = "{\"decisions\":[";
   bool first = true;
   for (const auto& e : entries_) {
-    if (!user.empty() && e.user != user) continue;
-    if (!first) out += ',';
+    if (!user.empty() && e.user != user) {
+      continue;
+    }
+    if (!first) {
+      out += ',';
+    }
     first = false;
     out += e.json_prefix;
     out += ",\"count\":" + std::to_string(e.count) + "}";

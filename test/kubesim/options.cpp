@@ -141,7 +141,7 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       return Status(Code::InvalidArgument, "unexpected argument " + arg);
     }
     static const std::set<std::string> kBool = {"provided-node-ip", "no-watch-list",
-                                                 "record-authz"};
+                                                "record-authz"};
     if (kBool.count(key)) {
       if (has_value && value != "true" && value != "false") {
         return Status(Code::InvalidArgument, "--" + key + " takes true or false");

@@ -117,7 +117,9 @@ bool PolicyRule::matches(const AuthorizationAttributes& a) const {
 std::string PolicyRule::toJson() const {
   std::string out = "{";
   auto add = [&](std::string_view name, const std::vector<std::string>& values) {
-    if (values.empty()) return;
+    if (values.empty()) {
+      return;
+    }
     out += (out.size() > 1 ? ",\"" : "\"") + std::string(name) + "\":[";
     for (size_t i = 0; i < values.size(); ++i) {
       out += (i ? "," : "") + jsonString(values[i]);

@@ -145,13 +145,15 @@ TEST_CASE("decisions name the binding, role and rule that allowed them") {
   CHECK((*d.rules)[1].toJson() ==
         R"({"verbs":["patch"],"apiGroups":[""],"resources":["nodes/status"]})");
 
-  d = authz.authorize(attrs(sa, {}, "update", "coordination.k8s.io", "leases", "kube-system", "ccm"));
+  d = authz.authorize(
+      attrs(sa, {}, "update", "coordination.k8s.io", "leases", "kube-system", "ccm"));
   REQUIRE(d.allowed);
   CHECK(d.binding == "RoleBinding/kube-system/le-b");
   CHECK(d.role == "Role/kube-system/le");
   CHECK(d.rule_index == 0);
-  CHECK((*d.rules)[0].toJson() ==
-        R"({"verbs":["get","update"],"apiGroups":["coordination.k8s.io"],"resources":["leases"],"resourceNames":["ccm"]})");
+  CHECK(
+      (*d.rules)[0].toJson() ==
+      R"({"verbs":["get","update"],"apiGroups":["coordination.k8s.io"],"resources":["leases"],"resourceNames":["ccm"]})");
 
   d = authz.authorize(attrs(sa, {}, "delete", "", "nodes", "", "n1"));
   CHECK_FALSE(d.allowed);
@@ -188,13 +190,15 @@ TEST_CASE("the recorder keeps each distinct decision once, with a count, per use
   nr.verb = "get";
   nr.path = "/metrics";
   authz.authorize(nr, "review");
-  CHECK(recorder.toJson() ==
-        R"({"decisions":[)"
-        R"({"user":"alice","groups":["g"],"source":"request","verb":"list","apiGroup":"","resource":"nodes","subresource":"","namespace":"","name":"","allowed":true,"binding":"ClusterRoleBinding/b","role":"ClusterRole/r","ruleIndex":0,"rule":{"verbs":["list"],"apiGroups":[""],"resources":["nodes"]},"count":2},)"
-        R"({"user":"alice","groups":["g"],"source":"request","verb":"delete","apiGroup":"","resource":"nodes","subresource":"","namespace":"","name":"n1","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1},)"
-        R"({"user":"bob","groups":[],"source":"review","verb":"get","nonResourceURL":"/metrics","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1}],"dropped":0})");
-  CHECK(recorder.toJson("bob") ==
-        R"({"decisions":[{"user":"bob","groups":[],"source":"review","verb":"get","nonResourceURL":"/metrics","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1}],"dropped":0})");
+  CHECK(
+      recorder.toJson() ==
+      R"({"decisions":[)"
+      R"({"user":"alice","groups":["g"],"source":"request","verb":"list","apiGroup":"","resource":"nodes","subresource":"","namespace":"","name":"","allowed":true,"binding":"ClusterRoleBinding/b","role":"ClusterRole/r","ruleIndex":0,"rule":{"verbs":["list"],"apiGroups":[""],"resources":["nodes"]},"count":2},)"
+      R"({"user":"alice","groups":["g"],"source":"request","verb":"delete","apiGroup":"","resource":"nodes","subresource":"","namespace":"","name":"n1","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1},)"
+      R"({"user":"bob","groups":[],"source":"review","verb":"get","nonResourceURL":"/metrics","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1}],"dropped":0})");
+  CHECK(
+      recorder.toJson("bob") ==
+      R"({"decisions":[{"user":"bob","groups":[],"source":"review","verb":"get","nonResourceURL":"/metrics","allowed":false,"binding":"","role":"","ruleIndex":-1,"rule":null,"count":1}],"dropped":0})");
   // Full: a new distinct decision is dropped, a known one still counts.
   authz.authorize(attrs("carol", {}, "get", "", "pods", "default", "p"));
   authz.authorize(attrs("alice", {"g"}, "list", "", "nodes"));
