@@ -108,6 +108,9 @@ class RenderTest(unittest.TestCase):
         sa = pod["serviceAccountName"]
         self.assertIn(("ServiceAccount", "kube-system", sa), names)
         self.assertTrue(pod["hostNetwork"])
+        # Names (the cloud's API) resolve through the node's resolver: cluster DNS may not
+        # run before nodes are initialised.
+        self.assertIn(pod.get("dnsPolicy", "ClusterFirst"), ("ClusterFirst", "Default"))
         self.assertEqual(pod["nodeSelector"], {"node-role.kubernetes.io/control-plane": ""})
         tolerated = {(t["key"], t.get("effect")) for t in pod["tolerations"]}
         self.assertIn((UNINITIALIZED, "NoSchedule"), tolerated)
@@ -188,6 +191,24 @@ class RenderTest(unittest.TestCase):
             sa = c.api.get("/api/v1/namespaces/kube-system/serviceaccounts/"
                            "cloud-controller-manager")
             self.assertEqual(sa["metadata"]["name"], "cloud-controller-manager")
+
+
+    def test_kubectl_accepts_what_kubesim_serves(self):
+        """kubectl create --dry-run=server (kubectl's client-side decoding, the server's
+        validation) of the RBAC and the example Secret; kubesim serves no apps/v1 or
+        policy/v1, so the workloads are checked above instead."""
+        from harness import Cluster
+        with Cluster() as c:
+            with tempfile.TemporaryDirectory() as cache:
+                base = [KUBECTL, "--kubeconfig=" + c.kubeconfig, "--cache-dir=" + cache,
+                        "create", "--dry-run=server", "-o", "name"]
+                out = run(base + ["-k", os.path.join(MANIFESTS, "rbac")]).stdout.split()
+                self.assertEqual(len(out), len([d for d in self.default
+                                                if d["apiVersion"].startswith("rbac.") or
+                                                d["kind"] == "ServiceAccount"]), out)
+                out = run(base + ["-f", os.path.join(MANIFESTS, "examples",
+                                                     "openstack-secret.yaml")]).stdout
+                self.assertEqual(out.strip(), "secret/cloud-config")
 
 
 class ExamplesTest(unittest.TestCase):
