@@ -10,10 +10,11 @@ cloud's HTTP APIs.
     server is gone from Nova is deleted after the host's confirmation, a Ready one is kept;
   - load balancers: a LoadBalancer Service gets a floating IP as ingress once Octavia has
     moved its load balancer through the provisioning states; listeners, pools, members and
-    monitors follow the Service and the nodes; a busy Octavia makes the host retry; deleting
-    the Service leaves nothing behind (or only the kept floating IP);
-  - routes: a route and an allowed address pair per node's pod CIDR on the configured router,
-    removed with the node;
+    monitors follow the Service's ports and the nodes; a busy Octavia makes the host retry; a
+    restarted host writes nothing; deleting the Service (or changing its type) leaves nothing
+    behind (or only the kept floating IP), with and without cascade delete;
+  - routes: a route, an ownership tag and an allowed address pair per node's pod CIDR (IPv4
+    and IPv6) on the configured router, removed with the node;
   - a bad cloud.conf stops the host with one error naming the section and key.
 
 Environment (set by meson): CCM_BUILD_DIR, CCM_SOURCE_DIR.
