@@ -110,6 +110,12 @@ static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_n
 #elif defined(BREAK_MALFORMED)
   addrs[0].type = s("Bogus");
   addrs[1].address = s("\xff\xfe not utf-8");
+#elif defined(BREAK_NO_METADATA)
+  /* Upstream's nil metadata: OK without an answer means "not yet". */
+  (void)node;
+  return CCM_STATUS_OK;
+#elif defined(BREAK_NO_PROVIDER_ID)
+  md.provider_id = s("");
 #endif
   g_services->emit_instance_metadata(g_host, call->call_id, 0, &md);
   return CCM_STATUS_OK;

@@ -7,6 +7,7 @@ are observable from outside, plus ccm's safety rules: only NOT_FOUND counts, con
 monitor period apart, per-zone deletion budgets, no deletions during a full partition; and
 restarts in the middle of initialisation."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.environ["CCM_SOURCE_DIR"], "test", "support"))
 from harness import (Cluster, ApiError, wait_for, is_initialized, labels, taint_keys,  # noqa: E402
-                     UNINITIALIZED, SHUTDOWN_TAINT)
+                     UNINITIALIZED, SHUTDOWN_TAINT, free_port, https_get)
 
 ZONES = ["zone-a", "zone-b", "zone-c"]
 
@@ -192,6 +193,48 @@ class CloudNodeControllerTest(unittest.TestCase):
                       in second.output()]
             self.assertEqual(redone, [])
             self.assertEqual(second.stop(), 0)
+
+
+    def test_providers_without_metadata_or_provider_id_keep_the_taint(self):
+        kit = os.path.join(os.environ["CCM_BUILD_DIR"], "test", "abi", "plugins")
+        with Cluster(nodes=1) as c:
+            cloud = c.fake_cloud()
+            # Upstream's nil metadata: no error, no retry storm, the node stays tainted.
+            quiet = c.start_ccm(cloud, provider="no-metadata", plugin_dir=kit)
+            wait_for(lambda: "Provider has no metadata for the node yet" in quiet.output(),
+                     "the skip logged")
+            self.assertNotIn("Error syncing node", quiet.output())
+            self.assertFalse(is_initialized(c.nodes()[0]))
+            self.assertEqual(quiet.stop(), 0)
+            # Metadata without a providerID on a node without one: an error, taint kept.
+            noid = c.start_ccm(cloud, provider="no-provider-id", plugin_dir=kit)
+            wait_for(lambda: "cloud provider does not set node provider ID" in noid.output(),
+                     "the missing providerID reported")
+            n = c.nodes()[0]
+            self.assertFalse(is_initialized(n))
+            self.assertNotIn("providerID", n["spec"])
+
+    def test_a_burst_of_joining_nodes_costs_few_provider_calls(self):
+        port = free_port()
+        with Cluster() as c:
+            cloud = c.fake_cloud(autoInstances={"zones": ZONES})
+            ccm = c.start_ccm(cloud, extra=["--secure-port=%d" % port,
+                                            "--bind-address=127.0.0.1",
+                                            "--authorization-always-allow-paths=/metrics"])
+            wait_for(lambda: "Started controller" in ccm.output(), "controllers running")
+            c.add_nodes(count=200)
+            wait_for(lambda: all_initialized(c, 200), "200 nodes initialised", timeout=120)
+            body = https_get("https://127.0.0.1:%d/metrics" % port)[1]
+            calls = re.findall(r'^ccm_provider_calls_total\{capability="([^"]+)",call="([^"]+)",'
+                               r'code="OK"\} (\d+)', body, re.M)
+            by_call = {(cap, call): int(n) for cap, call, n in calls}
+            batch = by_call.get(("ccm.instances.batch/1", "instance_metadata_batch"), 0)
+            single = by_call.get(("ccm.instances/1", "instance_metadata"), 0)
+            self.assertEqual(single, 0)
+            # One call per node would be 200; batching answers many nodes per call.
+            self.assertGreaterEqual(batch, 1)
+            self.assertLessEqual(batch, 100, "batch calls for 200 joining nodes")
+            print("200 joining nodes: %d batch metadata calls" % batch)
 
 
 class NodeLifecycleControllerTest(unittest.TestCase):
