@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "host/kube/curl_transfer.hpp"
+#include "host/kube/http_transport.hpp"
 #include "host/log/log.hpp"
 
 namespace ccm::kube {
@@ -243,6 +244,19 @@ Status RestClient::init() {
     connect_to_ = fmt::format("{}:{}:{}:{}", config_.tls_server_name, port, real_host, port);
   }
   initMetrics();
+  if (HttpTransport::usableFor(config_)) {
+    HttpTransport::Options o;
+    o.connect_timeout = connect_timeout_;
+    o.stall = std::chrono::seconds(kStallSeconds);
+    auto http = HttpTransport::create(config_, o);
+    if (http.ok()) {
+      http_ = std::move(http).value();
+    } else {
+      // libcurl reports the same problem at the first request.
+      ccm::log::warning("Using libcurl for every request",
+                        {{"reason", http.status().toString()}});
+    }
+  }
   share_ = curl_share_init();
   curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
@@ -508,43 +522,17 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     if (!cs.ok()) {
       return ApiStatus(0, Reason::Unauthorized, cs.message());
     }
-    auto t = acquire(creds);
-    if (!t) {
-      return ApiStatus::transport("cannot create a libcurl handle");
-    }
     Response response;
-    t->begin(&response.body, 0, false);
-    curl_slist* headers = nullptr;
-    prepare(*t, request, creds, &headers, false, {});
-    if (stop.stop_possible()) {
-      curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 0L);
-      curl_easy_setopt(t->easy, CURLOPT_XFERINFODATA, &stop);
-      curl_easy_setopt(
-          t->easy, CURLOPT_XFERINFOFUNCTION,
-          +[](void* p, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
-            return static_cast<std::stop_token*>(p)->stop_requested() ? 1 : 0;
-          });
-    } else {
-      curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 1L);
-    }
-    auto start = std::chrono::steady_clock::now();
-    CURLcode rc = curl_easy_perform(t->easy);
-    auto elapsed = std::chrono::steady_clock::now() - start;
-    curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, nullptr);
-    curl_slist_free_all(headers);
     long code = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code);
-    long retry_after = t->retry_after_seconds;
-    std::vector<std::string> warnings = std::move(t->warnings);
-    if (rc != CURLE_OK) {
-      ApiStatus err =
-          rc == CURLE_ABORTED_BY_CALLBACK ? ApiStatus::cancelled() : transportError(rc, *t);
-      destroy(std::move(t));  // connection state unknown
-      record(request.verb, "<error>", elapsed);
-      return err;
+    long retry_after = -1;
+    std::vector<std::string> warnings;
+    ApiStatus sent = http_ ? sendHttp(request, creds, stop, &response, &code, &retry_after,
+                                      &warnings)
+                           : sendCurl(request, creds, stop, &response, &code, &retry_after,
+                                      &warnings);
+    if (!sent.ok()) {
+      return sent;
     }
-    release(std::move(t));
-    record(request.verb, std::to_string(code), elapsed);
     logWarnings(warnings);
     if (code >= 200 && code < 300) {
       response.code = static_cast<int>(code);
@@ -571,6 +559,94 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     return ApiStatus::fromResponse(static_cast<int>(code), response.body,
                                    std::chrono::seconds(std::max(retry_after, 0L)));
   }
+}
+
+ApiStatus RestClient::sendCurl(const Request& request, const Credentials::Current& creds,
+                               std::stop_token stop, Response* response, long* code,
+                               long* retry_after, std::vector<std::string>* warnings) {
+  auto t = acquire(creds);
+  if (!t) {
+    return ApiStatus::transport("cannot create a libcurl handle");
+  }
+  t->begin(&response->body, 0, false);
+  curl_slist* headers = nullptr;
+  prepare(*t, request, creds, &headers, false, {});
+  if (stop.stop_possible()) {
+    curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(t->easy, CURLOPT_XFERINFODATA, &stop);
+    curl_easy_setopt(
+        t->easy, CURLOPT_XFERINFOFUNCTION,
+        +[](void* p, curl_off_t, curl_off_t, curl_off_t, curl_off_t) -> int {
+          return static_cast<std::stop_token*>(p)->stop_requested() ? 1 : 0;
+        });
+  } else {
+    curl_easy_setopt(t->easy, CURLOPT_NOPROGRESS, 1L);
+  }
+  auto start = std::chrono::steady_clock::now();
+  CURLcode rc = curl_easy_perform(t->easy);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  curl_easy_setopt(t->easy, CURLOPT_HTTPHEADER, nullptr);
+  curl_slist_free_all(headers);
+  curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, code);
+  *retry_after = t->retry_after_seconds;
+  *warnings = std::move(t->warnings);
+  if (rc != CURLE_OK) {
+    ApiStatus err =
+        rc == CURLE_ABORTED_BY_CALLBACK ? ApiStatus::cancelled() : transportError(rc, *t);
+    destroy(std::move(t));  // connection state unknown
+    record(request.verb, "<error>", elapsed);
+    return err;
+  }
+  release(std::move(t));
+  record(request.verb, std::to_string(*code), elapsed);
+  return ApiStatus();
+}
+
+ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Current& creds,
+                               std::stop_token stop, Response* response, long* code,
+                               long* retry_after, std::vector<std::string>* warnings) {
+  bool has_body = !request.body.empty() || request.verb == Verb::Post ||
+                  request.verb == Verb::Put || request.verb == Verb::Patch;
+  std::vector<std::string> headers;
+  headers.reserve(6 + config_.impersonate_groups.size());
+  headers.emplace_back("User-Agent: " + user_agent_);
+  headers.emplace_back("Accept: application/json, */*");
+  if (has_body) {
+    headers.emplace_back(fmt::format("Content-Type: {}", request.content_type));
+  }
+  if (!creds.authorization.empty()) {
+    headers.emplace_back("Authorization: " + creds.authorization);
+  }
+  if (!config_.impersonate_user.empty()) {
+    headers.emplace_back("Impersonate-User: " + config_.impersonate_user);
+    for (const auto& g : config_.impersonate_groups) {
+      headers.emplace_back("Impersonate-Group: " + g);
+    }
+  }
+  HttpTransport::Request r;
+  r.method = verbName(request.verb);
+  r.target = request.path;
+  r.headers = &headers;
+  r.body = request.body;
+  r.send_body = has_body;
+  r.discard_success_body = !request.want_body;
+  r.timeout = request.timeout.count() > 0 ? request.timeout : timeout_;
+  HttpTransport::Response answer;
+  auto start = std::chrono::steady_clock::now();
+  Status st = http_->perform(r, creds, stop, &answer, &response->body);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  if (!st.ok()) {
+    record(request.verb, "<error>", elapsed);
+    if (st.code() == Code::Cancelled) {
+      return ApiStatus::cancelled();
+    }
+    return ApiStatus(0, Reason::Transport, st.message());
+  }
+  *code = answer.code;
+  *retry_after = answer.retry_after_seconds;
+  *warnings = std::move(answer.warnings);
+  record(request.verb, std::to_string(*code), elapsed);
+  return ApiStatus();
 }
 
 ApiResult<std::unique_ptr<ResponseStream>> RestClient::stream(const Request& request,

@@ -1,6 +1,8 @@
 // RestClient: HTTP(S) to the Kubernetes API server over libcurl.
-//  - Connection reuse: a pool of easy handles, each keeping its connection alive; HTTP/2 is
-//    negotiated by ALPN where the server offers it; DNS and TLS sessions are shared.
+//  - Single requests go through HttpTransport (HTTP/1.1 over kept-alive connections, blocking
+//    I/O) unless a proxy applies; streamed responses (watches, lists) and proxied requests use
+//    libcurl: a pool of easy handles, each keeping its connection alive; HTTP/2 is negotiated
+//    by ALPN where the server offers it; DNS and TLS sessions are shared.
 //  - TLS verification is always on unless the configuration says insecure-skip-tls-verify;
 //    tls-server-name is honoured (SNI and certificate name); client certificates and bearer
 //    tokens come from Credentials (token file rotation, exec plugins, re-auth after 401).
@@ -38,6 +40,7 @@ namespace ccm::kube {
 namespace detail {
 struct CurlTransfer;
 }
+class HttpTransport;
 
 enum class Verb : uint8_t { Get, Post, Put, Patch, Delete };
 std::string_view verbName(Verb verb);
@@ -101,6 +104,14 @@ class RestClient {
   // Per-request options; `headers` receives the list to free after the transfer.
   void prepare(detail::CurlTransfer& t, const Request& request, const Credentials::Current& creds,
                struct curl_slist** headers, bool streaming, std::chrono::milliseconds max_duration);
+  // One attempt of a non-streaming request through libcurl / HttpTransport: the answer's
+  // code, body, Retry-After and warnings, or a transport failure (recorded in the metrics).
+  ApiStatus sendCurl(const Request& request, const Credentials::Current& creds,
+                     std::stop_token stop, Response* response, long* code, long* retry_after,
+                     std::vector<std::string>* warnings);
+  ApiStatus sendHttp(const Request& request, const Credentials::Current& creds,
+                     std::stop_token stop, Response* response, long* code, long* retry_after,
+                     std::vector<std::string>* warnings);
   // Waits for a rate-limiter token (records the metric); false when stopped.
   bool throttle(Verb verb, std::stop_token stop);
   void record(Verb verb, const std::string& code, std::chrono::steady_clock::duration d);
@@ -118,6 +129,9 @@ class RestClient {
   std::string url_base_;    // server URL, with the host replaced by tls-server-name if set
   std::string connect_to_;  // CURLOPT_CONNECT_TO entry for tls-server-name ("" = none)
   std::string host_label_;  // "host:port" for metrics
+  // Non-streaming requests go through this lean transport when no proxy applies (null:
+  // libcurl for everything).
+  std::unique_ptr<HttpTransport> http_;
   std::unique_ptr<Metrics> metrics_;
 
   CURLSH* share_ = nullptr;

@@ -1,0 +1,423 @@
+// Unit tests of HttpTransport against a scripted plain-HTTP server: body framings (length,
+// chunked with extensions and trailers, end of connection), interim 1xx answers, keep-alive
+// and Connection: close, a kept-alive connection closed by the server (sent again once, on a
+// fresh connection), headers (Retry-After, Warning), discarded success bodies, timeouts and
+// cancellation, and when the transport stands aside for a proxy. TLS is covered by the
+// kubesim tests (tokens, client certificates, verification, tls-server-name).
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/kube/http_transport.hpp"
+
+namespace ccm::kube {
+namespace {
+
+// One request as the server saw it.
+struct Seen {
+  std::string head;
+  std::string body;
+  int connection = 0;  // which accepted connection (1, 2, ...)
+};
+
+// What the server does with a request.
+struct Answer {
+  std::string bytes;          // written as is
+  bool close_after = false;   // then close the connection
+  bool hang = false;          // write nothing, keep the connection open until the test ends
+};
+
+class ScriptedServer {
+ public:
+  using Script = std::function<Answer(const Seen&, int index)>;
+
+  explicit ScriptedServer(Script script) : script_(std::move(script)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd_, 16) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { acceptLoop(); });
+  }
+  ~ScriptedServer() {
+    stopping_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    acceptor_.join();
+    {
+      std::lock_guard lock(mu_);
+      for (int c : open_) {
+        ::shutdown(c, SHUT_RDWR);
+      }
+    }
+    for (auto& t : conns_) {
+      t.join();
+    }
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<Seen> seen() const {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+  int connections() const { return accepted_.load(); }
+
+ private:
+  void acceptLoop() {
+    while (!stopping_) {
+      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) {
+        return;
+      }
+      int id = ++accepted_;
+      std::lock_guard lock(mu_);
+      open_.push_back(c);
+      conns_.emplace_back([this, c, id] { serve(c, id); });
+    }
+  }
+
+  void serve(int c, int id) {
+    std::string buf;
+    char tmp[4096];
+    while (true) {
+      size_t end;
+      while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
+        ssize_t n = ::recv(c, tmp, sizeof tmp, 0);
+        if (n <= 0) {
+          ::close(c);
+          return;
+        }
+        buf.append(tmp, static_cast<size_t>(n));
+      }
+      Seen s;
+      s.head = buf.substr(0, end + 4);
+      s.connection = id;
+      buf.erase(0, end + 4);
+      size_t cl = s.head.find("Content-Length: ");
+      size_t want = cl == std::string::npos ? 0 : std::stoul(s.head.substr(cl + 16));
+      while (buf.size() < want) {
+        ssize_t n = ::recv(c, tmp, sizeof tmp, 0);
+        if (n <= 0) {
+          ::close(c);
+          return;
+        }
+        buf.append(tmp, static_cast<size_t>(n));
+      }
+      s.body = buf.substr(0, want);
+      buf.erase(0, want);
+      int index;
+      {
+        std::lock_guard lock(mu_);
+        seen_.push_back(s);
+        index = static_cast<int>(seen_.size()) - 1;
+      }
+      Answer a = script_(s, index);
+      if (a.hang) {
+        while (::recv(c, tmp, sizeof tmp, 0) > 0) {
+        }
+        ::close(c);
+        return;
+      }
+      ::send(c, a.bytes.data(), a.bytes.size(), MSG_NOSIGNAL);
+      if (a.close_after) {
+        ::shutdown(c, SHUT_WR);
+        while (::recv(c, tmp, sizeof tmp, 0) > 0) {
+        }
+        ::close(c);
+        return;
+      }
+    }
+  }
+
+  Script script_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::thread acceptor_;
+  mutable std::mutex mu_;
+  std::vector<Seen> seen_;           // guarded by mu_
+  std::vector<int> open_;            // guarded by mu_
+  std::vector<std::thread> conns_;  // guarded by mu_ (joined at destruction)
+};
+
+std::string ok(const std::string& body, const std::string& extra = "") {
+  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + extra +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+std::unique_ptr<HttpTransport> transport(const std::string& url,
+                                         std::chrono::milliseconds stall = std::chrono::seconds(30)) {
+  RestConfig c;
+  c.server = url;
+  HttpTransport::Options o;
+  o.stall = stall;
+  auto t = HttpTransport::create(c, o);
+  REQUIRE(t.ok());
+  return std::move(t).value();
+}
+
+struct Result {
+  Status status;
+  HttpTransport::Response response;
+  std::string body;
+};
+
+Result run(HttpTransport& t, std::string_view method, std::string_view target,
+           std::string_view body = {}, std::stop_token stop = {},
+           std::chrono::milliseconds timeout = {}, bool discard = false) {
+  std::vector<std::string> headers = {"Accept: application/json", "User-Agent: test"};
+  HttpTransport::Request r;
+  r.method = method;
+  r.target = target;
+  r.headers = &headers;
+  r.body = body;
+  r.send_body = !body.empty() || method == "PATCH" || method == "POST";
+  r.timeout = timeout;
+  r.discard_success_body = discard;
+  Result out;
+  out.status = t.perform(r, Credentials::Current{}, stop, &out.response, &out.body);
+  return out;
+}
+
+TEST_CASE("a request is one write with Host, headers and Content-Length; connections are kept") {
+  ScriptedServer s([](const Seen&, int i) { return Answer{ok("{\"n\":" + std::to_string(i) + "}")}; });
+  auto t = transport(s.url());
+  for (int i = 0; i < 3; ++i) {
+    auto r = run(*t, "PATCH", "/api/v1/nodes/n1", "{\"a\":1}");
+    REQUIRE(r.status.ok());
+    CHECK(r.response.code == 200);
+    CHECK(r.body == "{\"n\":" + std::to_string(i) + "}");
+  }
+  auto seen = s.seen();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].head.rfind("PATCH /api/v1/nodes/n1 HTTP/1.1\r\nHost: 127.0.0.1:", 0) == 0);
+  CHECK(seen[0].head.find("\r\nAccept: application/json\r\n") != std::string::npos);
+  CHECK(seen[0].head.find("\r\nContent-Length: 7\r\n") != std::string::npos);
+  CHECK(seen[0].body == "{\"a\":1}");
+  CHECK(s.connections() == 1);
+  CHECK(t->connectionsOpened() == 1);
+  // A GET without a body sends no Content-Length.
+  auto g = run(*t, "GET", "/api/v1/nodes");
+  REQUIRE(g.status.ok());
+  CHECK(s.seen().back().head.find("Content-Length") == std::string::npos);
+}
+
+TEST_CASE("chunked bodies (extensions, trailers), end-of-connection bodies and 1xx answers") {
+  ScriptedServer s([](const Seen& seen, int) {
+    if (seen.head.find("/chunked") != std::string::npos) {
+      return Answer{
+          "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+          "5;ext=1\r\nhello\r\n1\r\n \r\n6\r\nworld!\r\n0\r\nX-Trailer: t\r\n\r\n"};
+    }
+    if (seen.head.find("/eof") != std::string::npos) {
+      return Answer{"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end", true};
+    }
+    if (seen.head.find("/continue") != std::string::npos) {
+      return Answer{"HTTP/1.1 100 Continue\r\n\r\n" + ok("after interim")};
+    }
+    return Answer{"HTTP/1.1 204 No Content\r\n\r\n"};
+  });
+  auto t = transport(s.url());
+  auto c = run(*t, "GET", "/chunked");
+  REQUIRE(c.status.ok());
+  CHECK(c.body == "hello world!");
+  auto e = run(*t, "GET", "/eof");
+  REQUIRE(e.status.ok());
+  CHECK(e.body == "until the end");
+  auto i = run(*t, "POST", "/continue", "{}");
+  REQUIRE(i.status.ok());
+  CHECK(i.response.code == 200);
+  CHECK(i.body == "after interim");
+  auto n = run(*t, "DELETE", "/nothing");
+  REQUIRE(n.status.ok());
+  CHECK(n.response.code == 204);
+  CHECK(n.body.empty());
+  // The end-of-connection answer closed its connection: one more was made after it.
+  CHECK(s.connections() == 2);
+}
+
+TEST_CASE("Retry-After and Warning headers are read; error bodies are kept") {
+  ScriptedServer s([](const Seen&, int) {
+    std::string body = "{\"kind\":\"Status\",\"code\":429}";
+    return Answer{"HTTP/1.1 429 Too Many Requests\r\nretry-after: 3\r\n"
+                  "Warning: 299 - \"deprecated thing\"\r\nContent-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body};
+  });
+  auto t = transport(s.url());
+  auto r = run(*t, "PATCH", "/x", "{}", {}, {}, /*discard=*/true);
+  REQUIRE(r.status.ok());
+  CHECK(r.response.code == 429);
+  CHECK(r.response.retry_after_seconds == 3);
+  REQUIRE(r.response.warnings.size() == 1);
+  CHECK(r.response.warnings[0] == "deprecated thing");
+  CHECK(r.body.find("Status") != std::string::npos);  // kept: not a success
+}
+
+TEST_CASE("a success body can be read and discarded; the connection stays usable") {
+  ScriptedServer s([](const Seen&, int) { return Answer{ok(std::string(100000, 'x'))}; });
+  auto t = transport(s.url());
+  auto r = run(*t, "PATCH", "/x", "{}", {}, {}, /*discard=*/true);
+  REQUIRE(r.status.ok());
+  CHECK(r.response.code == 200);
+  CHECK(r.body.empty());
+  auto again = run(*t, "GET", "/x");
+  REQUIRE(again.status.ok());
+  CHECK(again.body.size() == 100000);
+  CHECK(s.connections() == 1);
+}
+
+TEST_CASE("Connection: close is honoured") {
+  ScriptedServer s([](const Seen&, int) {
+    return Answer{"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true};
+  });
+  auto t = transport(s.url());
+  for (int i = 0; i < 3; ++i) {
+    auto r = run(*t, "GET", "/x");
+    REQUIRE(r.status.ok());
+    CHECK(r.body == "ok");
+  }
+  CHECK(s.connections() == 3);
+}
+
+TEST_CASE("a kept-alive connection the server closed while idle is not used") {
+  // The server answers and then closes every connection without saying so.
+  ScriptedServer s([](const Seen&, int i) {
+    return Answer{ok(std::to_string(i)), /*close_after=*/true};
+  });
+  auto t = transport(s.url());
+  for (int i = 0; i < 4; ++i) {
+    auto r = run(*t, "POST", "/events", "{\"e\":" + std::to_string(i) + "}");
+    REQUIRE(r.status.ok());
+    CHECK(r.body == std::to_string(i));
+  }
+  auto seen = s.seen();
+  REQUIRE(seen.size() == 4);  // never twice
+  for (int i = 0; i < 4; ++i) {
+    CHECK(seen[static_cast<size_t>(i)].body == "{\"e\":" + std::to_string(i) + "}");
+  }
+}
+
+TEST_CASE("a request the server drops unanswered on a reused connection is sent again, once") {
+  // The second request on every connection is dropped without an answer (a server closing an
+  // idle connection just as the client reuses it).
+  std::mutex mu;
+  std::map<int, int> per_connection;
+  ScriptedServer s([&](const Seen& seen, int i) {
+    std::lock_guard lock(mu);
+    if (++per_connection[seen.connection] == 2) {
+      return Answer{"", /*close_after=*/true};
+    }
+    return Answer{ok(std::to_string(i))};
+  });
+  auto t = transport(s.url());
+  REQUIRE(run(*t, "POST", "/events", "{\"e\":0}").status.ok());
+  auto r = run(*t, "POST", "/events", "{\"e\":1}");
+  REQUIRE(r.status.ok());
+  auto seen = s.seen();
+  REQUIRE(seen.size() == 3);  // e=1 reached the old connection (dropped) and a fresh one
+  CHECK(seen[1].body == "{\"e\":1}");
+  CHECK(seen[2].body == "{\"e\":1}");
+  CHECK(seen[1].connection != seen[2].connection);
+  // A fresh connection is never retried: the drop is an error.
+  ScriptedServer always([](const Seen&, int) { return Answer{"", true}; });
+  auto t2 = transport(always.url());
+  CHECK(run(*t2, "POST", "/events", "{}").status.code() == Code::Unavailable);
+  CHECK(always.seen().size() == 1);
+}
+
+TEST_CASE("a server that never answers: the request timeout, the stall timeout, cancellation") {
+  ScriptedServer s([](const Seen&, int) { return Answer{"", false, true}; });
+  SUBCASE("request timeout") {
+    auto t = transport(s.url());
+    auto r = run(*t, "GET", "/slow", {}, {}, std::chrono::milliseconds(200));
+    CHECK(r.status.code() == Code::DeadlineExceeded);
+  }
+  SUBCASE("stall") {
+    auto t = transport(s.url(), std::chrono::milliseconds(200));
+    auto r = run(*t, "GET", "/slow");
+    CHECK(r.status.code() == Code::DeadlineExceeded);
+  }
+  SUBCASE("stop token") {
+    auto t = transport(s.url());
+    std::stop_source src;
+    std::thread stopper([&] {
+      while (s.seen().empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      src.request_stop();
+    });
+    auto r = run(*t, "GET", "/slow", {}, src.get_token());
+    stopper.join();
+    CHECK(r.status.code() == Code::Cancelled);
+  }
+}
+
+TEST_CASE("a refused connection and a broken answer are Unavailable") {
+  int port = 0;
+  {
+    ScriptedServer gone([](const Seen&, int) { return Answer{ok("")}; });
+    port = std::stoi(gone.url().substr(gone.url().rfind(':') + 1));
+  }
+  auto t = transport("http://127.0.0.1:" + std::to_string(port));
+  CHECK(run(*t, "GET", "/x").status.code() == Code::Unavailable);
+  ScriptedServer bad([](const Seen&, int) { return Answer{"garbage\r\n\r\n", true}; });
+  auto t2 = transport(bad.url());
+  CHECK(run(*t2, "GET", "/x").status.code() == Code::Unavailable);
+  ScriptedServer cut([](const Seen&, int) {
+    return Answer{"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", true};
+  });
+  auto t3 = transport(cut.url());
+  CHECK(run(*t3, "GET", "/x").status.code() == Code::Unavailable);
+}
+
+TEST_CASE("a server path prefix is kept") {
+  ScriptedServer s([](const Seen&, int) { return Answer{ok("{}")}; });
+  auto t = transport(s.url() + "/prefix/");
+  REQUIRE(run(*t, "GET", "/api/v1/nodes").status.ok());
+  CHECK(s.seen()[0].head.rfind("GET /prefix/api/v1/nodes HTTP/1.1\r\n", 0) == 0);
+}
+
+TEST_CASE("the transport stands aside when a proxy applies") {
+  RestConfig c;
+  c.server = "https://example.invalid:6443";
+  const char* saved = std::getenv("HTTPS_PROXY");
+  std::string keep = saved != nullptr ? saved : "";
+  ::unsetenv("HTTPS_PROXY");
+  ::unsetenv("https_proxy");
+  bool env_clean = std::getenv("http_proxy") == nullptr && std::getenv("HTTP_PROXY") == nullptr &&
+                   std::getenv("all_proxy") == nullptr && std::getenv("ALL_PROXY") == nullptr;
+  if (env_clean) {
+    CHECK(HttpTransport::usableFor(c));
+  }
+  c.proxy_url = "http://proxy:3128";
+  CHECK_FALSE(HttpTransport::usableFor(c));
+  c.proxy_url.clear();
+  ::setenv("HTTPS_PROXY", "http://proxy:3128", 1);
+  CHECK_FALSE(HttpTransport::usableFor(c));
+  if (saved != nullptr) {
+    ::setenv("HTTPS_PROXY", keep.c_str(), 1);
+  } else {
+    ::unsetenv("HTTPS_PROXY");
+  }
+}
+
+}  // namespace
+}  // namespace ccm::kube
