@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -58,9 +58,12 @@ bool icontainsToken(std::string_view value, std::string_view token) {
   size_t i = 0;
   while (i <= value.size()) {
     size_t comma = value.find(',', i);
-    std::string_view part = value.substr(i, comma == std::string_view::npos ? value.npos : comma - i);
-    while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
-    while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+    std::string_view part =
+        value.substr(i, comma == std::string_view::npos ? value.npos : comma - i);
+    while (!part.empty() && (part.front() == ' ' || part.front() == '\t'))
+      part.remove_prefix(1);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t'))
+      part.remove_suffix(1);
     if (iequals(part, token)) {
       return true;
     }
@@ -73,8 +76,10 @@ bool icontainsToken(std::string_view value, std::string_view token) {
 }
 
 std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+    v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+    v.remove_suffix(1);
   return v;
 }
 
@@ -176,7 +181,7 @@ struct HttpTransport::ClientCert {
   uint64_t generation = 0;
   X509* cert = nullptr;
   EVP_PKEY* key = nullptr;
-  STACK_OF(X509)* chain = nullptr;
+  STACK_OF(X509) * chain = nullptr;
 
   ~ClientCert() {
     X509_free(cert);
@@ -379,7 +384,8 @@ class HttpTransport::Conn {
       return;
     }
     std::string detail = sslErrors();
-    error_ = fmt::format("{}: TLS error {}{}{}", what, ssl_error, detail.empty() ? "" : ": ", detail);
+    error_ =
+        fmt::format("{}: TLS error {}{}{}", what, ssl_error, detail.empty() ? "" : ": ", detail);
   }
 
   int fd_ = -1;
@@ -401,8 +407,8 @@ bool HttpTransport::usableFor(const RestConfig& config) {
   if (!config.proxy_url.empty()) {
     return false;
   }
-  for (const char* v : {"https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy",
-                        "ALL_PROXY"}) {
+  for (const char* v :
+       {"https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"}) {
     if (envSet(v)) {
       return false;
     }
@@ -574,8 +580,8 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
     }
     int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
     if (rc != 0 && errno == EINPROGRESS) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline -
-                                                                        Clock_::now());
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline - Clock_::now());
       pollfd p{fd, POLLOUT, 0};
       int pr = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
       if (pr == 1) {
@@ -598,8 +604,8 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
   }
   freeaddrinfo(res);
   if (fd < 0) {
-    return Status(Code::Unavailable, fmt::format("cannot connect to {}:{}: {}", connect_host_,
-                                                 port_, last_error));
+    return Status(Code::Unavailable,
+                  fmt::format("cannot connect to {}:{}: {}", connect_host_, port_, last_error));
   }
   int flags = ::fcntl(fd, F_GETFL, 0);
   ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -652,8 +658,8 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
       SSL_add1_chain_cert(ssl, sk_X509_value(cert->chain, i));
     }
   }
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline -
-                                                                    Clock_::now());
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline - Clock_::now());
   conn->setReceiveTimeout(std::max(left, std::chrono::milliseconds(1)));
   int r = SSL_connect(ssl);
   if (r != 1) {
@@ -661,8 +667,8 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
     long verify = SSL_get_verify_result(ssl);
     std::string detail = sslErrors();
     if (verify != X509_V_OK) {
-      detail = fmt::format("certificate verification failed: {}",
-                           X509_verify_cert_error_string(verify));
+      detail =
+          fmt::format("certificate verification failed: {}", X509_verify_cert_error_string(verify));
     } else if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
       return Status(Code::DeadlineExceeded,
                     fmt::format("TLS handshake with {}:{} timed out", connect_host_, port_));
@@ -881,8 +887,8 @@ Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_tok
       size_t semi = size_line.find(';');
       size_line = trim(size_line.substr(0, semi));
       uint64_t size = 0;
-      auto [ptr, ec] = std::from_chars(size_line.data(), size_line.data() + size_line.size(),
-                                       size, 16);
+      auto [ptr, ec] =
+          std::from_chars(size_line.data(), size_line.data() + size_line.size(), size, 16);
       if (ec != std::errc() || ptr != size_line.data() + size_line.size()) {
         return Status(Code::Unavailable, "malformed chunk size from the server");
       }

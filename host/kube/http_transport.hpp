@@ -53,14 +53,14 @@ class HttpTransport {
     // Content-Length are added.
     const std::vector<std::string>* headers = nullptr;
     std::string_view body;
-    bool send_body = false;  // a Content-Length (possibly 0) and the body are sent
-    bool discard_success_body = false;  // a 2xx answer's body is read but not kept
+    bool send_body = false;                // a Content-Length (possibly 0) and the body are sent
+    bool discard_success_body = false;     // a 2xx answer's body is read but not kept
     std::chrono::milliseconds timeout{0};  // whole request; 0 = none
   };
 
   struct Response {
     int code = 0;
-    long retry_after_seconds = -1;  // numeric Retry-After, else -1
+    long retry_after_seconds = -1;      // numeric Retry-After, else -1
     std::vector<std::string> warnings;  // Warning header texts ("299 - \"text\"" -> text)
   };
 
@@ -69,8 +69,7 @@ class HttpTransport {
   static bool usableFor(const RestConfig& config);
 
   // Fails on an unusable CA bundle or server URL.
-  static StatusOr<std::unique_ptr<HttpTransport>> create(const RestConfig& config,
-                                                         Options options);
+  static StatusOr<std::unique_ptr<HttpTransport>> create(const RestConfig& config, Options options);
   ~HttpTransport();
   HttpTransport(const HttpTransport&) = delete;
   HttpTransport& operator=(const HttpTransport&) = delete;
@@ -79,8 +78,8 @@ class HttpTransport {
   // body is appended to `body` (nullptr: read and discarded). Transport failures are a Status:
   // Cancelled (stop requested), DeadlineExceeded (timeout or stall), Unavailable (anything
   // else: connection refused or reset, TLS or protocol errors).
-  Status perform(const Request& request, const Credentials::Current& creds,
-                 std::stop_token stop, Response* response, std::string* body);
+  Status perform(const Request& request, const Credentials::Current& creds, std::stop_token stop,
+                 Response* response, std::string* body);
 
   // Connections made so far (for tests).
   uint64_t connectionsOpened() const;
@@ -106,9 +105,9 @@ class HttpTransport {
   bool tls_ = true;
   std::string connect_host_;  // where the socket connects
   std::string port_;
-  std::string tls_name_;      // SNI and certificate name
-  std::string host_header_;   // "host:port"
-  std::string path_prefix_;   // the server URL's path ("" or "/prefix")
+  std::string tls_name_;     // SNI and certificate name
+  std::string host_header_;  // "host:port"
+  std::string path_prefix_;  // the server URL's path ("" or "/prefix")
   SSL_CTX* ctx_ = nullptr;
 
   std::mutex mu_;

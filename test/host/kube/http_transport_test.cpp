@@ -4,6 +4,8 @@
 // fresh connection), headers (Retry-After, Warning), discarded success bodies, timeouts and
 // cancellation, and when the transport stands aside for a proxy. TLS is covered by the
 // kubesim tests (tokens, client certificates, verification, tls-server-name).
+#include "host/kube/http_transport.hpp"
+
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
@@ -19,8 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include "host/kube/http_transport.hpp"
-
 namespace ccm::kube {
 namespace {
 
@@ -33,9 +33,9 @@ struct Seen {
 
 // What the server does with a request.
 struct Answer {
-  std::string bytes;          // written as is
-  bool close_after = false;   // then close the connection
-  bool hang = false;          // write nothing, keep the connection open until the test ends
+  std::string bytes;         // written as is
+  bool close_after = false;  // then close the connection
+  bool hang = false;         // write nothing, keep the connection open until the test ends
 };
 
 class ScriptedServer {
@@ -153,8 +153,8 @@ class ScriptedServer {
   std::atomic<int> accepted_{0};
   std::thread acceptor_;
   mutable std::mutex mu_;
-  std::vector<Seen> seen_;           // guarded by mu_
-  std::vector<int> open_;            // guarded by mu_
+  std::vector<Seen> seen_;          // guarded by mu_
+  std::vector<int> open_;           // guarded by mu_
   std::vector<std::thread> conns_;  // guarded by mu_ (joined at destruction)
 };
 
@@ -163,8 +163,8 @@ std::string ok(const std::string& body, const std::string& extra = "") {
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-std::unique_ptr<HttpTransport> transport(const std::string& url,
-                                         std::chrono::milliseconds stall = std::chrono::seconds(30)) {
+std::unique_ptr<HttpTransport> transport(
+    const std::string& url, std::chrono::milliseconds stall = std::chrono::seconds(30)) {
   RestConfig c;
   c.server = url;
   HttpTransport::Options o;
@@ -198,7 +198,8 @@ Result run(HttpTransport& t, std::string_view method, std::string_view target,
 }
 
 TEST_CASE("a request is one write with Host, headers and Content-Length; connections are kept") {
-  ScriptedServer s([](const Seen&, int i) { return Answer{ok("{\"n\":" + std::to_string(i) + "}")}; });
+  ScriptedServer s(
+      [](const Seen&, int i) { return Answer{ok("{\"n\":" + std::to_string(i) + "}")}; });
   auto t = transport(s.url());
   for (int i = 0; i < 3; ++i) {
     auto r = run(*t, "PATCH", "/api/v1/nodes/n1", "{\"a\":1}");
@@ -257,9 +258,10 @@ TEST_CASE("chunked bodies (extensions, trailers), end-of-connection bodies and 1
 TEST_CASE("Retry-After and Warning headers are read; error bodies are kept") {
   ScriptedServer s([](const Seen&, int) {
     std::string body = "{\"kind\":\"Status\",\"code\":429}";
-    return Answer{"HTTP/1.1 429 Too Many Requests\r\nretry-after: 3\r\n"
-                  "Warning: 299 - \"deprecated thing\"\r\nContent-Length: " +
-                  std::to_string(body.size()) + "\r\n\r\n" + body};
+    return Answer{
+        "HTTP/1.1 429 Too Many Requests\r\nretry-after: 3\r\n"
+        "Warning: 299 - \"deprecated thing\"\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body};
   });
   auto t = transport(s.url());
   auto r = run(*t, "PATCH", "/x", "{}", {}, {}, /*discard=*/true);
