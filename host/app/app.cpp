@@ -13,6 +13,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <stop_token>
 #include <thread>
 
 #include "ccm/provider_abi.h"
@@ -159,6 +160,9 @@ leader::LeaderElectionOptions electionOptions(const options::Options& o) {
 
 // Runs the controllers until stop, without leader election.
 int runUnelected(ControllerManager& manager, std::stop_source& stop) {
+  // A signal while start() still waits (caches that never sync because the API server cannot
+  // be reached or trusted) must end the wait too.
+  std::stop_callback on_signal(stop.get_token(), [&manager] { manager.stop(); });
   Status s = manager.start();
   if (!s.ok() && s.code() != Code::Cancelled) {
     log::error("Cannot start the controllers", {{"err", s.message()}});
@@ -215,6 +219,28 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
        .on_new_leader =
            [](const std::string& id) { log::info("New leader elected", {{"identity", id}}); }},
       Clock::real(), events.recorder("cloud-controller-manager"));
+  // Fencing: no controller writes unless this process leads and is sure it still does (the
+  // Lease itself and Events are exempt). The guard outlives the elector (the event sender may
+  // still write after this function returns), so it reaches it through `fence`.
+  struct Fence {
+    std::mutex mu;
+    const leader::LeaderElector* elector = nullptr;  // guarded by mu; null once it is gone
+  };
+  auto fence = std::make_shared<Fence>();
+  fence->elector = &elector;
+  client.rest().setWriteGuard([fence](const kube::Request& r) -> kube::ApiStatus {
+    if (r.path.find("/leases") != std::string::npos ||
+        r.path.find("/events") != std::string::npos) {
+      return kube::ApiStatus();
+    }
+    std::lock_guard l(fence->mu);
+    if (fence->elector != nullptr && fence->elector->leadingNow()) {
+      return kube::ApiStatus();
+    }
+    return kube::ApiStatus(0, kube::Reason::Cancelled,
+                           "not written: this process is not the leader, or cannot be sure it "
+                           "still is (its last lease renewal is older than the renew deadline)");
+  });
   // Upstream's leaderElection check: fails only while leading with a stale renewal.
   (void)health.add("leaderElection", [&elector] { return elector.check(); },
                    server::Probes::liveness());
@@ -247,6 +273,10 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   }
   election.join();
   manager.stop();
+  {
+    std::lock_guard l(fence->mu);
+    fence->elector = nullptr;
+  }
   health.remove("leaderElection");
   if (result.code() == Code::Aborted) {
     log::error("leaderelection lost", {{"identity", elector.identity()}});

@@ -517,6 +517,13 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     if (!throttle(request.verb, stop)) {
       return ApiStatus::cancelled();
     }
+    if (request.verb != Verb::Get) {
+      if (auto guard = write_guard_.load()) {
+        if (ApiStatus refused = (*guard)(request); !refused.ok()) {
+          return refused;
+        }
+      }
+    }
     Credentials::Current creds;
     Status cs = credentials_.get(&creds);
     if (!cs.ok()) {

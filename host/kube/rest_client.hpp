@@ -17,7 +17,9 @@
 // THREAD: every public method may be called from any thread, concurrently.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -87,6 +89,16 @@ class RestClient {
   const std::string& host() const { return host_label_; }
   TokenBucket& rateLimiter() { return bucket_; }
 
+  // Asked right before each attempt of a mutating request (POST, PUT, PATCH, DELETE) is
+  // sent; a non-OK answer fails the request unsent. With leader election the app installs one
+  // so that a leader that can no longer be sure it leads (e.g. resumed after a pause longer
+  // than its renew deadline) writes nothing while its controllers are being stopped.
+  // THREAD: any thread, at any time.
+  using WriteGuard = std::function<ApiStatus(const Request&)>;
+  void setWriteGuard(WriteGuard guard) {
+    write_guard_.store(guard ? std::make_shared<const WriteGuard>(std::move(guard)) : nullptr);
+  }
+
  private:
   friend class ResponseStream;
   struct Metrics;
@@ -133,6 +145,7 @@ class RestClient {
   // libcurl for everything).
   std::unique_ptr<HttpTransport> http_;
   std::unique_ptr<Metrics> metrics_;
+  std::atomic<std::shared_ptr<const WriteGuard>> write_guard_;
 
   CURLSH* share_ = nullptr;
   std::mutex share_locks_[CURL_LOCK_DATA_LAST];

@@ -82,6 +82,14 @@ bool LeaderElector::isLeader() const {
   return leading_.load();
 }
 
+bool LeaderElector::leadingNow() const {
+  if (!leading_.load()) {
+    return false;
+  }
+  std::lock_guard lock(mu_);
+  return clock_.now() < last_renew_sent_ + options_.renew_deadline;
+}
+
 std::string LeaderElector::leader() const {
   std::lock_guard lock(mu_);
   return observed_.holder_identity;

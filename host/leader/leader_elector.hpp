@@ -78,6 +78,11 @@ class LeaderElector {
   Status run(std::stop_token stop);
 
   bool isLeader() const;
+  // Leading, and the last successful renewal began less than renew deadline ago by this
+  // process's monotonic clock: the window in which no other replica can have taken over
+  // (they wait a full lease duration from the last change they saw). False at once after a
+  // pause (SIGSTOP, a frozen VM) longer than that, before run() has noticed. Fences writes.
+  bool leadingNow() const;
   // The holder this process last observed ("" when none).
   std::string leader() const;
   const std::string& identity() const { return options_.identity; }

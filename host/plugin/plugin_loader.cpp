@@ -156,9 +156,13 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
   }
   std::string path = canonical.string();
   if (options.check_permissions) {
-    Status perm = checkPermissions(canonical);
-    if (!perm.ok()) {
-      return perm;
+    // Both where the file really is and the way it was reached: a symbolic link (to the
+    // file or to the directory) kept where others can write could be pointed elsewhere.
+    for (const fs::path& p : {canonical, file}) {
+      Status perm = checkPermissions(p);
+      if (!perm.ok()) {
+        return perm;
+      }
     }
   }
 

@@ -61,13 +61,15 @@ struct Node {
   std::string provider_id;
   std::vector<std::pair<std::string, std::string>> addresses;
   std::vector<AddressRef> refs;
+  std::string uid = {};  // the view in NodeRef must outlive ref()
   NodeRef ref() {
     refs.clear();
     for (auto& [t, a] : addresses)
       refs.push_back({t, a});
+    uid = "uid-" + name;
     NodeRef r;
     r.name = name;
-    r.uid = "uid-" + name;
+    r.uid = uid;
     r.provider_id = provider_id;
     r.addresses = refs;
     return r;

@@ -12,7 +12,7 @@ namespace {
 void setBits(IpAddress& ip, uint64_t value, int from_bit, int count) {
   for (int k = 0; k < count; ++k) {
     int bit = from_bit + count - 1 - k;
-    bool on = ((value >> k) & 1u) != 0;
+    bool on = k < 64 && ((value >> k) & 1u) != 0;  // an IPv6 host part can exceed 64 bits
     uint8_t mask = static_cast<uint8_t>(0x80u >> (bit % 8));
     if (on) {
       ip.bytes[static_cast<size_t>(bit / 8)] |= mask;

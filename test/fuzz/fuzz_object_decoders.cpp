@@ -1,0 +1,27 @@
+// Fuzz target: the streaming Node and Service decoders (host/kube/node_decoder.cpp,
+// service_decoder.cpp) on one JSON object, as a single GET decodes it. The first byte picks
+// the kind. A decoded object must be readable in full and keep its documented invariants
+// (labels and annotations sorted by key, so lookups work).
+#include <cstdint>
+#include <string_view>
+
+#include "test/fuzz/object_checks.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) {
+    return 0;
+  }
+  std::string_view json(reinterpret_cast<const char*>(data + 1), size - 1);
+  if (data[0] & 1) {
+    auto s = ccm::kube::decodeService(json);
+    if (s.ok()) {
+      ccm::fuzz::touchService(**s);
+    }
+  } else {
+    auto n = ccm::kube::decodeNode(json);
+    if (n.ok()) {
+      ccm::fuzz::touchNode(**n);
+    }
+  }
+  return 0;
+}
