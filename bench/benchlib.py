@@ -47,6 +47,21 @@ class Proc:
         # After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
+    def thread_cpu(self):
+        """CPU seconds so far by thread name (threads that exited are not counted)."""
+        out = {}
+        task = "/proc/%d/task" % self.pid
+        for tid in os.listdir(task):
+            try:
+                with open("%s/%s/stat" % (task, tid)) as f:
+                    data = f.read()
+            except OSError:
+                continue
+            name = data[data.index("(") + 1:data.rindex(")")]
+            fields = data.rsplit(")", 1)[1].split()
+            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return out
+
     def rss_bytes(self):
         with open("/proc/%d/status" % self.pid) as f:
             for line in f:
@@ -367,7 +382,15 @@ class Env:
                 "--authorization-always-allow-paths=/healthz,/metrics",
                 "--kube-api-qps=%s" % qps, "--kube-api-burst=%d" % burst,
                 "-v=%d" % verbosity] + list(extra)
-        self.ccm = self.cluster.start_ccm(cloud_path, extra=args)
+        wrapper = os.environ.get("BENCH_CCM_WRAPPER", "").split()
+        if wrapper:
+            # e.g. BENCH_CCM_WRAPPER="heaptrack -o /tmp/ccm" (profiling runs only)
+            full = wrapper + self.cluster.ccm_args(cloud_path, extra=args)
+            self.ccm = harness.Ccm(full, os.path.join(self.cluster.tmp, "ccm-%d.log" %
+                                                      len(self.cluster.processes)))
+            self.cluster.processes.append(self.ccm)
+        else:
+            self.ccm = self.cluster.start_ccm(cloud_path, extra=args)
         self.log = LogFollower(self.ccm.log_path)
         return self.ccm
 
@@ -400,7 +423,12 @@ class Env:
         graphs) until profile_stop(); for finding where host CPU goes, not for figures."""
         out = os.environ.get("BENCH_PERF")
         self.perf = None
-        if out:
+        if os.environ.get("BENCH_STRACE"):
+            self.perf = subprocess.Popen(
+                ["strace", "-f", "-c", "-o", os.environ["BENCH_STRACE"], "-p",
+                 str(self.ccm.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+        elif out:
             self.perf = subprocess.Popen(
                 ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "--call-graph",
                  os.environ.get("BENCH_PERF_CALLGRAPH", "dwarf,16384"), "-o", out, "-p",

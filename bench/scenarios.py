@@ -47,6 +47,14 @@ def settled_metrics(env, quiet=1.5, timeout=300):
     return last
 
 
+def thread_split(before, after):
+    """"name 0.12, ..." for the threads that used CPU between two thread_cpu() readings
+    (worker threads carry the process's name, cloud-controlle)."""
+    diff = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    parts = sorted(((v, k) for k, v in diff.items() if v >= 0.005), reverse=True)
+    return ", ".join("%s %.2f" % (k, v) for v, k in parts)
+
+
 # ---- 1. node initialisation burst ----------------------------------------------------------------
 
 def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
@@ -69,6 +77,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         sim = env.kubesim_proc()
         m0 = env.metrics()
         cpu0, sim_cpu0 = ccm.cpu_seconds(), sim.cpu_seconds()
+        threads0 = ccm.thread_cpu()
         load = benchlib.load_average()
         env.profile_start()
         t0 = time.time()
@@ -77,6 +86,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         t_last = env.wait_log(INITIALIZED, count=nodes, timeout=max(120, nodes * 0.4),
                               interval=0.01)
         cpu1, sim_cpu1 = ccm.cpu_seconds(), sim.cpu_seconds()
+        threads1 = ccm.thread_cpu()
         env.profile_stop()
         m1 = env.metrics()
         # Events are sent asynchronously (and wait for tokens too): count the writes once
@@ -98,7 +108,8 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
             upstream=upstream_seconds, note=upstream_note, load=load),
         row(s, case, "host CPU per 1,000 nodes", (cpu1 - cpu0) * 1000 / nodes, "CPU-s",
             None if bound_cpu is None else bound_cpu * 1000 / nodes, load=load),
-        row(s, case, "host CPU total", cpu1 - cpu0, "CPU-s", bound_cpu, load=load),
+        row(s, case, "host CPU total", cpu1 - cpu0, "CPU-s", bound_cpu, load=load,
+            note="by thread: " + thread_split(threads0, threads1)),
         row(s, case, "kubesim CPU total", sim_cpu1 - sim_cpu0, "CPU-s", load=load,
             note="the API server, same 2 cores"),
         row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,

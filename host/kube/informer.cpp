@@ -242,6 +242,19 @@ struct Informer<T>::Impl {
     }
   }
 
+  // Parses from the stream, skipping the values the decoder does not want as raw bytes when
+  // it allows that.
+  template <unsigned kFlags = rapidjson::kParseDefaultFlags, typename Handler>
+  rapidjson::ParseResult parse(rapidjson::Reader& reader, ResponseStream& stream,
+                               Handler& handler) {
+    if constexpr (Decoder::kRawSkip) {
+      detail::SkippingStream<ResponseStream> in(stream, decoder.skipSignal());
+      return reader.Parse<kFlags>(in, handler);
+    } else {
+      return reader.Parse<kFlags>(stream, handler);
+    }
+  }
+
   // ---- list ----------------------------------------------------------------------------------
 
   std::string selectors() const {
@@ -315,7 +328,7 @@ struct Informer<T>::Impl {
         return true;
       });
       rapidjson::Reader reader;
-      rapidjson::ParseResult ok = reader.Parse(stream, handler);
+      rapidjson::ParseResult ok = parse(reader, stream, handler);
       if (!ok) {
         if (stream.endState() == ResponseStream::End::Cancelled) {
           return ApiStatus::cancelled();
@@ -444,7 +457,8 @@ struct Informer<T>::Impl {
     uint64_t events = 0;
     while (!stream.atEnd()) {
       handler.reset();
-      rapidjson::ParseResult ok = reader.Parse<rapidjson::kParseStopWhenDoneFlag>(stream, handler);
+      rapidjson::ParseResult ok =
+          parse<rapidjson::kParseStopWhenDoneFlag>(reader, stream, handler);
       if (!ok) {
         if (stream.endState() != ResponseStream::End::Open) {
           break;  // the connection ended mid-event; resume from the last complete one

@@ -380,8 +380,9 @@ ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json) {
   NodeDecoder decoder;
   decoder.reset();
   rapidjson::Reader reader;
-  rapidjson::MemoryStream ms(json.data(), json.size());
-  rapidjson::ParseResult ok = reader.Parse(ms, decoder);
+  detail::SpanStream span(json);
+  detail::SkippingStream<detail::SpanStream> in(span, decoder.skipSignal());
+  rapidjson::ParseResult ok = reader.Parse(in, decoder);
   if (!ok) {
     return ApiStatus(0, Reason::Decode,
                      std::string("invalid Node JSON: ") + rapidjson::GetParseError_En(ok.Code()));

@@ -18,6 +18,9 @@ namespace ccm::kube {
 class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
  public:
   using Object = Node;
+  // Unwanted values (images, capacity, managedFields, ...) are skipped as raw bytes when the
+  // stream is a SkippingStream.
+  static constexpr bool kRawSkip = true;
 
   NodeDecoder();
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "host/kube/string_pool.hpp"
@@ -180,6 +181,147 @@ class MetaScratch {
 // Parses an RFC 3339 scalar into Unix seconds (0 when not a valid timestamp).
 int64_t timestampOf(const Scalar& v);
 
+// Raw skipping of unwanted values. When a decoder decides to skip an object or array (the
+// Reader has just consumed its opening bracket), it raises SkipSignal; a SkippingStream
+// between the Reader and the bytes then jumps to the matching closing bracket without
+// decoding anything, so the Reader sees an empty container. Images, capacity, managedFields
+// and the like then cost a byte scan instead of a full parse. Skipped bytes are checked for
+// matching brackets and terminated strings only.
+struct SkipSignal {
+  bool requested = false;
+  bool array = false;  // the container being skipped is an array
+};
+
+// Finds the closing bracket of a container whose opening bracket was consumed.
+class RawSkipper {
+ public:
+  // Consumes from [p, p + n); returns how many bytes precede the closing bracket (n: not in
+  // this span). failed() after a bracket mismatch.
+  size_t feed(const char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      char c = p[i];
+      if (in_string_) {
+        if (escape_) {
+          escape_ = false;
+        } else if (c == '\\') {
+          escape_ = true;
+        } else if (c == '"') {
+          in_string_ = false;
+        }
+        continue;
+      }
+      switch (c) {
+        case '"':
+          in_string_ = true;
+          break;
+        case '{':
+        case '[':
+          if (depth_ < 64) {
+            kinds_ = (kinds_ & ~(uint64_t{1} << depth_)) | (uint64_t{c == '['} << depth_);
+          }
+          ++depth_;
+          break;
+        case '}':
+        case ']':
+          if (depth_ == 0) {
+            if ((c == ']') != outer_is_array_) {
+              failed_ = true;
+            }
+            return i;
+          }
+          --depth_;
+          if (depth_ < 64 && ((kinds_ >> depth_) & 1) != uint64_t{c == ']'}) {
+            failed_ = true;
+            return i;
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    return n;
+  }
+  void start(bool outer_is_array) {
+    outer_is_array_ = outer_is_array;
+    depth_ = 0;
+    in_string_ = escape_ = failed_ = false;
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  uint64_t kinds_ = 0;  // bit d: the container at depth d is an array
+  uint32_t depth_ = 0;
+  bool outer_is_array_ = false;
+  bool in_string_ = false;
+  bool escape_ = false;
+  bool failed_ = false;
+};
+
+// A RapidJSON input stream over `Inner` that performs the decoder's raw skips. Inner must
+// offer skipRaw(RawSkipper&, bool array) (positions the stream at the closing bracket; false
+// when the input ended or the brackets do not match).
+template <typename Inner>
+class SkippingStream {
+ public:
+  using Ch = char;
+  SkippingStream(Inner& in, SkipSignal& signal) : in_(in), signal_(signal) {}
+  Ch Peek() {
+    if (signal_.requested) {
+      skip();
+    }
+    return failed_ ? '\0' : in_.Peek();
+  }
+  Ch Take() {
+    if (signal_.requested) {
+      skip();
+    }
+    return failed_ ? '\0' : in_.Take();
+  }
+  size_t Tell() const { return in_.Tell(); }
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  size_t PutEnd(Ch*) { return 0; }
+
+ private:
+  void skip() {
+    signal_.requested = false;
+    if (!in_.skipRaw(skipper_, signal_.array)) {
+      failed_ = true;
+    }
+  }
+
+  Inner& in_;
+  SkipSignal& signal_;
+  RawSkipper skipper_;
+  bool failed_ = false;
+};
+
+// A rapidjson::MemoryStream-like stream over one buffer with raw skipping.
+class SpanStream {
+ public:
+  using Ch = char;
+  explicit SpanStream(std::string_view s) : begin_(s.data()), p_(s.data()), end_(s.data() + s.size()) {}
+  Ch Peek() const { return p_ == end_ ? '\0' : *p_; }
+  Ch Take() { return p_ == end_ ? '\0' : *p_++; }
+  size_t Tell() const { return static_cast<size_t>(p_ - begin_); }
+  Ch* PutBegin() { return nullptr; }
+  void Put(Ch) {}
+  void Flush() {}
+  size_t PutEnd(Ch*) { return 0; }
+  bool skipRaw(RawSkipper& s, bool array) {
+    s.start(array);
+    size_t n = s.feed(p_, static_cast<size_t>(end_ - p_));
+    p_ += n;
+    return p_ != end_ && !s.failed();
+  }
+
+ private:
+  const char* begin_;
+  const char* p_;
+  const char* end_;
+};
+
 // CRTP SAX handler. Derived implements:
 //   int  rootContext();                              context of the top-level object
 //   int  key(int ctx, std::string_view key);         field id for a key (0 = unwanted)
@@ -229,12 +371,17 @@ class SaxDecoder {
   // True once the top-level value has been closed.
   bool complete() const { return started_ && depth_ == 0 && skip_ == 0; }
 
+  // Raised when a value is to be skipped and Derived::kRawSkip allows raw skipping (decoders
+  // that must see every event, like the Service decoder's raw-JSON tee, leave it off).
+  SkipSignal& skipSignal() { return skip_signal_; }
+
  protected:
   void resetSax() {
     depth_ = 0;
     skip_ = 0;
     field_ = 0;
     started_ = false;
+    skip_signal_ = SkipSignal{};
   }
 
  private:
@@ -269,6 +416,10 @@ class SaxDecoder {
     field_ = 0;
     if (ctx == 0 || depth_ == kMaxDepth) {
       skip_ = 1;
+      if constexpr (Derived::kRawSkip) {
+        skip_signal_.requested = true;
+        skip_signal_.array = is_array;
+      }
       return true;
     }
     stack_[depth_++] = ctx;
@@ -293,6 +444,7 @@ class SaxDecoder {
   int skip_ = 0;
   int field_ = 0;
   bool started_ = false;
+  SkipSignal skip_signal_;
 };
 
 }  // namespace ccm::kube::detail

@@ -2,6 +2,7 @@
 #include "host/kube/response_stream.hpp"
 
 #include "host/kube/curl_transfer.hpp"
+#include "host/kube/object_decoder.hpp"
 #include "host/kube/rest_client.hpp"
 
 namespace ccm::kube {
@@ -168,6 +169,22 @@ bool ResponseStream::atEnd() {
       continue;
     }
     return false;
+  }
+}
+
+bool ResponseStream::skipRaw(detail::RawSkipper& skipper, bool array) {
+  skipper.start(array);
+  while (true) {
+    if (pos_ == end_ && !fill()) {
+      return false;
+    }
+    size_t avail = static_cast<size_t>(end_ - pos_);
+    size_t n = skipper.feed(pos_, avail);
+    pos_ += n;
+    consumed_ += n;
+    if (n < avail) {
+      return !skipper.failed();
+    }
   }
 }
 

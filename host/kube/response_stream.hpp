@@ -23,7 +23,8 @@ namespace ccm::kube {
 
 namespace detail {
 struct CurlTransfer;
-}
+class RawSkipper;
+}  // namespace detail
 
 class RestClient;
 
@@ -66,6 +67,9 @@ class ResponseStream {
 
   // Skips whitespace; true when the body has no more bytes.
   bool atEnd();
+  // Moves to the closing bracket of the container being skipped (see SkippingStream); false
+  // when the body ended first or the brackets do not match.
+  bool skipRaw(detail::RawSkipper& skipper, bool array);
   // How the body ended (Open while bytes may still come).
   End endState() const { return end_state_; }
   // libcurl's description when endState() is Failed or TimedOut.

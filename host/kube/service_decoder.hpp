@@ -22,6 +22,8 @@ class ServiceDecoder : public detail::SaxDecoder<ServiceDecoder> {
 
  public:
   using Object = Service;
+  // Every event feeds the raw-JSON tee: no raw skipping.
+  static constexpr bool kRawSkip = false;
 
   ServiceDecoder();
 

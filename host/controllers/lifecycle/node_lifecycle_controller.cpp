@@ -97,11 +97,73 @@ void NodeLifecycleController::stop() {
 void NodeLifecycleController::loop(std::stop_token stop) {
   std::mutex m;
   std::condition_variable_any cv;
+  // Never wake more often than this to release queued deletions (upstream's eviction queues
+  // are processed every 100 ms).
+  constexpr auto kMinWait = std::chrono::milliseconds(100);
   while (!stop.stop_requested()) {
     monitorNodes(stop);
-    std::unique_lock lock(m);
-    cv.wait_for(lock, stop, ctx_.options.node_monitor_period, [] { return false; });
+    // The period counts from the end of a pass (as upstream's wait.Until).
+    auto next_pass = std::chrono::steady_clock::now() + ctx_.options.node_monitor_period;
+    // Between passes, make the deletions the zones' budgets allow as their tokens refill.
+    while (!stop.stop_requested()) {
+      auto now = std::chrono::steady_clock::now();
+      if (now >= next_pass) {
+        break;
+      }
+      std::chrono::nanoseconds wait = next_pass - now;
+      if (auto next_token = deleteQueued()) {
+        wait = std::min(wait, std::max<std::chrono::nanoseconds>(*next_token, kMinWait));
+      }
+      std::unique_lock lock(m);
+      cv.wait_for(lock, stop, wait, [] { return false; });
+    }
   }
+}
+
+size_t NodeLifecycleController::queuedForTest() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [zone, q] : queued_) {
+    n += q.size();
+  }
+  return n;
+}
+
+std::optional<std::chrono::nanoseconds> NodeLifecycleController::deleteQueued() {
+  std::vector<std::shared_ptr<const kube::Node>> now_due;
+  std::optional<std::chrono::nanoseconds> next;
+  {
+    std::lock_guard lock(mu_);
+    auto now = ctx_.clock.now();
+    for (auto& [zone, q] : queued_) {
+      while (!q.empty()) {
+        // Still a candidate? The cache must have the same node (UID), still not Ready.
+        auto current = ctx_.nodes.get(q.front().node->name);
+        if (!current || current->uid != q.front().node->uid || isReady(*current)) {
+          q.pop_front();
+          continue;
+        }
+        if (!takeToken(zone, now)) {
+          break;
+        }
+        now_due.push_back(std::move(current));
+        q.pop_front();
+      }
+      if (q.empty()) {
+        continue;
+      }
+      const Bucket& b = buckets_[zone];
+      if (b.rate > 0) {
+        auto refill = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>((1.0 - b.tokens) / b.rate));
+        next = next ? std::min(*next, refill) : refill;
+      }
+    }
+  }
+  for (const auto& node : now_due) {
+    deleteNode(node);
+  }
+  return next;
 }
 
 std::map<std::string, NodeLifecycleController::ZoneStatus> NodeLifecycleController::zonesForTest()
@@ -286,23 +348,27 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
                                         "Node deletions postponed by the zone rate limits or a "
                                         "full partition, per monitor pass.",
                                         {"zone", "reason"});
-  for (const auto& [first, i] : due) {
-    const auto& node = nodes[i];
-    std::string zone = zoneOf(*node);
-    bool allowed = false;
-    {
-      std::lock_guard lock(mu_);
-      allowed = takeToken(zone, ctx_.clock.now());
+  // Queue the confirmed deletions per zone, oldest first (this pass's view replaces the last
+  // one's), then make those the budgets allow now; the rest are made between passes.
+  {
+    std::lock_guard lock(mu_);
+    queued_.clear();
+    for (const auto& [first, i] : due) {
+      queued_[zoneOf(*nodes[i])].push_back(Candidate{nodes[i]});
     }
-    if (!allowed) {
-      if (deferred != nullptr) {
-        deferred->labels({zone, all_full ? "partition" : "rate_limit"}).inc();
+  }
+  deleteQueued();
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [zone, q] : queued_) {
+      for (const auto& c : q) {
+        if (deferred != nullptr) {
+          deferred->labels({zone, all_full ? "partition" : "rate_limit"}).inc();
+        }
+        log::infoV(2, "Node deletion postponed by the zone's deletion budget",
+                   {{"node", c.node->name}, {"zone", zone}, {"allFullyDisrupted", all_full}});
       }
-      log::infoV(2, "Node deletion postponed by the zone's deletion budget",
-                 {{"node", node->name}, {"zone", zone}, {"allFullyDisrupted", all_full}});
-      continue;
     }
-    deleteNode(node);
   }
   if (all_full && !due.empty()) {
     log::warning("Every zone is fully disrupted: not deleting any node (this looks like a "

@@ -16,12 +16,19 @@
 //     server and the nodes, not a cloud event);
 //   - a node is deleted with a UID precondition, so a node re-registered under the same name
 //     is never removed by mistake.
+// Confirmed deletions a zone's budget does not allow at once wait in that zone's queue (oldest
+// first) and are made as its token bucket refills between monitor passes — like upstream's
+// eviction queues, which are processed every 100 ms — so a zone deletes at its configured rate,
+// not at most one node per monitor period. A queued node is deleted only if the cache still
+// has it (same UID) and it is still not Ready; each pass rebuilds the queues.
 // The shutdown taint (node.cloudprovider.kubernetes.io/shutdown:NoSchedule) is added to
 // NotReady nodes whose machine is shut down and removed when the node is Ready again.
 #pragma once
 
+#include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -47,6 +54,12 @@ class NodeLifecycleController final : public Controller {
 
   // One monitor pass (exposed for tests).
   void monitorNodes(std::stop_token stop);
+  // Deletes queued nodes the zones' budgets allow now; returns how long until the next token
+  // of a zone with queued nodes (nullopt: nothing queued that a token could release). Called
+  // by the monitor thread between passes (exposed for tests).
+  std::optional<std::chrono::nanoseconds> deleteQueued();
+  // Nodes waiting for their zone's budget (exposed for tests).
+  size_t queuedForTest() const;
 
   struct ZoneStatus {
     ZoneState state = ZoneState::Normal;
@@ -66,6 +79,9 @@ class NodeLifecycleController final : public Controller {
     Clock::MonoTime first_not_found{};
     bool seen = false;
   };
+  struct Candidate {
+    std::shared_ptr<const kube::Node> node;
+  };
 
   void loop(std::stop_token stop);
   void setShutdownTaint(const kube::Node& node, bool present);
@@ -81,6 +97,7 @@ class NodeLifecycleController final : public Controller {
   std::unordered_map<std::string, Observation> observations_;  // by node UID; guarded by mu_
   std::map<std::string, Bucket> buckets_;                       // by zone; guarded by mu_
   std::map<std::string, ZoneStatus> zones_;                     // guarded by mu_
+  std::map<std::string, std::deque<Candidate>> queued_;         // by zone; guarded by mu_
   bool started_ = false;                                        // guarded by mu_
 };
 

@@ -128,6 +128,26 @@ TEST_CASE("a Node with missing or odd fields decodes to empty values") {
   CHECK_FALSE(decodeNode("{\"metadata\":").ok());
 }
 
+TEST_CASE("unwanted Node values are skipped as raw bytes, brackets in strings included") {
+  // Unwanted containers holding strings with brackets, escaped quotes and backslashes, nested
+  // arrays of objects, and wanted fields after them: the skip must stop at the right bracket.
+  auto r = decodeNode(
+      R"({"metadata":{"managedFields":[{"manager":"k]}\"x","fieldsV1":{"f:a":{"}":[[],{}]}}}],)"
+      R"("name":"n1","labels":{"a":"b"}},"status":{"images":[{"names":["r/i:[1]","\\"]}],)"
+      R"("capacity":{"cpu":"2"},"addresses":[{"type":"InternalIP","address":"10.0.0.1"}]},)"
+      R"("spec":{"providerID":"p://1"}})");
+  REQUIRE(r.ok());
+  const Node& n = **r;
+  CHECK(n.name == "n1");
+  CHECK(n.label("a") == "b");
+  REQUIRE(n.addresses.size() == 1);
+  CHECK(n.addresses[0].address == "10.0.0.1");
+  CHECK(n.provider_id == "p://1");
+  // A skipped container whose brackets do not match, or that never ends, is a decode error.
+  CHECK_FALSE(decodeNode(R"({"metadata":{"name":"n"},"status":{"images":[{"a":1]}]}})").ok());
+  CHECK_FALSE(decodeNode(R"({"metadata":{"name":"n"},"status":{"images":[{"a":"]})").ok());
+}
+
 TEST_CASE("a Service decodes, keeping its JSON without managedFields") {
   auto r = decodeService(readTestdata("service.json"));
   REQUIRE(r.ok());
