@@ -5,6 +5,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <unistd.h>
+#include <chrono>
+#include <optional>
 
 #include "host/kube/retry.hpp"
 #include "host/kube/time_format.hpp"
@@ -190,6 +192,7 @@ void EventBroadcaster::processQueuedForTest() {
 
 void EventBroadcaster::run(std::stop_token stop) {
   pthread_setname_np(pthread_self(), "events");
+  std::optional<std::chrono::steady_clock::time_point> flush_deadline;
   while (true) {
     Pending p;
     bool stopping;
@@ -199,6 +202,18 @@ void EventBroadcaster::run(std::stop_token stop) {
       stopping = stop.stop_requested();
       if (queue_.empty()) {
         return;
+      }
+      if (stopping) {
+        auto now = std::chrono::steady_clock::now();
+        if (!flush_deadline) {
+          flush_deadline = now + options_.shutdown_grace;
+        } else if (now >= *flush_deadline) {
+          stats_.dropped_shutdown += queue_.size();
+          log::infoV(2, "Shutdown grace over; dropping queued events",
+                     {{"dropped", queue_.size()}});
+          queue_.clear();
+          return;
+        }
       }
       p = std::move(queue_.front());
       queue_.pop_front();

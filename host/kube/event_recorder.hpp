@@ -67,6 +67,10 @@ struct EventRecorderOptions {
   size_t cache_size = 4096;
   size_t aggregate_max_events = 10;
   std::chrono::seconds aggregate_window{600};
+  // At shutdown, how long queued events may take in total before the rest are dropped (an
+  // unreachable API server must not hold the process up: one try of up to 1 s each would add
+  // up to minutes with a full queue).
+  std::chrono::milliseconds shutdown_grace{2000};
 };
 
 class EventBroadcaster;
@@ -104,8 +108,8 @@ class EventBroadcaster {
 
   // Starts the sender thread.
   void start();
-  // Stops the sender: what is queued gets one delivery attempt (1 s timeout each), then the
-  // thread exits. Later events are dropped.
+  // Stops the sender: what is queued gets one delivery attempt (1 s timeout each) within
+  // options.shutdown_grace in total, then the thread exits. Later events are dropped.
   void shutdown();
 
   // Tests without the thread: processes every queued event now (no retries waits).
@@ -118,6 +122,7 @@ class EventBroadcaster {
     uint64_t patched = 0;
     uint64_t dropped_queue_full = 0;
     uint64_t dropped_spam = 0;
+    uint64_t dropped_shutdown = 0;  // still queued when the shutdown grace ran out
     uint64_t failed = 0;
   };
   Stats stats() const;

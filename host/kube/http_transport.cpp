@@ -546,7 +546,7 @@ void HttpTransport::putIdle(std::unique_ptr<Conn> conn) {
 }
 
 StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
-    const Credentials::Current& creds, Clock_::time_point deadline) {
+    const Credentials::Current& creds, Clock_::time_point deadline, std::stop_token stop) {
   std::shared_ptr<ClientCert> cert;
   uint64_t generation = creds.cert ? creds.cert->generation : 0;
   if (creds.cert && tls_) {
@@ -583,7 +583,17 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline - Clock_::now());
       pollfd p{fd, POLLOUT, 0};
-      int pr = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+      int pr = 0;
+      // In slices, so that a stop request is noticed while the server does not answer.
+      while (left.count() > 0 && !stop.stop_requested()) {
+        auto slice = std::min(left, std::chrono::milliseconds(100));
+        pr = ::poll(&p, 1, static_cast<int>(slice.count()));
+        if (pr != 0) {
+          break;
+        }
+        left = std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline -
+                                                                     Clock_::now());
+      }
       if (pr == 1) {
         int err = 0;
         socklen_t len = sizeof err;
@@ -603,6 +613,9 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
     fd = -1;
   }
   freeaddrinfo(res);
+  if (fd < 0 && stop.stop_requested()) {
+    return Status(Code::Cancelled, "request cancelled");
+  }
   if (fd < 0) {
     return Status(Code::Unavailable,
                   fmt::format("cannot connect to {}:{}: {}", connect_host_, port_, last_error));
@@ -661,7 +674,19 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
   auto left =
       std::chrono::duration_cast<std::chrono::milliseconds>(connect_deadline - Clock_::now());
   conn->setReceiveTimeout(std::max(left, std::chrono::milliseconds(1)));
-  int r = SSL_connect(ssl);
+  int r = 0;
+  {
+    // A stop request ends a handshake the server never answers (shutting the socket down
+    // wakes the blocked read).
+    std::optional<std::stop_callback<std::function<void()>>> cancel;
+    if (stop.stop_possible()) {
+      cancel.emplace(stop, std::function<void()>([fd] { ::shutdown(fd, SHUT_RDWR); }));
+    }
+    r = stop.stop_requested() ? -1 : SSL_connect(ssl);
+  }
+  if (r != 1 && stop.stop_requested()) {
+    return Status(Code::Cancelled, "request cancelled");
+  }
   if (r != 1) {
     int e = SSL_get_error(ssl, r);
     long verify = SSL_get_verify_result(ssl);
@@ -697,7 +722,7 @@ Status HttpTransport::perform(const Request& request, const Credentials::Current
       conn.reset();  // the server closed it while idle
     }
     if (!conn) {
-      auto made = connect(creds, deadline);
+      auto made = connect(creds, deadline, stop);
       if (!made.ok()) {
         return made.status();
       }

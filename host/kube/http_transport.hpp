@@ -90,8 +90,10 @@ class HttpTransport {
 
   HttpTransport(const RestConfig& config, Options options);
   Status init();
+  // Opens a connection (TCP, then the TLS handshake); `stop` cancels it while it waits.
   StatusOr<std::unique_ptr<Conn>> connect(const Credentials::Current& creds,
-                                          std::chrono::steady_clock::time_point deadline);
+                                          std::chrono::steady_clock::time_point deadline,
+                                          std::stop_token stop);
   std::unique_ptr<Conn> takeIdle(uint64_t generation);
   void putIdle(std::unique_ptr<Conn> conn);
   // One attempt on one connection. `sent_nothing_back` is set when the failure happened

@@ -372,6 +372,36 @@ TEST_CASE("a server that never answers: the request timeout, the stall timeout, 
   }
 }
 
+TEST_CASE("a TLS handshake the server never answers ends on stop and on the deadline") {
+  // The listener accepts and reads but never speaks TLS (the ClientHello is not an HTTP
+  // request, so no answer ever comes).
+  ScriptedServer s([](const Seen&, int) { return Answer{"", false, true}; });
+  auto tls = [&s] {
+    RestConfig c;
+    c.server = "https://" + s.url().substr(std::string("http://").size());
+    c.insecure_skip_tls_verify = true;
+    auto t = HttpTransport::create(c, HttpTransport::Options{});
+    REQUIRE(t.ok());
+    return std::move(t).value();
+  };
+  SUBCASE("stop token") {
+    auto t = tls();
+    std::stop_source src;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      src.request_stop();
+    });
+    auto r = run(*t, "GET", "/", {}, src.get_token());
+    stopper.join();
+    CHECK(r.status.code() == Code::Cancelled);
+  }
+  SUBCASE("request timeout") {
+    auto t = tls();
+    auto r = run(*t, "GET", "/", {}, {}, std::chrono::milliseconds(300));
+    CHECK(r.status.code() == Code::DeadlineExceeded);
+  }
+}
+
 TEST_CASE("a refused connection and a broken answer are Unavailable") {
   int port = 0;
   {
