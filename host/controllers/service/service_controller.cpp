@@ -379,7 +379,9 @@ std::shared_ptr<const NodeSet> ServiceController::currentNodeSet() {
 }
 
 void ServiceController::syncNodes() {
-  auto set = currentNodeSet();
+  // The set is built only when some load balancer needs the comparison: while no service has
+  // one (a node burst in a cluster without LoadBalancer services), a node event costs nothing.
+  std::shared_ptr<const NodeSet> set;
   auto pass = std::make_shared<NodePass>(
       context_.clock, nodesync_latency_ != nullptr ? &nodesync_latency_->noLabels() : nullptr);
   std::vector<std::string> keys;
@@ -391,6 +393,9 @@ void ServiceController::syncNodes() {
     }
     auto it = same.find(e.synced_nodes.get());
     if (it == same.end()) {
+      if (!set) {
+        set = currentNodeSet();
+      }
       it = same.emplace(e.synced_nodes.get(), sameMembers(e.synced_nodes, set)).first;
     }
     if (!it->second) {
