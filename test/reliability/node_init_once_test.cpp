@@ -18,19 +18,12 @@ using ccm::testing::Harness;
 using ccm::testing::NodeSpec;
 
 // Instances only: metadata for any node, with the given addresses.
-class MetadataProvider final : public plugin::Provider {
+class MetadataProvider final : public ccm::testing::UnimplementedProvider {
  public:
   explicit MetadataProvider(std::vector<std::pair<std::string, std::string>> addresses)
-      : addresses_(std::move(addresses)) {
-    info_.name = "metadata-only";
-    info_.instances.present = true;
-  }
-  const plugin::ProviderInfo& info() const override { return info_; }
+      : UnimplementedProvider("metadata-only"), addresses_(std::move(addresses)) {}
   StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef&) override {
     return plugin::Existence::Exists;
-  }
-  StatusOr<plugin::Power> instanceShutdown(const plugin::NodeRef&) override {
-    return plugin::Power::Running;
   }
   StatusOr<std::optional<plugin::InstanceMetadata>> instanceMetadata(
       const plugin::NodeRef& node) override {
@@ -45,43 +38,9 @@ class MetadataProvider final : public plugin::Provider {
     }
     return std::optional<plugin::InstanceMetadata>(md);
   }
-  StatusOr<std::vector<plugin::MetadataResult>> instanceMetadataBatch(
-      std::span<const plugin::NodeRef>) override {
-    return Status(Code::Unimplemented, "no batch");
-  }
-  StatusOr<std::optional<plugin::LoadBalancerStatus>> getLoadBalancer(
-      std::string_view, const plugin::ServiceRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<std::string> getLoadBalancerName(std::string_view, const plugin::ServiceRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<plugin::LoadBalancerStatus> ensureLoadBalancer(
-      std::string_view, const plugin::ServiceRef&, std::span<const plugin::NodeRef>) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status updateLoadBalancer(std::string_view, const plugin::ServiceRef&,
-                            std::span<const plugin::NodeRef>) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status ensureLoadBalancerDeleted(std::string_view, const plugin::ServiceRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<std::vector<plugin::Route>> listRoutes(std::string_view) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status createRoute(std::string_view, std::string_view, const plugin::Route&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status deleteRoute(std::string_view, const plugin::Route&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  void cancelAll() override {}
-
   int calls = 0;
 
  private:
-  plugin::ProviderInfo info_;
   std::vector<std::pair<std::string, std::string>> addresses_;
 };
 

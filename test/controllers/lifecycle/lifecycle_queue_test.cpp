@@ -16,13 +16,9 @@ namespace {
 using controllers::lifecycle::NodeLifecycleController;
 
 // Instances: every node exists unless named in `absent`.
-class InstancesProvider final : public plugin::Provider {
+class InstancesProvider final : public UnimplementedProvider {
  public:
-  InstancesProvider() {
-    info_.name = "instances";
-    info_.instances.present = true;
-  }
-  const plugin::ProviderInfo& info() const override { return info_; }
+  InstancesProvider() : UnimplementedProvider("instances") {}
   void setAbsent(std::set<std::string> names) {
     std::lock_guard lock(mu_);
     absent_ = std::move(names);
@@ -32,48 +28,8 @@ class InstancesProvider final : public plugin::Provider {
     return absent_.count(std::string(node.name)) ? plugin::Existence::NotFound
                                                  : plugin::Existence::Exists;
   }
-  StatusOr<plugin::Power> instanceShutdown(const plugin::NodeRef&) override {
-    return plugin::Power::Running;
-  }
-  StatusOr<std::optional<plugin::InstanceMetadata>> instanceMetadata(
-      const plugin::NodeRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<std::vector<plugin::MetadataResult>> instanceMetadataBatch(
-      std::span<const plugin::NodeRef>) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<std::optional<plugin::LoadBalancerStatus>> getLoadBalancer(
-      std::string_view, const plugin::ServiceRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<std::string> getLoadBalancerName(std::string_view, const plugin::ServiceRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<plugin::LoadBalancerStatus> ensureLoadBalancer(
-      std::string_view, const plugin::ServiceRef&, std::span<const plugin::NodeRef>) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status updateLoadBalancer(std::string_view, const plugin::ServiceRef&,
-                            std::span<const plugin::NodeRef>) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status ensureLoadBalancerDeleted(std::string_view, const plugin::ServiceRef&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  StatusOr<std::vector<plugin::Route>> listRoutes(std::string_view) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status createRoute(std::string_view, std::string_view, const plugin::Route&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  Status deleteRoute(std::string_view, const plugin::Route&) override {
-    return Status(Code::Unimplemented, "");
-  }
-  void cancelAll() override {}
 
  private:
-  plugin::ProviderInfo info_;
   std::mutex mu_;
   std::set<std::string> absent_;  // guarded by mu_
 };

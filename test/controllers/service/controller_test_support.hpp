@@ -45,6 +45,62 @@ inline bool waitUntil(const std::function<bool()>& cond,
   return true;
 }
 
+// ---- a Provider that implements nothing ---------------------------------------------------
+
+// Every call answers UNIMPLEMENTED; a test overrides the few it drives.
+class UnimplementedProvider : public plugin::Provider {
+ public:
+  explicit UnimplementedProvider(std::string name) {
+    info_.name = std::move(name);
+    info_.instances.present = true;
+  }
+  const plugin::ProviderInfo& info() const override { return info_; }
+  StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef&) override {
+    return unimplemented();
+  }
+  StatusOr<plugin::Power> instanceShutdown(const plugin::NodeRef&) override {
+    return plugin::Power::Running;
+  }
+  StatusOr<std::optional<plugin::InstanceMetadata>> instanceMetadata(
+      const plugin::NodeRef&) override {
+    return unimplemented();
+  }
+  StatusOr<std::vector<plugin::MetadataResult>> instanceMetadataBatch(
+      std::span<const plugin::NodeRef>) override {
+    return unimplemented();
+  }
+  StatusOr<std::optional<plugin::LoadBalancerStatus>> getLoadBalancer(
+      std::string_view, const plugin::ServiceRef&) override {
+    return unimplemented();
+  }
+  StatusOr<std::string> getLoadBalancerName(std::string_view, const plugin::ServiceRef&) override {
+    return unimplemented();
+  }
+  StatusOr<plugin::LoadBalancerStatus> ensureLoadBalancer(
+      std::string_view, const plugin::ServiceRef&, std::span<const plugin::NodeRef>) override {
+    return unimplemented();
+  }
+  Status updateLoadBalancer(std::string_view, const plugin::ServiceRef&,
+                            std::span<const plugin::NodeRef>) override {
+    return unimplemented();
+  }
+  Status ensureLoadBalancerDeleted(std::string_view, const plugin::ServiceRef&) override {
+    return unimplemented();
+  }
+  StatusOr<std::vector<plugin::Route>> listRoutes(std::string_view) override {
+    return unimplemented();
+  }
+  Status createRoute(std::string_view, std::string_view, const plugin::Route&) override {
+    return unimplemented();
+  }
+  Status deleteRoute(std::string_view, const plugin::Route&) override { return unimplemented(); }
+  void cancelAll() override {}
+
+ protected:
+  static Status unimplemented() { return Status(Code::Unimplemented, "not in this test"); }
+  plugin::ProviderInfo info_;
+};
+
 // ---- a Provider in memory -------------------------------------------------------------------
 
 class FakeProvider final : public plugin::Provider {
