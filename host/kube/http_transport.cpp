@@ -116,6 +116,20 @@ timeval toTimeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
+// While alive, a stop request shuts the socket down, which wakes any read or write blocked
+// on it (the TLS handshake, the answer).
+class ShutdownOnStop {
+ public:
+  ShutdownOnStop(std::stop_token stop, int fd) {
+    if (stop.stop_possible()) {
+      callback_.emplace(stop, std::function<void()>([fd] { ::shutdown(fd, SHUT_RDWR); }));
+    }
+  }
+
+ private:
+  std::optional<std::stop_callback<std::function<void()>>> callback_;
+};
+
 bool envSet(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && v[0] != '\0';
@@ -676,12 +690,7 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
   conn->setReceiveTimeout(std::max(left, std::chrono::milliseconds(1)));
   int r = 0;
   {
-    // A stop request ends a handshake the server never answers (shutting the socket down
-    // wakes the blocked read).
-    std::optional<std::stop_callback<std::function<void()>>> cancel;
-    if (stop.stop_possible()) {
-      cancel.emplace(stop, std::function<void()>([fd] { ::shutdown(fd, SHUT_RDWR); }));
-    }
+    ShutdownOnStop cancel(stop, fd);  // a handshake the server never answers
     r = stop.stop_requested() ? -1 : SSL_connect(ssl);
   }
   if (r != 1 && stop.stop_requested()) {
@@ -734,11 +743,7 @@ Status HttpTransport::perform(const Request& request, const Credentials::Current
     bool reusable = false;
     Status st;
     {
-      std::optional<std::stop_callback<std::function<void()>>> cancel;
-      if (stop.stop_possible()) {
-        int fd = conn->fd();
-        cancel.emplace(stop, std::function<void()>([fd] { ::shutdown(fd, SHUT_RDWR); }));
-      }
+      ShutdownOnStop cancel(stop, conn->fd());
       st = exchange(*conn, request, stop, deadline, response, body, &nothing_received, &reusable);
     }
     if (st.ok()) {
