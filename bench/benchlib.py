@@ -42,10 +42,7 @@ class Proc:
 
     def cpu_seconds(self):
         """User + system CPU of every thread so far (clock-tick resolution)."""
-        with open("/proc/%d/stat" % self.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        # After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return _stat_cpu(_read_stat("/proc/%d/stat" % self.pid))
 
     def thread_cpu(self):
         """CPU seconds so far by thread name (threads that exited are not counted)."""
@@ -53,29 +50,38 @@ class Proc:
         task = "/proc/%d/task" % self.pid
         for tid in os.listdir(task):
             try:
-                with open("%s/%s/stat" % (task, tid)) as f:
-                    data = f.read()
+                data = _read_stat("%s/%s/stat" % (task, tid))
             except OSError:
                 continue
             name = data[data.index("(") + 1:data.rindex(")")]
-            fields = data.rsplit(")", 1)[1].split()
-            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / CLK_TCK
+            out[name] = out.get(name, 0.0) + _stat_cpu(data)
         return out
 
-    def rss_bytes(self):
+    def _status_bytes(self, key):
         with open("/proc/%d/status" % self.pid) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
         return 0
+
+    def rss_bytes(self):
+        return self._status_bytes("VmRSS:")
 
     def hwm_bytes(self):
         """Peak RSS."""
-        with open("/proc/%d/status" % self.pid) as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-        return 0
+        return self._status_bytes("VmHWM:")
+
+
+def _read_stat(path):
+    with open(path) as f:
+        return f.read()
+
+
+def _stat_cpu(data):
+    """utime + stime of a /proc stat line, in seconds."""
+    # After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
+    fields = data.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 # ---- metrics ---------------------------------------------------------------------------------

@@ -10,8 +10,9 @@ Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6)
 Every figure is printed beside its bound (a target of issue 9) as a ratio measured in the
 same run, with the machine's load average when it was taken; the upstream Go CCM's figures
 (measured on this kind of machine against a real kube-apiserver) are printed beside ours.
-Results go to bench/out/results.json. BENCH_PERF=<file> samples the ccm with perf during the
-node bursts (for profiling, not for figures).
+Results go to bench/out/results.json. Profiling (not for figures): BENCH_PERF=<file> samples
+the ccm with perf during the node bursts, BENCH_STRACE=<file> counts its system calls there
+instead, and BENCH_CCM_WRAPPER="heaptrack -o /tmp/ccm" starts the ccm under a wrapper.
 """
 import argparse
 import json
