@@ -8,7 +8,6 @@
 
 #include <cstdlib>
 
-#include "host/server/review_metrics.hpp"
 
 namespace ccm::server {
 namespace {
@@ -62,16 +61,9 @@ DelegatingAuthenticator::DelegatingAuthenticator(kube::KubeApi& api,
                                                  std::chrono::milliseconds cache_ttl, Clock& clock,
                                                  metrics::Registry* registry,
                                                  std::chrono::milliseconds timeout)
-    : api_(api), ttl_(cache_ttl), clock_(clock), timeout_(timeout) {
-  if (registry != nullptr) {
-    requests_ = registry->counter("apiserver_delegated_authn_request_total",
-                                  "Number of HTTP requests partitioned by status code.", {"code"},
-                                  metrics::Stability::Alpha);
-    durations_ = registry->histogram("apiserver_delegated_authn_request_duration_seconds",
-                                     "Request latency in seconds. Broken down by status code.",
-                                     reviewLatencyBuckets(), {"code"}, metrics::Stability::Alpha);
-  }
-}
+    : review_(api, clock, timeout, registry, "apiserver_delegated_authn_request_total",
+              "apiserver_delegated_authn_request_duration_seconds"),
+      ttl_(cache_ttl) {}
 
 std::string DelegatingAuthenticator::reviewBody(std::string_view token) {
   rapidjson::StringBuffer buf;
@@ -93,17 +85,11 @@ std::string DelegatingAuthenticator::reviewBody(std::string_view token) {
 AuthenticationResult DelegatingAuthenticator::parseReview(std::string_view json) {
   AuthenticationResult r;
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    r.message = "the TokenReview answer is not a JSON object";
+  const rapidjson::Value* status = reviewStatus(doc, json, "TokenReview", &r.message);
+  if (status == nullptr) {
     return r;
   }
-  auto status = doc.FindMember("status");
-  if (status == doc.MemberEnd() || !status->value.IsObject()) {
-    r.message = "the TokenReview answer has no status";
-    return r;
-  }
-  const rapidjson::Value& st = status->value;
+  const rapidjson::Value& st = *status;
   auto authenticated = st.FindMember("authenticated");
   bool ok = authenticated != st.MemberEnd() && authenticated->value.IsBool() &&
             authenticated->value.GetBool();
@@ -147,20 +133,11 @@ AuthenticationResult DelegatingAuthenticator::authenticate(std::string_view toke
   const std::string key = sha256Hex(token);
   {
     std::lock_guard lock(mu_);
-    if (auto hit = cache_.get(key, clock_.now())) {
+    if (auto hit = cache_.get(key, review_.clock().now())) {
       return *hit;
     }
   }
-
-  kube::CallOptions call;
-  call.timeout = timeout_;
-  call.stop = std::move(stop);
-  call.want_response = true;
-  const auto started = clock_.now();
-  auto answer = api_.create(tokenReviewPath(), reviewBody(token), call);
-  recordReview(requests_, durations_, answer.ok() ? 201 : answer.status().httpCode(),
-               clock_.now() - started);
-
+  auto answer = review_.post(tokenReviewPath(), reviewBody(token), std::move(stop));
   AuthenticationResult result;
   if (!answer.ok()) {
     result.outcome = AuthenticationResult::Outcome::Error;
@@ -172,7 +149,7 @@ AuthenticationResult DelegatingAuthenticator::authenticate(std::string_view toke
     return result;
   }
   std::lock_guard lock(mu_);
-  cache_.put(key, result, clock_.now(), ttl_);
+  cache_.put(key, result, review_.clock().now(), ttl_);
   return result;
 }
 

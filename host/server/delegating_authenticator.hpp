@@ -22,6 +22,7 @@
 #include "host/kube/kube_api.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
+#include "host/server/review_call.hpp"
 #include "host/server/ttl_cache.hpp"
 #include "host/server/user_info.hpp"
 
@@ -58,12 +59,8 @@ class DelegatingAuthenticator {
   static AuthenticationResult parseReview(std::string_view json);
 
  private:
-  kube::KubeApi& api_;
+  ReviewCall review_;
   const std::chrono::milliseconds ttl_;
-  Clock& clock_;
-  const std::chrono::milliseconds timeout_;
-  metrics::Family<metrics::Counter>* requests_ = nullptr;
-  metrics::Family<metrics::Histogram>* durations_ = nullptr;
 
   std::mutex mu_;
   TtlCache<AuthenticationResult> cache_{kCacheCapacity};  // guarded by mu_

@@ -5,7 +5,6 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "host/server/review_metrics.hpp"
 
 namespace ccm::server {
 namespace {
@@ -27,20 +26,10 @@ DelegatingAuthorizer::DelegatingAuthorizer(kube::KubeApi& api,
                                            std::chrono::milliseconds denied_ttl, Clock& clock,
                                            metrics::Registry* registry,
                                            std::chrono::milliseconds timeout)
-    : api_(api),
+    : review_(api, clock, timeout, registry, "apiserver_delegated_authz_request_total",
+              "apiserver_delegated_authz_request_duration_seconds"),
       allowed_ttl_(allowed_ttl),
-      denied_ttl_(denied_ttl),
-      clock_(clock),
-      timeout_(timeout) {
-  if (registry != nullptr) {
-    requests_ = registry->counter("apiserver_delegated_authz_request_total",
-                                  "Number of HTTP requests partitioned by status code.", {"code"},
-                                  metrics::Stability::Alpha);
-    durations_ = registry->histogram("apiserver_delegated_authz_request_duration_seconds",
-                                     "Request latency in seconds. Broken down by status code.",
-                                     reviewLatencyBuckets(), {"code"}, metrics::Stability::Alpha);
-  }
-}
+      denied_ttl_(denied_ttl) {}
 
 std::string DelegatingAuthorizer::reviewBody(const UserInfo& user, std::string_view path,
                                              std::string_view verb) {
@@ -93,17 +82,11 @@ std::string DelegatingAuthorizer::reviewBody(const UserInfo& user, std::string_v
 AuthorizationResult DelegatingAuthorizer::parseReview(std::string_view json) {
   AuthorizationResult r;
   rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    r.reason = "the SubjectAccessReview answer is not a JSON object";
+  const rapidjson::Value* status = reviewStatus(doc, json, "SubjectAccessReview", &r.reason);
+  if (status == nullptr) {
     return r;
   }
-  auto status = doc.FindMember("status");
-  if (status == doc.MemberEnd() || !status->value.IsObject()) {
-    r.reason = "the SubjectAccessReview answer has no status";
-    return r;
-  }
-  const rapidjson::Value& st = status->value;
+  const rapidjson::Value& st = *status;
   auto flag = [&](const char* name) {
     auto it = st.FindMember(name);
     return it != st.MemberEnd() && it->value.IsBool() && it->value.GetBool();
@@ -129,18 +112,11 @@ AuthorizationResult DelegatingAuthorizer::authorize(const UserInfo& user, std::s
   std::string body = reviewBody(user, path, verb);
   {
     std::lock_guard lock(mu_);
-    if (auto hit = cache_.get(body, clock_.now())) {
+    if (auto hit = cache_.get(body, review_.clock().now())) {
       return *hit;
     }
   }
-  kube::CallOptions call;
-  call.timeout = timeout_;
-  call.stop = std::move(stop);
-  call.want_response = true;
-  const auto started = clock_.now();
-  auto answer = api_.create(accessReviewPath(), body, call);
-  recordReview(requests_, durations_, answer.ok() ? 201 : answer.status().httpCode(),
-               clock_.now() - started);
+  auto answer = review_.post(accessReviewPath(), body, std::move(stop));
   if (!answer.ok()) {
     AuthorizationResult r;
     r.reason = "SubjectAccessReview failed: " + answer.status().toString();
@@ -151,7 +127,7 @@ AuthorizationResult DelegatingAuthorizer::authorize(const UserInfo& user, std::s
     return r;
   }
   std::lock_guard lock(mu_);
-  cache_.put(body, r, clock_.now(),
+  cache_.put(body, r, review_.clock().now(),
              r.decision == AuthorizationResult::Decision::Allowed ? allowed_ttl_ : denied_ttl_);
   return r;
 }

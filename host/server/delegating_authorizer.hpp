@@ -21,6 +21,7 @@
 #include "host/kube/kube_api.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
+#include "host/server/review_call.hpp"
 #include "host/server/ttl_cache.hpp"
 #include "host/server/user_info.hpp"
 
@@ -57,13 +58,9 @@ class DelegatingAuthorizer {
   static AuthorizationResult parseReview(std::string_view json);
 
  private:
-  kube::KubeApi& api_;
+  ReviewCall review_;
   const std::chrono::milliseconds allowed_ttl_;
   const std::chrono::milliseconds denied_ttl_;
-  Clock& clock_;
-  const std::chrono::milliseconds timeout_;
-  metrics::Family<metrics::Counter>* requests_ = nullptr;
-  metrics::Family<metrics::Histogram>* durations_ = nullptr;
 
   std::mutex mu_;
   TtlCache<AuthorizationResult> cache_{kCacheCapacity};  // guarded by mu_
