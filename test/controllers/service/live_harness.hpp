@@ -317,4 +317,18 @@ class LiveHarness {
   std::unique_ptr<kube::EventBroadcaster> events_;
 };
 
+// Makes a controller with factory (makeServiceController, makeRouteController, ...) over the
+// harness's context and starts it; the test fails if the factory refuses or skips it.
+inline std::unique_ptr<controllers::Controller> startController(
+    LiveHarness& h,
+    StatusOr<controllers::ControllerOrSkip> (*factory)(controllers::ControllerContext&)) {
+  auto ctx = h.context();
+  auto r = factory(ctx);
+  REQUIRE_MESSAGE(r.ok(), r.status().toString());
+  REQUIRE(std::holds_alternative<std::unique_ptr<controllers::Controller>>(*r));
+  auto c = std::move(std::get<std::unique_ptr<controllers::Controller>>(*r));
+  c->start();
+  return c;
+}
+
 }  // namespace ccm::testing

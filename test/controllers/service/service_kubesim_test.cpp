@@ -18,13 +18,7 @@ using ccm::testing::LiveHarness;
 using ccm::testing::waitUntil;
 
 std::unique_ptr<Controller> startController(LiveHarness& h) {
-  auto ctx = h.context();
-  auto r = makeServiceController(ctx);
-  REQUIRE_MESSAGE(r.ok(), r.status().toString());
-  REQUIRE(std::holds_alternative<std::unique_ptr<Controller>>(*r));
-  auto c = std::move(std::get<std::unique_ptr<Controller>>(*r));
-  c->start();
-  return c;
+  return ccm::testing::startController(h, makeServiceController);
 }
 
 bool hasFinalizer(LiveHarness& h, const std::string& ns, const std::string& name) {
