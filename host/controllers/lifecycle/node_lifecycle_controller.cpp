@@ -138,8 +138,8 @@ std::optional<std::chrono::nanoseconds> NodeLifecycleController::deleteQueued() 
     for (auto& [zone, q] : queued_) {
       while (!q.empty()) {
         // Still a candidate? The cache must have the same node (UID), still not Ready.
-        auto current = ctx_.nodes.get(q.front().node->name);
-        if (!current || current->uid != q.front().node->uid || isReady(*current)) {
+        auto current = ctx_.nodes.get(q.front()->name);
+        if (!current || current->uid != q.front()->uid || isReady(*current)) {
           q.pop_front();
           continue;
         }
@@ -354,7 +354,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     std::lock_guard lock(mu_);
     queued_.clear();
     for (const auto& [first, i] : due) {
-      queued_[zoneOf(*nodes[i])].push_back(Candidate{nodes[i]});
+      queued_[zoneOf(*nodes[i])].push_back(nodes[i]);
     }
   }
   deleteQueued();
@@ -366,7 +366,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
           deferred->labels({zone, all_full ? "partition" : "rate_limit"}).inc();
         }
         log::infoV(2, "Node deletion postponed by the zone's deletion budget",
-                   {{"node", c.node->name}, {"zone", zone}, {"allFullyDisrupted", all_full}});
+                   {{"node", c->name}, {"zone", zone}, {"allFullyDisrupted", all_full}});
       }
     }
   }

@@ -79,9 +79,6 @@ class NodeLifecycleController final : public Controller {
     Clock::MonoTime first_not_found{};
     bool seen = false;
   };
-  struct Candidate {
-    std::shared_ptr<const kube::Node> node;
-  };
 
   void loop(std::stop_token stop);
   void setShutdownTaint(const kube::Node& node, bool present);
@@ -97,7 +94,8 @@ class NodeLifecycleController final : public Controller {
   std::unordered_map<std::string, Observation> observations_;  // by node UID; guarded by mu_
   std::map<std::string, Bucket> buckets_;                       // by zone; guarded by mu_
   std::map<std::string, ZoneStatus> zones_;                     // guarded by mu_
-  std::map<std::string, std::deque<Candidate>> queued_;         // by zone; guarded by mu_
+  // Confirmed deletions waiting for their zone's budget, oldest first; guarded by mu_.
+  std::map<std::string, std::deque<std::shared_ptr<const kube::Node>>> queued_;
   bool started_ = false;                                        // guarded by mu_
 };
 
