@@ -137,22 +137,32 @@ bool converged(FakeApiServer& server, const NodeInformer& inf, const Model& mode
   return ok;
 }
 
+// Adds Nodes n0..n{count-1}.
+void seedNodes(FakeApiServer& server, int count) {
+  for (int i = 0; i < count; ++i) {
+    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
+  }
+}
+
+// Feeds the model from the informer, starts it and waits for the first sync.
+void startSynced(NodeInformer& inf, Model& model) {
+  inf.addEventHandler(model.handlers());
+  inf.start();
+  std::stop_source never;
+  REQUIRE(inf.waitForSync(never.get_token()));
+}
+
 }  // namespace
 
 TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   FakeApiServer server;
-  for (int i = 0; i < 5; ++i) {
-    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
-  }
+  seedNodes(server, 5);
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
   o.page_size = 2;
   NodeInformer inf(client.get(), o);
   Model model;
-  inf.addEventHandler(model.handlers());
-  inf.start();
-  std::stop_source never;
-  REQUIRE(inf.waitForSync(never.get_token()));
+  startSynced(inf, model);
   CHECK(inf.hasSynced());
   CHECK(inf.size() == 5);
   CHECK(model.adds == 5);
@@ -187,10 +197,7 @@ TEST_CASE("dropped watches resume from the last version without loss or repeats"
   auto client = makeClient(server.url());
   NodeInformer inf(client.get(), fastOptions());
   Model model;
-  inf.addEventHandler(model.handlers());
-  inf.start();
-  std::stop_source never;
-  REQUIRE(inf.waitForSync(never.get_token()));
+  startSynced(inf, model);
   for (int round = 0; round < 6; ++round) {
     REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
     server.upsert(kNodes, "a", nodeJson("a", fmt::format("r{}", round)));
@@ -214,10 +221,7 @@ TEST_CASE("a 410 relists and delivers only the differences") {
   auto client = makeClient(server.url());
   NodeInformer inf(client.get(), fastOptions());
   Model model;
-  inf.addEventHandler(model.handlers());
-  inf.start();
-  std::stop_source never;
-  REQUIRE(inf.waitForSync(never.get_token()));
+  startSynced(inf, model);
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   // While the server is away, things change and history is forgotten: the resumed watch
   // gets 410.
@@ -276,9 +280,7 @@ TEST_CASE("429 and 500 on the watch and the list are survived") {
 
 TEST_CASE("an expired continue token falls back to one unpaged list") {
   FakeApiServer server;
-  for (int i = 0; i < 6; ++i) {
-    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
-  }
+  seedNodes(server, 6);
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
   o.page_size = 2;
@@ -314,10 +316,7 @@ TEST_CASE("a server restart with changes while it was down converges") {
   auto client = makeClient(server.url());
   NodeInformer inf(client.get(), fastOptions());
   Model model;
-  inf.addEventHandler(model.handlers());
-  inf.start();
-  std::stop_source never;
-  REQUIRE(inf.waitForSync(never.get_token()));
+  startSynced(inf, model);
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   server.stop();
   server.upsert(kNodes, "b", nodeJson("b"));
@@ -335,10 +334,7 @@ TEST_CASE("watches that time out are reopened from the last version") {
   o.min_watch_timeout = std::chrono::seconds(1);
   NodeInformer inf(client.get(), o);
   Model model;
-  inf.addEventHandler(model.handlers());
-  inf.start();
-  std::stop_source never;
-  REQUIRE(inf.waitForSync(never.get_token()));
+  startSynced(inf, model);
   int i = 0;
   REQUIRE(waitFor([&] {
     std::string name = fmt::format("n{}", i++ % 7);
@@ -361,18 +357,13 @@ TEST_CASE("watches that time out are reopened from the last version") {
 TEST_CASE("soak: random changes and faults; every change is seen exactly once") {
   FakeApiServer server;
   std::mt19937 rng(12345);
-  for (int i = 0; i < 30; ++i) {
-    server.upsert(kNodes, fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
-  }
+  seedNodes(server, 30);
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
   o.page_size = 7;
   NodeInformer inf(client.get(), o);
   Model model;
-  inf.addEventHandler(model.handlers());
-  inf.start();
-  std::stop_source never;
-  REQUIRE(inf.waitForSync(never.get_token()));
+  startSynced(inf, model);
   for (int step = 0; step < 400; ++step) {
     int what = static_cast<int>(rng() % 100);
     std::string name = fmt::format("n{}", rng() % 40);
