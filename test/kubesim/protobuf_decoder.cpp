@@ -110,6 +110,32 @@ class Reader {
   size_t pos_ = 0;
 };
 
+// One field of a message.
+struct Field {
+  int number = 0;
+  int wire = 0;
+  uint64_t varint = 0;        // wire type 0
+  std::string_view payload;  // wire types 1, 2 and 5
+};
+
+// Calls fn(field) for each field of a message; false (with "unexpected EOF") when a field
+// cannot be read, or when fn returns false (fn sets its own error).
+template <typename Fn>
+bool forEachField(std::string_view message, std::string* error, Fn&& fn) {
+  Reader r(message);
+  while (!r.done()) {
+    Field f;
+    if (!r.field(&f.number, &f.wire, &f.varint, &f.payload)) {
+      *error = "unexpected EOF";
+      return false;
+    }
+    if (!fn(f)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool isZero(const JsonValue& v) {
   return v.IsNull() || (v.IsString() && v.GetStringLength() == 0) ||
          (v.IsBool() && !v.GetBool()) || (v.IsInt64() && v.GetInt64() == 0) ||
@@ -164,18 +190,13 @@ bool ProtobufDecoder::decode(std::string_view body, std::string_view root_struct
       return false;
     }
     if (number == 1 && wire == 2) {  // TypeMeta
-      Reader tm(payload);
-      while (!tm.done()) {
-        int n;
-        int w;
-        uint64_t vv;
-        std::string_view p;
-        if (!tm.field(&n, &w, &vv, &p)) {
-          *error = "unexpected EOF";
-          return false;
-        }
-        if (n == 1 && w == 2) api_version = std::string(p);
-        if (n == 2 && w == 2) kind = std::string(p);
+      bool ok = forEachField(payload, error, [&](const Field& f) {
+        if (f.number == 1 && f.wire == 2) api_version = std::string(f.payload);
+        if (f.number == 2 && f.wire == 2) kind = std::string(f.payload);
+        return true;
+      });
+      if (!ok) {
+        return false;
       }
     } else if (number == 2 && wire == 2) {
       raw = payload;
@@ -249,25 +270,19 @@ bool ProtobufDecoder::decodeMessage(std::string_view struct_name, std::string_vi
         *error = "map entry must be length-delimited";
         return false;
       }
-      Reader entry(payload);
       std::string k;
       JsonValue value(rapidjson::kStringType);
-      while (!entry.done()) {
-        int n;
-        int w;
-        uint64_t ev = 0;
-        std::string_view p;
-        if (!entry.field(&n, &w, &ev, &p)) {
-          *error = "unexpected EOF";
-          return false;
+      bool ok = forEachField(payload, error, [&](const Field& f) {
+        if (f.number == 1 && f.wire == 2) {
+          k = std::string(f.payload);
+        } else if (f.number == 2) {
+          return decodeValue(*t->element, f.wire, f.payload, f.varint, value, alloc, depth + 1,
+                             error);
         }
-        if (n == 1 && w == 2) {
-          k = std::string(p);
-        } else if (n == 2) {
-          if (!decodeValue(*t->element, w, p, ev, value, alloc, depth + 1, error)) {
-            return false;
-          }
-        }
+        return true;
+      });
+      if (!ok) {
+        return false;
       }
       setMember(*map, k, std::move(value), alloc);
     } else {
@@ -330,19 +345,14 @@ bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::strin
       if (!needWire(2)) return false;
       int64_t seconds = 0;
       int64_t nanos = 0;
-      Reader r(payload);
-      while (!r.done()) {
-        int n;
-        int w;
-        uint64_t v = 0;
-        std::string_view p;
-        if (!r.field(&n, &w, &v, &p)) {
-          *error = "unexpected EOF";
-          return false;
+      bool ok = forEachField(payload, error, [&](const Field& f) {
+        if (f.number == 1 && f.wire == 0) seconds = static_cast<int64_t>(f.varint);
+        if (f.number == 2 && f.wire == 0) {
+          nanos = static_cast<int32_t>(static_cast<uint32_t>(f.varint));
         }
-        if (n == 1 && w == 0) seconds = static_cast<int64_t>(v);
-        if (n == 2 && w == 0) nanos = static_cast<int32_t>(static_cast<uint32_t>(v));
-      }
+        return true;
+      });
+      if (!ok) return false;
       if (seconds == 0 && nanos == 0) {
         out.SetNull();
         return true;
@@ -355,41 +365,29 @@ bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::strin
     }
     case Schema::Kind::Quantity: {
       if (!needWire(2)) return false;
-      Reader r(payload);
       std::string s;
-      while (!r.done()) {
-        int n;
-        int w;
-        uint64_t v = 0;
-        std::string_view p;
-        if (!r.field(&n, &w, &v, &p)) {
-          *error = "unexpected EOF";
-          return false;
-        }
-        if (n == 1 && w == 2) s = std::string(p);
-      }
+      bool ok = forEachField(payload, error, [&](const Field& f) {
+        if (f.number == 1 && f.wire == 2) s = std::string(f.payload);
+        return true;
+      });
+      if (!ok) return false;
       out.SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
       return true;
     }
     case Schema::Kind::IntOrString: {
       if (!needWire(2)) return false;
-      Reader r(payload);
       int64_t type = 0;
       int64_t iv = 0;
       std::string sv;
-      while (!r.done()) {
-        int n;
-        int w;
-        uint64_t v = 0;
-        std::string_view p;
-        if (!r.field(&n, &w, &v, &p)) {
-          *error = "unexpected EOF";
-          return false;
+      bool ok = forEachField(payload, error, [&](const Field& f) {
+        if (f.number == 1 && f.wire == 0) type = static_cast<int64_t>(f.varint);
+        if (f.number == 2 && f.wire == 0) {
+          iv = static_cast<int32_t>(static_cast<uint32_t>(f.varint));
         }
-        if (n == 1 && w == 0) type = static_cast<int64_t>(v);
-        if (n == 2 && w == 0) iv = static_cast<int32_t>(static_cast<uint32_t>(v));
-        if (n == 3 && w == 2) sv = std::string(p);
-      }
+        if (f.number == 3 && f.wire == 2) sv = std::string(f.payload);
+        return true;
+      });
+      if (!ok) return false;
       if (type == 1) {
         out.SetString(sv.data(), static_cast<rapidjson::SizeType>(sv.size()), alloc);
       } else {
