@@ -21,8 +21,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <optional>
 
 namespace ccm::kube {
 namespace {
@@ -120,14 +118,15 @@ timeval toTimeval(std::chrono::milliseconds ms) {
 // on it (the TLS handshake, the answer).
 class ShutdownOnStop {
  public:
-  ShutdownOnStop(std::stop_token stop, int fd) {
-    if (stop.stop_possible()) {
-      callback_.emplace(stop, std::function<void()>([fd] { ::shutdown(fd, SHUT_RDWR); }));
-    }
-  }
+  // A token that can never be stopped registers nothing.
+  ShutdownOnStop(std::stop_token stop, int fd) : callback_(std::move(stop), Shutdown{fd}) {}
 
  private:
-  std::optional<std::stop_callback<std::function<void()>>> callback_;
+  struct Shutdown {
+    int fd;
+    void operator()() const { ::shutdown(fd, SHUT_RDWR); }
+  };
+  std::stop_callback<Shutdown> callback_;
 };
 
 bool envSet(const char* name) {
