@@ -13,6 +13,7 @@
 #include "host/controllers/route/route_controller.hpp"
 #include "host/controllers/service/service_controller.hpp"
 #include "host/log/log.hpp"
+#include "host/runtime/memory.hpp"
 
 namespace ccm::app {
 namespace {
@@ -67,6 +68,8 @@ Status ControllerManager::start() {
   if (!kube::waitForCacheSync(term_.get_token(), {nodes, services})) {
     return Status(Code::Cancelled, "stopped before the caches synced");
   }
+  // The first lists' pages and decode buffers are freed now; do not keep them resident.
+  runtime::releaseFreeMemory();
   log::info("Caches synced",
             {{"nodes", nodes->size()},
              {"services", services->size()},

@@ -1,0 +1,17 @@
+// Giving freed heap memory back to the operating system.
+//
+// glibc's allocator keeps freed memory in its per-thread arenas for reuse, so a transient
+// peak (a first list of 5,000 nodes, a batch of nodes copied for a provider call) stays in the
+// process's resident set long after it is freed. The host calls this after such peaks.
+#pragma once
+
+#include <cstddef>
+
+namespace ccm::runtime {
+
+// Releases free pages of every malloc arena to the kernel (glibc's malloc_trim); returns
+// whether any memory was released. A no-op returning false on other C libraries.
+// THREAD: any thread; it takes each arena's lock in turn, briefly.
+bool releaseFreeMemory();
+
+}  // namespace ccm::runtime
