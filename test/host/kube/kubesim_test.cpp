@@ -423,7 +423,8 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
                                          {"InternalIP", "10.1.0.2"},
                                          {"Hostname", "write-test"}}))
               .ok());
-  auto addrs = get()->addresses;
+  auto replaced = get();  // the node owns the storage its spans point into
+  auto addrs = replaced->addresses;
   REQUIRE(addrs.size() == 3);
   CHECK(addrs[1].address == "10.1.0.2");
   REQUIRE(adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
