@@ -108,7 +108,14 @@ class Node {
   size_t arena_bytes_ = 0;
 };
 
-// Decodes one Node from JSON text (for tests, fakes and single GETs).
-ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json);
+// Which parts of a Node decodeNode reads.
+enum class NodeParts : uint8_t {
+  kAll,
+  kMetadataAndSpec,  // status (addresses, conditions, nodeInfo) left empty: cheaper
+};
+
+// Decodes one Node from JSON text (single GETs, write answers, tests and fakes).
+ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json,
+                                                  NodeParts parts = NodeParts::kAll);
 
 }  // namespace ccm::kube

@@ -64,17 +64,16 @@ constexpr std::string_view kInfoKeys[10] = {
     "architecture",
 };
 
-constexpr size_t kPoolEntries = 65536;
-
 }  // namespace
 
-NodeDecoder::NodeDecoder() : pool_(std::make_shared<StringPool>(kPoolEntries)) {}
+NodeDecoder::NodeDecoder(size_t pool_entries)
+    : pool_entries_(pool_entries), pool_(std::make_shared<StringPool>(pool_entries)) {}
 
 void NodeDecoder::reset() {
   resetSax();
   if (pool_->full()) {
     // Start a fresh pool; nodes decoded so far keep the old one alive.
-    pool_ = std::make_shared<StringPool>(kPoolEntries);
+    pool_ = std::make_shared<StringPool>(pool_entries_);
   }
   text_.clear();
   meta_.clear();
@@ -102,7 +101,7 @@ int NodeDecoder::key(int ctx, std::string_view k) {
       if (k == "spec")
         return kFSpec;
       if (k == "status")
-        return kFStatus;
+        return decode_status_ ? kFStatus : 0;
       return detail::MetaScratch::rootKey(k);
     case kSpec:
       if (k == "providerID")
@@ -376,9 +375,13 @@ std::shared_ptr<const Node> NodeDecoder::finish() {
   return node;
 }
 
-ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json) {
-  NodeDecoder decoder;
+ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json, NodeParts parts) {
+  // One decoder per thread, reused: its string pool and scratch buffers outlive the call
+  // (a fresh decoder per call allocated a pool and a 16 KB chunk for every node decoded).
+  // Its pool is kept small: every thread that decodes a node holds one.
+  thread_local NodeDecoder decoder(4096);
   decoder.reset();
+  decoder.decodeStatus(parts == NodeParts::kAll);
   rapidjson::Reader reader;
   detail::SpanStream span(json);
   detail::SkippingStream<detail::SpanStream> in(span, decoder.skipSignal());

@@ -22,10 +22,15 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
   // stream is a SkippingStream.
   static constexpr bool kRawSkip = true;
 
-  NodeDecoder();
+  // pool_entries: how many distinct strings one string pool interns before the decoder
+  // starts a fresh one (nodes keep the pool they were decoded with alive).
+  explicit NodeDecoder(size_t pool_entries = 65536);
 
   // Forgets the object being decoded (call before feeding a new one).
   void reset();
+  // With false, `status` is skipped unread (addresses, conditions and nodeInfo stay empty):
+  // for callers that need only metadata and spec, such as a write's answer.
+  void decodeStatus(bool on) { decode_status_ = on; }
   // Freezes what was decoded into an immutable Node.
   std::shared_ptr<const Node> finish();
   // The name / resourceVersion decoded so far (valid until reset()).
@@ -54,12 +59,14 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
     int64_t heartbeat = 0, transition = 0;
   };
 
+  size_t pool_entries_;
   std::shared_ptr<StringPool> pool_;
   detail::ScratchText text_;
   detail::MetaScratch meta_;
   detail::SRef provider_id_, pod_cidr_;
   std::vector<detail::SRef> pod_cidrs_;
   bool unschedulable_ = false;
+  bool decode_status_ = true;
   std::vector<RawTaint> taints_;
   std::vector<RawAddress> addresses_;
   std::vector<RawCondition> conditions_;

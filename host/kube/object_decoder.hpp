@@ -198,48 +198,62 @@ class RawSkipper {
   // Consumes from [p, p + n); returns how many bytes precede the closing bracket (n: not in
   // this span). failed() after a bracket mismatch.
   size_t feed(const char* p, size_t n) {
+    // The state lives in locals while scanning: stores through `p` (a char pointer) could
+    // alias the members, which would make the compiler reload them for every byte.
+    bool in_string = in_string_;
+    bool escape = escape_;
+    uint32_t depth = depth_;
+    uint64_t kinds = kinds_;
+    size_t result = n;
     for (size_t i = 0; i < n; ++i) {
-      char c = p[i];
-      if (in_string_) {
-        if (escape_) {
-          escape_ = false;
-        } else if (c == '\\') {
-          escape_ = true;
-        } else if (c == '"') {
-          in_string_ = false;
+      if (in_string) {
+        if (escape) {
+          escape = false;
+          continue;
+        }
+        // Run to the next quote or backslash in one tight loop.
+        while (i < n && p[i] != '"' && p[i] != '\\') {
+          ++i;
+        }
+        if (i == n) {
+          break;
+        }
+        if (p[i] == '\\') {
+          escape = true;
+        } else {
+          in_string = false;
         }
         continue;
       }
-      switch (c) {
-        case '"':
-          in_string_ = true;
-          break;
-        case '{':
-        case '[':
-          if (depth_ < 64) {
-            kinds_ = (kinds_ & ~(uint64_t{1} << depth_)) | (uint64_t{c == '['} << depth_);
-          }
-          ++depth_;
-          break;
-        case '}':
-        case ']':
-          if (depth_ == 0) {
-            if ((c == ']') != outer_is_array_) {
-              failed_ = true;
-            }
-            return i;
-          }
-          --depth_;
-          if (depth_ < 64 && ((kinds_ >> depth_) & 1) != uint64_t{c == ']'}) {
+      char c = p[i];
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        if (depth < 64) {
+          kinds = (kinds & ~(uint64_t{1} << depth)) | (uint64_t{c == '['} << depth);
+        }
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) {
+          if ((c == ']') != outer_is_array_) {
             failed_ = true;
-            return i;
           }
+          result = i;
           break;
-        default:
+        }
+        --depth;
+        if (depth < 64 && ((kinds >> depth) & 1) != uint64_t{c == ']'}) {
+          failed_ = true;
+          result = i;
           break;
+        }
       }
     }
-    return n;
+    in_string_ = in_string;
+    escape_ = escape;
+    depth_ = depth;
+    kinds_ = kinds;
+    return result;
   }
   void start(bool outer_is_array) {
     outer_is_array_ = outer_is_array;

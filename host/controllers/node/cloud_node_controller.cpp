@@ -206,7 +206,8 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
       return written.status().toStatus().withPrefix(
           fmt::format("failed to write the cloud addresses of node {}", name));
     }
-    auto fresh = kube::decodeNode(*written);
+    // Step 2 reads the version, providerID, labels and taints: the status is not needed.
+    auto fresh = kube::decodeNode(*written, kube::NodeParts::kMetadataAndSpec);
     if (fresh.ok()) {
       node = *fresh;  // the precondition below needs the version this write produced
       if (!node->hasTaint(keys::kUninitializedTaint)) {

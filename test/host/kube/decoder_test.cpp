@@ -85,6 +85,31 @@ TEST_CASE("a realistic Node decodes into every field the controllers use") {
   CHECK(n.node_info.architecture == "amd64");
 }
 
+TEST_CASE("decodeNode without status reads metadata and spec only, and nodes outlive calls") {
+  std::string json = readTestdata("node.json");
+  auto full = decodeNode(json);
+  auto lean = decodeNode(json, NodeParts::kMetadataAndSpec);
+  REQUIRE(full.ok());
+  REQUIRE(lean.ok());
+  const Node& n = **lean;
+  CHECK(n.name == (*full)->name);
+  CHECK(n.resource_version == "123456");
+  CHECK(n.labels.size() == 13);
+  CHECK(n.provider_id == "aws:///eu-west-1a/i-0123456789abcdef0");
+  CHECK(n.taints.size() == 2);
+  CHECK(n.addresses.empty());
+  CHECK(n.conditions.empty());
+  CHECK(n.node_info.kernel_version.empty());
+  // The per-thread decoder is reused: earlier results keep their own storage.
+  auto other = decodeNode(replaced(json, "\"resourceVersion\":\"123456\"",
+                                   "\"resourceVersion\":\"9\""));
+  REQUIRE(other.ok());
+  CHECK((*full)->resource_version == "123456");
+  CHECK((*other)->resource_version == "9");
+  CHECK((*full)->addresses.size() == 3);
+  CHECK((*full)->label("topology.kubernetes.io/zone") == "eu-west-1a");
+}
+
 TEST_CASE("a Node survives the decoder being reused, and copies share storage") {
   NodeDecoder d;
   std::string a = readTestdata("node.json");
