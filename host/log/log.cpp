@@ -121,7 +121,7 @@ void setSinkForTest(std::function<void(std::string_view line)> sink) {
 }
 
 void write(Severity severity, int v, std::string_view message, Fields fields,
-           const std::source_location& where) {
+           const Where& where) {
   auto now = std::chrono::system_clock::now();
   auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
@@ -129,7 +129,7 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
   line.reserve(160);
   if (static_cast<Format>(state().format.load()) == Format::Json) {
     line += fmt::format("{{\"ts\":{}.{:06d},\"caller\":", micros / 1000000, micros % 1000000);
-    appendQuoted(line, fmt::format("{}:{}", baseName(where.file_name()), where.line()));
+    appendQuoted(line, fmt::format("{}:{}", baseName(where.file), where.line));
     line += ",\"msg\":";
     appendQuoted(line, message);
     if (severity == Severity::Info) {
@@ -156,8 +156,8 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
     line += fmt::format("{}{:02d}{:02d} {:02d}:{:02d}:{:02d}.{:06d} {:>7} {}:{}] ",
                         severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday,
                         tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000,
-                        static_cast<long>(::syscall(SYS_gettid)), baseName(where.file_name()),
-                        where.line());
+                        static_cast<long>(::syscall(SYS_gettid)), baseName(where.file),
+                        where.line);
     appendQuoted(line, message);
     for (const auto& f : fields) {
       line.push_back(' ');

@@ -9,7 +9,6 @@
 #include <concepts>
 #include <functional>
 #include <initializer_list>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -80,29 +79,42 @@ std::string redact(std::string_view text);
 // Test hook: when set, lines go to sink instead of the file descriptor.
 void setSinkForTest(std::function<void(std::string_view line)> sink);
 
+// Where a line was logged: the caller's file and line. Not std::source_location, which
+// clang 14 with libstdc++ 12 (the fuzz build) cannot compile; the builtins behind it work
+// with both compilers. Default arguments are evaluated at the call site, so `here()` as a
+// default argument names the caller.
+struct Where {
+  const char* file;
+  unsigned line;
+  static constexpr Where here(const char* file = __builtin_FILE(),
+                              unsigned line = __builtin_LINE()) {
+    return Where{file, line};
+  }
+};
+
 void write(Severity severity, int v, std::string_view message, Fields fields,
-           const std::source_location& where);
+           const Where& where);
 
 inline void info(std::string_view message, Fields fields = {},
-                 const std::source_location& where = std::source_location::current()) {
+                 const Where& where = Where::here()) {
   write(Severity::Info, 0, message, fields, where);
 }
 
 // Info at verbosity v: printed only with -v=v or higher.
 inline void infoV(int v, std::string_view message, Fields fields = {},
-                  const std::source_location& where = std::source_location::current()) {
+                  const Where& where = Where::here()) {
   if (enabled(v)) {
     write(Severity::Info, v, message, fields, where);
   }
 }
 
 inline void warning(std::string_view message, Fields fields = {},
-                    const std::source_location& where = std::source_location::current()) {
+                    const Where& where = Where::here()) {
   write(Severity::Warning, 0, message, fields, where);
 }
 
 inline void error(std::string_view message, Fields fields = {},
-                  const std::source_location& where = std::source_location::current()) {
+                  const Where& where = Where::here()) {
   write(Severity::Error, 0, message, fields, where);
 }
 

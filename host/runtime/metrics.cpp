@@ -198,7 +198,11 @@ Family<Histogram>* Registry::histogram(std::string_view name, std::string_view h
 std::string Registry::exposition() const {
   std::string out;
   std::lock_guard lock(mu_);
-  for (const auto& [name, entry] : families_) {
+  for (const auto& family : families_) {
+    // A plain reference, not a structured binding: clang 14 (the fuzz build) cannot capture
+    // bindings in the lambdas below.
+    const std::string& name = family.first;
+    const auto& entry = family.second;
     switch (entry.kind) {
       case Kind::Counter: {
         const auto& f = *entry.counter;

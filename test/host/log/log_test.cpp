@@ -25,12 +25,16 @@ struct Capture {
 TEST_CASE("klog text format with structured fields") {
   Capture cap(log::Format::Text);
   log::info("Initializing node", {{"node", "node-1"}, {"attempt", 3}, {"ok", true}});
+  const int info_line = __LINE__ - 1;
   log::warning("Slow", {{"elapsed", std::chrono::milliseconds(1500)}});
   log::error("Quoted \"text\"\nnext");
   REQUIRE(cap.lines.size() == 3);
   const std::string& l = cap.lines[0];
   CHECK(l[0] == 'I');
-  CHECK(l.find(" log_test.cpp:") != std::string::npos);
+  // The caller's file and line, not the logger's.
+  CHECK(l.find(" log_test.cpp:" + std::to_string(info_line) + "] ") != std::string::npos);
+  CHECK(cap.lines[1].find(" log_test.cpp:" + std::to_string(info_line + 2) + "] ") !=
+        std::string::npos);
   CHECK(l.find("] \"Initializing node\" node=\"node-1\" attempt=3 ok=true\n") !=
         std::string::npos);
   CHECK(cap.lines[1][0] == 'W');
