@@ -158,8 +158,13 @@ def setup(c):
     return cloud
 
 
-def initialised_all(c):
-    return all(is_initialized(n) for n in c.nodes())
+def wait_initialised_all(c, what):
+    """Waits until every node is initialised; on a timeout, names the nodes still tainted."""
+    try:
+        wait_for(lambda: all(is_initialized(n) for n in c.nodes()), what)
+    except AssertionError as e:
+        pending = sorted(n["metadata"]["name"] for n in c.nodes() if not is_initialized(n))
+        raise AssertionError("%s; not initialised: %s" % (e, ", ".join(pending))) from None
 
 
 class LeaderFaultsTest(unittest.TestCase):
@@ -180,7 +185,7 @@ class LeaderFaultsTest(unittest.TestCase):
             a.proxy.heal()
             time.sleep(3)
             activity.finish()
-            wait_for(lambda: initialised_all(c), "b initialises every node")
+            wait_initialised_all(c, "b initialises every node")
             self.assertIn("leaderelection lost", a.output())
             runs = prove_single_leader(self, [a, b])
             print("runs %s" % [(n, round(l - f, 1)) for n, f, l in runs])
@@ -225,7 +230,7 @@ class LeaderFaultsTest(unittest.TestCase):
             wait_for(lambda: leaders([b]), "b takes over with its clock 2 h ahead")
             time.sleep(2)
             activity.finish()
-            wait_for(lambda: initialised_all(c), "b initialises every node")
+            wait_initialised_all(c, "b initialises every node")
             # Log timestamps are faked: b logged its acquisition 2 h ahead; a is dead (killed).
             runs = prove_single_leader(self, replicas, check_handover_logs=False,
                                        clock_offsets={"b": 7200})
@@ -249,7 +254,7 @@ class LeaderFaultsTest(unittest.TestCase):
             activity.finish()
             self.assertEqual(len(leaders(rest)), 1)
             self.assertEqual(sum(len(r.acquisitions()) for r in replicas), 2)
-            wait_for(lambda: initialised_all(c), "every node initialised")
+            wait_initialised_all(c, "every node initialised")
             prove_single_leader(self, replicas)
 
     def test_frozen_leader_resumes_without_acting(self):
@@ -275,7 +280,7 @@ class LeaderFaultsTest(unittest.TestCase):
             late = [w for w in controller_writes(a.proxy.records()) if w[0] >= resumed]
             self.assertEqual(late, [], "writes of the frozen leader after it resumed")
             self.assertIn("leaderelection lost", a.output())
-            wait_for(lambda: initialised_all(c), "b initialises every node")
+            wait_initialised_all(c, "b initialises every node")
             # a's own stop line is later than b's start (it was frozen, not leading):
             # its end is the moment it was frozen.
             a.ended_at = frozen
