@@ -10,12 +10,30 @@
 namespace ccm::fakecloud {
 namespace {
 
+// Control characters (a key may hold any) written as \xNN: an error message stays one
+// readable line, and a NUL does not cut it short.
+std::string printable(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void fail(const YAML::Node& node, const std::string& path, const std::string& what) {
   std::string where;
   if (node.IsDefined() && node.Mark().line >= 0) {
     where = " (line " + std::to_string(node.Mark().line + 1) + ")";
   }
-  throw ConfigError(path + ": " + what + where);
+  throw ConfigError(printable(path + ": " + what + where));
 }
 
 std::string scalar(const YAML::Node& node, const std::string& path) {
@@ -390,8 +408,8 @@ YAML::Node load(std::string_view text, std::string_view source) {
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    throw ConfigError(std::string(source) + ": not valid YAML or JSON: line " +
-                      std::to_string(e.mark.line + 1) + ": " + e.msg);
+    throw ConfigError(printable(std::string(source) + ": not valid YAML or JSON: line " +
+                                std::to_string(e.mark.line + 1) + ": " + e.msg));
   }
 }
 

@@ -50,7 +50,8 @@ Status mergeCloudsYaml(const std::string& yaml_text, const std::string& source, 
   } catch (const YAML::Exception& e) {
     return bad("clouds-file", source + " is not valid YAML: " + e.what());
   }
-  YAML::Node clouds = root["clouds"];
+  // operator[] throws on a scalar or a sequence: look into maps only.
+  YAML::Node clouds = root.IsMap() ? root["clouds"] : YAML::Node();
   if (!clouds || !clouds.IsMap() || clouds.size() == 0) {
     return bad("clouds-file", source + " has no clouds");
   }
