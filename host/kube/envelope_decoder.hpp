@@ -111,6 +111,9 @@ class WatchEventHandler {
       return fwd_.open(false);
     }
     if (depth_ == 1 && pending_ == Pending::Object) {
+      if (has_object) {
+        return false;  // a second "object" key: malformed, never decoded over the first
+      }
       pending_ = Pending::None;
       has_object = true;
       return fwd_.open(false);

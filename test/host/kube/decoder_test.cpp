@@ -265,6 +265,26 @@ TEST_CASE("the watch envelope routes the object to the decoder, in any key order
   CHECK(h.status_message == "too old resource version: 5 (10)");
 }
 
+TEST_CASE("a watch event with two objects is malformed, not decoded twice") {
+  // Found by the watch_stream fuzzer: the Service decoder's re-serialiser asserted on the
+  // second root object.
+  ServiceDecoder d;
+  WatchEventHandler<ServiceDecoder> h(d);
+  rapidjson::Reader reader;
+  std::string event =
+      R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n"}},)"
+      R"("object":{"metadata":{"name":"b","namespace":"n"}}})";
+  rapidjson::MemoryStream ms(event.data(), event.size());
+  h.reset();
+  CHECK_FALSE(reader.Parse<rapidjson::kParseStopWhenDoneFlag>(ms, h));
+  // The decoder is usable again after a reset.
+  std::string good = R"({"type":"ADDED","object":{"metadata":{"name":"c","namespace":"n"}}})";
+  rapidjson::MemoryStream ms2(good.data(), good.size());
+  h.reset();
+  REQUIRE(reader.Parse<rapidjson::kParseStopWhenDoneFlag>(ms2, h));
+  CHECK(d.finish()->name == "c");
+}
+
 TEST_CASE("the list envelope yields each item and the list metadata") {
   ServiceDecoder d;
   std::vector<std::string> keys;
