@@ -160,8 +160,8 @@ TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
   o.page_size = 2;
-  NodeInformer inf(client.get(), o);
   Model model;
+  NodeInformer inf(client.get(), o);
   startSynced(inf, model);
   CHECK(inf.hasSynced());
   CHECK(inf.size() == 5);
@@ -195,8 +195,8 @@ TEST_CASE("dropped watches resume from the last version without loss or repeats"
   FakeApiServer server;
   server.upsert(kNodes, "a", nodeJson("a"));
   auto client = makeClient(server.url());
-  NodeInformer inf(client.get(), fastOptions());
   Model model;
+  NodeInformer inf(client.get(), fastOptions());
   startSynced(inf, model);
   for (int round = 0; round < 6; ++round) {
     REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
@@ -219,8 +219,8 @@ TEST_CASE("a 410 relists and delivers only the differences") {
     server.upsert(kNodes, n, nodeJson(n));
   }
   auto client = makeClient(server.url());
-  NodeInformer inf(client.get(), fastOptions());
   Model model;
+  NodeInformer inf(client.get(), fastOptions());
   startSynced(inf, model);
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   // While the server is away, things change and history is forgotten: the resumed watch
@@ -244,8 +244,8 @@ TEST_CASE("a watch answered with an ERROR 410 event relists") {
   FakeApiServer server;
   server.upsert(kNodes, "a", nodeJson("a"));
   auto client = makeClient(server.url());
-  NodeInformer inf(client.get(), fastOptions());
   Model model;
+  NodeInformer inf(client.get(), fastOptions());
   inf.addEventHandler(model.handlers());
   server.expireNextWatches(2);
   inf.start();
@@ -263,8 +263,8 @@ TEST_CASE("429 and 500 on the watch and the list are survived") {
   FakeApiServer server;
   server.upsert(kNodes, "a", nodeJson("a"));
   auto client = makeClient(server.url());
-  NodeInformer inf(client.get(), fastOptions());
   Model model;
+  NodeInformer inf(client.get(), fastOptions());
   inf.addEventHandler(model.handlers());
   server.failNext("/api/v1/nodes?limit", 2, 500);
   server.failNext("/api/v1/nodes?allowWatchBookmarks", 3, 429);
@@ -314,8 +314,8 @@ TEST_CASE("a server restart with changes while it was down converges") {
   FakeApiServer server;
   server.upsert(kNodes, "a", nodeJson("a"));
   auto client = makeClient(server.url());
-  NodeInformer inf(client.get(), fastOptions());
   Model model;
+  NodeInformer inf(client.get(), fastOptions());
   startSynced(inf, model);
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   server.stop();
@@ -332,8 +332,8 @@ TEST_CASE("watches that time out are reopened from the last version") {
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
   o.min_watch_timeout = std::chrono::seconds(1);
-  NodeInformer inf(client.get(), o);
   Model model;
+  NodeInformer inf(client.get(), o);
   startSynced(inf, model);
   int i = 0;
   REQUIRE(waitFor([&] {
@@ -361,8 +361,8 @@ TEST_CASE("soak: random changes and faults; every change is seen exactly once") 
   auto client = makeClient(server.url());
   InformerOptions o = fastOptions();
   o.page_size = 7;
-  NodeInformer inf(client.get(), o);
   Model model;
+  NodeInformer inf(client.get(), o);
   startSynced(inf, model);
   for (int step = 0; step < 400; ++step) {
     int what = static_cast<int>(rng() % 100);
@@ -418,8 +418,8 @@ TEST_CASE("resync re-delivers cached objects as updates") {
   FakeApiServer server;
   server.upsert(kNodes, "a", nodeJson("a"));
   auto client = makeClient(server.url());
-  NodeInformer inf(client.get(), fastOptions());
   Model model;
+  NodeInformer inf(client.get(), fastOptions());
   inf.addEventHandler(model.handlers(), std::chrono::milliseconds(100));
   inf.start();
   REQUIRE(waitFor([&] { return model.resyncs >= 2; }));
@@ -431,11 +431,11 @@ TEST_CASE("a handler added late first receives the cached objects") {
   server.upsert(kNodes, "a", nodeJson("a"));
   server.upsert(kNodes, "b", nodeJson("b"));
   auto client = makeClient(server.url());
+  Model model;  // outlives the informer; its handler is added after the sync
   NodeInformer inf(client.get(), fastOptions());
   inf.start();
   std::stop_source never;
   REQUIRE(inf.waitForSync(never.get_token()));
-  Model model;
   inf.addEventHandler(model.handlers());
   CHECK(model.adds == 2);
   server.upsert(kNodes, "c", nodeJson("c"));
@@ -475,8 +475,8 @@ TEST_CASE("a service informer keys objects by namespace/name") {
 }
 
 TEST_CASE("a detached informer is fed by injectForTest") {
-  NodeInformer inf(nullptr);
   Model model;
+  NodeInformer inf(nullptr);
   inf.addEventHandler(model.handlers());
   inf.start();
   CHECK(inf.hasSynced());

@@ -251,8 +251,8 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
   o.initial_backoff = 50ms;
   o.max_backoff = 500ms;
   o.page_size = 7;  // several pages
+  Model model;  // declared first: it must outlive the informer thread that calls it
   NodeInformer inf(c.get(), o);
-  Model model;
   inf.addEventHandler(model.handlers());
   inf.start();
   std::stop_source never;
