@@ -298,7 +298,9 @@ struct Informer<T>::Impl {
       Request req;
       req.verb = Verb::Get;
       req.path = path + query;
-      auto opened = client->rest().stream(req, stop);
+      StreamOptions so;
+      so.max_duration = options.list_timeout;
+      auto opened = client->rest().stream(req, stop, so);
       if (!opened.ok()) {
         const ApiStatus& st = opened.status();
         if (page > 0 && st.isExpired() && !fallback_unpaged) {

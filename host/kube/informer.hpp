@@ -46,6 +46,10 @@ struct InformerOptions {
   std::chrono::milliseconds max_backoff{30000};
   std::chrono::milliseconds backoff_reset{120000};
   int page_size = 500;
+  // Each list page must arrive within this, or the list fails and is retried with back-off
+  // (kube-apiserver's own default request timeout is 60 s). Without it, a connection that
+  // stalls mid-list (a proxy, a half-dead server) would keep the cache unsynced for ever.
+  std::chrono::milliseconds list_timeout{60000};
 };
 
 template <typename T>

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -189,6 +190,31 @@ TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   CHECK(model.unknown_deletes == 0);
   CHECK(model.errors().empty());
   CHECK(inf.lastSyncResourceVersion() == std::to_string(server.currentRv()));
+}
+
+TEST_CASE("a list that stalls times out and is retried, so the cache still syncs") {
+  FakeApiServer server;
+  seedNodes(server, 3);
+  std::atomic<int> lists{0};
+  // The first list request is answered only after 3 s (a stalled connection).
+  server.setHook([&](const testing::HttpRequest& req, testing::HttpReply*) {
+    if (req.method == "GET" && req.path == kNodes && req.query.count("watch") == 0 &&
+        lists.fetch_add(1) == 0) {
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+    }
+    return false;
+  });
+  auto client = makeClient(server.url());
+  InformerOptions o = fastOptions();
+  o.list_timeout = std::chrono::milliseconds(300);
+  Model model;
+  NodeInformer inf(client.get(), o);
+  startSynced(inf, model);
+  CHECK(inf.size() == 3);
+  // The stalled request was given up on and a second one made the sync.
+  CHECK(lists.load() >= 2);
+  inf.stop();
+  server.setHook(nullptr);
 }
 
 TEST_CASE("dropped watches resume from the last version without loss or repeats") {
