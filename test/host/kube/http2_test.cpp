@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "test/support/test_files.hpp"
 #include "host/kube/informer.hpp"
 #include "host/kube/kube_client.hpp"
 #include "test/host/kube/test_util.hpp"
@@ -22,18 +23,9 @@ namespace {
 using namespace std::chrono_literals;
 using testing::waitFor;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, "run this test through h2_server.py (", name, " unset)");
-  return v;
-}
+std::string env(const char* name) { return ccm::testing::requiredEnv(name, "h2_server.py"); }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ccm::testing::readFile;
 
 struct LoggedRequest {
   std::string proto;

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "test/support/test_files.hpp"
 #include "host/kube/event_recorder.hpp"
 #include "host/kube/informer.hpp"
 #include "host/kube/kube_client.hpp"
@@ -29,18 +30,9 @@ namespace {
 using testing::waitFor;
 using namespace std::chrono_literals;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, "run this test through run_with_kubesim.py (", name, " unset)");
-  return v;
-}
+std::string env(const char* name) { return ccm::testing::requiredEnv(name, "run_with_kubesim.py"); }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ccm::testing::readFile;
 
 std::unique_ptr<KubeClient> clientFrom(const std::string& kubeconfig,
                                        metrics::Registry* r = nullptr) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "test/support/test_files.hpp"
 #include "host/kube/kube_client.hpp"
 #include "host/server/secure_server.hpp"
 #include "test/host/server/tls_test_client.hpp"
@@ -20,18 +21,9 @@ using testing::Reply;
 using testing::TlsClientOptions;
 using testing::TlsTestClient;
 
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  REQUIRE_MESSAGE(v != nullptr, "run this test through run_with_kubesim.py (", name, " unset)");
-  return v;
-}
+std::string env(const char* name) { return ccm::testing::requiredEnv(name, "run_with_kubesim.py"); }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ccm::testing::readFile;
 
 std::unique_ptr<kube::KubeClient> clientWithToken(const std::string& token) {
   kube::RestConfig config;
