@@ -72,6 +72,17 @@ TEST_SUITE("kubesim-patch api") {
     CHECK(detail.rfind("invalid JSON patch: ", 0) == 0);
   }
 
+  TEST_CASE("a zero written with many digits is zero (a fuzz find in RapidJSON 1.1)") {
+    rapidjson::Document document;
+    document.Parse(R"({"a":1})");
+    auto error = applyPatch(PatchType::Merge, "Widget", document, document.GetAllocator(),
+                            R"({"w":0.000000000000000000000000000,"v":-0.00000000000000000000000})");
+    REQUIRE_FALSE(error);
+    REQUIRE(document["w"].IsNumber());
+    CHECK_EQ(document["w"].GetDouble(), 0.0);
+    CHECK_EQ(document["v"].GetDouble(), 0.0);
+  }
+
   TEST_CASE("patched values outlive the body and live in the target's allocator") {
     rapidjson::Document document;
     document.Parse(R"({"metadata":{"name":"n1"}})");
