@@ -809,6 +809,12 @@ Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_tok
   if (request.send_body) {
     out.append(request.body);
   }
+  if (request.before_send != nullptr) {
+    if (Status refused = (*request.before_send)(); !refused.ok()) {
+      *nothing_received = true;
+      return refused;
+    }
+  }
   if (!conn.writeAll(out)) {
     *nothing_received = true;
     return failed("sending");

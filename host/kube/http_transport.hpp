@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -56,6 +57,10 @@ class HttpTransport {
     bool send_body = false;                // a Content-Length (possibly 0) and the body are sent
     bool discard_success_body = false;     // a 2xx answer's body is read but not kept
     std::chrono::milliseconds timeout{0};  // whole request; 0 = none
+    // Asked once the connection is ready, right before the request's first byte is written;
+    // a non-OK answer fails the request unsent with that status (the leader's write fence:
+    // the later it is asked, the shorter a pause that can slip a stale write through).
+    const std::function<Status()>* before_send = nullptr;
   };
 
   struct Response {

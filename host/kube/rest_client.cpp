@@ -638,10 +638,27 @@ ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Curren
   r.send_body = has_body;
   r.discard_success_body = !request.want_body;
   r.timeout = request.timeout.count() > 0 ? request.timeout : timeout_;
+  // The write guard once more, right before the bytes go out: call() asked it before the
+  // connection was made, and a pause in between (a TLS handshake, a frozen process) must not
+  // let a write through that the guard would now refuse.
+  ApiStatus refused;
+  std::function<Status()> fence;
+  if (request.verb != Verb::Get) {
+    if (auto guard = write_guard_.load()) {
+      fence = [&guard, &request, &refused]() {
+        refused = (*guard)(request);
+        return refused.ok() ? Status() : Status(Code::Cancelled, refused.message());
+      };
+      r.before_send = &fence;
+    }
+  }
   HttpTransport::Response answer;
   auto start = std::chrono::steady_clock::now();
   Status st = http_->perform(r, creds, stop, &answer, &response->body);
   auto elapsed = std::chrono::steady_clock::now() - start;
+  if (!refused.ok()) {
+    return refused;
+  }
   if (!st.ok()) {
     record(request.verb, "<error>", elapsed);
     if (st.code() == Code::Cancelled) {

@@ -264,10 +264,11 @@ class Proxy:
                     return
                 readable, _, _ = select.select(socks, [], [], 0.2)
                 for s in readable:
-                    # TLS may have buffered more than select saw.
-                    data = s.recv(65536)
+                    # Everything TLS has decrypted: it may hold more than select saw, or
+                    # nothing at all (below).
+                    data = _read_available(s)
                     if not data:
-                        raise EOFError
+                        continue
                     with self.lock:
                         if self.partitioned:
                             continue  # dropped on the floor, as a partition would
@@ -276,15 +277,6 @@ class Proxy:
                         up.sendall(data)
                     else:
                         down.sendall(data)
-                    while s.pending():
-                        more = s.recv(65536)
-                        if not more:
-                            raise EOFError
-                        if s is down:
-                            parser.feed(more)
-                            up.sendall(more)
-                        else:
-                            down.sendall(more)
         except (OSError, ssl.SSLError, EOFError):
             pass
         for s in socks:
@@ -292,6 +284,31 @@ class Proxy:
                 s.close()
             except OSError:
                 pass
+
+
+def _read_available(s):
+    """The application data TLS socket `s` has now, b"" when a readable socket carried only
+    TLS records without any (a TLS 1.3 server sends its session tickets after the handshake).
+    A blocking read there would wait for data that only comes once this proxy has forwarded
+    the request it is not reading: the proxy once stalled connections that way for the whole
+    request timeout, seen as a replica stuck in a list or a node initialisation. Raises
+    EOFError when the peer closed."""
+    s.settimeout(0.0)
+    chunks = []
+    try:
+        while True:
+            try:
+                data = s.recv(65536)
+            except (ssl.SSLWantReadError, BlockingIOError):
+                break
+            if not data:
+                if chunks:
+                    break
+                raise EOFError
+            chunks.append(data)
+    finally:
+        s.settimeout(None)
+    return b"".join(chunks)
 
 
 class _RequestParser:

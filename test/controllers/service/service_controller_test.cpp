@@ -29,8 +29,17 @@ using ccm::testing::waitUntil;
 
 constexpr std::string_view kFinalizer = keys::kLoadBalancerCleanupFinalizer;
 
+// Node events reach the node queue 100 ms late (a burst gathers into one pass): waits for
+// them, up to 5 s of real time.
+void awaitNodePass(ServiceController& c) {
+  for (int i = 0; i < 1000 && c.nodeQueue().delayedLen() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 // Processes every ready item of both queues (delayed retries stay delayed).
 void drain(ServiceController& c) {
+  awaitNodePass(c);
   while (c.nodeQueue().len() > 0 || c.serviceQueue().len() > 0) {
     while (c.nodeQueue().len() > 0) {
       REQUIRE(c.processNextNodeItem());

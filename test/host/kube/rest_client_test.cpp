@@ -175,6 +175,42 @@ TEST_CASE("connections are reused") {
   CHECK(server.connections() == 1);
 }
 
+TEST_CASE("the write guard is asked before connecting and again right before sending") {
+  FakeApiServer server;
+  server.upsert("/api/v1/nodes", "n1", nodeJson("n1"));
+  auto client = makeClient(server.url());
+  REQUIRE(client);
+  std::atomic<int> asked{0};
+  std::atomic<int> refuse_from{1000};
+  client->rest().setWriteGuard([&](const Request&) {
+    return ++asked >= refuse_from ? ApiStatus(0, Reason::Cancelled, "fenced") : ApiStatus();
+  });
+  REQUIRE(client->get(nodePath("n1")).ok());
+  CHECK(asked == 0);  // reads are never fenced
+  REQUIRE(client->patch(nodePath("n1"), PatchType::Strategic, "{}").ok());
+  CHECK(asked == 2);
+  // Leadership lost between the two questions (a pause while connecting or a frozen
+  // process): the request is not sent.
+  asked = 0;
+  refuse_from = 2;
+  auto r = client->patch(nodePath("n1"), PatchType::Strategic, "{}");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().reason() == Reason::Cancelled);
+  CHECK(r.status().message() == "fenced");
+  CHECK(asked == 2);
+  CHECK(server.requestDetails().size() == 2);
+  // Refused from the start: not even a connection is needed.
+  asked = 0;
+  refuse_from = 1;
+  REQUIRE_FALSE(client->remove(nodePath("n1"), {}).ok());
+  CHECK(asked == 1);
+  CHECK(server.requestDetails().size() == 2);
+  // Allowed again: writes flow.
+  refuse_from = 1000;
+  REQUIRE(client->patch(nodePath("n1"), PatchType::Strategic, "{}").ok());
+  CHECK(server.requestDetails().size() == 3);
+}
+
 TEST_CASE("a transport failure is a Transport status") {
   int port;
   {
