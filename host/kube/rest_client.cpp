@@ -643,14 +643,13 @@ ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Curren
   // let a write through that the guard would now refuse.
   ApiStatus refused;
   std::function<Status()> fence;
-  if (request.verb != Verb::Get) {
-    if (auto guard = write_guard_.load()) {
-      fence = [&guard, &request, &refused]() {
-        refused = (*guard)(request);
-        return refused.ok() ? Status() : Status(Code::Cancelled, refused.message());
-      };
-      r.before_send = &fence;
-    }
+  auto guard = request.verb != Verb::Get ? write_guard_.load() : nullptr;
+  if (guard) {
+    fence = [&guard, &request, &refused]() {
+      refused = (*guard)(request);
+      return refused.ok() ? Status() : Status(Code::Cancelled, refused.message());
+    };
+    r.before_send = &fence;
   }
   HttpTransport::Response answer;
   auto start = std::chrono::steady_clock::now();
