@@ -55,6 +55,13 @@ def thread_split(before, after):
     return ", ".join("%s %.2f" % (k, v) for v, k in parts)
 
 
+def wakeup_split(before, after, nodes):
+    """"name 1.2, ..." wake-ups per node by thread name."""
+    diff = {k: v - before.get(k, 0) for k, v in after.items()}
+    parts = sorted(((v, k) for k, v in diff.items() if v >= nodes / 100), reverse=True)
+    return ", ".join("%s %.2f" % (k, v / nodes) for v, k in parts)
+
+
 # ---- 1. node initialisation burst ----------------------------------------------------------------
 
 def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
@@ -78,6 +85,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         m0 = env.metrics()
         cpu0, sim_cpu0 = ccm.cpu_seconds(), sim.cpu_seconds()
         threads0 = ccm.thread_cpu()
+        wakeups0 = ccm.wakeups()
         load = benchlib.load_average()
         env.profile_start()
         t0 = time.time()
@@ -87,6 +95,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
                               interval=0.01)
         cpu1, sim_cpu1 = ccm.cpu_seconds(), sim.cpu_seconds()
         threads1 = ccm.thread_cpu()
+        wakeups1 = ccm.wakeups()
         env.profile_stop()
         m1 = env.metrics()
         # Events are sent asynchronously (and wait for tokens too): count the writes once
@@ -112,6 +121,9 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
             note="by thread: " + thread_split(threads0, threads1)),
         row(s, case, "kubesim CPU total", sim_cpu1 - sim_cpu0, "CPU-s", load=load,
             note="the API server, same 2 cores"),
+        row(s, case, "host thread wake-ups per node",
+            (sum(wakeups1.values()) - sum(wakeups0.values())) / nodes, "wake-ups", load=load,
+            note="voluntary context switches: " + wakeup_split(wakeups0, wakeups1, nodes)),
         row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,
             note="incl. events; %d requests of any verb until the last node" % requests_window),
         row(s, case, "provider calls per node", calls / nodes, "calls", load=load),
