@@ -75,7 +75,9 @@ uint32_t unsignedInt(const YAML::Node& node, const std::string& path) {
   return static_cast<uint32_t>(d);
 }
 
-// "20ms", "1.5s", "2m", "300us", or a bare number of milliseconds.
+constexpr double kMaxDurationMs = 24.0 * 3600 * 1000;
+
+// "20ms", "1.5s", "2m", "300us", or a bare number of milliseconds; at most a day.
 std::chrono::milliseconds duration(const YAML::Node& node, const std::string& path) {
   std::string v = scalar(node, path);
   size_t i = 0;
@@ -104,6 +106,11 @@ std::chrono::milliseconds duration(const YAML::Node& node, const std::string& pa
   }
   if (ms < 0) {
     fail(node, path, "must be a duration like 20ms, 1.5s or 2m, not \"" + v + "\"");
+  }
+  // A day is far beyond any simulated latency or hang; the bound also keeps the conversion
+  // defined (a fuzzer's 2e98s overflowed it).
+  if (ms > kMaxDurationMs) {
+    fail(node, path, "must be a duration of at most 1440m (a day), not \"" + v + "\"");
   }
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }

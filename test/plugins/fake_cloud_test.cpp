@@ -376,6 +376,10 @@ TEST_CASE("bad configuration is refused with the key and line") {
         "instances[0].state: \"sleeping\" is not one of running, shutdown, absent, unknown "
         "(line 3)");
   check("latency: {exists: fast}\n", "latency.exists: must be a duration");
+  check("latency: {exists: 1441m}\n", "latency.exists: must be a duration of at most 1440m");
+  check("latency: 20444444444444444444444444444444444444444444444444444444444444444444444444444"
+        "4444444444444444444444s\n",
+        "latency: must be a duration of at most 1440m");
   check("latency: {teleport: 1s}\n", "unknown operation \"teleport\"");
   check("faults: [{op: exists, code: OOPS}]\n", "unknown status code \"OOPS\"");
   check("loadBalancer: {ipPool: 203.0.113.0}\n", "loadBalancer.ipPool");
