@@ -37,6 +37,9 @@ std::string printable(const std::string& text) {
 }
 
 std::string scalar(const YAML::Node& node, const std::string& path) {
+  if (!node.IsDefined()) {
+    fail(node, path, "is required");
+  }
   if (!node.IsScalar()) {
     fail(node, path, "must be a string");
   }
@@ -430,7 +433,9 @@ const std::vector<std::string_view>& knownOperations() {
   return kOps;
 }
 
-World parseWorld(std::string_view text, const World& base, std::string_view source) {
+namespace {
+
+World parseWorldUnguarded(std::string_view text, const World& base, std::string_view source) {
   World w = base;
   YAML::Node root = load(text, source);
   if (!root || root.IsNull()) {
@@ -453,7 +458,7 @@ World parseWorld(std::string_view text, const World& base, std::string_view sour
   return w;
 }
 
-Config parseConfig(std::string_view text) {
+Config parseConfigUnguarded(std::string_view text) {
   Config c;
   YAML::Node root = load(text, "fake-cloud config");
   if (!root || root.IsNull()) {
@@ -503,6 +508,27 @@ Config parseConfig(std::string_view text) {
     }
   }
   return c;
+}
+
+}  // namespace
+
+// The parsers' one promise: bad input is a ConfigError. yaml-cpp throws its own exceptions
+// for some malformed trees (a missing key read from a const node is an "invalid node"; a
+// fuzzer found `addresses: [{type: InternalIP}]`): those become ConfigErrors too.
+World parseWorld(std::string_view text, const World& base, std::string_view source) {
+  try {
+    return parseWorldUnguarded(text, base, source);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(printable(std::string(source) + ": " + e.what()));
+  }
+}
+
+Config parseConfig(std::string_view text) {
+  try {
+    return parseConfigUnguarded(text);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(printable(std::string("fake-cloud config: ") + e.what()));
+  }
 }
 
 }  // namespace ccm::fakecloud

@@ -3,6 +3,7 @@
 // Besides never crashing: a refused cloud.conf is refused before the provider registers its
 // secrets with the host, so the refusal must not quote a password, application-credential
 // secret, trustee password or token from the file (the message is logged).
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -84,10 +85,14 @@ bool quotesSecret(std::string_view text, const std::string& message,
   if (!suspicious)
     return false;
   auto lines = linesOf(text);
-  // Markers the file does not already hold (the fuzzer learns them from the comparisons and
-  // writes them into its inputs: a key named like a marker is not a leaked secret).
+  // Markers the file does not already hold in any letter case (the fuzzer learns them from
+  // the comparisons and writes them into its inputs, and keys are quoted lower-cased: a key
+  // named like a marker is not a leaked secret).
+  std::string folded(text);
+  for (char& c : folded)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string prefix = "zqfuzzsecret";
-  while (text.find(prefix) != std::string_view::npos)
+  while (folded.find(prefix) != std::string::npos)
     prefix += 'x';
   std::string marked;
   std::vector<std::string> markers;

@@ -376,6 +376,8 @@ TEST_CASE("bad configuration is refused with the key and line") {
         "instances[0].state: \"sleeping\" is not one of running, shutdown, absent, unknown "
         "(line 3)");
   check("latency: {exists: fast}\n", "latency.exists: must be a duration");
+  check("instances:\n  - name: a\n    addresses: [{type: InternalIP}]\n",
+        "instances[0].addresses[0].address: is required");
   check("latency: {exists: 1441m}\n", "latency.exists: must be a duration of at most 1440m");
   check("latency: 20444444444444444444444444444444444444444444444444444444444444444444444444444"
         "4444444444444444444444s\n",
