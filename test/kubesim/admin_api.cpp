@@ -101,10 +101,11 @@ HttpResponse AdminApi::handleAdmin(const ApiRequest& r) {
     return ok(R"({"closed":)" + std::to_string(server_.closeWatches()) + "}");
   }
   if (what == "connections" && parts.size() == 2 && parts[1] == "close" && m == "POST") {
-    HttpResponse resp = ok(R"({"closing":)" + std::to_string(server_.connectionCount()) + "}");
-    // Our own connection goes too: drop them all once this answer is on its way.
+    // Every other connection goes now; this one right after its answer. A connection the
+    // caller opens once it has the answer is never dropped by this call.
+    size_t closed = server_.closeConnections(r.http.peer);
+    HttpResponse resp = ok(R"({"closed":)" + std::to_string(closed + 1) + "}");
     resp.close = true;
-    server_.closeConnectionsSoon(std::chrono::milliseconds(100));
     return resp;
   }
   if (what == "compact" && m == "POST") {

@@ -43,6 +43,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void start();
   // Drops the connection (any thread); in-flight work is abandoned.
   void close();
+  // The client's address, "127.0.0.1:54321" (fixed at construction).
+  const std::string& peer() const { return peer_; }
 
  private:
   void onHandshake(boost::beast::error_code ec);

@@ -116,12 +116,13 @@ Status HttpServer::resume() {
   return open();
 }
 
-size_t HttpServer::closeAll() {
+size_t HttpServer::closeAll(std::string_view keep_peer) {
   std::vector<std::shared_ptr<HttpConnection>> conns;
   {
     std::lock_guard lock(mu_);
     for (auto& [ptr, weak] : connections_) {
-      if (auto c = weak.lock()) {
+      auto c = weak.lock();
+      if (c && (keep_peer.empty() || c->peer() != keep_peer)) {
         conns.push_back(std::move(c));
       }
     }

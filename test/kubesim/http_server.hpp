@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <boost/asio/io_context.hpp>
@@ -38,8 +39,9 @@ class HttpServer {
   void pause();
   // Re-opens the listening socket on the same address and port.
   Status resume();
-  // Drops every live connection (watches end abruptly, as when a server dies).
-  size_t closeAll();
+  // Drops every live connection (watches end abruptly, as when a server dies), except the
+  // one from `keep_peer` when given. Returns how many were dropped.
+  size_t closeAll(std::string_view keep_peer = {});
   size_t connectionCount() const;
   // pause() + closeAll().
   void stop();

@@ -294,13 +294,6 @@ Status KubesimServer::saveState(const std::string& path) {
   return StateFile::save(store_->snapshot(), path);
 }
 
-void KubesimServer::closeConnectionsSoon(std::chrono::milliseconds delay) {
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);
-  timer->async_wait([this, timer](boost::system::error_code ec) {
-    if (!ec) http_->closeAll();
-  });
-}
-
 void KubesimServer::restartAsync(bool keep_state, std::chrono::milliseconds down) {
   std::lock_guard lock(restart_mu_);
   if (restart_thread_.joinable()) {

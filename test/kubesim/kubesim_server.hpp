@@ -95,9 +95,9 @@ class KubesimServer {
   void restartAsync(bool keep_state, std::chrono::milliseconds down);
   uint64_t restarts() const { return restarts_.load(); }
   size_t closeWatches() { return store_->closeAllWatchers(); }
-  size_t closeConnections() { return http_->closeAll(); }
-  // closeConnections() after delay (lets an admin answer leave first).
-  void closeConnectionsSoon(std::chrono::milliseconds delay);
+  // Drops every connection but the caller's (`keep_peer`), which the caller closes after
+  // its answer: nothing opened after that answer is touched.
+  size_t closeConnections(std::string_view keep_peer = {}) { return http_->closeAll(keep_peer); }
   size_t connectionCount() const { return http_->connectionCount(); }
   void compact() { store_->compact(); }
   Status saveState(const std::string& path);

@@ -8,6 +8,7 @@ import json
 import os
 import ssl
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -134,6 +135,30 @@ class FaultTest(KubesimTestCase):
         self.sim.admin("POST", "faults", {"path": "*", "status": 500, "probability": 0})
         self.assertEqual(self.sim.get(NODES).status, 200)
         self.sim.admin("DELETE", "faults")
+
+    def test_closing_connections_spares_those_opened_after_the_answer(self):
+        watch = self.sim.watch(NODES + "?watch=1")
+        self.assertEqual(watch.status, 200)
+        kept = self.sim.connection()  # a kept-alive connection with one answer behind it
+        kept.request("GET", "/version")
+        self.assertEqual(kept.getresponse().read()[:1], b"{")
+        closed = self.sim.admin("POST", "connections/close")["closed"]
+        self.assertGreaterEqual(closed, 3)  # the watch, the kept-alive one, the admin's own
+        # The watch ends (after the ADDED events it had already sent for the current nodes).
+        self.assertEqual(watch.next()["type"], "ADDED")  # the one node
+        self.assertIsNone(watch.next())
+        with self.assertRaises((http.client.HTTPException, ConnectionError, ssl.SSLError, OSError)):
+            kept.request("GET", "/version")
+            kept.getresponse().read()
+        # A connection opened right after the answer is left alone, however long it lives.
+        fresh = self.sim.connection()
+        for _ in range(5):
+            fresh.request("GET", "/version", headers={"Authorization": "Bearer " + self.sim.admin_token})
+            resp = fresh.getresponse()
+            self.assertEqual((resp.status, resp.read()[:1]), (200, b"{"))
+            time.sleep(0.05)
+        fresh.close()
+        watch.close()
 
     def test_drop_latency_and_watch_expiry(self):
         self.sim.admin("POST", "faults", {"verb": "get", "path": "/api/v1/nodes/node-00001",
