@@ -254,6 +254,9 @@ class HttpTransport::Conn {
 
   // True when the server has not closed (or written to) this idle connection.
   bool idleAndOpen() {
+    if (ssl_ != nullptr && SSL_has_pending(ssl_) == 1) {
+      return false;  // read ahead after the last answer: only a close_notify comes unasked
+    }
     char c = 0;
     ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -503,7 +506,8 @@ Status HttpTransport::init() {
     return Status(Code::Internal, "cannot create a TLS context: " + sslErrors());
   }
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
-  SSL_CTX_set_mode(ctx_, SSL_MODE_RELEASE_BUFFERS);
+  // Read-ahead: one recv takes a whole answer (not a 5-byte record header, then the record).
+  SSL_CTX_set_read_ahead(ctx_, 1);
   // Only HTTP/1.1 is spoken here (servers then never choose h2).
   static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
   SSL_CTX_set_alpn_protos(ctx_, kAlpn, sizeof kAlpn);
