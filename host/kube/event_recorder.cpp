@@ -139,13 +139,24 @@ EventRecorder EventBroadcaster::recorder(std::string component) {
 }
 
 void EventBroadcaster::enqueue(Pending p) {
-  std::lock_guard lock(mu_);
-  if (shut_down_ || queue_.size() >= options_.queue_size) {
-    ++stats_.dropped_queue_full;
-    return;
+  uint64_t dropped = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (!shut_down_ && queue_.size() < options_.queue_size) {
+      queue_.push_back(std::move(p));
+      cv_.notify_one();
+      return;
+    }
+    dropped = ++stats_.dropped_queue_full;
+    // Said once, then at most once a minute: a burst can drop thousands.
+    Clock::MonoTime now = clock_.now();
+    if (shut_down_ || (dropped > 1 && now - last_drop_warning_ < std::chrono::minutes(1))) {
+      return;
+    }
+    last_drop_warning_ = now;
   }
-  queue_.push_back(std::move(p));
-  cv_.notify_one();
+  log::warning("Event queue full; dropping events until the sender catches up",
+               {{"queueSize", options_.queue_size}, {"droppedSoFar", dropped}});
 }
 
 void EventBroadcaster::start() {

@@ -2,8 +2,8 @@
 // what cloud controller managers use.
 //
 // A controller holds an EventRecorder (cheap handle, one per component name) and calls
-// event(); that only appends to a bounded queue (1,000; overflow is dropped and counted) and
-// never blocks on the network. The EventBroadcaster's thread ("events") then, per event:
+// event(); that only appends to a bounded queue (1,000; overflow is dropped, counted and
+// logged once a minute at most) and never blocks on the network. The EventBroadcaster's thread ("events") then, per event:
 //  1. spam filter: per (source, involved object, type) a token bucket of 25, refilled one per
 //     5 minutes; an empty bucket drops the event;
 //  2. aggregation: after 10 different messages with the same (source, object, type, reason)
@@ -173,6 +173,7 @@ class EventBroadcaster {
   std::deque<Pending> queue_;  // guarded by mu_
   bool shut_down_ = false;     // guarded by mu_
   Stats stats_;                // guarded by mu_
+  Clock::MonoTime last_drop_warning_{};  // guarded by mu_
 
   // Sender-thread state (only the sender touches these).
   Lru<std::unique_ptr<TokenBucket>> spam_;

@@ -6,6 +6,7 @@
 #include "host/kube/fake_kube_api.hpp"
 #include "host/kube/patch_builder.hpp"
 #include "host/kube/retry.hpp"
+#include "test/support/log_capture.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -249,10 +250,19 @@ TEST_CASE("events never block: the queue is bounded and a rejected event is drop
   EventBroadcaster b(api, o, clock);
   EventRecorder rec = b.recorder("c");
   ObjectReference ref{"Node", "", "n", "u", "v1", "", ""};
+  ccm::testing::LogCapture logs;
   for (int i = 0; i < 5; ++i) {
     rec.event(ref, EventType::Normal, "R", fmt::format("m{}", i));
   }
   CHECK(b.stats().dropped_queue_full == 2);
+  // The operator is told once, not per dropped event; again after a minute if it goes on.
+  const char* kFull = "Event queue full; dropping events";
+  CHECK(logs.count(kFull) == 1);
+  CHECK(logs.get().find("queueSize=3 droppedSoFar=1") != std::string::npos);
+  clock.advance(std::chrono::seconds(61));
+  rec.event(ref, EventType::Normal, "R", "m5");
+  CHECK(logs.count(kFull) == 2);
+  CHECK(logs.get().find("droppedSoFar=3") != std::string::npos);
   api.failNext("POST", "/api/v1/namespaces/default/events",
                ApiStatus(403, Reason::Forbidden, "no"));
   b.processQueuedForTest();

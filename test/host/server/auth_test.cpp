@@ -9,6 +9,7 @@
 #include "host/log/log.hpp"
 #include "host/server/auth_filter.hpp"
 #include "test/host/server/review_api_fake.hpp"
+#include "test/support/log_capture.hpp"
 
 namespace ccm::server {
 namespace {
@@ -17,6 +18,7 @@ using namespace std::chrono_literals;
 using testing::accessAnswer;
 using testing::kAccessReviewPath;
 using testing::kTokenReviewPath;
+using ccm::testing::LogCapture;
 using testing::ReviewApiFake;
 using testing::tokenAccepted;
 using testing::tokenRejected;
@@ -27,27 +29,6 @@ rapidjson::Document parse(const std::string& s) {
   REQUIRE_FALSE(d.HasParseError());
   return d;
 }
-
-// Captures log lines for the duration of a test.
-struct LogCapture {
-  std::mutex mu;
-  std::string text;
-  LogCapture() {
-    log::configure({log::Format::Text, 10, 2});
-    log::setSinkForTest([this](std::string_view line) {
-      std::lock_guard lock(mu);
-      text += line;
-    });
-  }
-  ~LogCapture() {
-    log::setSinkForTest(nullptr);
-    log::configure({});
-  }
-  std::string get() {
-    std::lock_guard lock(mu);
-    return text;
-  }
-};
 
 }  // namespace
 
