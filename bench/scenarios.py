@@ -47,19 +47,13 @@ def settled_metrics(env, quiet=1.5, timeout=300):
     return last
 
 
-def thread_split(before, after):
-    """"name 0.12, ..." for the threads that used CPU between two thread_cpu() readings
+def thread_split(before, after, per=1, least=0.005):
+    """"name 0.12, ..." for the threads whose counter (CPU seconds from thread_cpu(), or
+    wake-ups from wakeups()) grew by at least `least` between two readings, divided by `per`
     (worker threads carry the process's name, cloud-controlle)."""
-    diff = {k: v - before.get(k, 0.0) for k, v in after.items()}
-    parts = sorted(((v, k) for k, v in diff.items() if v >= 0.005), reverse=True)
-    return ", ".join("%s %.2f" % (k, v) for v, k in parts)
-
-
-def wakeup_split(before, after, nodes):
-    """"name 1.2, ..." wake-ups per node by thread name."""
     diff = {k: v - before.get(k, 0) for k, v in after.items()}
-    parts = sorted(((v, k) for k, v in diff.items() if v >= nodes / 100), reverse=True)
-    return ", ".join("%s %.2f" % (k, v / nodes) for v, k in parts)
+    parts = sorted(((v, k) for k, v in diff.items() if v >= least), reverse=True)
+    return ", ".join("%s %.2f" % (k, v / per) for v, k in parts)
 
 
 # ---- 1. node initialisation burst ----------------------------------------------------------------
@@ -123,7 +117,8 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
             note="the API server, same 2 cores"),
         row(s, case, "host thread wake-ups per node",
             (sum(wakeups1.values()) - sum(wakeups0.values())) / nodes, "wake-ups", load=load,
-            note="voluntary context switches: " + wakeup_split(wakeups0, wakeups1, nodes)),
+            note="voluntary context switches: " +
+            thread_split(wakeups0, wakeups1, per=nodes, least=nodes / 100)),
         row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,
             note="incl. events; %d requests of any verb until the last node" % requests_window),
         row(s, case, "provider calls per node", calls / nodes, "calls", load=load),

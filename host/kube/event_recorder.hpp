@@ -3,7 +3,8 @@
 //
 // A controller holds an EventRecorder (cheap handle, one per component name) and calls
 // event(); that only appends to a bounded queue (1,000; overflow is dropped, counted and
-// logged once a minute at most) and never blocks on the network. The EventBroadcaster's thread ("events") then, per event:
+// logged once a minute at most) and never blocks on the network. The EventBroadcaster's
+// thread ("events") then, per event:
 //  1. spam filter: per (source, involved object, type) a token bucket of 25, refilled one per
 //     5 minutes; an empty bucket drops the event;
 //  2. aggregation: after 10 different messages with the same (source, object, type, reason)

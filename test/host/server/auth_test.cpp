@@ -3,8 +3,6 @@
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
-#include <mutex>
-
 #include "host/kube/fake_kube_api.hpp"
 #include "host/log/log.hpp"
 #include "host/server/auth_filter.hpp"
@@ -15,10 +13,10 @@ namespace ccm::server {
 namespace {
 
 using namespace std::chrono_literals;
+using ccm::testing::LogCapture;
 using testing::accessAnswer;
 using testing::kAccessReviewPath;
 using testing::kTokenReviewPath;
-using ccm::testing::LogCapture;
 using testing::ReviewApiFake;
 using testing::tokenAccepted;
 using testing::tokenRejected;
