@@ -46,8 +46,10 @@ class WatchEventHandler {
   using Ch = char;
   explicit WatchEventHandler(Decoder& d) : fwd_(d) {}
 
+  // Ready for the next event, also after one that failed half-way.
   void reset() {
     depth_ = 0;
+    fwd_.begin();
     pending_ = Pending::None;
     type = WatchEventType::Unknown;
     has_object = false;

@@ -104,6 +104,7 @@ struct Informer<T>::Impl {
   SeededRandom random;
   BackoffManager backoff;
   Decoder decoder;
+  std::string event_scratch;  // a watch event's bytes, parsed in situ (parseEvent)
   std::jthread thread;
 
   // ---- cache + dispatch ----------------------------------------------------------------------
@@ -253,6 +254,27 @@ struct Informer<T>::Impl {
     } else {
       return reader.Parse<kFlags>(stream, handler);
     }
+  }
+
+  // Parses one watch event. The server writes one event per line: once the line is
+  // buffered whole it is parsed from memory. An event that does not parse that way (it spans
+  // lines, or is malformed) is parsed again from the stream, which reads across lines and
+  // reports the error where there is one.
+  template <typename Handler>
+  rapidjson::ParseResult parseEvent(rapidjson::Reader& reader, ResponseStream& stream,
+                                    Handler& handler) {
+    constexpr unsigned kFlags = rapidjson::kParseStopWhenDoneFlag;
+    if (std::optional<std::string_view> line = stream.bufferLine()) {
+      size_t used = 0;
+      rapidjson::ParseResult ok =
+          detail::parseInMemory<kFlags>(reader, *line, event_scratch, handler, &used);
+      if (ok) {
+        stream.consume(used);
+        return ok;
+      }
+      handler.reset();
+    }
+    return parse<kFlags>(reader, stream, handler);
   }
 
   // ---- list ----------------------------------------------------------------------------------
@@ -459,8 +481,7 @@ struct Informer<T>::Impl {
     uint64_t events = 0;
     while (!stream.atEnd()) {
       handler.reset();
-      rapidjson::ParseResult ok =
-          parse<rapidjson::kParseStopWhenDoneFlag>(reader, stream, handler);
+      rapidjson::ParseResult ok = parseEvent(reader, stream, handler);
       if (!ok) {
         if (stream.endState() != ResponseStream::End::Open) {
           break;  // the connection ended mid-event; resume from the last complete one

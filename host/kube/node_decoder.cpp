@@ -382,10 +382,10 @@ ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json, NodePar
   thread_local NodeDecoder decoder(4096);
   decoder.reset();
   decoder.decodeStatus(parts == NodeParts::kAll);
+  thread_local std::string scratch;
   rapidjson::Reader reader;
-  detail::SpanStream span(json);
-  detail::SkippingStream<detail::SpanStream> in(span, decoder.skipSignal());
-  rapidjson::ParseResult ok = reader.Parse(in, decoder);
+  rapidjson::ParseResult ok =
+      detail::parseInMemory<rapidjson::kParseDefaultFlags>(reader, json, scratch, decoder);
   if (!ok) {
     return ApiStatus(0, Reason::Decode,
                      std::string("invalid Node JSON: ") + rapidjson::GetParseError_En(ok.Code()));

@@ -5,6 +5,8 @@
 #include "host/kube/object_decoder.hpp"
 #include "host/kube/rest_client.hpp"
 
+#include <cstring>
+
 namespace ccm::kube {
 namespace {
 
@@ -156,6 +158,41 @@ bool ResponseStream::fill() {
   pos_ = buffer_.data();
   end_ = pos_ + buffer_.size();
   return true;
+}
+
+bool ResponseStream::readMore() {
+  if (pos_ != nullptr) {
+    buffer_.erase(0, static_cast<size_t>(pos_ - buffer_.data()));
+  }
+  size_t had = buffer_.size();
+  while (!done_ && !transfer_->paused && !stop_.stop_requested()) {
+    perform();
+    if (buffer_.size() > had) {
+      break;
+    }
+    if (!done_) {
+      waitForActivity();
+    }
+  }
+  pos_ = buffer_.data();
+  end_ = pos_ + buffer_.size();
+  return buffer_.size() > had;
+}
+
+std::optional<std::string_view> ResponseStream::bufferLine() {
+  size_t scanned = 0;
+  while (true) {
+    std::string_view have = buffered();
+    if (have.size() > scanned) {
+      if (const void* nl = std::memchr(have.data() + scanned, '\n', have.size() - scanned)) {
+        return have.substr(0, static_cast<size_t>(static_cast<const char*>(nl) - have.data()));
+      }
+      scanned = have.size();
+    }
+    if (!readMore()) {
+      return std::nullopt;
+    }
+  }
 }
 
 bool ResponseStream::atEnd() {

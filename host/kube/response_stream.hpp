@@ -18,6 +18,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 
 namespace ccm::kube {
 
@@ -65,6 +66,18 @@ class ResponseStream {
   void Flush() {}
   size_t PutEnd(Ch*) { return 0; }
 
+  // The rest of the current line (up to, not including, its '\n'), reading on until it is
+  // buffered whole; nullopt when the body ends or fails first, stop is requested, or the line
+  // is longer than the buffer. A caller can then parse a value from memory, which is several
+  // times cheaper than through Peek/Take, and consume() what it parsed. Nothing is consumed
+  // here: the stream reads on from the same place either way.
+  std::optional<std::string_view> bufferLine();
+  // Marks the next n bytes as read (at most what bufferLine() returned).
+  void consume(size_t n) {
+    pos_ += n;
+    consumed_ += n;
+  }
+
   // Skips whitespace; true when the body has no more bytes.
   bool atEnd();
   // Moves to the closing bracket of the container being skipped (see SkippingStream); false
@@ -89,6 +102,12 @@ class ResponseStream {
   void drain(size_t limit);
   // Discards consumed bytes and pulls more; false at the end.
   bool fill();
+  // Keeps the unconsumed bytes and appends more; false when nothing more can come now (the
+  // end, a failure, stop, or the buffer is full).
+  bool readMore();
+  std::string_view buffered() const {
+    return pos_ == nullptr ? std::string_view() : std::string_view(pos_, end_ - pos_);
+  }
   // One round of curl_multi_perform and message handling.
   void perform();
   void waitForActivity();

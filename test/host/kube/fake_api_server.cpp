@@ -93,6 +93,9 @@ std::string withRv(const std::string& json, int64_t rv) {
   return buf.GetString();
 }
 
+// The history entry type of appendRawWatchLine (sent as it is, not wrapped in an event).
+constexpr const char* kRawLine = "RAW";
+
 std::string chunk(const std::string& data) {
   return fmt::format("{:x}\r\n{}\r\n", data.size(), data);
 }
@@ -532,14 +535,32 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
       break;
     }
     Collection& c = collections_[collection];
-    std::string out;
+    std::vector<std::string> lines;
     for (const auto& e : c.history) {
       if (e.rv > sent_rv) {
-        out += chunk(fmt::format(R"({{"type":"{}","object":{}}})"
-                                 "\n",
-                                 e.type, e.json));
+        lines.push_back(e.type == kRawLine ? e.json + "\n"
+                                           : fmt::format(R"({{"type":"{}","object":{}}})"
+                                                         "\n",
+                                                         e.type, e.json));
         sent_rv = e.rv;
       }
+    }
+    if (split_pause_.count() > 0 && !lines.empty()) {
+      // Half an event, a pause, the rest: the reader must wait in the middle of each.
+      auto pause = split_pause_;
+      lock.unlock();
+      for (size_t i = 0; ok && i < lines.size(); ++i) {
+        const std::string& line = lines[i];
+        ok = sendAll(fd, chunk(line.substr(0, line.size() / 2)));
+        std::this_thread::sleep_for(pause);
+        ok = ok && sendAll(fd, chunk(line.substr(line.size() / 2)));
+      }
+      lock.lock();
+      continue;
+    }
+    std::string out;
+    for (const auto& line : lines) {
+      out += chunk(line);
     }
     if (bookmarks && bookmark_generation_ != bm_gen) {
       bm_gen = bookmark_generation_;
@@ -571,6 +592,17 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
   if (ok) {
     sendAll(fd, "0\r\n\r\n");
   }
+}
+
+void FakeApiServer::appendRawWatchLine(const std::string& collection, std::string line) {
+  std::lock_guard lock(mu_);
+  collections_[collection].history.push_back(Event{++rv_, kRawLine, "", std::move(line)});
+  cv_.notify_all();
+}
+
+void FakeApiServer::splitWatchEvents(std::chrono::milliseconds pause) {
+  std::lock_guard lock(mu_);
+  split_pause_ = pause;
 }
 
 void FakeApiServer::setHook(Hook hook) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -64,6 +65,12 @@ class FakeApiServer {
   // when retry_after >= 0; body as given, or a Status when empty).
   void failNext(const std::string& prefix, int n, int code, int retry_after = -1,
                 std::string body = {});
+  // Appends `line` to a collection's watch stream as it is (a new resourceVersion is taken,
+  // so a watch or list from after it does not see it): for malformed events.
+  void appendRawWatchLine(const std::string& collection, std::string line);
+  // From now on every watch event is written in two pieces with `pause` between them, so a
+  // client reading the stream receives half an event and must wait for the rest (0: whole).
+  void splitWatchEvents(std::chrono::milliseconds pause);
   // Watch requests answer with an ERROR 410 event right away (n times).
   void expireNextWatches(int n);
   // Continue tokens expire (410) for the next n paged requests.
@@ -131,6 +138,7 @@ class FakeApiServer {
   };
   std::vector<Failure> failures_;      // guarded by mu_
   int expire_watches_ = 0;             // guarded by mu_
+  std::chrono::milliseconds split_pause_{0};  // guarded by mu_
   int expire_continues_ = 0;           // guarded by mu_
   std::vector<std::string> requests_;  // guarded by mu_
   std::vector<HttpRequest> details_;   // guarded by mu_

@@ -192,6 +192,62 @@ TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   CHECK(inf.lastSyncResourceVersion() == std::to_string(server.currentRv()));
 }
 
+TEST_CASE("watch events that arrive in pieces are decoded whole, without a relist") {
+  FakeApiServer server;
+  seedNodes(server, 2);
+  auto client = makeClient(server.url());
+  Model model;
+  NodeInformer inf(client.get(), fastOptions());
+  startSynced(inf, model);
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  // Each event's second half comes 30 ms after its first: the buffered bytes end inside an
+  // event, so it cannot be decoded from memory and is read on from the stream.
+  server.splitWatchEvents(std::chrono::milliseconds(30));
+  server.upsert(kNodes, "n0", nodeJson("n0", "first"));
+  server.upsert(kNodes, "n7", nodeJson("n7", "new"));
+  server.upsert(kNodes, "n0", nodeJson("n0", "second"));
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(inf.get("n0")->label("l") == "second");
+  CHECK(inf.get("n7")->label("l") == "new");
+  CHECK(model.updates == 2);
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists == 1);
+  // Whole again: several events buffered at once are each decoded, and an event written
+  // over two lines (which a line cannot hold) is read on from the stream.
+  server.splitWatchEvents(std::chrono::milliseconds(0));
+  server.appendRawWatchLine(
+      kNodes, fmt::format("{{\"type\":\"ADDED\",\n\"object\":{{\"kind\":\"Node\",\"metadata\":"
+                          "{{\"name\":\"two-lines\",\"resourceVersion\":\"{}\"}}}}}}",
+                          server.currentRv() + 1));
+  REQUIRE(waitFor([&] { return inf.get("two-lines") != nullptr; }));
+  server.remove(kNodes, "n7");
+  for (int i = 0; i < 20; ++i) {
+    server.upsert(kNodes, fmt::format("m{}", i), nodeJson(fmt::format("m{}", i), "bulk"));
+  }
+  REQUIRE(waitFor([&] { return inf.get("m19") != nullptr && inf.get("n7") == nullptr; }));
+  CHECK(inf.size() == 23);
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists == 1);
+}
+
+TEST_CASE("a malformed watch event relists; the events around it are not lost") {
+  FakeApiServer server;
+  seedNodes(server, 2);
+  auto client = makeClient(server.url());
+  Model model;
+  NodeInformer inf(client.get(), fastOptions());
+  startSynced(inf, model);
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  server.upsert(kNodes, "n0", nodeJson("n0", "before"));
+  server.appendRawWatchLine(kNodes, R"({"type":"MODIFIED","object":{"metadata":{"name":"n1"]}})");
+  server.upsert(kNodes, "n1", nodeJson("n1", "after"));
+  REQUIRE(waitFor([&] { return converged(server, inf, model); }));
+  CHECK(inf.get("n0")->label("l") == "before");
+  CHECK(inf.get("n1")->label("l") == "after");
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists == 2);
+}
+
 TEST_CASE("a list that stalls times out and is retried, so the cache still syncs") {
   FakeApiServer server;
   seedNodes(server, 3);
