@@ -265,9 +265,10 @@ struct Informer<T>::Impl {
                                     Handler& handler) {
     constexpr unsigned kFlags = rapidjson::kParseStopWhenDoneFlag;
     if (std::optional<std::string_view> line = stream.bufferLine()) {
+      detail::SkipSignal* skips = Decoder::kRawSkip ? &decoder.skipSignal() : nullptr;
       size_t used = 0;
       rapidjson::ParseResult ok =
-          detail::parseInMemory<kFlags>(reader, *line, event_scratch, handler, &used);
+          detail::parseInMemory<kFlags>(reader, *line, event_scratch, handler, skips, &used);
       if (ok) {
         stream.consume(used);
         return ok;

@@ -385,7 +385,8 @@ ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json, NodePar
   thread_local std::string scratch;
   rapidjson::Reader reader;
   rapidjson::ParseResult ok =
-      detail::parseInMemory<rapidjson::kParseDefaultFlags>(reader, json, scratch, decoder);
+      detail::parseInMemory<rapidjson::kParseDefaultFlags>(reader, json, scratch, decoder,
+                                                           &decoder.skipSignal());
   if (!ok) {
     return ApiStatus(0, Reason::Decode,
                      std::string("invalid Node JSON: ") + rapidjson::GetParseError_En(ok.Code()));

@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
       for (const auto& ev : events) {
         handler.reset();
         if (detail::parseInMemory<rapidjson::kParseStopWhenDoneFlag>(reader, ev, scratch,
-                                                                     handler) &&
+                                                                     handler, &d.skipSignal()) &&
             d.finish()) {
           ++decoded;
         }
