@@ -6,12 +6,15 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "host/log/log.hpp"
 #include "test/host/kube/fake_api_server.hpp"
@@ -226,6 +229,55 @@ TEST_CASE("watch events that arrive in pieces are decoded whole, without a relis
   }
   REQUIRE(waitFor([&] { return inf.get("m19") != nullptr && inf.get("n7") == nullptr; }));
   CHECK(inf.size() == 23);
+  CHECK(model.errors().empty());
+  CHECK(inf.stats().lists == 1);
+}
+
+TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") {
+  std::ifstream file(std::string(CCM_TESTDATA) + "/node.json");
+  REQUIRE(file);
+  std::stringstream json;
+  json << file.rdbuf();
+  const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
+  FakeApiServer server;
+  auto client = makeClient(server.url());
+  Model model;
+  NodeInformer inf(client.get(), fastOptions());
+  startSynced(inf, model);
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  // Once whole in the buffer (decoded from memory), once split (read on from the stream).
+  for (int split_ms : {0, 30}) {
+    server.splitWatchEvents(std::chrono::milliseconds(split_ms));
+    int64_t rv = server.upsert(kNodes, name, json.str());
+    REQUIRE(waitFor([&] {
+      auto n = inf.get(name);
+      return n != nullptr && n->resource_version == std::to_string(rv);
+    }));
+    auto got = inf.get(name);
+    auto want = decodeNode(json.str());
+    REQUIRE(want.ok());
+    const Node& a = *got;
+    const Node& b = **want;
+    CHECK(a.uid == b.uid);
+    auto same = [](std::span<const KeyValue> x, std::span<const KeyValue> y) {
+      return std::ranges::equal(x, y, [](const KeyValue& p, const KeyValue& q) {
+        return p.key == q.key && p.value == q.value;
+      });
+    };
+    CHECK(a.labels.size() == 13);
+    CHECK(same(a.labels, b.labels));
+    CHECK(same(a.annotations, b.annotations));
+    CHECK(a.provider_id == b.provider_id);
+    CHECK(std::ranges::equal(a.pod_cidrs, b.pod_cidrs));
+    REQUIRE(a.taints.size() == b.taints.size());
+    CHECK(a.taints[1].time_added == b.taints[1].time_added);
+    REQUIRE(a.addresses.size() == 3);
+    CHECK(a.addresses[2].address == b.addresses[2].address);
+    REQUIRE(a.conditions.size() == b.conditions.size());
+    CHECK(a.condition("Ready")->message == "kubelet is posting ready status");
+    CHECK(a.node_info.kubelet_version == b.node_info.kubelet_version);
+    CHECK(a.node_info.architecture == "amd64");
+  }
   CHECK(model.errors().empty());
   CHECK(inf.stats().lists == 1);
 }
