@@ -165,7 +165,12 @@ bool ResponseStream::readMore() {
     buffer_.erase(0, static_cast<size_t>(pos_ - buffer_.data()));
   }
   size_t had = buffer_.size();
-  while (!done_ && !transfer_->paused && !stop_.stop_requested()) {
+  if (transfer_->paused && had < kBufferLimit) {
+    // There is room again: the held-back bytes are delivered right away (or it pauses again).
+    transfer_->paused = false;
+    curl_easy_pause(transfer_->easy, CURLPAUSE_CONT);
+  }
+  while (buffer_.size() == had && !done_ && !transfer_->paused && !stop_.stop_requested()) {
     perform();
     if (buffer_.size() > had) {
       break;
@@ -188,6 +193,13 @@ std::optional<std::string_view> ResponseStream::bufferLine() {
         return have.substr(0, static_cast<size_t>(static_cast<const char*>(nl) - have.data()));
       }
       scanned = have.size();
+    }
+    // No line end yet. Bytes ending in '}' may be a whole object whose newline has not come
+    // (or never will): the caller reads it through the stream, which waits only if it is
+    // incomplete. Otherwise the value is certainly incomplete and waiting here is the same.
+    size_t last = have.find_last_not_of(" \t\r");
+    if (last != std::string_view::npos && have[last] == '}') {
+      return std::nullopt;
     }
     if (!readMore()) {
       return std::nullopt;

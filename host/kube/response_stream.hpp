@@ -67,10 +67,12 @@ class ResponseStream {
   size_t PutEnd(Ch*) { return 0; }
 
   // The rest of the current line (up to, not including, its '\n'), reading on until it is
-  // buffered whole; nullopt when the body ends or fails first, stop is requested, or the line
-  // is longer than the buffer. A caller can then parse a value from memory, which is several
-  // times cheaper than through Peek/Take, and consume() what it parsed. Nothing is consumed
-  // here: the stream reads on from the same place either way.
+  // buffered whole; nullopt when the body ends or fails first, stop is requested, the line is
+  // longer than the buffer, or the bytes so far end in '}' without a line end (they may be a
+  // whole JSON object whose newline is late or missing: never waited for). A caller can then
+  // parse a value from memory, which is several times cheaper than through Peek/Take, and
+  // consume() what it parsed. Nothing is consumed here: the stream reads on from the same
+  // place either way.
   std::optional<std::string_view> bufferLine();
   // Marks the next n bytes as read (at most what bufferLine() returned).
   void consume(size_t n) {

@@ -538,7 +538,7 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
     std::vector<std::string> lines;
     for (const auto& e : c.history) {
       if (e.rv > sent_rv) {
-        lines.push_back(e.type == kRawLine ? e.json + "\n"
+        lines.push_back(e.type == kRawLine ? e.json
                                            : fmt::format(R"({{"type":"{}","object":{}}})"
                                                          "\n",
                                                          e.type, e.json));
@@ -594,9 +594,9 @@ void FakeApiServer::serveWatch(int fd, const HttpRequest& req, const std::string
   }
 }
 
-void FakeApiServer::appendRawWatchLine(const std::string& collection, std::string line) {
+void FakeApiServer::appendRawWatchLine(const std::string& collection, std::string bytes) {
   std::lock_guard lock(mu_);
-  collections_[collection].history.push_back(Event{++rv_, kRawLine, "", std::move(line)});
+  collections_[collection].history.push_back(Event{++rv_, kRawLine, "", std::move(bytes)});
   cv_.notify_all();
 }
 

@@ -65,9 +65,10 @@ class FakeApiServer {
   // when retry_after >= 0; body as given, or a Status when empty).
   void failNext(const std::string& prefix, int n, int code, int retry_after = -1,
                 std::string body = {});
-  // Appends `line` to a collection's watch stream as it is (a new resourceVersion is taken,
-  // so a watch or list from after it does not see it): for malformed events.
-  void appendRawWatchLine(const std::string& collection, std::string line);
+  // Appends `bytes` to a collection's watch stream exactly as given, newline included or not
+  // (a new resourceVersion is taken, so a watch or list from after it does not see them): for
+  // malformed or oddly framed events.
+  void appendRawWatchLine(const std::string& collection, std::string bytes);
   // From now on every watch event is written in two pieces with `pause` between them, so a
   // client reading the stream receives half an event and must wait for the rest (0: whole).
   void splitWatchEvents(std::chrono::milliseconds pause);

@@ -220,7 +220,7 @@ TEST_CASE("watch events that arrive in pieces are decoded whole, without a relis
   server.splitWatchEvents(std::chrono::milliseconds(0));
   server.appendRawWatchLine(
       kNodes, fmt::format("{{\"type\":\"ADDED\",\n\"object\":{{\"kind\":\"Node\",\"metadata\":"
-                          "{{\"name\":\"two-lines\",\"resourceVersion\":\"{}\"}}}}}}",
+                          "{{\"name\":\"two-lines\",\"resourceVersion\":\"{}\"}}}}}}\n",
                           server.currentRv() + 1));
   REQUIRE(waitFor([&] { return inf.get("two-lines") != nullptr; }));
   server.remove(kNodes, "n7");
@@ -282,6 +282,24 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
   CHECK(inf.stats().lists == 1);
 }
 
+TEST_CASE("a watch event without its newline is delivered without waiting for one") {
+  FakeApiServer server;
+  seedNodes(server, 1);
+  auto client = makeClient(server.url());
+  Model model;
+  NodeInformer inf(client.get(), fastOptions());
+  startSynced(inf, model);
+  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  // Nothing follows the event: a reader waiting for a line end would wait until the watch
+  // times out (minutes), well past waitFor's 30 s.
+  server.appendRawWatchLine(
+      kNodes, fmt::format(R"({{"type":"ADDED","object":{{"metadata":{{"name":"no-newline",)"
+                          R"("resourceVersion":"{}"}}}}}})",
+                          server.currentRv() + 1));
+  REQUIRE(waitFor([&] { return inf.get("no-newline") != nullptr; }));
+  CHECK(inf.stats().lists == 1);
+}
+
 TEST_CASE("a malformed watch event relists; the events around it are not lost") {
   FakeApiServer server;
   seedNodes(server, 2);
@@ -291,7 +309,8 @@ TEST_CASE("a malformed watch event relists; the events around it are not lost") 
   startSynced(inf, model);
   REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
   server.upsert(kNodes, "n0", nodeJson("n0", "before"));
-  server.appendRawWatchLine(kNodes, R"({"type":"MODIFIED","object":{"metadata":{"name":"n1"]}})");
+  server.appendRawWatchLine(kNodes,
+                            R"({"type":"MODIFIED","object":{"metadata":{"name":"n1"]}})" "\n");
   server.upsert(kNodes, "n1", nodeJson("n1", "after"));
   REQUIRE(waitFor([&] { return converged(server, inf, model); }));
   CHECK(inf.get("n0")->label("l") == "before");
