@@ -195,16 +195,37 @@ TEST_CASE("the informer lists in pages, syncs, then follows the watch") {
   CHECK(inf.lastSyncResourceVersion() == std::to_string(server.currentRv()));
 }
 
-TEST_CASE("watch events that arrive in pieces are decoded whole, without a relist") {
+namespace {
+
+// A node informer synced against a fake server holding `seed` nodes, its watch open.
+struct Watching {
+  explicit Watching(int seed) {
+    seedNodes(server, seed);
+    startSynced(inf, model);
+    REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  }
   FakeApiServer server;
-  seedNodes(server, 2);
-  auto client = makeClient(server.url());
+  std::unique_ptr<KubeClient> client = makeClient(server.url());
   Model model;
-  NodeInformer inf(client.get(), fastOptions());
-  startSynced(inf, model);
-  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  NodeInformer inf{client.get(), fastOptions()};
+};
+
+// The bytes of an ADDED event for a bare Node `name` at the server's next resourceVersion,
+// with `between` between its two fields and `after` after it.
+std::string rawAdded(const FakeApiServer& server, std::string_view name, std::string_view between,
+                     std::string_view after) {
+  return fmt::format(R"({{"type":"ADDED",{}"object":{{"kind":"Node","metadata":{{"name":"{}",)"
+                     R"("resourceVersion":"{}"}}}}}}{})",
+                     between, name, server.currentRv() + 1, after);
+}
+
+}  // namespace
+
+TEST_CASE("watch events that arrive in pieces are decoded whole, without a relist") {
+  Watching w(2);
+  auto& [server, client, model, inf] = w;
   // Each event's second half comes 30 ms after its first: the buffered bytes end inside an
-  // event, so it cannot be decoded from memory and is read on from the stream.
+  // event, and the reader must wait there for the rest before decoding it.
   server.splitWatchEvents(std::chrono::milliseconds(30));
   server.upsert(kNodes, "n0", nodeJson("n0", "first"));
   server.upsert(kNodes, "n7", nodeJson("n7", "new"));
@@ -218,10 +239,7 @@ TEST_CASE("watch events that arrive in pieces are decoded whole, without a relis
   // Whole again: several events buffered at once are each decoded, and an event written
   // over two lines (which a line cannot hold) is read on from the stream.
   server.splitWatchEvents(std::chrono::milliseconds(0));
-  server.appendRawWatchLine(
-      kNodes, fmt::format("{{\"type\":\"ADDED\",\n\"object\":{{\"kind\":\"Node\",\"metadata\":"
-                          "{{\"name\":\"two-lines\",\"resourceVersion\":\"{}\"}}}}}}\n",
-                          server.currentRv() + 1));
+  server.appendRawWatchLine(kNodes, rawAdded(server, "two-lines", "\n", "\n"));
   REQUIRE(waitFor([&] { return inf.get("two-lines") != nullptr; }));
   server.remove(kNodes, "n7");
   for (int i = 0; i < 20; ++i) {
@@ -239,13 +257,9 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
   std::stringstream json;
   json << file.rdbuf();
   const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
-  FakeApiServer server;
-  auto client = makeClient(server.url());
-  Model model;
-  NodeInformer inf(client.get(), fastOptions());
-  startSynced(inf, model);
-  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
-  // Once whole in the buffer (decoded from memory), once split (read on from the stream).
+  Watching w(0);
+  auto& [server, client, model, inf] = w;
+  // Once whole in the buffer, once split (the reader waits inside the event for its rest).
   for (int split_ms : {0, 30}) {
     server.splitWatchEvents(std::chrono::milliseconds(split_ms));
     int64_t rv = server.upsert(kNodes, name, json.str());
@@ -283,31 +297,18 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
 }
 
 TEST_CASE("a watch event without its newline is delivered without waiting for one") {
-  FakeApiServer server;
-  seedNodes(server, 1);
-  auto client = makeClient(server.url());
-  Model model;
-  NodeInformer inf(client.get(), fastOptions());
-  startSynced(inf, model);
-  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  Watching w(1);
+  auto& [server, client, model, inf] = w;
   // Nothing follows the event: a reader waiting for a line end would wait until the watch
   // times out (minutes), well past waitFor's 30 s.
-  server.appendRawWatchLine(
-      kNodes, fmt::format(R"({{"type":"ADDED","object":{{"metadata":{{"name":"no-newline",)"
-                          R"("resourceVersion":"{}"}}}}}})",
-                          server.currentRv() + 1));
+  server.appendRawWatchLine(kNodes, rawAdded(server, "no-newline", "", ""));
   REQUIRE(waitFor([&] { return inf.get("no-newline") != nullptr; }));
   CHECK(inf.stats().lists == 1);
 }
 
 TEST_CASE("a malformed watch event relists; the events around it are not lost") {
-  FakeApiServer server;
-  seedNodes(server, 2);
-  auto client = makeClient(server.url());
-  Model model;
-  NodeInformer inf(client.get(), fastOptions());
-  startSynced(inf, model);
-  REQUIRE(waitFor([&] { return server.openWatches() == 1; }));
+  Watching w(2);
+  auto& [server, client, model, inf] = w;
   server.upsert(kNodes, "n0", nodeJson("n0", "before"));
   server.appendRawWatchLine(kNodes,
                             R"({"type":"MODIFIED","object":{"metadata":{"name":"n1"]}})" "\n");
