@@ -127,43 +127,21 @@ void ResponseStream::drain(size_t limit) {
 }
 
 bool ResponseStream::fill() {
-  buffer_.clear();
-  pos_ = end_ = nullptr;
-  while (true) {
-    if (transfer_->paused) {
-      transfer_->paused = false;
-      // Delivers the held-back chunk to the (now empty) buffer right away.
-      curl_easy_pause(transfer_->easy, CURLPAUSE_CONT);
-    }
-    if (!buffer_.empty()) {
-      break;
-    }
-    if (done_) {
-      return false;
-    }
-    if (stop_.stop_requested()) {
-      end_state_ = End::Cancelled;
-      done_ = true;
-      result_ = CURLE_ABORTED_BY_CALLBACK;
-      return false;
-    }
-    perform();
-    if (!buffer_.empty()) {
-      break;
-    }
-    if (!done_) {
-      waitForActivity();
-    }
+  // Called once everything buffered has been read: readMore() keeps nothing and waits.
+  if (readMore()) {
+    return true;
   }
-  pos_ = buffer_.data();
-  end_ = pos_ + buffer_.size();
-  return true;
+  if (!done_ && stop_.stop_requested()) {
+    end_state_ = End::Cancelled;
+    done_ = true;
+    result_ = CURLE_ABORTED_BY_CALLBACK;
+  }
+  return false;
 }
 
 bool ResponseStream::readMore() {
-  if (pos_ != nullptr) {
-    buffer_.erase(0, static_cast<size_t>(pos_ - buffer_.data()));
-  }
+  // Without a read position (before the first byte, after drain()) nothing is kept.
+  buffer_.erase(0, pos_ == nullptr ? buffer_.size() : static_cast<size_t>(pos_ - buffer_.data()));
   size_t had = buffer_.size();
   if (transfer_->paused && had < kBufferLimit) {
     // There is room again: the held-back bytes are delivered right away (or it pauses again).

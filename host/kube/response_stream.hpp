@@ -102,10 +102,10 @@ class ResponseStream {
   bool open();
   // Reads the remaining body (up to a limit) into buffer_ (used for error responses).
   void drain(size_t limit);
-  // Discards consumed bytes and pulls more; false at the end.
+  // Pulls more once everything buffered is consumed; false at the end (Cancelled on stop).
   bool fill();
-  // Keeps the unconsumed bytes and appends more; false when nothing more can come now (the
-  // end, a failure, stop, or the buffer is full).
+  // Drops the consumed bytes, keeps the rest and waits until more are appended; false when
+  // nothing more can come now (the end, a failure, stop, or the buffer is full).
   bool readMore();
   std::string_view buffered() const {
     return pos_ == nullptr ? std::string_view() : std::string_view(pos_, end_ - pos_);
