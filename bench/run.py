@@ -77,6 +77,7 @@ def burst_cases(quick, repeats):
             r["upstream"] = up["cpu5000"][0]
             r["note"] = (r["note"] + "; " if r["note"] else "") + up["cpu5000"][1]
     rows += rows5
+    rows += scenarios.loopback_floor(5000)
     if not quick:
         rows += scenarios.node_burst(5000, 20, -1)
     # Upstream's default client QPS: the QPS budget is the floor.

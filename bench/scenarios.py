@@ -133,6 +133,22 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
     return rows
 
 
+def loopback_floor(nodes, round_trips_per_node=2):
+    """What the kernel alone charges a client for the burst's synchronous writes: the client
+    CPU of bare loopback TCP round trips (a PATCH-sized request, a Node-sized answer; no TLS,
+    HTTP, JSON or server work), measured now on this machine, times the writes per node."""
+    tool = os.path.join(benchlib.harness.BUILD, "test", "host", "kube", "kube-client-bench")
+    load = benchlib.load_average()
+    out = subprocess.run([tool, "--loopback-floor", "20000"], check=True, capture_output=True,
+                         text=True).stdout
+    us = float(out.split("client CPU ")[1].split(" us")[0])
+    return [row("1 node burst", "%d nodes, 0 ms cloud, unthrottled" % nodes,
+                "floor: %d bare loopback round trips per node, client CPU" % round_trips_per_node,
+                us * round_trips_per_node * nodes / 1e6, "CPU-s", load=load,
+                note="%.1f us per round trip (kube-client-bench --loopback-floor), no TLS, "
+                     "HTTP or JSON" % us)]
+
+
 # ---- 2. steady state at 5,000 nodes ----------------------------------------------------------------
 
 SYNCED = "Caches synced"

@@ -4,12 +4,20 @@
 //  - CPU per request of the client (PATCH over a kept-alive connection), and requests/s
 //    with several threads against the in-process fake server.
 // Usage: kube-client-bench [testdata-dir]
+//        kube-client-bench --kubeconfig FILE [--informers [services]]
+//        kube-client-bench --loopback-floor [round-trips]
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -160,8 +168,84 @@ int benchInformers(const std::string& kubeconfig, int services) {
   return 0;
 }
 
+// With --loopback-floor [N]: the client CPU of N bare request/answer round trips over
+// loopback TCP (a PATCH-sized request, a Node-sized answer; no TLS, HTTP, JSON or server
+// work), i.e. what the kernel alone charges a client that waits for each answer. The node
+// burst's host CPU is compared with it (bench/scenarios.py).
+int benchLoopbackFloor(int round_trips) {
+  constexpr size_t kRequest = 533;  // a status PATCH as the node controller sends it
+  constexpr size_t kAnswer = 5500;  // a realistic Node
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("loopback listener");
+    return 1;
+  }
+  const int one = 1;
+  std::thread server([&] {
+    int c = ::accept(listener, nullptr, nullptr);
+    ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    std::vector<char> in(kRequest);
+    std::vector<char> answer(kAnswer, 'a');
+    for (;;) {
+      size_t got = 0;
+      while (got < kRequest) {
+        ssize_t n = ::recv(c, in.data() + got, kRequest - got, 0);
+        if (n <= 0) {
+          ::close(c);
+          return;
+        }
+        got += static_cast<size_t>(n);
+      }
+      if (::send(c, answer.data(), answer.size(), MSG_NOSIGNAL) < 0) {
+        ::close(c);
+        return;
+      }
+    }
+  });
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (s < 0 || ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    std::perror("loopback connect");
+    return 1;
+  }
+  ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  std::vector<char> request(kRequest, 'r');
+  std::vector<char> buf(16 * 1024);
+  double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  for (int i = 0; i < round_trips; ++i) {
+    if (::send(s, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
+      std::perror("loopback send");
+      return 1;
+    }
+    for (size_t got = 0; got < kAnswer;) {
+      ssize_t n = ::recv(s, buf.data(), buf.size(), 0);
+      if (n <= 0) {
+        std::perror("loopback recv");
+        return 1;
+      }
+      got += static_cast<size_t>(n);
+    }
+  }
+  double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  ::close(s);
+  server.join();
+  ::close(listener);
+  std::printf("loopback floor: %d round trips (%zu B out, %zu B back, no TLS/HTTP/JSON), "
+              "client CPU %.1f us per round trip\n",
+              round_trips, kRequest, kAnswer, (c1 - c0) * 1e6 / round_trips);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   using namespace ccm::kube;
+  if (argc > 1 && std::string(argv[1]) == "--loopback-floor") {
+    return benchLoopbackFloor(argc > 2 ? std::max(1, std::atoi(argv[2])) : 20000);
+  }
   if (argc > 3 && std::string(argv[1]) == "--kubeconfig" && std::string(argv[3]) == "--informers") {
     return benchInformers(argv[2], argc > 4 ? std::atoi(argv[4]) : 0);
   }
