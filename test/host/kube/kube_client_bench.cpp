@@ -5,7 +5,7 @@
 //    with several threads against the in-process fake server.
 // Usage: kube-client-bench [testdata-dir]
 //        kube-client-bench --kubeconfig FILE [--informers [services]]
-//        kube-client-bench --loopback-floor [round-trips]
+//        kube-client-bench --loopback-floor [round-trips [in-flight]]
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <malloc.h>
@@ -168,11 +168,12 @@ int benchInformers(const std::string& kubeconfig, int services) {
   return 0;
 }
 
-// With --loopback-floor [N]: the client CPU of N bare request/answer round trips over
+// With --loopback-floor [N [K]]: the client CPU of N bare request/answer round trips over
 // loopback TCP (a PATCH-sized request, a Node-sized answer; no TLS, HTTP, JSON or server
-// work), i.e. what the kernel alone charges a client that waits for each answer. The node
-// burst's host CPU is compared with it (bench/scenarios.py).
-int benchLoopbackFloor(int round_trips) {
+// work), i.e. what the kernel alone charges a client that waits for each answer; K requests
+// are written before their answers are read (default 1). The node burst's host CPU is
+// compared with it (bench/scenarios.py).
+int benchLoopbackFloor(int round_trips, int in_flight) {
   constexpr size_t kRequest = 533;  // a status PATCH as the node controller sends it
   constexpr size_t kAnswer = 5500;  // a realistic Node
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -217,12 +218,15 @@ int benchLoopbackFloor(int round_trips) {
   std::vector<char> request(kRequest, 'r');
   std::vector<char> buf(16 * 1024);
   double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
-  for (int i = 0; i < round_trips; ++i) {
-    if (::send(s, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
-      std::perror("loopback send");
-      return 1;
+  round_trips -= round_trips % in_flight;
+  for (int i = 0; i < round_trips; i += in_flight) {
+    for (int k = 0; k < in_flight; ++k) {
+      if (::send(s, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
+        std::perror("loopback send");
+        return 1;
+      }
     }
-    for (size_t got = 0; got < kAnswer;) {
+    for (size_t got = 0; got < kAnswer * static_cast<size_t>(in_flight);) {
       ssize_t n = ::recv(s, buf.data(), buf.size(), 0);
       if (n <= 0) {
         std::perror("loopback recv");
@@ -235,16 +239,18 @@ int benchLoopbackFloor(int round_trips) {
   ::close(s);
   server.join();
   ::close(listener);
-  std::printf("loopback floor: %d round trips (%zu B out, %zu B back, no TLS/HTTP/JSON), "
-              "client CPU %.1f us per round trip\n",
-              round_trips, kRequest, kAnswer, (c1 - c0) * 1e6 / round_trips);
+  std::printf("loopback floor: %d round trips (%zu B out, %zu B back, no TLS/HTTP/JSON, %d in "
+              "flight), client CPU %.1f us per round trip\n",
+              round_trips, kRequest, kAnswer, in_flight, (c1 - c0) * 1e6 / round_trips);
   return 0;
 }
 
 int main(int argc, char** argv) {
   using namespace ccm::kube;
   if (argc > 1 && std::string(argv[1]) == "--loopback-floor") {
-    return benchLoopbackFloor(argc > 2 ? std::max(1, std::atoi(argv[2])) : 20000);
+    int in_flight = argc > 3 ? std::clamp(std::atoi(argv[3]), 1, 64) : 1;
+    return benchLoopbackFloor(argc > 2 ? std::max(in_flight, std::atoi(argv[2])) : 20000,
+                              in_flight);
   }
   if (argc > 3 && std::string(argv[1]) == "--kubeconfig" && std::string(argv[3]) == "--informers") {
     return benchInformers(argv[2], argc > 4 ? std::atoi(argv[4]) : 0);
