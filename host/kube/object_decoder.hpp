@@ -266,9 +266,9 @@ class RawSkipper {
   bool failed() const { return failed_; }
 
  private:
-  // The first position at or after i (n: none) holding a quote or a backslash, and a quote
-  // or a bracket. 16 bytes per step where SSE2 is available: skipped values are mostly
-  // runs of plain bytes (image names, digests, field names).
+  // Each returns the first position at or after i holding one of the bytes it names (n when
+  // there is none). 16 bytes per step where SSE2 is available: skipped values are mostly runs
+  // of plain bytes (image names, digests, field names).
   static size_t nextQuoteOrBackslash(const char* p, size_t i, size_t n) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"');
