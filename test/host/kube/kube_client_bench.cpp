@@ -6,11 +6,15 @@
 // Usage: kube-client-bench [testdata-dir]
 //        kube-client-bench --kubeconfig FILE [--informers [services]]
 //        kube-client-bench --loopback-floor [round-trips [in-flight]]
+//        kube-client-bench --wait-model
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <rapidjson/memorystream.h>
@@ -168,54 +172,123 @@ int benchInformers(const std::string& kubeconfig, int services) {
   return 0;
 }
 
-// With --loopback-floor [N [K]]: the client CPU of N bare request/answer round trips over
-// loopback TCP (a PATCH-sized request, a Node-sized answer; no TLS, HTTP, JSON or server
-// work), i.e. what the kernel alone charges a client that waits for each answer; K requests
-// are written before their answers are read (default 1). The node burst's host CPU is
-// compared with it (bench/scenarios.py).
-int benchLoopbackFloor(int round_trips, int in_flight) {
-  constexpr size_t kRequest = 533;  // a status PATCH as the node controller sends it
-  constexpr size_t kAnswer = 5500;  // a realistic Node
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-      ::listen(listener, 1) != 0 ||
-      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    std::perror("loopback listener");
-    return 1;
+// Bare request/answer traffic over loopback TCP: a PATCH-sized request, a Node-sized answer,
+// no TLS, HTTP or JSON. What the kernel alone charges a client for its writes.
+constexpr size_t kLoopRequest = 533;  // a status PATCH as the node controller sends it
+constexpr size_t kLoopAnswer = 5500;  // a realistic Node
+
+// Answers every request on every connection in arrival order, after spinning `work_us` (the
+// API server's own work per request, 0: answer at once), from one thread.
+class LoopbackServer {
+ public:
+  explicit LoopbackServer(int work_us) : work_us_(work_us) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    addr_.sin_family = AF_INET;
+    addr_.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr_;
+    if (listener_ < 0 || ::bind(listener_, reinterpret_cast<sockaddr*>(&addr_), len) != 0 ||
+        ::listen(listener_, 128) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr_), &len) != 0 ||
+        ::pipe(stop_) != 0) {
+      std::perror("loopback listener");
+      std::exit(1);
+    }
+    thread_ = std::thread([this] { serve(); });
   }
-  const int one = 1;
-  std::thread server([&] {
-    int c = ::accept(listener, nullptr, nullptr);
-    ::setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    std::vector<char> in(kRequest);
-    std::vector<char> answer(kAnswer, 'a');
+  ~LoopbackServer() {
+    ::write(stop_[1], "x", 1);
+    thread_.join();
+    ::close(listener_);
+    ::close(stop_[0]);
+    ::close(stop_[1]);
+  }
+  // A connected client socket (TCP_NODELAY, blocking).
+  int connect() const {
+    int s = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0 || ::connect(s, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0) {
+      std::perror("loopback connect");
+      std::exit(1);
+    }
+    ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &kOne, sizeof kOne);
+    return s;
+  }
+
+ private:
+  static constexpr int kOne = 1;
+  void serve() {
+    int ep = ::epoll_create1(0);
+    for (int fd : {listener_, stop_[0]}) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+    }
+    std::vector<char> in(kLoopRequest);
+    std::vector<char> answer(kLoopAnswer, 'a');
     for (;;) {
-      size_t got = 0;
-      while (got < kRequest) {
-        ssize_t n = ::recv(c, in.data() + got, kRequest - got, 0);
-        if (n <= 0) {
-          ::close(c);
+      epoll_event evs[64];
+      int k = ::epoll_wait(ep, evs, 64, -1);
+      for (int i = 0; i < k; ++i) {
+        int fd = evs[i].data.fd;
+        if (fd == stop_[0]) {
+          ::close(ep);
           return;
         }
-        got += static_cast<size_t>(n);
-      }
-      if (::send(c, answer.data(), answer.size(), MSG_NOSIGNAL) < 0) {
-        ::close(c);
-        return;
+        if (fd == listener_) {
+          epoll_event ev{};
+          ev.events = EPOLLIN;
+          ev.data.fd = ::accept(listener_, nullptr, nullptr);
+          ::setsockopt(ev.data.fd, IPPROTO_TCP, TCP_NODELAY, &kOne, sizeof kOne);
+          ::epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+          continue;
+        }
+        size_t got = 0;
+        while (got < kLoopRequest) {
+          ssize_t n = ::recv(fd, in.data() + got, kLoopRequest - got, 0);
+          if (n <= 0) {
+            ::epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+            ::close(fd);
+            break;
+          }
+          got += static_cast<size_t>(n);
+        }
+        if (got < kLoopRequest) {
+          continue;
+        }
+        for (double t0 = wallSeconds(); wallSeconds() - t0 < work_us_ * 1e-6;) {
+        }
+        ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
       }
     }
-  });
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (s < 0 || ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    std::perror("loopback connect");
-    return 1;
   }
-  ::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  std::vector<char> request(kRequest, 'r');
+
+  int work_us_;
+  int listener_ = -1;
+  int stop_[2] = {-1, -1};
+  sockaddr_in addr_{};
+  std::thread thread_;
+};
+
+// Reads one or more whole answers from a blocking socket (they are counted in bytes).
+bool readAnswers(int s, size_t count, std::vector<char>& buf) {
+  for (size_t got = 0; got < kLoopAnswer * count;) {
+    ssize_t n = ::recv(s, buf.data(), buf.size(), 0);
+    if (n <= 0) {
+      std::perror("loopback recv");
+      return false;
+    }
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// With --loopback-floor [N [K]]: the client CPU of N bare round trips against a server that
+// answers at once; K requests are written before their answers are read (default 1). The
+// node burst's host CPU is compared with it (bench/scenarios.py).
+int benchLoopbackFloor(int round_trips, int in_flight) {
+  LoopbackServer server(0);
+  int s = server.connect();
+  std::vector<char> request(kLoopRequest, 'r');
   std::vector<char> buf(16 * 1024);
   double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
   round_trips -= round_trips % in_flight;
@@ -226,27 +299,127 @@ int benchLoopbackFloor(int round_trips, int in_flight) {
         return 1;
       }
     }
-    for (size_t got = 0; got < kAnswer * static_cast<size_t>(in_flight);) {
-      ssize_t n = ::recv(s, buf.data(), buf.size(), 0);
-      if (n <= 0) {
-        std::perror("loopback recv");
-        return 1;
-      }
-      got += static_cast<size_t>(n);
+    if (!readAnswers(s, static_cast<size_t>(in_flight), buf)) {
+      return 1;
     }
   }
   double c1 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
   ::close(s);
-  server.join();
-  ::close(listener);
   std::printf("loopback floor: %d round trips (%zu B out, %zu B back, no TLS/HTTP/JSON, %d in "
               "flight), client CPU %.1f us per round trip\n",
-              round_trips, kRequest, kAnswer, in_flight, (c1 - c0) * 1e6 / round_trips);
+              round_trips, kLoopRequest, kLoopAnswer, in_flight, (c1 - c0) * 1e6 / round_trips);
+  return 0;
+}
+
+// With --wait-model: how a client's waiting costs it CPU against a server that takes longer
+// than the client per request (70 us of work each, answered one at a time), with ten requests
+// in flight on ten connections: ten blocking threads (the node workers today), one epoll
+// thread reading each answer as it comes, and one that sleeps before collecting answers so
+// that several arrive per wake-up.
+int benchWaitModel() {
+  constexpr int kConns = 10;
+  constexpr int kRequests = 10000;
+  constexpr int kWorkUs = 70;
+  std::vector<char> request(kLoopRequest, 'r');
+  auto report = [&](const char* how, double cpu, double wall, long wakeups) {
+    std::printf("wait model: %-44s client CPU %.1f us per request, %.2f wake-ups per request, "
+                "%.0f requests/s\n",
+                how, cpu * 1e6 / kRequests, static_cast<double>(wakeups) / kRequests,
+                kRequests / wall);
+  };
+  auto wakeups = [] {
+    rusage r{};
+    ::getrusage(RUSAGE_THREAD, &r);
+    return r.ru_nvcsw;
+  };
+  {
+    LoopbackServer server(kWorkUs);
+    std::atomic<double> cpu{0};
+    std::atomic<long> woke{0};
+    double w0 = wallSeconds();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kConns; ++t) {
+      threads.emplace_back([&] {
+        int s = server.connect();
+        std::vector<char> buf(16 * 1024);
+        double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+        long v0 = wakeups();
+        for (int i = 0; i < kRequests / kConns; ++i) {
+          if (::send(s, request.data(), request.size(), MSG_NOSIGNAL) < 0 ||
+              !readAnswers(s, 1, buf)) {
+            break;
+          }
+        }
+        cpu.fetch_add(cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - c0);
+        woke.fetch_add(wakeups() - v0);
+        ::close(s);
+      });
+    }
+    for (auto& t : threads) {
+      t.join();
+    }
+    report("10 blocking threads, one request each:", cpu.load(), wallSeconds() - w0, woke.load());
+  }
+  for (int gather_us : {0, 500}) {
+    LoopbackServer server(kWorkUs);
+    int ep = ::epoll_create1(0);
+    std::vector<int> socks;
+    std::vector<size_t> got(kConns, 0);
+    std::vector<int> left(kConns, kRequests / kConns);
+    for (int c = 0; c < kConns; ++c) {
+      int s = server.connect();
+      ::fcntl(s, F_SETFL, O_NONBLOCK);
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u32 = static_cast<uint32_t>(c);
+      ::epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev);
+      socks.push_back(s);
+    }
+    std::vector<char> buf(64 * 1024);
+    double c0 = cpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    double w0 = wallSeconds();
+    long v0 = wakeups();
+    for (int s : socks) {
+      ::send(s, request.data(), request.size(), MSG_NOSIGNAL);
+    }
+    for (int active = kConns; active > 0;) {
+      if (gather_us > 0) {
+        timespec pause{0, gather_us * 1000L};
+        ::nanosleep(&pause, nullptr);
+      }
+      epoll_event evs[kConns];
+      int k = ::epoll_wait(ep, evs, kConns, -1);
+      for (int e = 0; e < k; ++e) {
+        uint32_t c = evs[e].data.u32;
+        for (ssize_t n; (n = ::recv(socks[c], buf.data(), buf.size(), 0)) > 0;) {
+          got[c] += static_cast<size_t>(n);
+        }
+        for (; got[c] >= kLoopAnswer; got[c] -= kLoopAnswer) {
+          if (--left[c] > 0) {
+            ::send(socks[c], request.data(), request.size(), MSG_NOSIGNAL);
+          } else {
+            --active;
+          }
+        }
+      }
+    }
+    double cpu = cpuSeconds(CLOCK_THREAD_CPUTIME_ID) - c0;
+    report(gather_us == 0 ? "one epoll thread, reading at once:"
+                          : "one epoll thread, sleeping 500 us per collection:",
+           cpu, wallSeconds() - w0, wakeups() - v0);
+    for (int s : socks) {
+      ::close(s);
+    }
+    ::close(ep);
+  }
   return 0;
 }
 
 int main(int argc, char** argv) {
   using namespace ccm::kube;
+  if (argc > 1 && std::string(argv[1]) == "--wait-model") {
+    return benchWaitModel();
+  }
   if (argc > 1 && std::string(argv[1]) == "--loopback-floor") {
     int in_flight = argc > 3 ? std::clamp(std::atoi(argv[3]), 1, 64) : 1;
     return benchLoopbackFloor(argc > 2 ? std::max(in_flight, std::atoi(argv[2])) : 20000,
