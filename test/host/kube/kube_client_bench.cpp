@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -336,6 +337,7 @@ int benchWaitModel() {
     LoopbackServer server(kWorkUs);
     std::atomic<double> cpu{0};
     std::atomic<long> woke{0};
+    std::atomic<bool> failed{false};
     double w0 = wallSeconds();
     std::vector<std::thread> threads;
     for (int t = 0; t < kConns; ++t) {
@@ -347,6 +349,7 @@ int benchWaitModel() {
         for (int i = 0; i < kRequests / kConns; ++i) {
           if (::send(s, request.data(), request.size(), MSG_NOSIGNAL) < 0 ||
               !readAnswers(s, 1, buf)) {
+            failed = true;
             break;
           }
         }
@@ -357,6 +360,9 @@ int benchWaitModel() {
     }
     for (auto& t : threads) {
       t.join();
+    }
+    if (failed) {
+      return 1;
     }
     report("10 blocking threads, one request each:", cpu.load(), wallSeconds() - w0, woke.load());
   }
@@ -391,8 +397,17 @@ int benchWaitModel() {
       int k = ::epoll_wait(ep, evs, kConns, -1);
       for (int e = 0; e < k; ++e) {
         uint32_t c = evs[e].data.u32;
-        for (ssize_t n; (n = ::recv(socks[c], buf.data(), buf.size(), 0)) > 0;) {
+        ssize_t n = 0;
+        while ((n = ::recv(socks[c], buf.data(), buf.size(), 0)) > 0) {
           got[c] += static_cast<size_t>(n);
+        }
+        if (n == 0) {
+          std::fprintf(stderr, "wait model: the server closed a connection\n");
+          return 1;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+          std::perror("wait model recv");
+          return 1;
         }
         for (; got[c] >= kLoopAnswer; got[c] -= kLoopAnswer) {
           if (--left[c] > 0) {
