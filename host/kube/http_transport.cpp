@@ -22,6 +22,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "host/kube/http_headers.hpp"
+
 namespace ccm::kube {
 namespace {
 
@@ -36,59 +38,6 @@ bool isIpLiteral(std::string_view host) {
   in6_addr a6{};
   in_addr a4{};
   return inet_pton(AF_INET, h.c_str(), &a4) == 1 || inet_pton(AF_INET6, h.c_str(), &a6) == 1;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
-    if (x != y) {
-      return false;
-    }
-  }
-  return true;
-}
-
-bool icontainsToken(std::string_view value, std::string_view token) {
-  size_t i = 0;
-  while (i <= value.size()) {
-    size_t comma = value.find(',', i);
-    std::string_view part =
-        value.substr(i, comma == std::string_view::npos ? value.npos : comma - i);
-    while (!part.empty() && (part.front() == ' ' || part.front() == '\t'))
-      part.remove_prefix(1);
-    while (!part.empty() && (part.back() == ' ' || part.back() == '\t'))
-      part.remove_suffix(1);
-    if (iequals(part, token)) {
-      return true;
-    }
-    if (comma == std::string_view::npos) {
-      break;
-    }
-    i = comma + 1;
-  }
-  return false;
-}
-
-std::string_view trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-    v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
-    v.remove_suffix(1);
-  return v;
-}
-
-// "299 - \"text\"" -> "text"
-std::string warningText(std::string_view v) {
-  size_t q = v.find('"');
-  size_t e = v.rfind('"');
-  if (q != std::string_view::npos && e != std::string_view::npos && e > q) {
-    return std::string(v.substr(q + 1, e - q - 1));
-  }
-  return std::string(v);
 }
 
 std::string sslErrors() {
@@ -864,35 +813,32 @@ Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_tok
       size_t e = head.find("\r\n", p);
       std::string_view line = head.substr(p, e - p);
       p = e + 2;
-      size_t colon = line.find(':');
-      if (colon == std::string_view::npos) {
+      auto field = http::splitField(line);
+      if (!field) {
         continue;
       }
-      std::string_view name = line.substr(0, colon);
-      std::string_view value = trim(line.substr(colon + 1));
-      if (iequals(name, "content-length")) {
+      auto [name, value] = *field;
+      if (http::iequals(name, "content-length")) {
         int64_t n = -1;
         auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
         if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
           return Status(Code::Unavailable, "malformed Content-Length from the server");
         }
         content_length = n;
-      } else if (iequals(name, "transfer-encoding")) {
-        chunked = icontainsToken(value, "chunked");
-      } else if (iequals(name, "connection")) {
-        if (icontainsToken(value, "close")) {
+      } else if (http::iequals(name, "transfer-encoding")) {
+        chunked = http::hasToken(value, "chunked");
+      } else if (http::iequals(name, "connection")) {
+        if (http::hasToken(value, "close")) {
           close = true;
-        } else if (icontainsToken(value, "keep-alive")) {
+        } else if (http::hasToken(value, "keep-alive")) {
           close = false;
         }
-      } else if (iequals(name, "retry-after")) {
-        long seconds = -1;
-        auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-        if (ec == std::errc() && ptr == value.data() + value.size() && seconds >= 0) {
+      } else if (http::iequals(name, "retry-after")) {
+        if (long seconds = http::retryAfterSeconds(value); seconds >= 0) {
           response->retry_after_seconds = seconds;
         }
-      } else if (iequals(name, "warning")) {
-        response->warnings.push_back(warningText(value));
+      } else if (http::iequals(name, "warning")) {
+        response->warnings.push_back(http::warningText(value));
       }
     }
     conn.consume(end + 4);
@@ -924,7 +870,7 @@ Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_tok
       }
       std::string_view size_line = conn.buffered().substr(0, eol);
       size_t semi = size_line.find(';');
-      size_line = trim(size_line.substr(0, semi));
+      size_line = http::trimField(size_line.substr(0, semi));
       uint64_t size = 0;
       auto [ptr, ec] =
           std::from_chars(size_line.data(), size_line.data() + size_line.size(), size, 16);

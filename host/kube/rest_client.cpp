@@ -4,12 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
-#include <charconv>
 #include <cstring>
 #include <mutex>
 
 #include "host/kube/curl_transfer.hpp"
+#include "host/kube/http_headers.hpp"
 #include "host/kube/http_transport.hpp"
 #include "host/log/log.hpp"
 
@@ -25,37 +24,6 @@ constexpr size_t kErrorBodyLimit = 64 * 1024;
 // A non-watch request that receives nothing for this long is considered dead (the API
 // server's own request timeout is 60 s).
 constexpr long kStallSeconds = 120;
-
-bool iequalsPrefix(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) !=
-        std::tolower(static_cast<unsigned char>(prefix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string_view trimHeader(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
-    v.remove_prefix(1);
-  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' '))
-    v.remove_suffix(1);
-  return v;
-}
-
-// "299 - \"text\"" -> "text"
-std::string warningText(std::string_view v) {
-  size_t q = v.find('"');
-  size_t e = v.rfind('"');
-  if (q != std::string_view::npos && e != std::string_view::npos && e > q) {
-    return std::string(v.substr(q + 1, e - q - 1));
-  }
-  return std::string(v);
-}
 
 std::once_flag g_curl_init;  // curl_global_init must run once per process
 
@@ -111,21 +79,22 @@ size_t CurlTransfer::onHeader(char* data, size_t size, size_t n, void* self) {
     }
     return len;
   }
-  if (iequalsPrefix(line, "HTTP/")) {
+  if (http::iequals(line.substr(0, 5), "HTTP/")) {
     // A new header block (after 100 Continue): forget what an earlier one said.
     t->retry_after_seconds = -1;
     t->warnings.clear();
     return len;
   }
-  if (iequalsPrefix(line, "retry-after:")) {
-    std::string_view v = trimHeader(line.substr(12));
-    long seconds = -1;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
-    if (ec == std::errc() && p == v.data() + v.size() && seconds >= 0) {
+  auto field = http::splitField(line);
+  if (!field) {
+    return len;
+  }
+  if (http::iequals(field->name, "retry-after")) {
+    if (long seconds = http::retryAfterSeconds(field->value); seconds >= 0) {
       t->retry_after_seconds = seconds;
     }
-  } else if (iequalsPrefix(line, "warning:")) {
-    t->warnings.push_back(warningText(trimHeader(line.substr(8))));
+  } else if (http::iequals(field->name, "warning")) {
+    t->warnings.push_back(http::warningText(field->value));
   }
   return len;
 }

@@ -1,9 +1,10 @@
 // Unit tests of HttpTransport against a scripted plain-HTTP server: body framings (length,
 // chunked with extensions and trailers, end of connection), interim 1xx answers, keep-alive
 // and Connection: close, a kept-alive connection closed by the server (sent again once, on a
-// fresh connection), headers (Retry-After, Warning), discarded success bodies, timeouts and
-// cancellation, and when the transport stands aside for a proxy. TLS is covered by the
-// kubesim tests (tokens, client certificates, verification, tls-server-name).
+// fresh connection), headers (Retry-After, Warning, and the field helpers both transports
+// share), discarded success bodies, timeouts and cancellation, and when the transport stands
+// aside for a proxy. TLS is covered by the kubesim tests (tokens, client certificates,
+// verification, tls-server-name).
 #include "host/kube/http_transport.hpp"
 
 #include <arpa/inet.h>
@@ -20,6 +21,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "host/kube/http_headers.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -271,6 +274,34 @@ TEST_CASE("Retry-After and Warning headers are read; error bodies are kept") {
   REQUIRE(r.response.warnings.size() == 1);
   CHECK(r.response.warnings[0] == "deprecated thing");
   CHECK(r.body.find("Status") != std::string::npos);  // kept: not a success
+}
+
+TEST_CASE("header fields: names by case, token lists, Warning texts, Retry-After seconds") {
+  // The helpers both transports (this one and libcurl's header callback) read answers with.
+  CHECK(http::iequals("Content-Length", "content-length"));
+  CHECK(http::iequals("retry-after", "Retry-AFTER"));
+  CHECK_FALSE(http::iequals("Content-Length", "content-lengt"));
+  CHECK_FALSE(http::iequals("[", "{"));  // only ASCII letters fold
+  auto f = http::splitField("Connection:  Keep-Alive, Upgrade \r\n");
+  REQUIRE(f);
+  CHECK(f->name == "Connection");
+  CHECK(f->value == "Keep-Alive, Upgrade");
+  CHECK_FALSE(http::splitField("no colon here\r\n"));
+  CHECK(http::hasToken(f->value, "keep-alive"));
+  CHECK(http::hasToken(f->value, "upgrade"));
+  CHECK_FALSE(http::hasToken(f->value, "close"));
+  CHECK_FALSE(http::hasToken("keep-aliveX", "keep-alive"));
+  CHECK_FALSE(http::hasToken("", "close"));
+  CHECK(http::hasToken("gzip,,chunked", "chunked"));
+  CHECK(http::warningText("299 - \"the text\"") == "the text");
+  CHECK(http::warningText("299 - no quotes") == "299 - no quotes");
+  CHECK(http::warningText("299 - \"") == "299 - \"");
+  CHECK(http::retryAfterSeconds("3") == 3);
+  CHECK(http::retryAfterSeconds("0") == 0);
+  CHECK(http::retryAfterSeconds("-1") == -1);
+  CHECK(http::retryAfterSeconds("3s") == -1);
+  CHECK(http::retryAfterSeconds("Wed, 21 Oct 2026 07:28:00 GMT") == -1);
+  CHECK(http::retryAfterSeconds("") == -1);
 }
 
 TEST_CASE("a success body can be read and discarded; the connection stays usable") {
