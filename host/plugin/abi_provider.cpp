@@ -381,16 +381,18 @@ AbiProvider::Invocation AbiProvider::invoke(Cap cap, std::string_view call_name,
 
 // ---- instances -------------------------------------------------------------------------------
 
-StatusOr<Existence> AbiProvider::instanceExists(const NodeRef& node) {
+template <typename Out>
+StatusOr<Out> AbiProvider::nodeAnswer(
+    std::string_view call_name, const NodeRef& node,
+    ccm_status (*fn)(ccm_provider*, const ccm_call*, const ccm_node*, Out*)) {
   if (!info_.instances.present) {
     return unavailable(Cap::Instances);
   }
-  ccm_existence* out = nullptr;
-  auto inv = invoke(Cap::Instances, "instance_exists", OutputKind::None, 0,
+  Out* out = nullptr;
+  auto inv = invoke(Cap::Instances, call_name, OutputKind::None, 0,
                     [&](AbiInput& in, const ccm_call* call) {
                       const ccm_node* n = in.node(node, info_.instances.wants_object_json);
-                      out = in.array<ccm_existence>(1);
-                      auto fn = instances_.instance_exists;
+                      out = in.array<Out>(1);
                       auto* p = provider_;
                       auto* o = out;
                       return std::function<ccm_status()>([=] { return fn(p, call, n, o); });
@@ -398,7 +400,15 @@ StatusOr<Existence> AbiProvider::instanceExists(const NodeRef& node) {
   if (!inv.status.ok()) {
     return inv.status;
   }
-  switch (*out) {
+  return *out;
+}
+
+StatusOr<Existence> AbiProvider::instanceExists(const NodeRef& node) {
+  auto answer = nodeAnswer("instance_exists", node, instances_.instance_exists);
+  if (!answer.ok()) {
+    return answer.status();
+  }
+  switch (*answer) {
     case CCM_EXISTENCE_EXISTS: return Existence::Exists;
     case CCM_EXISTENCE_NOT_FOUND: return Existence::NotFound;
     default: return Existence::Unknown;
@@ -406,23 +416,11 @@ StatusOr<Existence> AbiProvider::instanceExists(const NodeRef& node) {
 }
 
 StatusOr<Power> AbiProvider::instanceShutdown(const NodeRef& node) {
-  if (!info_.instances.present) {
-    return unavailable(Cap::Instances);
+  auto answer = nodeAnswer("instance_shutdown", node, instances_.instance_shutdown);
+  if (!answer.ok()) {
+    return answer.status();
   }
-  ccm_power* out = nullptr;
-  auto inv = invoke(Cap::Instances, "instance_shutdown", OutputKind::None, 0,
-                    [&](AbiInput& in, const ccm_call* call) {
-                      const ccm_node* n = in.node(node, info_.instances.wants_object_json);
-                      out = in.array<ccm_power>(1);
-                      auto fn = instances_.instance_shutdown;
-                      auto* p = provider_;
-                      auto* o = out;
-                      return std::function<ccm_status()>([=] { return fn(p, call, n, o); });
-                    });
-  if (!inv.status.ok()) {
-    return inv.status;
-  }
-  switch (*out) {
+  switch (*answer) {
     case CCM_POWER_RUNNING: return Power::Running;
     case CCM_POWER_SHUTDOWN: return Power::Shutdown;
     default: return Power::Unknown;

@@ -97,6 +97,10 @@ class AbiProvider final : public Provider {
   Invocation invoke(Cap cap, std::string_view call_name, OutputKind output, size_t items,
                     const Prepare& prepare);
   Status unavailable(Cap cap) const;
+  // An instances call about one node that answers one enum value (exists, shutdown).
+  template <typename Out>
+  StatusOr<Out> nodeAnswer(std::string_view call_name, const NodeRef& node,
+                           ccm_status (*fn)(ccm_provider*, const ccm_call*, const ccm_node*, Out*));
 
   std::shared_ptr<const LoadedPlugin> plugin_;
   ProviderOptions options_;
