@@ -82,6 +82,30 @@ void writeIngress(Writer& w, const IngressSpec& g) {
   w.EndObject();
 }
 
+// {"<outer>": {"<inner>": <what write_value writes>}}: the shape of every single-field patch.
+template <typename WriteValue>
+std::string twoLevelPatch(std::string_view outer, std::string_view inner,
+                          WriteValue&& write_value) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  key(w, outer);
+  w.StartObject();
+  key(w, inner);
+  write_value(w);
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
+}
+
+std::string finalizerPatch(std::string_view list_key, std::string_view finalizer) {
+  return twoLevelPatch("metadata", list_key, [&](Writer& w) {
+    w.StartArray();
+    str(w, finalizer);
+    w.EndArray();
+  });
+}
+
 }  // namespace
 
 std::vector<TaintSpec> taintSpecs(std::span<const Taint> taints) {
@@ -217,134 +241,82 @@ std::string NodePatch::build() const {
 }
 
 std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  key(w, "status");
-  w.StartObject();
-  key(w, "addresses");
-  w.StartArray();
-  for (const auto& a : addresses) {
+  return twoLevelPatch("status", "addresses", [&](Writer& w) {
+    w.StartArray();
+    for (const auto& a : addresses) {
+      w.StartObject();
+      key(w, "type");
+      str(w, a.type);
+      key(w, "address");
+      str(w, a.address);
+      w.EndObject();
+    }
     w.StartObject();
-    key(w, "type");
-    str(w, a.type);
-    key(w, "address");
-    str(w, a.address);
+    key(w, "$patch");
+    str(w, "replace");
     w.EndObject();
-  }
-  w.StartObject();
-  key(w, "$patch");
-  str(w, "replace");
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+    w.EndArray();
+  });
 }
 
 std::string nodeConditionsPatch(const std::vector<ConditionSpec>& conditions) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  key(w, "status");
-  w.StartObject();
-  key(w, "conditions");
-  w.StartArray();
-  for (const auto& c : conditions) {
-    w.StartObject();
-    key(w, "type");
-    str(w, c.type);
-    key(w, "status");
-    str(w, c.status);
-    if (c.last_heartbeat_time != 0) {
-      key(w, "lastHeartbeatTime");
-      str(w, formatRfc3339(c.last_heartbeat_time));
+  return twoLevelPatch("status", "conditions", [&](Writer& w) {
+    w.StartArray();
+    for (const auto& c : conditions) {
+      w.StartObject();
+      key(w, "type");
+      str(w, c.type);
+      key(w, "status");
+      str(w, c.status);
+      if (c.last_heartbeat_time != 0) {
+        key(w, "lastHeartbeatTime");
+        str(w, formatRfc3339(c.last_heartbeat_time));
+      }
+      if (c.last_transition_time != 0) {
+        key(w, "lastTransitionTime");
+        str(w, formatRfc3339(c.last_transition_time));
+      }
+      if (!c.reason.empty()) {
+        key(w, "reason");
+        str(w, c.reason);
+      }
+      if (!c.message.empty()) {
+        key(w, "message");
+        str(w, c.message);
+      }
+      w.EndObject();
     }
-    if (c.last_transition_time != 0) {
-      key(w, "lastTransitionTime");
-      str(w, formatRfc3339(c.last_transition_time));
-    }
-    if (!c.reason.empty()) {
-      key(w, "reason");
-      str(w, c.reason);
-    }
-    if (!c.message.empty()) {
-      key(w, "message");
-      str(w, c.message);
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+    w.EndArray();
+  });
 }
 
 std::string finalizerAddPatch(std::string_view finalizer) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  key(w, "metadata");
-  w.StartObject();
-  key(w, "finalizers");
-  w.StartArray();
-  str(w, finalizer);
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+  return finalizerPatch("finalizers", finalizer);
 }
 
 std::string finalizerRemovePatch(std::string_view finalizer) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  key(w, "metadata");
-  w.StartObject();
-  key(w, "$deleteFromPrimitiveList/finalizers");
-  w.StartArray();
-  str(w, finalizer);
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+  return finalizerPatch("$deleteFromPrimitiveList/finalizers", finalizer);
 }
 
 std::string serviceLoadBalancerStatusPatch(const std::vector<IngressSpec>& ingress) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  key(w, "status");
-  w.StartObject();
-  key(w, "loadBalancer");
-  w.StartObject();
-  key(w, "ingress");
-  if (ingress.empty()) {
-    w.Null();
-  } else {
-    w.StartArray();
-    for (const auto& g : ingress) {
-      writeIngress(w, g);
+  return twoLevelPatch("status", "loadBalancer", [&](Writer& w) {
+    w.StartObject();
+    key(w, "ingress");
+    if (ingress.empty()) {
+      w.Null();
+    } else {
+      w.StartArray();
+      for (const auto& g : ingress) {
+        writeIngress(w, g);
+      }
+      w.EndArray();
     }
-    w.EndArray();
-  }
-  w.EndObject();
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+    w.EndObject();
+  });
 }
 
 std::string labelsMergePatch(const std::map<std::string, std::optional<std::string>>& labels) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  key(w, "metadata");
-  w.StartObject();
-  key(w, "labels");
-  writeMap(w, labels);
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+  return twoLevelPatch("metadata", "labels", [&](Writer& w) { writeMap(w, labels); });
 }
 
 bool ingressEqual(std::span<const LoadBalancerIngress> current,
