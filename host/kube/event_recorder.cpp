@@ -21,6 +21,14 @@ void str(Writer& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+// "key": "value", or nothing when the value is empty (optional reference fields).
+void optionalField(Writer& w, const char* key, std::string_view value) {
+  if (!value.empty()) {
+    w.Key(key);
+    str(w, value);
+  }
+}
+
 std::string hostname() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) {
@@ -320,28 +328,13 @@ ApiStatus EventBroadcaster::send(const std::string& dedup_key, const Pending& p,
     w.StartObject();
     w.Key("kind");
     str(w, o.kind);
-    if (!o.namespace_.empty()) {
-      w.Key("namespace");
-      str(w, o.namespace_);
-    }
+    optionalField(w, "namespace", o.namespace_);
     w.Key("name");
     str(w, o.name);
-    if (!o.uid.empty()) {
-      w.Key("uid");
-      str(w, o.uid);
-    }
-    if (!o.api_version.empty()) {
-      w.Key("apiVersion");
-      str(w, o.api_version);
-    }
-    if (!o.resource_version.empty()) {
-      w.Key("resourceVersion");
-      str(w, o.resource_version);
-    }
-    if (!o.field_path.empty()) {
-      w.Key("fieldPath");
-      str(w, o.field_path);
-    }
+    optionalField(w, "uid", o.uid);
+    optionalField(w, "apiVersion", o.api_version);
+    optionalField(w, "resourceVersion", o.resource_version);
+    optionalField(w, "fieldPath", o.field_path);
     w.EndObject();
     w.Key("reason");
     str(w, p.reason);
