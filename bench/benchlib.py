@@ -57,6 +57,24 @@ class Proc:
             out[name] = out.get(name, 0.0) + _stat_cpu(data)
         return out
 
+    def cpu_when_quiet(self, quiet=0.5, below=0.015, timeout=60.0, step=0.05):
+        """The process's CPU seconds once it has gone `quiet` seconds using less than
+        `below` CPU-s, at most one clock tick (read from /proc, so the reading itself costs
+        the process nothing):
+        work a burst leaves behind (a watch backlog, queued events) is counted, the idle
+        time spent waiting is not. Returns (cpu, thread_cpu, wakeups) at the start of the
+        quiet stretch."""
+        deadline = time.time() + timeout
+        samples = [(time.time(), self.cpu_seconds(), self.thread_cpu(), self.wakeups())]
+        while time.time() < deadline:
+            time.sleep(step)
+            samples.append((time.time(), self.cpu_seconds(), self.thread_cpu(), self.wakeups()))
+            # the newest sample at least `quiet` seconds old
+            old = [x for x in samples if samples[-1][0] - x[0] >= quiet]
+            if old and samples[-1][1] - old[-1][1] < below:
+                return old[-1][1], old[-1][2], old[-1][3]
+        raise AssertionError("the cloud-controller-manager did not go quiet within %gs" % timeout)
+
     def wakeups(self):
         """Voluntary context switches so far by thread name: how often each thread slept
         and was woken (a figure the machine's load does not change much, unlike CPU)."""
