@@ -42,12 +42,15 @@ UPSTREAM = {
 
 
 def median_rows(runs):
-    """Merges repeated runs of one case: the median value, the range in the note."""
+    """Merges repeated runs of one case: the median value, the range in the note. The other
+    fields (the note's thread split, for one) are those of the run nearest the median, so
+    they describe the value printed."""
     out = []
-    for i, first in enumerate(runs[0]):
+    for i in range(len(runs[0])):
         values = [r[i]["value"] for r in runs]
-        merged = dict(first)
-        merged["value"] = statistics.median(values)
+        median = statistics.median(values)
+        merged = dict(min((r[i] for r in runs), key=lambda row: abs(row["value"] - median)))
+        merged["value"] = median
         merged["runs"] = values
         merged["load"] = statistics.median(r[i]["load"] for r in runs)
         if len(values) > 1:
