@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ccm scale benchmarks: kubesim + the real cloud-controller-manager + fake-cloud.so.
 
-    ./dev bench                       # everything (about 10-15 minutes on 2 cores)
+    ./dev bench                       # everything (about 7 minutes on 2 cores)
     ./dev bench --quick               # smaller runs (about 4 minutes)
     ./dev bench burst lifecycle       # only these scenarios
     python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
