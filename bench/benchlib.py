@@ -59,11 +59,10 @@ class Proc:
 
     def cpu_when_quiet(self, quiet=0.5, below=0.015, timeout=60.0, step=0.05):
         """The process's CPU seconds once it has gone `quiet` seconds using less than
-        `below` CPU-s, at most one clock tick (read from /proc, so the reading itself costs
-        the process nothing):
-        work a burst leaves behind (a watch backlog, queued events) is counted, the idle
-        time spent waiting is not. Returns (cpu, thread_cpu, wakeups) at the start of the
-        quiet stretch."""
+        `below` CPU-s (at most one clock tick), read from /proc so that measuring costs the
+        process nothing. Work a burst leaves behind (a watch backlog, queued events) is
+        counted, the idle time spent waiting is not. Returns (cpu, thread_cpu, wakeups) as
+        they were at the start of the quiet stretch."""
         deadline = time.time() + timeout
         samples = [(time.time(), self.cpu_seconds(), self.thread_cpu(), self.wakeups())]
         while time.time() < deadline:
