@@ -50,7 +50,7 @@ def settled_metrics(env, quiet=1.5, timeout=300):
 def thread_split(before, after, per=1, least=0.005):
     """"name 0.12, ..." for the threads whose counter (CPU seconds from thread_cpu(), or
     wake-ups from wakeups()) grew by at least `least` between two readings, divided by `per`
-    (worker threads carry the process's name, cloud-controlle)."""
+    (thread names as docs/architecture.md lists them: node-sync, inf-nodes, events, ...)."""
     diff = {k: v - before.get(k, 0) for k, v in after.items()}
     parts = sorted(((v, k) for k, v in diff.items() if v >= least), reverse=True)
     return ", ".join("%s %.2f" % (k, v / per) for v, k in parts)

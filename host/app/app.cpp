@@ -30,6 +30,7 @@
 #include "host/runtime/metrics.hpp"
 #include "host/server/health_checks.hpp"
 #include "host/server/secure_server.hpp"
+#include "host/runtime/thread_name.hpp"
 
 #ifndef CCM_VERSION
 #define CCM_VERSION "0.0.0"
@@ -99,6 +100,7 @@ class SignalWatcher {
 
   explicit SignalWatcher(std::stop_source stop)
       : thread_([stop](std::stop_token own) mutable {
+          runtime::nameThisThread("signals");
           sigset_t set;
           sigemptyset(&set);
           sigaddset(&set, SIGTERM);
@@ -249,6 +251,7 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
             {{"lease", le.resource_namespace + "/" + le.resource_name},
              {"identity", elector.identity()}});
   std::thread election([&] {
+    runtime::nameThisThread("leader-elect");
     Status s = elector.run(stop.get_token());
     std::lock_guard l(m);
     result = s;

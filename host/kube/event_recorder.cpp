@@ -11,6 +11,7 @@
 #include "host/kube/retry.hpp"
 #include "host/kube/time_format.hpp"
 #include "host/log/log.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -210,7 +211,7 @@ void EventBroadcaster::processQueuedForTest() {
 }
 
 void EventBroadcaster::run(std::stop_token stop) {
-  pthread_setname_np(pthread_self(), "events");
+  runtime::nameThisThread("events");
   std::optional<std::chrono::steady_clock::time_point> flush_deadline;
   while (true) {
     Pending p;

@@ -22,6 +22,7 @@
 #include "host/kube/service_decoder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -558,8 +559,7 @@ struct Informer<T>::Impl {
   // ---- the loop ------------------------------------------------------------------------------
 
   void run(std::stop_token stop) {
-    std::string name = fmt::format("inf-{}", Traits<T>::kName).substr(0, 15);
-    pthread_setname_np(pthread_self(), name.c_str());
+    runtime::nameThisThread(fmt::format("inf-{}", Traits<T>::kName));
     bool listed = false;
     while (!stop.stop_requested()) {
       ApiStatus st = list(stop, listed);

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "host/log/log.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::plugin {
 
@@ -48,7 +49,7 @@ int CallRunner::abandonedInFlight() const {
 }
 
 void CallRunner::worker(std::shared_ptr<Core> core) {
-  pthread_setname_np(pthread_self(), ("ccm-" + core->name).substr(0, 15).c_str());
+  runtime::nameThisThread("ccm-" + core->name);
   std::unique_lock lock(core->mu);
   for (;;) {
     ++core->idle;

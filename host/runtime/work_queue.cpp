@@ -1,5 +1,6 @@
 // WorkQueue implementation: dirty/processing sets, delayed items, metrics.
 #include "host/runtime/work_queue.hpp"
+#include "host/runtime/thread_name.hpp"
 
 #include <pthread.h>
 
@@ -255,8 +256,7 @@ void WorkQueue::updateGaugesLocked() {
 }
 
 void WorkQueue::timerLoop() {
-  std::string thread_name = ("wq-" + name_).substr(0, 15);
-  pthread_setname_np(pthread_self(), thread_name.c_str());
+  runtime::nameThisThread("wq-" + name_);
   // The gauges are refreshed at least this often; delayed items are checked at least this
   // often too, which also bounds how late a FakeClock-driven item can be without wake().
   constexpr auto kTick = std::chrono::milliseconds(500);

@@ -14,6 +14,7 @@
 
 #include "host/log/log.hpp"
 #include "host/server/serving_certificate.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::server {
 namespace {
@@ -31,9 +32,6 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
-void nameThread(const char* name) {
-  pthread_setname_np(pthread_self(), name);
-}
 
 HttpResponse makeResponse(http::status status, std::string_view content_type, std::string body) {
   HttpResponse r{status, 11};
@@ -318,13 +316,13 @@ Status SecureServer::start() {
   accept();
   for (int i = 0; i < std::max(1, options_.io_threads); ++i) {
     runtime_->threads.emplace_back([this] {
-      nameThread("ccm-https-io");
+      runtime::nameThisThread("ccm-https-io");
       runtime_->io.run();
     });
   }
   for (int i = 0; i < std::max(1, options_.worker_threads); ++i) {
     runtime_->threads.emplace_back([this] {
-      nameThread("ccm-https-work");
+      runtime::nameThisThread("ccm-https-work");
       runtime_->work.run();
     });
   }

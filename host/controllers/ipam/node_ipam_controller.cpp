@@ -6,6 +6,7 @@
 #include "host/kube/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers::ipam {
 
@@ -113,7 +114,10 @@ void NodeIpamController::start() {
   });
   int workers = std::max(1, std::min(ctx_.options.concurrent_node_syncs, 4));
   for (int i = 0; i < workers; ++i) {
-    workers_.emplace_back([this] { worker(); });
+    workers_.emplace_back([this] {
+      runtime::nameThisThread("ipam-sync");
+      worker();
+    });
   }
   setControllerRunning(ctx_.metrics, "node-ipam", true);
   std::string ranges;

@@ -14,6 +14,7 @@
 #include "host/kube/patch_builder.hpp"
 #include "host/kube/retry.hpp"
 #include "host/log/log.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers::lifecycle {
 namespace {
@@ -80,7 +81,10 @@ void NodeLifecycleController::start() {
             observations_.erase(std::string(n->uid));
           },
   });
-  thread_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    runtime::nameThisThread("node-lifecycle");
+    loop(stop);
+  });
   setControllerRunning(ctx_.metrics, "cloud-node-lifecycle", true);
   log::info("Started cloud node lifecycle controller",
             {{"monitorPeriod", ctx_.options.node_monitor_period}});

@@ -16,6 +16,7 @@
 #include "host/log/log.hpp"
 #include "host/runtime/memory.hpp"
 #include "host/runtime/rate_limiter.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers::node {
 namespace {
@@ -97,9 +98,15 @@ void CloudNodeController::start() {
   });
   int workers = std::max(1, ctx_.options.concurrent_node_syncs);
   for (int i = 0; i < workers; ++i) {
-    workers_.emplace_back([this] { worker(); });
+    workers_.emplace_back([this] {
+      runtime::nameThisThread("node-sync");
+      worker();
+    });
   }
-  refresher_ = std::jthread([this](std::stop_token stop) { refreshLoop(stop); });
+  refresher_ = std::jthread([this](std::stop_token stop) {
+    runtime::nameThisThread("node-refresh");
+    refreshLoop(stop);
+  });
   setControllerRunning(ctx_.metrics, "cloud-node", true);
   log::info("Started cloud node controller",
             {{"workers", workers},

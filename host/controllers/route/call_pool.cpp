@@ -1,5 +1,6 @@
 // The route controller's bounded call pool.
 #include "host/controllers/route/call_pool.hpp"
+#include "host/runtime/thread_name.hpp"
 
 #include <pthread.h>
 
@@ -58,8 +59,7 @@ void CallPool::stop() {
 }
 
 void CallPool::run(size_t index) {
-  std::string thread_name = name_ + "-" + std::to_string(index);
-  pthread_setname_np(pthread_self(), thread_name.substr(0, 15).c_str());
+  runtime::nameThisThread(name_ + "-" + std::to_string(index));
   std::unique_lock lock(mu_);
   while (true) {
     ++idle_threads_;

@@ -11,6 +11,7 @@
 #include "host/kube/kube_api.hpp"
 #include "host/kube/patch_builder.hpp"
 #include "host/log/log.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers {
 namespace route {
@@ -592,14 +593,13 @@ bool RouteController::processNextRouteItem() {
 }
 
 void RouteController::routeWorker() {
-  pthread_setname_np(pthread_self(), "route-sync");
+  runtime::nameThisThread("route-sync");
   while (processNextRouteItem()) {
   }
 }
 
 void RouteController::conditionWorker(int index) {
-  std::string name = fmt::format("route-cond-{}", index);
-  pthread_setname_np(pthread_self(), name.c_str());
+  runtime::nameThisThread(fmt::format("route-cond-{}", index));
   while (processNextConditionItem()) {
   }
 }

@@ -13,6 +13,7 @@
 #include "host/kube/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers {
 namespace service {
@@ -72,9 +73,6 @@ bool validKey(const std::string& key) {
          key.find('/', slash + 1) == std::string::npos;
 }
 
-void nameThread(const std::string& name) {
-  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-}
 
 }  // namespace
 
@@ -361,13 +359,13 @@ bool ServiceController::processNextNodeItem() {
 }
 
 void ServiceController::serviceWorker(int index) {
-  nameThread(fmt::format("svc-sync-{}", index));
+  runtime::nameThisThread(fmt::format("svc-sync-{}", index));
   while (processNextServiceItem()) {
   }
 }
 
 void ServiceController::nodeWorker() {
-  nameThread("svc-nodes");
+  runtime::nameThisThread("svc-nodes");
   while (processNextNodeItem()) {
   }
 }

@@ -1,5 +1,7 @@
-// Status, metrics registry and exposition, fake clock.
+// Status, metrics registry and exposition, fake clock, allocator tuning, thread names.
 #include <doctest/doctest.h>
+
+#include <pthread.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "host/runtime/memory.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/status.hpp"
+#include "host/runtime/thread_name.hpp"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -140,4 +143,20 @@ TEST_CASE("tuneAllocator grows the heap 4 MiB at a time unless GLIBC_TUNABLES se
 #else
   ccm::runtime::tuneAllocator();  // a no-op under ASan's allocator and other C libraries
 #endif
+}
+
+TEST_CASE("nameThisThread names the calling thread, cut to the kernel's 15 bytes") {
+  std::string short_name, long_name;
+  std::thread t([&] {
+    char buf[32] = {};
+    ccm::runtime::nameThisThread("node-sync");
+    pthread_getname_np(pthread_self(), buf, sizeof buf);
+    short_name = buf;
+    ccm::runtime::nameThisThread("ccm-instances.batch/1");
+    pthread_getname_np(pthread_self(), buf, sizeof buf);
+    long_name = buf;
+  });
+  t.join();
+  CHECK(short_name == "node-sync");
+  CHECK(long_name == "ccm-instances.b");
 }
