@@ -1,7 +1,6 @@
 // The start-up sequence of cloud-controller-manager.
 #include "host/app/app.hpp"
 
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -28,9 +27,9 @@
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/memory.hpp"
 #include "host/runtime/metrics.hpp"
+#include "host/runtime/thread_name.hpp"
 #include "host/server/health_checks.hpp"
 #include "host/server/secure_server.hpp"
-#include "host/runtime/thread_name.hpp"
 
 #ifndef CCM_VERSION
 #define CCM_VERSION "0.0.0"

@@ -1,7 +1,6 @@
 // Event recording: queue, correlation (spam filter, aggregation, de-duplication), delivery.
 #include "host/kube/event_recorder.hpp"
 
-#include <pthread.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <unistd.h>

@@ -2,7 +2,6 @@
 #include "host/kube/informer.hpp"
 
 #include <fmt/format.h>
-#include <pthread.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 

@@ -1,8 +1,6 @@
 // CallRunner implementation: a lazily grown pool bounded by the slot count.
 #include "host/plugin/call_runner.hpp"
 
-#include <pthread.h>
-
 #include <exception>
 
 #include "host/log/log.hpp"

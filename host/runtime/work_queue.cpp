@@ -1,10 +1,9 @@
 // WorkQueue implementation: dirty/processing sets, delayed items, metrics.
 #include "host/runtime/work_queue.hpp"
-#include "host/runtime/thread_name.hpp"
-
-#include <pthread.h>
 
 #include <algorithm>
+
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm {
 namespace {

@@ -1,8 +1,6 @@
 // SecureServer: listener, threads, dispatch between io and worker threads, routing.
 #include "host/server/secure_server.hpp"
 
-#include <pthread.h>
-
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -13,8 +11,8 @@
 #include <optional>
 
 #include "host/log/log.hpp"
-#include "host/server/serving_certificate.hpp"
 #include "host/runtime/thread_name.hpp"
+#include "host/server/serving_certificate.hpp"
 
 namespace ccm::server {
 namespace {
@@ -31,7 +29,6 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-
 
 HttpResponse makeResponse(http::status status, std::string_view content_type, std::string body) {
   HttpResponse r{status, 11};

@@ -1,10 +1,9 @@
 // The route controller's bounded call pool.
 #include "host/controllers/route/call_pool.hpp"
-#include "host/runtime/thread_name.hpp"
-
-#include <pthread.h>
 
 #include <algorithm>
+
+#include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers::route {
 

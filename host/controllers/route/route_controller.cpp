@@ -2,7 +2,6 @@
 #include "host/controllers/route/route_controller.hpp"
 
 #include <fmt/format.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <limits>

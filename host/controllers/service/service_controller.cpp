@@ -2,7 +2,6 @@
 #include "host/controllers/service/service_controller.hpp"
 
 #include <fmt/format.h>
-#include <pthread.h>
 
 #include <algorithm>
 
@@ -72,7 +71,6 @@ bool validKey(const std::string& key) {
   return slash != std::string::npos && slash > 0 && slash + 1 < key.size() &&
          key.find('/', slash + 1) == std::string::npos;
 }
-
 
 }  // namespace
 
