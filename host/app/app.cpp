@@ -25,7 +25,6 @@
 #include "host/options/options.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
-#include "host/runtime/memory.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/thread_name.hpp"
 #include "host/server/health_checks.hpp"
@@ -291,7 +290,6 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
 }  // namespace
 
 int run(int argc, const char* const* argv) {
-  runtime::tuneAllocator();  // before any thread starts
   SignalWatcher::block();
   options::Options opts;
   auto flags = options::makeFlagSet(opts, CCM_PLUGIN_DIR);

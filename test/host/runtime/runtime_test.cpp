@@ -1,9 +1,8 @@
-// Status, metrics registry and exposition, fake clock, allocator tuning, thread names.
+// Status, metrics registry and exposition, fake clock, freeing heap memory, thread names.
 #include <doctest/doctest.h>
 
 #include <pthread.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,10 +14,6 @@
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/status.hpp"
 #include "host/runtime/thread_name.hpp"
-
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 using namespace ccm;
 
@@ -112,36 +107,6 @@ TEST_CASE("releaseFreeMemory gives freed heap pages back") {
   CHECK(ccm::runtime::releaseFreeMemory());
 #else
   ccm::runtime::releaseFreeMemory();
-#endif
-}
-
-TEST_CASE("tuneAllocator grows the heap 4 MiB at a time unless GLIBC_TUNABLES sets the pad") {
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
-  const char* old = std::getenv("GLIBC_TUNABLES");
-  std::string saved = old != nullptr ? old : "";
-  setenv("GLIBC_TUNABLES", "glibc.malloc.check=0:glibc.malloc.top_pad=65536", 1);
-  CHECK_FALSE(ccm::runtime::tuneAllocator());  // the operator's setting is left alone
-  if (old != nullptr) {
-    setenv("GLIBC_TUNABLES", saved.c_str(), 1);
-  } else {
-    unsetenv("GLIBC_TUNABLES");
-  }
-  REQUIRE(ccm::runtime::tuneAllocator());
-
-  // Allocate heap-sized blocks (below the mmap threshold) until the heap grows: it must grow
-  // by at least the pad, not by the few pages the block needed.
-  size_t before = mallinfo2().arena;
-  std::vector<std::unique_ptr<char[]>> blocks;
-  size_t grown = 0;
-  for (int i = 0; i < 2000 && grown == 0; ++i) {
-    blocks.emplace_back(new char[64 * 1024]);
-    grown = mallinfo2().arena - before;
-  }
-  CHECK(grown >= size_t{4} << 20);
-  blocks.clear();
-  ccm::runtime::releaseFreeMemory();
-#else
-  ccm::runtime::tuneAllocator();  // a no-op under ASan's allocator and other C libraries
 #endif
 }
 
