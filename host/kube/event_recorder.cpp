@@ -1,12 +1,12 @@
 // Event recording: queue, correlation (spam filter, aggregation, de-duplication), delivery.
 #include "host/kube/event_recorder.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 #include <unistd.h>
+
 #include <chrono>
 #include <optional>
 
+#include "host/kube/json_writer.hpp"
 #include "host/kube/retry.hpp"
 #include "host/kube/time_format.hpp"
 #include "host/log/log.hpp"
@@ -15,19 +15,9 @@
 namespace ccm::kube {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-// "key": "value", or nothing when the value is empty (optional reference fields).
-void optionalField(Writer& w, const char* key, std::string_view value) {
-  if (!value.empty()) {
-    w.Key(key);
-    str(w, value);
-  }
-}
+using json::optionalField;
+using json::str;
+using json::Writer;
 
 std::string hostname() {
   char buf[256] = {};

@@ -1,22 +1,16 @@
 // Patch body builders (RapidJSON writer, so every string is escaped correctly).
 #include "host/kube/patch_builder.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include "host/kube/json_writer.hpp"
 #include "host/kube/time_format.hpp"
 
 namespace ccm::kube {
 namespace {
 
-using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void str(Writer& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-void key(Writer& w, std::string_view s) {
-  w.Key(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using json::key;
+using json::optionalField;
+using json::str;
+using json::Writer;
 
 void writeMap(Writer& w, const std::map<std::string, std::optional<std::string>>& m) {
   w.StartObject();
@@ -35,10 +29,7 @@ void writeTaint(Writer& w, const TaintSpec& t) {
   w.StartObject();
   key(w, "key");
   str(w, t.key);
-  if (!t.value.empty()) {
-    key(w, "value");
-    str(w, t.value);
-  }
+  optionalField(w, "value", t.value);
   key(w, "effect");
   str(w, t.effect);
   if (t.time_added != 0) {
@@ -50,18 +41,9 @@ void writeTaint(Writer& w, const TaintSpec& t) {
 
 void writeIngress(Writer& w, const IngressSpec& g) {
   w.StartObject();
-  if (!g.ip.empty()) {
-    key(w, "ip");
-    str(w, g.ip);
-  }
-  if (!g.hostname.empty()) {
-    key(w, "hostname");
-    str(w, g.hostname);
-  }
-  if (!g.ip_mode.empty()) {
-    key(w, "ipMode");
-    str(w, g.ip_mode);
-  }
+  optionalField(w, "ip", g.ip);
+  optionalField(w, "hostname", g.hostname);
+  optionalField(w, "ipMode", g.ip_mode);
   if (!g.ports.empty()) {
     key(w, "ports");
     w.StartArray();
@@ -276,14 +258,8 @@ std::string nodeConditionsPatch(const std::vector<ConditionSpec>& conditions) {
         key(w, "lastTransitionTime");
         str(w, formatRfc3339(c.last_transition_time));
       }
-      if (!c.reason.empty()) {
-        key(w, "reason");
-        str(w, c.reason);
-      }
-      if (!c.message.empty()) {
-        key(w, "message");
-        str(w, c.message);
-      }
+      optionalField(w, "reason", c.reason);
+      optionalField(w, "message", c.message);
       w.EndObject();
     }
     w.EndArray();
