@@ -22,8 +22,8 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
