@@ -45,16 +45,22 @@ class Proc:
         return _stat_cpu(_read_stat("/proc/%d/stat" % self.pid))
 
     def thread_cpu(self):
-        """CPU seconds so far by thread name (threads that exited are not counted)."""
+        """CPU seconds so far by thread name (threads that exited are not counted). Read from
+        each thread's schedstat (the scheduler's nanosecond run time): the tick-based times
+        in a thread's stat file come out 10-15 % below the process total for the node
+        workers, which sleep and wake thousands of times a second."""
         out = {}
         task = "/proc/%d/task" % self.pid
         for tid in os.listdir(task):
             try:
                 data = _read_stat("%s/%s/stat" % (task, tid))
+                cpu = _schedstat_cpu("%s/%s/schedstat" % (task, tid))
             except OSError:
                 continue
+            if cpu is None:
+                cpu = _stat_cpu(data)
             name = data[data.index("(") + 1:data.rindex(")")]
-            out[name] = out.get(name, 0.0) + _stat_cpu(data)
+            out[name] = out.get(name, 0.0) + cpu
         return out
 
     def cpu_when_quiet(self, quiet=0.5, below=0.015, timeout=60.0, step=0.05):
@@ -107,6 +113,15 @@ class Proc:
 def _read_stat(path):
     with open(path) as f:
         return f.read()
+
+
+def _schedstat_cpu(path):
+    """Run time in seconds from a schedstat file, or None where the kernel has none."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0]) / 1e9
+    except FileNotFoundError:
+        return None
 
 
 def _stat_cpu(data):

@@ -480,6 +480,16 @@ ApiStatus RestClient::transportError(CURLcode code, const CurlTransfer& t) const
 
 // ---- call / stream ----------------------------------------------------------------------------
 
+void RestClient::setWriteGuard(WriteGuard guard) {
+  if (!guard) {
+    write_guard_.store(nullptr, std::memory_order_release);
+    return;
+  }
+  std::lock_guard lock(guards_mu_);
+  guards_.push_back(std::make_unique<const WriteGuard>(std::move(guard)));
+  write_guard_.store(guards_.back().get(), std::memory_order_release);
+}
+
 ApiResult<Response> RestClient::call(const Request& request, std::stop_token stop) {
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
@@ -487,7 +497,7 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
       return ApiStatus::cancelled();
     }
     if (request.verb != Verb::Get) {
-      if (auto guard = write_guard_.load()) {
+      if (const WriteGuard* guard = write_guard_.load(std::memory_order_acquire)) {
         if (ApiStatus refused = (*guard)(request); !refused.ok()) {
           return refused;
         }
@@ -612,9 +622,10 @@ ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Curren
   // let a write through that the guard would now refuse.
   ApiStatus refused;
   std::function<Status()> fence;
-  auto guard = request.verb != Verb::Get ? write_guard_.load() : nullptr;
+  const WriteGuard* guard =
+      request.verb != Verb::Get ? write_guard_.load(std::memory_order_acquire) : nullptr;
   if (guard) {
-    fence = [&guard, &request, &refused]() {
+    fence = [guard, &request, &refused]() {
       refused = (*guard)(request);
       return refused.ok() ? Status() : Status(Code::Cancelled, refused.message());
     };

@@ -95,9 +95,7 @@ class RestClient {
   // than its renew deadline) writes nothing while its controllers are being stopped.
   // THREAD: any thread, at any time.
   using WriteGuard = std::function<ApiStatus(const Request&)>;
-  void setWriteGuard(WriteGuard guard) {
-    write_guard_.store(guard ? std::make_shared<const WriteGuard>(std::move(guard)) : nullptr);
-  }
+  void setWriteGuard(WriteGuard guard);
 
  private:
   friend class ResponseStream;
@@ -145,7 +143,13 @@ class RestClient {
   // libcurl for everything).
   std::unique_ptr<HttpTransport> http_;
   std::unique_ptr<Metrics> metrics_;
-  std::atomic<std::shared_ptr<const WriteGuard>> write_guard_;
+  // The guard in force, read on every write without a lock (std::atomic<std::shared_ptr>
+  // spins on a lock bit in libstdc++, and ten node workers on two cores made that a busy
+  // wait). Every guard ever installed stays alive in guards_ until the client is destroyed,
+  // so a reader never holds a freed one; the app installs one per process.
+  std::atomic<const WriteGuard*> write_guard_{nullptr};
+  std::mutex guards_mu_;
+  std::vector<std::unique_ptr<const WriteGuard>> guards_;  // guarded by guards_mu_
 
   CURLSH* share_ = nullptr;
   std::mutex share_locks_[CURL_LOCK_DATA_LAST];
