@@ -21,11 +21,18 @@ struct State {
   std::vector<std::string> secrets;  // guarded by secrets_mu
   std::mutex sink_mu;
   std::function<void(std::string_view)> sink;  // guarded by sink_mu
+  std::atomic<bool> has_sink{false};           // lets a line skip sink_mu when none is set
 };
 
 State& state() {
   static State* s = new State();  // never destroyed: logging works during exit
   return *s;
+}
+
+// The kernel's id of the calling thread, asked once per thread (klog prints it on every line).
+long threadId() {
+  thread_local const long tid = static_cast<long>(::syscall(SYS_gettid));
+  return tid;
 }
 
 std::string_view baseName(std::string_view path) {
@@ -117,6 +124,7 @@ std::string redact(std::string_view text) {
 
 void setSinkForTest(std::function<void(std::string_view line)> sink) {
   std::lock_guard lock(state().sink_mu);
+  state().has_sink.store(static_cast<bool>(sink), std::memory_order_release);
   state().sink = std::move(sink);
 }
 
@@ -156,7 +164,7 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
     line += fmt::format("{}{:02d}{:02d} {:02d}:{:02d}:{:02d}.{:06d} {:>7} {}:{}] ",
                         severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday,
                         tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000,
-                        static_cast<long>(::syscall(SYS_gettid)), baseName(where.file),
+                        threadId(), baseName(where.file),
                         where.line);
     appendQuoted(line, message);
     for (const auto& f : fields) {
@@ -172,7 +180,7 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
     line.push_back('\n');
   }
   line = redact(line);
-  {
+  if (state().has_sink.load(std::memory_order_acquire)) {
     std::lock_guard lock(state().sink_mu);
     if (state().sink) {
       state().sink(line);

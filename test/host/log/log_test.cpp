@@ -1,7 +1,11 @@
 // Logger: klog text format, JSON format, verbosity, secret redaction.
 #include <doctest/doctest.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host/log/log.hpp"
@@ -41,6 +45,33 @@ TEST_CASE("klog text format with structured fields") {
   CHECK(cap.lines[1].find("elapsed=\"1.500s\"") != std::string::npos);
   CHECK(cap.lines[2][0] == 'E');
   CHECK(cap.lines[2].find("\"Quoted \\\"text\\\"\\nnext\"") != std::string::npos);
+}
+
+TEST_CASE("each klog line carries the id of the thread that wrote it") {
+  Capture cap(log::Format::Text);
+  auto idOf = [](const std::string& line) {
+    // "I1122 07:16:04.854805    9180 file.cpp:12] ...": the third field.
+    std::istringstream in(line);
+    std::string date, time;
+    long id = -1;
+    in >> date >> time >> id;
+    return id;
+  };
+  const long main_tid = static_cast<long>(::syscall(SYS_gettid));
+  long other_tid = 0;
+  log::info("from the test thread");
+  std::thread([&] {
+    other_tid = static_cast<long>(::syscall(SYS_gettid));
+    log::info("from another thread");
+    log::info("again from it");
+  }).join();
+  log::info("from the test thread again");
+  REQUIRE(cap.lines.size() == 4);
+  CHECK(idOf(cap.lines[0]) == main_tid);
+  CHECK(idOf(cap.lines[1]) == other_tid);
+  CHECK(idOf(cap.lines[2]) == other_tid);
+  CHECK(idOf(cap.lines[3]) == main_tid);
+  CHECK(main_tid != other_tid);
 }
 
 TEST_CASE("JSON format") {
