@@ -164,8 +164,7 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
     line += fmt::format("{}{:02d}{:02d} {:02d}:{:02d}:{:02d}.{:06d} {:>7} {}:{}] ",
                         severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday,
                         tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000,
-                        threadId(), baseName(where.file),
-                        where.line);
+                        threadId(), baseName(where.file), where.line);
     appendQuoted(line, message);
     for (const auto& f : fields) {
       line.push_back(' ');
