@@ -209,6 +209,13 @@ TEST_CASE("the write guard is asked before connecting and again right before sen
   refuse_from = 1000;
   REQUIRE(client->patch(nodePath("n1"), PatchType::Strategic, "{}").ok());
   CHECK(server.requestDetails().size() == 3);
+  // Cleared: the old guard, which would refuse now, is no longer asked.
+  client->rest().setWriteGuard(nullptr);
+  asked = 0;
+  refuse_from = 1;
+  REQUIRE(client->patch(nodePath("n1"), PatchType::Strategic, "{}").ok());
+  CHECK(asked == 0);
+  CHECK(server.requestDetails().size() == 4);
 }
 
 TEST_CASE("a transport failure is a Transport status") {
