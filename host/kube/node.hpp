@@ -118,4 +118,11 @@ enum class NodeParts : uint8_t {
 ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json,
                                                   NodeParts parts = NodeParts::kAll);
 
+// metadata.resourceVersion of a JSON object (of any kind), read without decoding the rest:
+// the parse stops at the version, which API servers write before labels, annotations, spec
+// and status. Nested objects are tracked, so a "resourceVersion" key anywhere else (an
+// annotation, a managed field) is never taken for it. std::nullopt when the object has none
+// or is not JSON.
+std::optional<std::string> resourceVersionOf(std::string_view json);
+
 }  // namespace ccm::kube

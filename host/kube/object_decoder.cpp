@@ -1,8 +1,11 @@
 // Shared metadata decoding for the streaming object decoders.
 #include "host/kube/object_decoder.hpp"
 
+#include <rapidjson/memorystream.h>
+
 #include <algorithm>
 
+#include "host/kube/node.hpp"
 #include "host/kube/time_format.hpp"
 
 namespace ccm::kube::detail {
@@ -129,3 +132,78 @@ void MetaScratch::sort(const ScratchText& text) {
 }
 
 }  // namespace ccm::kube::detail
+
+namespace ccm::kube {
+namespace {
+
+// Tracks the depth of the document and stops the parse (by answering false) once the
+// version was read, or once the metadata object closed without one.
+class VersionReader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, VersionReader> {
+ public:
+  std::optional<std::string> version;
+
+  bool Default() {
+    next_ = Next::Other;
+    return true;
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    if (next_ == Next::Version) {
+      version.emplace(s, n);
+      return false;
+    }
+    return Default();
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    std::string_view k(s, n);
+    if (depth_ == 1 && k == "metadata") {
+      next_ = Next::Metadata;
+    } else if (meta_depth_ != 0 && depth_ == meta_depth_ && k == "resourceVersion") {
+      next_ = Next::Version;
+    } else {
+      next_ = Next::Other;
+    }
+    return true;
+  }
+  bool StartObject() {
+    ++depth_;
+    if (next_ == Next::Metadata) {
+      meta_depth_ = depth_;
+    }
+    next_ = Next::Other;
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    if (depth_ == meta_depth_) {
+      return false;  // the metadata has no version
+    }
+    --depth_;
+    return true;
+  }
+  bool StartArray() {
+    ++depth_;
+    next_ = Next::Other;
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) {
+    --depth_;
+    return true;
+  }
+
+ private:
+  enum class Next { Other, Metadata, Version };
+  Next next_ = Next::Other;
+  int depth_ = 0;
+  int meta_depth_ = 0;
+};
+
+}  // namespace
+
+std::optional<std::string> resourceVersionOf(std::string_view json) {
+  rapidjson::MemoryStream bytes(json.data(), json.size());
+  rapidjson::Reader reader;
+  VersionReader handler;
+  reader.Parse(bytes, handler);
+  return std::move(handler.version);
+}
+
+}  // namespace ccm::kube

@@ -222,23 +222,38 @@ std::string NodePatch::build() const {
   return buf.GetString();
 }
 
-std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses) {
-  return twoLevelPatch("status", "addresses", [&](Writer& w) {
-    w.StartArray();
-    for (const auto& a : addresses) {
-      w.StartObject();
-      key(w, "type");
-      str(w, a.type);
-      key(w, "address");
-      str(w, a.address);
-      w.EndObject();
-    }
+std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses,
+                               std::string_view resource_version) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  if (!resource_version.empty()) {
+    key(w, "metadata");
     w.StartObject();
-    key(w, "$patch");
-    str(w, "replace");
+    key(w, "resourceVersion");
+    str(w, resource_version);
     w.EndObject();
-    w.EndArray();
-  });
+  }
+  key(w, "status");
+  w.StartObject();
+  key(w, "addresses");
+  w.StartArray();
+  for (const auto& a : addresses) {
+    w.StartObject();
+    key(w, "type");
+    str(w, a.type);
+    key(w, "address");
+    str(w, a.address);
+    w.EndObject();
+  }
+  w.StartObject();
+  key(w, "$patch");
+  str(w, "replace");
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.EndObject();
+  return buf.GetString();
 }
 
 std::string nodeConditionsPatch(const std::vector<ConditionSpec>& conditions) {

@@ -98,8 +98,10 @@ class NodePatch {
   std::optional<std::vector<std::string>> pod_cidrs_;
 };
 
-// {"status":{"addresses":[...,{"$patch":"replace"}]}}
-std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses);
+// {"status":{"addresses":[...,{"$patch":"replace"}]}}, with {"metadata":{"resourceVersion":..}}
+// as a precondition when `resource_version` is not empty.
+std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses,
+                               std::string_view resource_version = {});
 // {"status":{"conditions":[...]}} (merged by type on the server)
 std::string nodeConditionsPatch(const std::vector<ConditionSpec>& conditions);
 // {"metadata":{"finalizers":["<f>"]}}

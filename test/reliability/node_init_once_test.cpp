@@ -118,9 +118,13 @@ TEST_CASE("a node found initialised in the answer to the address write is left a
   std::vector<std::pair<std::string, std::string>> cloud = {{"InternalIP", "10.0.0.1"}};
   MetadataProvider provider(cloud);
   h.addNode(tainted("3", {}));  // so stale it predates the addresses
+  // The write conditional on the cached version is refused; the unconditional one's answer
+  // shows the node initialised.
+  h.api.failNext("PATCH", kube::nodeStatusPath("n1").path(),
+                 kube::ApiStatus(409, kube::Reason::Conflict, "the object has been modified"));
   h.api.setObject(kube::nodeStatusPath("n1").path(), initialised("7", cloud).json());
   Run r = sync(h, provider);
-  CHECK(h.patches(kube::nodeStatusPath("n1").path()).size() == 1);
+  CHECK(h.patches(kube::nodeStatusPath("n1").path()).size() == 2);
   CHECK(r.init_patches == 0);
   CHECK(count(r.reasons, "Synced") == 0);
   CHECK(r.metrics.find("ccm_nodes_initialized_total 0") != std::string::npos);

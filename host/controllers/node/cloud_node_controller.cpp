@@ -195,8 +195,14 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
                   fmt::format("cloud provider does not set node provider ID for node {}", name));
   }
 
-  // Step 1: addresses, written while the node is still tainted.
+  // Step 1: addresses, written while the node is still tainted, conditional on the cached
+  // version. When that holds, the version the write produces differs from the cached node in
+  // these addresses only, so step 2 works from the cache and reads only that version from the
+  // answer (a parse that stops a few bytes in; decoding the whole answer was 9 % of the node
+  // workers' time in the 5,000-node burst). When the cache lagged or someone else wrote
+  // meanwhile (409), the addresses are written unconditionally and the answer is decoded.
   std::shared_ptr<const kube::Node> node = cached;
+  std::string version(node->resource_version);
   auto desired = desiredAddresses(*node, md.addresses);
   if (!desired.ok()) {
     return desired.status().withPrefix(fmt::format(
@@ -207,18 +213,31 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
   if (desired->has_value() && addressesChanged(node->addresses, **desired)) {
     kube::CallOptions want;
     want.want_response = true;
+    auto specs = toSpecs(**desired);
     auto written = ctx_.api.patch(kube::nodeStatusPath(name), kube::PatchType::Strategic,
-                                  kube::nodeAddressesPatch(toSpecs(**desired)), want);
+                                  kube::nodeAddressesPatch(specs, version), want);
+    bool conflict = !written.ok() && written.status().isConflict();
+    if (conflict) {
+      written = ctx_.api.patch(kube::nodeStatusPath(name), kube::PatchType::Strategic,
+                               kube::nodeAddressesPatch(specs), want);
+    }
     if (!written.ok()) {
       return written.status().toStatus().withPrefix(
           fmt::format("failed to write the cloud addresses of node {}", name));
     }
-    // Step 2 reads the version, providerID, labels and taints: the status is not needed.
-    auto fresh = kube::decodeNode(*written, kube::NodeParts::kMetadataAndSpec);
-    if (fresh.ok()) {
-      node = *fresh;  // the precondition below needs the version this write produced
+    if (!conflict) {
+      // Without a version in the answer, step 2's precondition (the cached version) fails
+      // and the node is read again.
+      if (auto produced = kube::resourceVersionOf(*written)) {
+        version = std::move(*produced);
+      }
+    } else if (auto fresh = kube::decodeNode(*written, kube::NodeParts::kMetadataAndSpec);
+               fresh.ok()) {
+      // Step 2 reads the version, providerID, labels and taints: the status is not needed.
+      node = *fresh;
+      version = std::string(node->resource_version);
       if (!node->hasTaint(keys::kUninitializedTaint)) {
-        // The cache lagged: an earlier sync (or incarnation) already initialised the node.
+        // An earlier sync (or incarnation) already initialised the node.
         log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", name}});
         return okStatus();
       }
@@ -240,6 +259,7 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
         return decoded.status();
       }
       node = *decoded;
+      version = std::string(node->resource_version);
       if (!node->hasTaint(keys::kUninitializedTaint)) {
         initialized_meanwhile = true;  // by an earlier sync or another incarnation of us
         return kube::ApiStatus();
@@ -247,7 +267,7 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
     }
     warnings.clear();
     kube::NodePatch patch;
-    patch.resourceVersion(node->resource_version);
+    patch.resourceVersion(version);
     if (node->provider_id.empty() && !md.provider_id.empty()) {
       patch.providerId(md.provider_id);
     }

@@ -5,12 +5,13 @@
 // Initialisation, per node (differences from upstream in brackets):
 //   1. metadata from the provider, batched across nodes when the provider can
 //      [upstream: one call per node, one worker by default];
-//   2. addresses written to nodes/status first, while the node is still tainted
+//   2. addresses written to nodes/status first, while the node is still tainted, conditional
+//      on the cached resourceVersion (on 409: again unconditionally, the answer decoded)
 //      [upstream writes them after the taint is gone, leaving a window where a schedulable
 //      node lacks its cloud addresses];
-//   3. one strategic-merge PATCH with a resourceVersion precondition that sets providerID,
-//      the instance-type/zone/region labels (stable and beta) and additional labels, and
-//      removes the uninitialized taint [upstream: a full PUT];
+//   3. one strategic-merge PATCH, conditional on the version step 2 produced, that sets
+//      providerID, the instance-type/zone/region labels (stable and beta) and additional
+//      labels, and removes the uninitialized taint [upstream: a full PUT];
 //   4. a Synced event and the two upstream histograms.
 // A provider error, timeout or NOT_FOUND leaves the node tainted and retries it with
 // back-off; a conflict re-reads the node and tries again; nothing is ever half-applied.

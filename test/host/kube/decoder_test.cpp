@@ -111,6 +111,26 @@ TEST_CASE("decodeNode without status reads metadata and spec only, and nodes out
   CHECK((*full)->label("topology.kubernetes.io/zone") == "eu-west-1a");
 }
 
+TEST_CASE("resourceVersionOf reads metadata.resourceVersion and nothing that looks like it") {
+  CHECK(resourceVersionOf(readTestdata("node.json")) == "123456");
+  // Wherever it is in the metadata, after nested maps that hold the same key.
+  CHECK(resourceVersionOf(R"({"kind":"Node","metadata":{"annotations":{"resourceVersion":"1"},)"
+                          R"("labels":{"a":"b"},"managedFields":[{"resourceVersion":"2"}],)"
+                          R"("resourceVersion":"77"},"spec":{}})") == "77");
+  // Not outside the object's own metadata.
+  CHECK(resourceVersionOf(R"({"resourceVersion":"1","spec":{"metadata":{"resourceVersion":"2"}},)"
+                          R"("metadata":{"name":"n"}})") == std::nullopt);
+  CHECK(resourceVersionOf(R"([{"metadata":{"resourceVersion":"3"}}])") == std::nullopt);
+  CHECK(resourceVersionOf(R"({"metadata":{"resourceVersion":5}})") == std::nullopt);
+  CHECK(resourceVersionOf(R"({"metadata":[{"resourceVersion":"6"}]})") == std::nullopt);
+  // Text that is not JSON, or is cut before the version.
+  CHECK(resourceVersionOf("") == std::nullopt);
+  CHECK(resourceVersionOf("<html>") == std::nullopt);
+  CHECK(resourceVersionOf(R"({"metadata":{"name":"n","resourceVer)") == std::nullopt);
+  // A version that is read before the document is cut still counts: the parse stops there.
+  CHECK(resourceVersionOf(R"({"metadata":{"resourceVersion":"8","labels":{)") == "8");
+}
+
 TEST_CASE("a Node survives the decoder being reused, and copies share storage") {
   NodeDecoder d;
   std::string a = readTestdata("node.json");

@@ -51,6 +51,8 @@ TEST_CASE("node status patches: addresses replace, conditions merge by type") {
   CHECK(
       nodeAddressesPatch({{"InternalIP", "10.0.0.5"}, {"Hostname", "n1"}}) ==
       R"({"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.5"},{"type":"Hostname","address":"n1"},{"$patch":"replace"}]}})");
+  CHECK(nodeAddressesPatch({{"InternalIP", "10.0.0.5"}}, "42") ==
+        R"({"metadata":{"resourceVersion":"42"},"status":{"addresses":[{"type":"InternalIP","address":"10.0.0.5"},{"$patch":"replace"}]}})");
   CHECK(
       nodeConditionsPatch({{"NetworkUnavailable", "False", "RouteCreated",
                             "RouteController created a route", 1784887200, 1784887200}}) ==
