@@ -73,14 +73,31 @@ CloudNodeController::CloudNodeController(ControllerContext& context)
 
 CloudNodeController::~CloudNodeController() { stop(); }
 
-void CloudNodeController::onNode(const std::shared_ptr<const kube::Node>& node) {
+void CloudNodeController::onNode(const std::shared_ptr<const kube::Node>& node, bool update) {
   // Kubelets update their nodes constantly; only nodes with work to do are queued.
+  if (update && isOwnAddressWrite(*node)) {
+    return;
+  }
   if (node->hasTaint(keys::kUninitializedTaint)) {
     batcher_.prefetch(node->name);
     queue_.add(std::string(node->name));
   } else if (!stableLabelFixes(*node).empty()) {
     queue_.add(std::string(node->name));
   }
+}
+
+bool CloudNodeController::isOwnAddressWrite(const kube::Node& node) {
+  std::lock_guard lock(writes_mu_);
+  if (address_writes_.empty()) {
+    return false;
+  }
+  auto it = address_writes_.find(std::string(node.name));
+  if (it == address_writes_.end()) {
+    return false;
+  }
+  bool own = it->second == node.resource_version;
+  address_writes_.erase(it);
+  return own;
 }
 
 void CloudNodeController::start() {
@@ -92,9 +109,14 @@ void CloudNodeController::start() {
     started_ = true;
   }
   ctx_.nodes.addEventHandler({
-      .on_add = [this](const auto& n) { onNode(n); },
-      .on_update = [this](const auto&, const auto& n) { onNode(n); },
-      .on_delete = [this](const auto& n, bool) { batcher_.forget(n->name); },
+      .on_add = [this](const auto& n) { onNode(n, false); },
+      .on_update = [this](const auto&, const auto& n) { onNode(n, true); },
+      .on_delete =
+          [this](const auto& n, bool) {
+            batcher_.forget(n->name);
+            std::lock_guard lock(writes_mu_);
+            address_writes_.erase(std::string(n->name));
+          },
   });
   int workers = std::max(1, ctx_.options.concurrent_node_syncs);
   for (int i = 0; i < workers; ++i) {
@@ -230,6 +252,8 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
       // and the node is read again.
       if (auto produced = kube::resourceVersionOf(*written)) {
         version = std::move(*produced);
+        std::lock_guard lock(writes_mu_);
+        address_writes_[name] = version;
       }
     } else if (auto fresh = kube::decodeNode(*written, kube::NodeParts::kMetadataAndSpec);
                fresh.ok()) {

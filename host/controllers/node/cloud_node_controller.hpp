@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
@@ -47,7 +48,11 @@ class CloudNodeController final : public Controller {
  private:
   Status initialize(const std::shared_ptr<const kube::Node>& node);
   Status fixStableLabels(const kube::Node& node, const std::vector<std::pair<std::string, std::string>>& fixes);
-  void onNode(const std::shared_ptr<const kube::Node>& node);
+  void onNode(const std::shared_ptr<const kube::Node>& node, bool update);
+  // Whether this update is the watch event of this controller's own address write (step 2),
+  // which still shows the taint: queueing the node again for it would only give it a second,
+  // empty pass after its worker finished. Forgets the node's write either way.
+  bool isOwnAddressWrite(const kube::Node& node);
   void worker();
   void refreshLoop(std::stop_token stop);
 
@@ -58,6 +63,11 @@ class CloudNodeController final : public Controller {
   metrics::Histogram* taint_removal_delay_ = nullptr;
   metrics::Histogram* initial_sync_delay_ = nullptr;
   metrics::Counter* initialized_ = nullptr;
+
+  // Node name -> the resourceVersion our address write produced, until the node's next
+  // watch event (at most one entry per node being initialised).
+  std::mutex writes_mu_;
+  std::unordered_map<std::string, std::string> address_writes_;  // guarded by writes_mu_
 
   std::mutex mu_;
   bool started_ = false;  // guarded by mu_

@@ -2,11 +2,13 @@
 // conditional on the cached version; the PATCH that sets providerID and labels and removes the
 // taint is conditional on the version that write produced, read from its answer. When the
 // cached version is stale (409), the addresses are written unconditionally and the answer is
-// decoded, so the taint PATCH works from the node as the server has it.
+// decoded, so the taint PATCH works from the node as the server has it. The watch event of
+// the address write does not queue the node again.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "host/controllers/common/well_known.hpp"
@@ -137,6 +139,40 @@ TEST_CASE("a failed addresses write leaves the node tainted and untouched") {
   CHECK(st.message().find("failed to write the cloud addresses of node n1") != std::string::npos);
   CHECK(r.h.patches().size() == 1);
   CHECK(r.h.patches(kNodePath).empty());
+}
+
+std::string nodeQueueAdds(metrics::Registry& registry) {
+  std::string text = registry.exposition();
+  std::string_view key = "workqueue_adds_total{name=\"Nodes\"} ";
+  auto at = text.find(key);
+  REQUIRE(at != std::string::npos);
+  at += key.size();
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+TEST_CASE("the watch event of the address write does not queue the node again; others do") {
+  Run r;
+  r.h.api.setObject(kStatusPath, R"({"kind":"Node","metadata":{"name":"n1","resourceVersion":"6"}})");
+  controllers::node::CloudNodeController controller(r.ctx);
+  controller.start();
+  NodeSpec n;
+  n.name = "n1";
+  n.rv = "5";
+  n.taints = {{kUninit, "NoSchedule"}};
+  n.addresses = {{"Hostname", "n1"}};
+  r.h.addNode(n);
+  REQUIRE(waitUntil([&] { return r.h.patches().size() == 2; }));
+  CHECK(nodeQueueAdds(r.h.registry) == "1");
+  // The address write's own event: still tainted (the cache has not seen the taint PATCH).
+  n.rv = "6";
+  n.addresses = {{"InternalIP", "10.9.0.1"}};
+  r.h.updateNode(n);
+  CHECK(nodeQueueAdds(r.h.registry) == "1");
+  // Anything else about a tainted node is queued as before.
+  n.rv = "7";
+  r.h.updateNode(n);
+  CHECK(nodeQueueAdds(r.h.registry) == "2");
+  controller.stop();
 }
 
 }  // namespace
