@@ -86,6 +86,32 @@ ObjectPtr PreparedObject::finish(uint64_t rv) const {
   return obj;
 }
 
+// ObjectMeta's fields in the order kube-apiserver writes them (the Go struct's order), so
+// answers and watch events read like the real server's: a client that stops at the
+// resourceVersion finds it near the top. Fields it does not know keep their order, after.
+void orderObjectMeta(JsonValue& meta, JsonAllocator& alloc) {
+  static constexpr std::string_view kOrder[] = {
+      "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+      "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+      "annotations", "ownerReferences", "finalizers", "managedFields"};
+  if (!meta.IsObject()) {
+    return;
+  }
+  JsonValue ordered(rapidjson::kObjectType);
+  for (std::string_view key : kOrder) {
+    auto it = meta.FindMember(rapidjson::StringRef(key.data(),
+                                                   static_cast<rapidjson::SizeType>(key.size())));
+    if (it != meta.MemberEnd()) {
+      ordered.AddMember(it->name, it->value, alloc);  // moves both out of `meta`
+      meta.EraseMember(it);
+    }
+  }
+  for (auto it = meta.MemberBegin(); it != meta.MemberEnd(); ++it) {
+    ordered.AddMember(it->name, it->value, alloc);
+  }
+  meta = ordered;
+}
+
 PreparedObject prepareObject(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc) {
   PreparedObject p;
   JsonValue& meta = ensureObject(doc, "metadata", alloc);
@@ -93,6 +119,7 @@ PreparedObject prepareObject(const ResourceType& type, JsonValue& doc, JsonAlloc
             JsonValue(rapidjson::StringRef(kRvMarker.data(),
                                            static_cast<rapidjson::SizeType>(kRvMarker.size()))),
             alloc);
+  orderObjectMeta(meta, alloc);
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
   doc.Accept(writer);

@@ -66,6 +66,19 @@ TEST_CASE("commit assigns increasing RVs, splices them into JSON, detects stale 
   CHECK(store.get(nodes(), "", "n1") == nullptr);
 }
 
+TEST_CASE("stored metadata is in kube-apiserver's field order, unknown fields after") {
+  ObjectStore store(reg(), {});
+  auto a = mustPut(store, nodes(), nullptr,
+                   prep(nodes(), R"({"kind":"Node","apiVersion":"v1","metadata":{"x-extra":1,)"
+                                 R"("managedFields":[],"annotations":{"a":"b"},"labels":{},)"
+                                 R"("creationTimestamp":"2026-01-01T00:00:00Z","uid":"u1",)"
+                                 R"("name":"n1"},"spec":{}})"));
+  CHECK(a->json ==
+        R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","uid":"u1",)"
+        R"("resourceVersion":"1","creationTimestamp":"2026-01-01T00:00:00Z","labels":{},)"
+        R"("annotations":{"a":"b"},"managedFields":[],"x-extra":1},"spec":{}})");
+}
+
 TEST_CASE("lists: order, namespaces, paging, selectors, state at an older RV") {
   ObjectStore store(reg(), {});
   for (int i = 0; i < 10; ++i) {
