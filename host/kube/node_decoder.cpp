@@ -17,12 +17,9 @@ using detail::SRef;
 namespace {
 
 enum Ctx : int {
-  kRoot = detail::kCtxFirstFree,
-  kSpec,
-  kPodCidrs,
+  kPodCidrs = detail::kCtxFirstFree,
   kTaints,
   kTaint,
-  kStatus,
   kAddresses,
   kAddress,
   kConditions,
@@ -31,9 +28,7 @@ enum Ctx : int {
 };
 
 enum Field : int {
-  kFSpec = detail::kFieldFirstFree,
-  kFStatus,
-  kFProviderId,
+  kFProviderId = detail::kFieldFirstFree,
   kFPodCidr,
   kFPodCidrs,
   kFTaints,
@@ -89,7 +84,7 @@ void NodeDecoder::reset() {
 }
 
 int NodeDecoder::rootContext() {
-  return kRoot;
+  return detail::kCtxRoot;
 }
 
 int NodeDecoder::key(int ctx, std::string_view k) {
@@ -97,13 +92,9 @@ int NodeDecoder::key(int ctx, std::string_view k) {
     return meta_.key(ctx, k, text_, *pool_);
   }
   switch (ctx) {
-    case kRoot:
-      if (k == "spec")
-        return kFSpec;
-      if (k == "status")
-        return decode_status_ ? kFStatus : 0;
-      return detail::MetaScratch::rootKey(k);
-    case kSpec:
+    case detail::kCtxRoot:
+      return detail::rootKey(k, decode_status_);
+    case detail::kCtxSpec:
       if (k == "providerID")
         return kFProviderId;
       if (k == "podCIDR")
@@ -125,7 +116,7 @@ int NodeDecoder::key(int ctx, std::string_view k) {
       if (k == "timeAdded")
         return kFTimeAdded;
       return 0;
-    case kStatus:
+    case detail::kCtxStatus:
       if (k == "addresses")
         return kFAddresses;
       if (k == "conditions")
@@ -169,17 +160,9 @@ int NodeDecoder::child(int ctx, int field, bool is_array) {
     return meta_.child(ctx, field, is_array);
   }
   switch (ctx) {
-    case kRoot:
-      if (is_array)
-        return 0;
-      if (field == detail::kFieldMetadata)
-        return detail::kCtxMeta;
-      if (field == kFSpec)
-        return kSpec;
-      if (field == kFStatus)
-        return kStatus;
-      return 0;
-    case kSpec:
+    case detail::kCtxRoot:
+      return detail::rootChild(field, is_array);
+    case detail::kCtxSpec:
       if (is_array && field == kFPodCidrs)
         return kPodCidrs;
       if (is_array && field == kFTaints)
@@ -190,7 +173,7 @@ int NodeDecoder::child(int ctx, int field, bool is_array) {
         return 0;
       taint_ = RawTaint{};
       return kTaint;
-    case kStatus:
+    case detail::kCtxStatus:
       if (is_array && field == kFAddresses)
         return kAddresses;
       if (is_array && field == kFConditions)
@@ -220,7 +203,7 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
   }
   StringPool& pool = *pool_;
   switch (ctx) {
-    case kSpec:
+    case detail::kCtxSpec:
       if (field == kFUnschedulable) {
         unschedulable_ = v.type == Scalar::Type::Bool && v.b;
       } else if (v.isString() && field == kFProviderId) {

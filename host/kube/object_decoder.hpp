@@ -137,9 +137,19 @@ std::pair<const Out*, size_t> fillArray(Arena& arena, size_t off, const std::vec
   return {out, src.size()};
 }
 
-// The metadata fields every cached kind shares, and their decoding. Context ids below
-// kCtxFirstFree and field ids below kFieldFirstFree belong to it.
-enum MetaCtx : int { kCtxMeta = 1, kCtxLabels, kCtxAnnotations, kCtxFinalizers, kCtxFirstFree = 8 };
+// What every cached kind shares: the top-level object {metadata, spec, status} and the
+// metadata's fields, with their decoding. Context ids below kCtxFirstFree and field ids below
+// kFieldFirstFree belong here; a decoder numbers its own from those.
+enum MetaCtx : int {
+  kCtxMeta = 1,
+  kCtxLabels,
+  kCtxAnnotations,
+  kCtxFinalizers,
+  kCtxRoot,
+  kCtxSpec,
+  kCtxStatus,
+  kCtxFirstFree = 8
+};
 enum MetaField : int {
   kFieldMetadata = 1,
   kFieldName,
@@ -152,8 +162,38 @@ enum MetaField : int {
   kFieldAnnotations,
   kFieldFinalizers,
   kFieldMapEntry,
+  kFieldSpec,
+  kFieldStatus,
   kFieldFirstFree = 16
 };
+
+// The top-level object's fields: metadata, spec, and status unless `status` is false (0:
+// unwanted).
+inline int rootKey(std::string_view key, bool status = true) {
+  if (key == "metadata")
+    return kFieldMetadata;
+  if (key == "spec")
+    return kFieldSpec;
+  if (key == "status" && status)
+    return kFieldStatus;
+  return 0;
+}
+
+// The context of a top-level field's value (0: skipped).
+inline int rootChild(int field, bool is_array) {
+  if (is_array)
+    return 0;
+  switch (field) {
+    case kFieldMetadata:
+      return kCtxMeta;
+    case kFieldSpec:
+      return kCtxSpec;
+    case kFieldStatus:
+      return kCtxStatus;
+    default:
+      return 0;
+  }
+}
 
 struct KV {
   SRef key;
@@ -170,9 +210,7 @@ class MetaScratch {
   std::vector<SRef> finalizers;
 
   void clear();
-  // For the root context: "metadata" -> kFieldMetadata, else 0.
-  static int rootKey(std::string_view key) { return key == "metadata" ? kFieldMetadata : 0; }
-  bool owns(int ctx) const { return ctx >= kCtxMeta && ctx < kCtxFirstFree; }
+  bool owns(int ctx) const { return ctx >= kCtxMeta && ctx <= kCtxFinalizers; }
   int key(int ctx, std::string_view key, ScratchText& text, StringPool& pool);
   int child(int ctx, int field, bool is_array) const;
   void value(int ctx, int field, const Scalar& v, ScratchText& text, StringPool& pool);

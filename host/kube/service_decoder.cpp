@@ -18,16 +18,13 @@ using detail::SRef;
 namespace {
 
 enum Ctx : int {
-  kRoot = detail::kCtxFirstFree,
-  kSpec,
-  kPorts,
+  kPorts = detail::kCtxFirstFree,
   kPort,
   kSourceRanges,
   kIpFamilies,
   kExternalIps,
   kAffinityConfig,
   kClientIp,
-  kStatus,
   kLoadBalancer,
   kIngressList,
   kIngress,
@@ -36,9 +33,7 @@ enum Ctx : int {
 };
 
 enum Field : int {
-  kFSpec = detail::kFieldFirstFree,
-  kFStatus,
-  kFType,
+  kFType = detail::kFieldFirstFree,
   kFClusterIp,
   kFPorts,
   kFLbIp,
@@ -223,7 +218,7 @@ bool ServiceDecoder::EndArray(unsigned elements) {
 // ---- fields ---------------------------------------------------------------------------------
 
 int ServiceDecoder::rootContext() {
-  return kRoot;
+  return detail::kCtxRoot;
 }
 
 int ServiceDecoder::key(int ctx, std::string_view k) {
@@ -231,13 +226,9 @@ int ServiceDecoder::key(int ctx, std::string_view k) {
     return meta_.key(ctx, k, text_, *pool_);
   }
   switch (ctx) {
-    case kRoot:
-      if (k == "spec")
-        return kFSpec;
-      if (k == "status")
-        return kFStatus;
-      return detail::MetaScratch::rootKey(k);
-    case kSpec:
+    case detail::kCtxRoot:
+      return detail::rootKey(k);
+    case detail::kCtxSpec:
       if (k == "type")
         return kFType;
       if (k == "clusterIP")
@@ -281,7 +272,7 @@ int ServiceDecoder::key(int ctx, std::string_view k) {
       return k == "clientIP" ? kFClientIp : 0;
     case kClientIp:
       return k == "timeoutSeconds" ? kFTimeoutSeconds : 0;
-    case kStatus:
+    case detail::kCtxStatus:
       return k == "loadBalancer" ? kFLoadBalancer : 0;
     case kLoadBalancer:
       return k == "ingress" ? kFIngress : 0;
@@ -313,17 +304,9 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
     return meta_.child(ctx, field, is_array);
   }
   switch (ctx) {
-    case kRoot:
-      if (is_array)
-        return 0;
-      if (field == detail::kFieldMetadata)
-        return detail::kCtxMeta;
-      if (field == kFSpec)
-        return kSpec;
-      if (field == kFStatus)
-        return kStatus;
-      return 0;
-    case kSpec:
+    case detail::kCtxRoot:
+      return detail::rootChild(field, is_array);
+    case detail::kCtxSpec:
       if (is_array) {
         if (field == kFPorts)
           return kPorts;
@@ -347,7 +330,7 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
       return kPort;
     case kAffinityConfig:
       return !is_array && field == kFClientIp ? kClientIp : 0;
-    case kStatus:
+    case detail::kCtxStatus:
       return !is_array && field == kFLoadBalancer ? kLoadBalancer : 0;
     case kLoadBalancer:
       return is_array && field == kFIngress ? kIngressList : 0;
@@ -376,7 +359,7 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
   }
   StringPool& pool = *pool_;
   switch (ctx) {
-    case kSpec:
+    case detail::kCtxSpec:
       if (field == kFHcNodePort) {
         hc_node_port_ = int32Of(v);
         return;
