@@ -71,6 +71,10 @@ class [[nodiscard]] ApiStatus {
     return ApiStatus(0, Reason::Transport, std::move(message));
   }
   static ApiStatus cancelled() { return ApiStatus(0, Reason::Cancelled, "request cancelled"); }
+  // What an ApiResult built from an OK status (a bug) holds instead.
+  static ApiStatus missingValue() {
+    return ApiStatus(0, Reason::Decode, "ApiResult built from an OK status without a value");
+  }
 
   // Builds the error for a non-2xx answer: parses a JSON Status body when there is one,
   // otherwise uses the body text (trimmed, shortened) and the HTTP code. `retry_after_header`
@@ -128,28 +132,6 @@ class [[nodiscard]] ApiStatus {
 };
 
 template <typename T>
-class [[nodiscard]] ApiResult {
- public:
-  ApiResult(T value) : value_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
-  ApiResult(ApiStatus status) : status_(std::move(status)) {  // NOLINT
-    if (status_.ok()) {
-      status_ = ApiStatus(0, Reason::Decode, "ApiResult built from an OK status without a value");
-    }
-  }
-
-  bool ok() const { return value_.has_value(); }
-  const ApiStatus& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-
- private:
-  std::optional<T> value_;
-  ApiStatus status_;
-};
+using ApiResult = ValueOr<T, ApiStatus>;
 
 }  // namespace ccm::kube

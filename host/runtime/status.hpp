@@ -1,5 +1,5 @@
-// Status and StatusOr<T>: errors as values for steady-state host code. The code set is the
-// plugin ABI's (ccm/provider_abi.h), so a provider's answer maps one to one.
+// Status and StatusOr<T> (ValueOr<T, Status>): errors as values for steady-state host code.
+// The code set is the plugin ABI's (ccm/provider_abi.h), so a provider's answer maps one to one.
 #pragma once
 
 #include <chrono>
@@ -43,6 +43,10 @@ class [[nodiscard]] Status {
       : code_(code), message_(std::move(message)), retry_after_(retry_after) {}
 
   static Status okStatus() { return {}; }
+  // What a StatusOr built from an OK status (a bug) holds instead.
+  static Status missingValue() {
+    return Status(Code::Internal, "StatusOr constructed from an OK status without a value");
+  }
 
   bool ok() const { return code_ == Code::Ok; }
   Code code() const { return code_; }
@@ -64,18 +68,21 @@ class [[nodiscard]] Status {
 
 inline Status okStatus() { return {}; }
 
-template <typename T>
-class [[nodiscard]] StatusOr {
+// A value, or the status S that says why there is none: StatusOr<T> (S = Status) and
+// kube::ApiResult<T> (S = kube::ApiStatus). S::missingValue() is what one built from an OK
+// status holds instead.
+template <typename T, typename S>
+class [[nodiscard]] ValueOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
+  ValueOr(T value) : value_(std::move(value)) {}    // NOLINT(google-explicit-constructor)
+  ValueOr(S status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (status_.ok()) {
-      status_ = Status(Code::Internal, "StatusOr constructed from an OK status without a value");
+      status_ = S::missingValue();
     }
   }
 
   bool ok() const { return value_.has_value(); }
-  const Status& status() const { return status_; }
+  const S& status() const { return status_; }
   T& value() & { return *value_; }
   const T& value() const& { return *value_; }
   T&& value() && { return std::move(*value_); }
@@ -86,8 +93,11 @@ class [[nodiscard]] StatusOr {
 
  private:
   std::optional<T> value_;
-  Status status_;
+  S status_;
 };
+
+template <typename T>
+using StatusOr = ValueOr<T, Status>;
 
 }  // namespace ccm
 
