@@ -64,13 +64,21 @@ void writeIngress(Writer& w, const IngressSpec& g) {
   w.EndObject();
 }
 
-// {"<outer>": {"<inner>": <what write_value writes>}}: the shape of every single-field patch.
+// {"<outer>": {"<inner>": <what write_value writes>}}: the shape of every single-field patch,
+// after {"metadata":{"resourceVersion":..}} when `resource_version` is set (a precondition).
 template <typename WriteValue>
 std::string twoLevelPatch(std::string_view outer, std::string_view inner,
-                          WriteValue&& write_value) {
+                          WriteValue&& write_value, std::string_view resource_version = {}) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();
+  if (!resource_version.empty()) {
+    key(w, "metadata");
+    w.StartObject();
+    key(w, "resourceVersion");
+    str(w, resource_version);
+    w.EndObject();
+  }
   key(w, outer);
   w.StartObject();
   key(w, inner);
@@ -224,36 +232,25 @@ std::string NodePatch::build() const {
 
 std::string nodeAddressesPatch(const std::vector<AddressSpec>& addresses,
                                std::string_view resource_version) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  if (!resource_version.empty()) {
-    key(w, "metadata");
-    w.StartObject();
-    key(w, "resourceVersion");
-    str(w, resource_version);
-    w.EndObject();
-  }
-  key(w, "status");
-  w.StartObject();
-  key(w, "addresses");
-  w.StartArray();
-  for (const auto& a : addresses) {
-    w.StartObject();
-    key(w, "type");
-    str(w, a.type);
-    key(w, "address");
-    str(w, a.address);
-    w.EndObject();
-  }
-  w.StartObject();
-  key(w, "$patch");
-  str(w, "replace");
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  w.EndObject();
-  return buf.GetString();
+  return twoLevelPatch(
+      "status", "addresses",
+      [&](Writer& w) {
+        w.StartArray();
+        for (const auto& a : addresses) {
+          w.StartObject();
+          key(w, "type");
+          str(w, a.type);
+          key(w, "address");
+          str(w, a.address);
+          w.EndObject();
+        }
+        w.StartObject();
+        key(w, "$patch");
+        str(w, "replace");
+        w.EndObject();
+        w.EndArray();
+      },
+      resource_version);
 }
 
 std::string nodeConditionsPatch(const std::vector<ConditionSpec>& conditions) {
