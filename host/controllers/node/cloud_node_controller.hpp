@@ -9,9 +9,9 @@
 //      on the cached resourceVersion (on 409: again unconditionally, the answer decoded)
 //      [upstream writes them after the taint is gone, leaving a window where a schedulable
 //      node lacks its cloud addresses];
-//   3. one strategic-merge PATCH, conditional on the version step 2 produced, that sets
-//      providerID, the instance-type/zone/region labels (stable and beta) and additional
-//      labels, and removes the uninitialized taint [upstream: a full PUT];
+//   3. one strategic-merge PATCH, conditional on the version the address write produced,
+//      that sets providerID, the instance-type/zone/region labels (stable and beta) and
+//      additional labels, and removes the uninitialized taint [upstream: a full PUT];
 //   4. a Synced event and the two upstream histograms.
 // A provider error, timeout or NOT_FOUND leaves the node tainted and retries it with
 // back-off; a conflict re-reads the node and tries again; nothing is ever half-applied.
@@ -49,8 +49,8 @@ class CloudNodeController final : public Controller {
   Status initialize(const std::shared_ptr<const kube::Node>& node);
   Status fixStableLabels(const kube::Node& node, const std::vector<std::pair<std::string, std::string>>& fixes);
   void onNode(const std::shared_ptr<const kube::Node>& node, bool update);
-  // Whether this update is the watch event of this controller's own address write (step 2),
-  // which still shows the taint: queueing the node again for it would only give it a second,
+  // Whether this update is the watch event of this controller's own address write, which
+  // still shows the taint: queueing the node again for it would only give it a second,
   // empty pass after its worker finished. Forgets the node's write either way.
   bool isOwnAddressWrite(const kube::Node& node);
   void worker();
