@@ -1,7 +1,8 @@
 // Fuzz target: the streaming Node and Service decoders (host/kube/node_decoder.cpp,
 // service_decoder.cpp) on one JSON object, as a single GET decodes it. The first byte picks
 // the kind. A decoded object must be readable in full and keep its documented invariants
-// (labels and annotations sorted by key, so lookups work).
+// (labels and annotations sorted by key, so lookups work). Node inputs also go through
+// resourceVersionOf (the version read from a write's answer), which must never crash.
 #include <cstdint>
 #include <string_view>
 
@@ -21,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto n = ccm::kube::decodeNode(json);
     if (n.ok()) {
       ccm::fuzz::touchNode(**n);
+    }
+    if (auto rv = ccm::kube::resourceVersionOf(json)) {
+      ccm::fuzz::touch(*rv);
     }
   }
   return 0;
