@@ -86,6 +86,8 @@ ObjectPtr PreparedObject::finish(uint64_t rv) const {
   return obj;
 }
 
+namespace {
+
 // ObjectMeta's fields in the order kube-apiserver writes them (the Go struct's order), so
 // answers and watch events read like the real server's: a client that stops at the
 // resourceVersion finds it near the top. Fields it does not know keep their order, after.
@@ -111,6 +113,8 @@ void orderObjectMeta(JsonValue& meta, JsonAllocator& alloc) {
   }
   meta = ordered;
 }
+
+}  // namespace
 
 PreparedObject prepareObject(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc) {
   PreparedObject p;

@@ -15,34 +15,8 @@ namespace ccm::controllers::node {
 namespace {
 
 using ccm::testing::Harness;
+using ccm::testing::MetadataProvider;
 using ccm::testing::NodeSpec;
-
-// Instances only: metadata for any node, with the given addresses.
-class MetadataProvider final : public ccm::testing::UnimplementedProvider {
- public:
-  explicit MetadataProvider(std::vector<std::pair<std::string, std::string>> addresses)
-      : UnimplementedProvider("metadata-only"), addresses_(std::move(addresses)) {}
-  StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef&) override {
-    return plugin::Existence::Exists;
-  }
-  StatusOr<std::optional<plugin::InstanceMetadata>> instanceMetadata(
-      const plugin::NodeRef& node) override {
-    ++calls;
-    plugin::InstanceMetadata md;
-    md.provider_id = "fake://" + std::string(node.name);
-    md.instance_type = "m1.test";
-    md.zone = "zone-a";
-    md.region = "region-1";
-    for (const auto& [t, a] : addresses_) {
-      md.addresses.push_back({t, a});
-    }
-    return std::optional<plugin::InstanceMetadata>(md);
-  }
-  int calls = 0;
-
- private:
-  std::vector<std::pair<std::string, std::string>> addresses_;
-};
 
 NodeSpec tainted(const std::string& rv, std::vector<std::pair<std::string, std::string>> addrs) {
   NodeSpec n;

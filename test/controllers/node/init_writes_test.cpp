@@ -22,20 +22,6 @@ constexpr const char* kStatusPath = "/api/v1/nodes/n1/status";
 constexpr const char* kNodePath = "/api/v1/nodes/n1";
 const std::string kUninit(controllers::keys::kUninitializedTaint);
 
-// Answers every node with a provider ID, a zone and one internal address.
-class MetadataProvider final : public UnimplementedProvider {
- public:
-  MetadataProvider() : UnimplementedProvider("meta") {}
-  StatusOr<std::optional<plugin::InstanceMetadata>> instanceMetadata(
-      const plugin::NodeRef& node) override {
-    plugin::InstanceMetadata md;
-    md.provider_id = "meta://" + std::string(node.name);
-    md.zone = "zone-a";
-    md.addresses.push_back({"InternalIP", "10.9.0.1"});
-    return std::optional(std::move(md));
-  }
-};
-
 struct Body {
   rapidjson::Document doc;
   explicit Body(const std::string& json) { doc.Parse(json.c_str()); }
@@ -57,7 +43,7 @@ struct Body {
 
 struct Run {
   Harness h;
-  MetadataProvider provider;
+  MetadataProvider provider{{{"InternalIP", "10.9.0.1"}}};
   controllers::ControllerContext ctx{h.options, h.api,    h.nodes,    h.services,
                                      provider,  h.events, h.registry, *h.clock};
 
@@ -89,7 +75,7 @@ TEST_CASE("the addresses are written at the cached version, the taint PATCH at t
   CHECK(patches[1].path == kNodePath);
   Body node(patches[1].body);
   CHECK(node.version() == "6");
-  CHECK(node.doc["spec"]["providerID"].GetString() == std::string("meta://n1"));
+  CHECK(node.doc["spec"]["providerID"].GetString() == std::string("fake://n1"));
   CHECK(node.taintKeys() == std::vector<std::string>{"example.com/keep"});
   CHECK(r.h.api.callsFor("GET").empty());
   CHECK(r.h.eventReasons() == std::vector<std::string>{"Synced"});

@@ -101,6 +101,33 @@ class UnimplementedProvider : public plugin::Provider {
   plugin::ProviderInfo info_;
 };
 
+// ---- a Provider with instances only -------------------------------------------------------
+// Every node exists and has metadata: providerID fake://<name>, type m1.test, zone zone-a,
+// region region-1, and the given addresses (for the node controller's tests).
+class MetadataProvider final : public UnimplementedProvider {
+ public:
+  explicit MetadataProvider(std::vector<std::pair<std::string, std::string>> addresses)
+      : UnimplementedProvider("metadata-only"), addresses_(std::move(addresses)) {}
+  StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef&) override {
+    return plugin::Existence::Exists;
+  }
+  StatusOr<std::optional<plugin::InstanceMetadata>> instanceMetadata(
+      const plugin::NodeRef& node) override {
+    plugin::InstanceMetadata md;
+    md.provider_id = "fake://" + std::string(node.name);
+    md.instance_type = "m1.test";
+    md.zone = "zone-a";
+    md.region = "region-1";
+    for (const auto& [t, a] : addresses_) {
+      md.addresses.push_back({t, a});
+    }
+    return std::optional<plugin::InstanceMetadata>(md);
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> addresses_;
+};
+
 // ---- a Provider in memory -------------------------------------------------------------------
 
 class FakeProvider final : public plugin::Provider {
