@@ -423,6 +423,22 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
                      nodeAddressesPatch({{"ExternalIP", "203.0.113.1"}}))
               .ok());
   REQUIRE(get()->addresses.size() == 1);
+  // Conditional on a version: refused when stale, and the answer's version is the new one.
+  std::string current(get()->resource_version);
+  auto refused = adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
+                            nodeAddressesPatch({{"InternalIP", "10.1.0.9"}}, "1"));
+  CHECK(refused.status().isConflict());
+  CHECK(get()->addresses[0].address == "203.0.113.1");
+  CallOptions want;
+  want.want_response = true;
+  auto accepted = adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
+                             nodeAddressesPatch({{"InternalIP", "10.1.0.9"}}, current), want);
+  REQUIRE(accepted.ok());
+  auto produced = resourceVersionOf(*accepted);
+  REQUIRE(produced.has_value());
+  CHECK(*produced != current);
+  CHECK(*produced == get()->resource_version);
+  CHECK(get()->addresses[0].address == "10.1.0.9");
 
   // Conditions merge by type: Ready stays.
   size_t before = get()->conditions.size();
