@@ -233,7 +233,7 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
       accept == request.message.end() ? std::string_view()
                                        : std::string_view(accept->value().data(),
                                                           accept->value().size()),
-      readable);
+      readable, info.verb == "list" || info.verb == "deletecollection");
   if (r.format == OutputFormat::NotAcceptable) {
     return errorResponse(ApiError::notAcceptable({"application/json", "application/yaml",
                                                   "application/vnd.kubernetes.protobuf"}));

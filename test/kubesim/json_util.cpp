@@ -383,6 +383,105 @@ std::string describeParseError(const JsonDocument& doc, std::string_view text) {
   }
 }
 
+namespace {
+
+size_t skipSpace(std::string_view s, size_t i) {
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) {
+    ++i;
+  }
+  return i;
+}
+
+// The position just past the string whose opening quote is at i (npos when unterminated).
+size_t skipString(std::string_view s, size_t i) {
+  for (++i; i < s.size(); ++i) {
+    if (s[i] == '\\') {
+      ++i;
+    } else if (s[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// The position just past the value starting at i (npos when it does not end).
+size_t skipValue(std::string_view s, size_t i) {
+  if (i >= s.size()) {
+    return std::string_view::npos;
+  }
+  if (s[i] == '"') {
+    return skipString(s, i);
+  }
+  if (s[i] != '{' && s[i] != '[') {  // number, true, false, null
+    while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' &&
+           s[i] != '\n' && s[i] != '\r' && s[i] != '\t') {
+      ++i;
+    }
+    return i;
+  }
+  size_t depth = 0;
+  while (i < s.size()) {
+    char c = s[i];
+    if (c == '"') {
+      i = skipString(s, i);
+      if (i == std::string_view::npos) {
+        return i;
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+    ++i;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+std::string_view rawTopLevelMember(std::string_view s, std::string_view name) {
+  size_t i = skipSpace(s, 0);
+  if (i >= s.size() || s[i] != '{') {
+    return {};
+  }
+  i = skipSpace(s, i + 1);
+  while (i < s.size() && s[i] == '"') {
+    size_t key_end = skipString(s, i);
+    if (key_end == std::string_view::npos) {
+      return {};
+    }
+    std::string_view key = s.substr(i + 1, key_end - i - 2);
+    i = skipSpace(s, key_end);
+    if (i >= s.size() || s[i] != ':') {
+      return {};
+    }
+    i = skipSpace(s, i + 1);
+    size_t value_end = skipValue(s, i);
+    if (value_end == std::string_view::npos) {
+      return {};
+    }
+    if (key == name) {
+      return s.substr(i, value_end - i);
+    }
+    i = skipSpace(s, value_end);
+    if (i >= s.size() || s[i] != ',') {
+      return {};
+    }
+    i = skipSpace(s, i + 1);
+  }
+  return {};
+}
+
+std::string partialObjectMetadata(std::string_view object_json) {
+  std::string_view meta = rawTopLevelMember(object_json, "metadata");
+  std::string out = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
+  out.append(meta.empty() ? std::string_view("{}") : meta);
+  out += '}';
+  return out;
+}
+
 std::string decimal(uint64_t v) { return std::to_string(v); }
 
 std::optional<uint64_t> parseDecimal(std::string_view s) {

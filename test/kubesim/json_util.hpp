@@ -73,6 +73,15 @@ double randomUnit();
 // Human-readable JSON parse error in the style of Go's encoding/json.
 std::string describeParseError(const JsonDocument& doc, std::string_view text);
 
+// The text of a top-level member's value in compact or spaced JSON object text, found by a
+// scan that decodes nothing (stored objects are served this way many times); empty when the
+// member is missing or the text is not a well-formed object up to that value.
+std::string_view rawTopLevelMember(std::string_view object_json, std::string_view name);
+
+// An object's meta.k8s.io/v1 PartialObjectMetadata: kind, apiVersion and its metadata only
+// (what the API server answers to "Accept: application/json;as=PartialObjectMetadata;...").
+std::string partialObjectMetadata(std::string_view object_json);
+
 // Decimal text of v.
 std::string decimal(uint64_t v);
 // Parses a non-negative decimal integer; nullopt on anything else.

@@ -67,7 +67,7 @@ std::vector<MediaType> parseAccept(std::string_view header) {
   return out;
 }
 
-OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok) {
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list) {
   if (trim(accept_header).empty()) {
     return OutputFormat::Json;
   }
@@ -81,11 +81,15 @@ OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok) {
     if (as.empty()) {
       return OutputFormat::Json;
     }
-    if (as == "Table" && table_ok && mt.param("g") == "meta.k8s.io" &&
-        (mt.param("v") == "v1" || mt.param("v") == "v1beta1")) {
+    bool meta_group = mt.param("g") == "meta.k8s.io" &&
+                      (mt.param("v") == "v1" || mt.param("v") == "v1beta1");
+    if (as == "Table" && table_ok && meta_group) {
       return OutputFormat::Table;
     }
-    // Other transformations (PartialObjectMetadata, ...) are not offered: try the next one.
+    if (meta_group && as == (list ? "PartialObjectMetadataList" : "PartialObjectMetadata")) {
+      return OutputFormat::PartialObjectMetadata;
+    }
+    // Other transformations are not offered: try the next one.
   }
   return OutputFormat::NotAcceptable;
 }

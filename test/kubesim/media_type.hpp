@@ -1,6 +1,8 @@
 // Media types: parsing Content-Type / Accept headers and choosing the response format the way
 // the API server negotiates it (JSON for application/json, */* and application/*; a
-// meta.k8s.io Table when asked for "as=Table"; 406 when nothing acceptable is offered).
+// meta.k8s.io Table when asked for "as=Table"; only the metadata, as meta.k8s.io
+// PartialObjectMetadata(List), when asked for "as=PartialObjectMetadata"; 406 when nothing
+// acceptable is offered).
 //
 // THREAD: pure functions.
 #pragma once
@@ -26,9 +28,12 @@ MediaType parseMediaType(std::string_view text);
 // An Accept header's entries, in order (q-values are ignored, as the API server does).
 std::vector<MediaType> parseAccept(std::string_view header);
 
-enum class OutputFormat { Json, Table, NotAcceptable };
+enum class OutputFormat { Json, Table, PartialObjectMetadata, NotAcceptable };
 
 // table_ok: the request is a get/list/watch of a resource (Table conversion possible).
-OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok);
+// list: the answer is a list, whose metadata-only form is asked for as
+// "as=PartialObjectMetadataList"; any other answer's (single objects, watch events') as
+// "as=PartialObjectMetadata". Both yield OutputFormat::PartialObjectMetadata.
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list = false);
 
 }  // namespace ccm::kubesim

@@ -273,6 +273,21 @@ std::string ResourceHandler::view(const ResourceType& type, const StoredObject& 
   return isEventsV1(type) ? coreEventJsonToV1(obj.json) : obj.json;
 }
 
+std::string ResourceHandler::answer(const ApiRequest& r, const StoredObject& obj) const {
+  if (r.format == OutputFormat::PartialObjectMetadata) {
+    return partialObjectMetadata(isEventsV1(*r.type) ? coreEventJsonToV1(obj.json) : obj.json);
+  }
+  return view(*r.type, obj);
+}
+
+std::string ResourceHandler::listHead(const ApiRequest& r) {
+  if (r.format == OutputFormat::PartialObjectMetadata) {
+    return R"("kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1")";
+  }
+  return R"("kind":)" + jsonString(r.type->listKind()) + R"(,"apiVersion":)" +
+         jsonString(r.type->apiVersion());
+}
+
 HttpResponse ResourceHandler::objectResponse(const ApiRequest& r, unsigned status,
                                              const StoredObject& obj) {
   if (r.format == OutputFormat::Table && (r.info.verb == "get")) {
@@ -280,7 +295,7 @@ HttpResponse ResourceHandler::objectResponse(const ApiRequest& r, unsigned statu
                                     *r.type, {view(*r.type, obj)}, decimal(obj.rv), "",
                                     TablePrinter::parseIncludeObject(r.query.get("includeObject"))));
   }
-  return jsonResponse(status, view(*r.type, obj));
+  return jsonResponse(status, answer(r, obj));
 }
 
 HttpResponse ResourceHandler::handle(const ApiRequest& r) {
@@ -437,10 +452,7 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   size_t total = 64;
   for (const auto& o : res.items) total += o->json.size() + 1;
   out.reserve(total);
-  out += R"({"kind":)";
-  appendJsonString(out, type.listKind());
-  out += R"(,"apiVersion":)";
-  appendJsonString(out, type.apiVersion());
+  out += "{" + listHead(r);
   out += R"(,"metadata":{"resourceVersion":")" + decimal(res.rv) + "\"";
   if (!token.empty()) {
     out += R"(,"continue":)";
@@ -454,8 +466,8 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   for (const auto& o : res.items) {
     if (!first) out += ",";
     first = false;
-    if (isEventsV1(type)) {
-      out += coreEventJsonToV1(o->json);
+    if (isEventsV1(type) || r.format == OutputFormat::PartialObjectMetadata) {
+      out += answer(r, *o);
     } else {
       out += o->json;
     }
@@ -514,6 +526,8 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
   if (r.format == OutputFormat::Table) {
     renderer = std::make_unique<TableWatchRenderer>(
         type, TablePrinter::parseIncludeObject(r.query.get("includeObject")), isEventsV1(type));
+  } else if (r.format == OutputFormat::PartialObjectMetadata) {
+    renderer = std::make_unique<MetadataWatchRenderer>(type, isEventsV1(type));
   } else if (isEventsV1(type)) {
     renderer = std::make_unique<EventsV1WatchRenderer>(type);
   } else {
@@ -587,7 +601,7 @@ HttpResponse ResourceHandler::create(const ApiRequest& r) {
   if (!result.ok()) {
     return errorResponse(result.error());
   }
-  HttpResponse resp = jsonResponse(201, view(type, *result.value().object));
+  HttpResponse resp = jsonResponse(201, answer(r, *result.value().object));
   addWarnings(resp, warnings);
   return resp;
 }
@@ -634,7 +648,7 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
   if (!result.ok()) {
     return errorResponse(result.error());
   }
-  HttpResponse resp = jsonResponse(200, view(type, *result.value().object));
+  HttpResponse resp = jsonResponse(200, answer(r, *result.value().object));
   addWarnings(resp, warnings);
   return resp;
 }
@@ -740,7 +754,7 @@ HttpResponse ResourceHandler::patch(const ApiRequest& r) {
   if (!result.ok()) {
     return errorResponse(result.error());
   }
-  HttpResponse resp = jsonResponse(200, view(type, *result.value().object));
+  HttpResponse resp = jsonResponse(200, answer(r, *result.value().object));
   addWarnings(resp, warnings);
   return resp;
 }
@@ -841,7 +855,7 @@ HttpResponse ResourceHandler::remove(const ApiRequest& r) {
   if (res.deleted && !type.returns_deleted_object) {
     return jsonResponse(200, successStatus(type, *res.object));
   }
-  return jsonResponse(200, view(type, *res.object));
+  return jsonResponse(200, answer(r, *res.object));
 }
 
 HttpResponse ResourceHandler::removeNamespace(const ApiRequest& r) {
@@ -864,7 +878,7 @@ HttpResponse ResourceHandler::removeNamespace(const ApiRequest& r) {
   if (!result.ok()) {
     return errorResponse(result.error());
   }
-  return jsonResponse(200, result.value().object->json);
+  return jsonResponse(200, answer(r, *result.value().object));
 }
 
 HttpResponse ResourceHandler::removeCollection(const ApiRequest& r) {
@@ -892,11 +906,9 @@ HttpResponse ResourceHandler::removeCollection(const ApiRequest& r) {
       if (res.error().code() == 404) continue;
       return errorResponse(res.error());
     }
-    items += (items.empty() ? "" : ",") + view(type, *res.value().object);
+    items += (items.empty() ? "" : ",") + answer(r, *res.value().object);
   }
-  return jsonResponse(200, R"({"kind":)" + jsonString(type.listKind()) + R"(,"apiVersion":)" +
-                               jsonString(type.apiVersion()) +
-                               R"(,"metadata":{"resourceVersion":")" +
+  return jsonResponse(200, "{" + listHead(r) + R"(,"metadata":{"resourceVersion":")" +
                                decimal(store_.currentRv()) + R"("},"items":[)" + items + "]}");
 }
 

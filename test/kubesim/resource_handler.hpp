@@ -3,6 +3,8 @@
 // events, watch-list with the initial-events-end bookmark, bookmarks, timeouts, 410 as an
 // ERROR event), create, update, patch (JSON, merge, strategic; 415 for apply), delete
 // (preconditions, finalizers, propagation), deletecollection, and the /status subresource.
+// Objects are answered whole, as a Table (reads) or as PartialObjectMetadata(List) per the
+// negotiated format.
 // Request decoding follows the API server: body size, content type, Go-style decode errors,
 // unknown and duplicate fields per fieldValidation (Ignore/Warn/Strict), kind/apiVersion and
 // namespace/name consistency with the URL.
@@ -48,6 +50,10 @@ class ResourceHandler {
   const ResourceType& storageType(const ResourceType& type) const;
   // The JSON clients of `type` see for a stored object.
   std::string view(const ResourceType& type, const StoredObject& obj) const;
+  // The same in the request's negotiated format: the object, or its PartialObjectMetadata.
+  std::string answer(const ApiRequest& r, const StoredObject& obj) const;
+  // A list's kind and apiVersion members in the request's format ("kind":...,"apiVersion":...).
+  static std::string listHead(const ApiRequest& r);
   HttpResponse objectResponse(const ApiRequest& r, unsigned status, const StoredObject& obj);
 
   ObjectStore& store_;

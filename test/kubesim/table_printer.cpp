@@ -435,10 +435,7 @@ void TablePrinter::appendRow(std::string& out, const ResourceType& type, const J
   if (include == IncludeObject::Object) {
     out += R"(,"object":)" + raw;
   } else if (include == IncludeObject::Metadata) {
-    out += R"(,"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
-    const JsonValue* meta = member(obj, "metadata");
-    out += meta ? toJson(*meta) : std::string("{}");
-    out += "}";
+    out += R"(,"object":)" + partialObjectMetadata(raw);
   }
   out += "}";
 }

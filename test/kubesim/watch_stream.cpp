@@ -1,7 +1,8 @@
-// WatchStream and the Table / events.k8s.io watch renderers.
+// WatchStream and the Table / metadata-only / events.k8s.io watch renderers.
 #include "test/kubesim/watch_stream.hpp"
 
 #include "test/kubesim/event_conversion.hpp"
+#include "test/kubesim/json_util.hpp"
 
 namespace ccm::kubesim {
 
@@ -81,6 +82,26 @@ void TableWatchRenderer::appendEvent(std::string& out, std::string_view type,
 void TableWatchRenderer::appendBookmark(std::string& out, uint64_t rv, bool initial_events_end) {
   // Table watches carry bookmarks as the watched kind, like plain ones.
   JsonWatchRenderer(type_).appendBookmark(out, rv, initial_events_end);
+}
+
+void MetadataWatchRenderer::appendEvent(std::string& out, std::string_view type,
+                                        const StoredObject& obj) {
+  out += R"({"type":")";
+  out += type;
+  out += R"(","object":)";
+  out += partialObjectMetadata(events_v1_view_ ? coreEventJsonToV1(obj.json) : obj.json);
+  out += "}\n";
+}
+
+void MetadataWatchRenderer::appendBookmark(std::string& out, uint64_t rv,
+                                           bool initial_events_end) {
+  // The watched kind's bookmark, its object in the metadata-only form.
+  std::string plain;
+  JsonWatchRenderer(type_).appendBookmark(plain, rv, initial_events_end);
+  std::string_view object = rawTopLevelMember(plain, "object");
+  out += R"({"type":"BOOKMARK","object":)";
+  out += partialObjectMetadata(object);
+  out += "}\n";
 }
 
 void EventsV1WatchRenderer::appendEvent(std::string& out, std::string_view type,

@@ -2,7 +2,7 @@
 // StreamSource interface and runs the watch's clocks on the connection's strand: periodic
 // bookmarks (when the client allows them) and the timeoutSeconds deadline, at which a last
 // bookmark is sent and the body ends cleanly. Also the renderers for Table watches
-// (kubectl get -w) and the events.k8s.io/v1 view of stored Events.
+// (kubectl get -w), metadata-only watches and the events.k8s.io/v1 view of stored Events.
 //
 // THREAD: StreamSource methods run on the connection's strand; see http_types.hpp.
 #pragma once
@@ -57,6 +57,19 @@ class TableWatchRenderer : public WatchRenderer {
  private:
   const ResourceType& type_;
   TablePrinter::IncludeObject include_;
+  bool events_v1_view_;
+};
+
+// Renders each event's object as meta.k8s.io/v1 PartialObjectMetadata (bookmarks too).
+class MetadataWatchRenderer : public WatchRenderer {
+ public:
+  MetadataWatchRenderer(const ResourceType& type, bool events_v1_view)
+      : type_(type), events_v1_view_(events_v1_view) {}
+  void appendEvent(std::string& out, std::string_view type, const StoredObject& obj) override;
+  void appendBookmark(std::string& out, uint64_t rv, bool initial_events_end) override;
+
+ private:
+  const ResourceType& type_;
   bool events_v1_view_;
 };
 

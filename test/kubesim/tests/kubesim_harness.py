@@ -160,9 +160,9 @@ class Kubesim:
             raise AssertionError("admin %s %s failed: %r" % (method, path, r))
         return r.json() if r.body else {}
 
-    def watch(self, path, token=None, timeout=30):
+    def watch(self, path, token=None, timeout=30, headers=None):
         """Opens a watch; returns a WatchStream reading newline-delimited events."""
-        return WatchStream(self, path, token, timeout)
+        return WatchStream(self, path, token, timeout, headers)
 
     # --- kubectl ---
     def kubectl(self, *args, kubeconfig=None, check=True, timeout=60, input=None):
@@ -183,10 +183,11 @@ class Kubesim:
 class WatchStream:
     """A raw watch over HTTPS: yields parsed events; also exposes the HTTP status."""
 
-    def __init__(self, sim, path, token, timeout):
+    def __init__(self, sim, path, token, timeout, headers=None):
         self.conn = sim.connection(timeout)
-        self.conn.request("GET", path, headers={"Authorization": "Bearer " +
-                                                (token or sim.admin_token)})
+        h = dict(headers or {})
+        h["Authorization"] = "Bearer " + (token or sim.admin_token)
+        self.conn.request("GET", path, headers=h)
         self.resp = self.conn.getresponse()
         self.status = self.resp.status
         self.buf = b""

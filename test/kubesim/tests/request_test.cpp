@@ -1,11 +1,12 @@
-// Unit tests: request parsing (URL query, RequestInfo, media types), fault rules, schema
-// decoding checks, object validation messages, Status rendering, Table age format and the
-// Event conversion.
+// Unit tests: request parsing (URL query, RequestInfo, media types), metadata-only answers,
+// fault rules, schema decoding checks, object validation messages, Status rendering, Table age
+// format and the Event conversion.
 #include <doctest/doctest.h>
 
 #include "test/kubesim/api_error.hpp"
 #include "test/kubesim/event_conversion.hpp"
 #include "test/kubesim/fault_injector.hpp"
+#include "test/kubesim/json_util.hpp"
 #include "test/kubesim/media_type.hpp"
 #include "test/kubesim/object_validator.hpp"
 #include "test/kubesim/request_info.hpp"
@@ -76,6 +77,39 @@ TEST_CASE("output negotiation") {
         OutputFormat::NotAcceptable);
   CHECK(negotiateOutput("text/html", true) == OutputFormat::NotAcceptable);
   CHECK(parseMediaType("Application/JSON; charset=UTF-8").essence() == "application/json");
+  // Metadata only: "as=PartialObjectMetadata" for objects and watch events, "...List" for lists.
+  const char* meta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+  const char* meta_list =
+      "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+  CHECK(negotiateOutput(meta, false) == OutputFormat::PartialObjectMetadata);
+  CHECK(negotiateOutput(meta, true) == OutputFormat::PartialObjectMetadata);
+  CHECK(negotiateOutput(meta, true, true) == OutputFormat::Json);
+  CHECK(negotiateOutput(meta_list, true, true) == OutputFormat::PartialObjectMetadata);
+  CHECK(negotiateOutput(meta_list, true, false) == OutputFormat::Json);
+  CHECK(negotiateOutput("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1",
+                        false) == OutputFormat::PartialObjectMetadata);
+  CHECK(negotiateOutput("application/json;as=PartialObjectMetadata;g=example.com;v=v1", false) ==
+        OutputFormat::NotAcceptable);
+}
+
+TEST_CASE("metadata-only answers are cut from the stored text") {
+  std::string node =
+      R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"n1","labels":{"a":"}{\"]"},)"
+      R"("resourceVersion":"7"},"spec":{"taints":[{"key":"k"}]},"status":{"x":[1,2,{"y":null}]}})";
+  CHECK(rawTopLevelMember(node, "metadata") ==
+        R"({"name":"n1","labels":{"a":"}{\"]"},"resourceVersion":"7"})");
+  CHECK(rawTopLevelMember(node, "kind") == R"("Node")");
+  CHECK(rawTopLevelMember(node, "status") == R"({"x":[1,2,{"y":null}]})");
+  CHECK(rawTopLevelMember(node, "name").empty());  // nested members are not top level
+  CHECK(rawTopLevelMember(R"( { "n" : 12 , "metadata" : { } } )", "n") == "12");
+  CHECK(rawTopLevelMember(R"( { "n" : 12 , "metadata" : { } } )", "metadata") == "{ }");
+  CHECK(rawTopLevelMember(R"({"metadata":{"name":"cut)", "metadata").empty());
+  CHECK(rawTopLevelMember("[1]", "metadata").empty());
+  CHECK(partialObjectMetadata(node) ==
+        R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)"
+        R"({"name":"n1","labels":{"a":"}{\"]"},"resourceVersion":"7"}})");
+  CHECK(partialObjectMetadata(R"({"kind":"X"})") ==
+        R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{}})");
 }
 
 TEST_CASE("fault rules match, count down and parse") {

@@ -597,6 +597,52 @@ class ListTest(KubesimTestCase):
         self.assertStatus(self.sim.get(NODES, headers={"Accept": "application/vnd.kubernetes.protobuf"}),
                           406, "NotAcceptable")
 
+    def test_partial_object_metadata(self):
+        # What client-go's metadata client asks for: the metadata only, whatever the verb.
+        meta = {"Accept": "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+                          "application/json"}
+        listed = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+                            "application/json"}
+        created = self.sim.request("POST", NODES, node_body("pom-1"), headers=meta)
+        self.assertEqual(created.status, 201)
+        c = created.json()
+        self.assertEqual((c["kind"], c["apiVersion"]), ("PartialObjectMetadata", "meta.k8s.io/v1"))
+        self.assertEqual(sorted(c), ["apiVersion", "kind", "metadata"])
+        self.assertEqual(c["metadata"]["name"], "pom-1")
+        full = self.sim.get(NODES + "/pom-1").json()
+        self.assertEqual(self.sim.get(NODES + "/pom-1", headers=meta).json()["metadata"],
+                         full["metadata"])
+        # A write's answer: the metadata at the version the write produced.
+        w = self.sim.watch(NODES + "?watch=1&resourceVersion=%s&timeoutSeconds=20" %
+                           full["metadata"]["resourceVersion"], headers=meta)
+        patched = self.sim.request("PATCH", NODES + "/pom-1/status",
+                                   {"status": {"addresses": [{"type": "InternalIP",
+                                                              "address": "10.0.0.9"}]}},
+                                   headers=meta,
+                                   content_type="application/strategic-merge-patch+json").json()
+        after = self.sim.get(NODES + "/pom-1").json()
+        self.assertEqual(patched["kind"], "PartialObjectMetadata")
+        self.assertEqual(patched["metadata"], after["metadata"])
+        self.assertNotIn("status", patched)
+        ev = w.next()
+        self.assertEqual(ev["type"], "MODIFIED")
+        self.assertEqual(ev["object"], patched)
+        w.close()
+        # A list asks for PartialObjectMetadataList; a single object's form is not a list's.
+        pl = self.sim.get(NODES + "?limit=1", headers=listed).json()
+        self.assertEqual((pl["kind"], pl["apiVersion"]),
+                         ("PartialObjectMetadataList", "meta.k8s.io/v1"))
+        self.assertIn("continue", pl["metadata"])
+        self.assertEqual(len(pl["items"]), 1)
+        self.assertEqual(sorted(pl["items"][0]), ["apiVersion", "kind", "metadata"])
+        self.assertEqual(self.sim.get(NODES, headers=meta).json()["kind"], "NodeList")
+        only_list = {"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"}
+        self.assertEqual(self.sim.get(NODES, headers=only_list).json()["kind"],
+                         "PartialObjectMetadataList")
+        self.assertStatus(self.sim.get(NODES + "/pom-1", headers=only_list), 406, "NotAcceptable")
+        # Errors stay Status objects.
+        self.assertStatus(self.sim.get(NODES + "/missing", headers=meta), 404, "NotFound")
+
 
 class WatchTest(KubesimTestCase):
     KUBESIM_ARGS = ("--watch-history=50", "--bookmark-interval=300ms")
