@@ -24,7 +24,7 @@ ApiResult<std::string> FakeKubeApi::record(Call call, std::string response) {
 }
 
 ApiResult<std::string> FakeKubeApi::get(const ResourcePath& path, std::string_view,
-                                        const CallOptions&) {
+                                        const CallOptions& options) {
   std::string p = path.path();
   std::string body;
   bool found = false;
@@ -36,7 +36,7 @@ ApiResult<std::string> FakeKubeApi::get(const ResourcePath& path, std::string_vi
       found = true;
     }
   }
-  auto r = record(Call{"GET", p, "", PatchType::Strategic}, body);
+  auto r = record(Call{"GET", p, "", PatchType::Strategic, options}, body);
   if (r.ok() && !found) {
     return ApiStatus(404, Reason::NotFound, path.resource + " \"" + path.name + "\" not found");
   }
@@ -44,19 +44,21 @@ ApiResult<std::string> FakeKubeApi::get(const ResourcePath& path, std::string_vi
 }
 
 ApiResult<std::string> FakeKubeApi::create(const ResourcePath& path, std::string body,
-                                           const CallOptions&) {
+                                           const CallOptions& options) {
   std::string copy = body;
-  return record(Call{"POST", path.path(), std::move(body), PatchType::Strategic}, std::move(copy));
+  return record(Call{"POST", path.path(), std::move(body), PatchType::Strategic, options},
+                std::move(copy));
 }
 
 ApiResult<std::string> FakeKubeApi::update(const ResourcePath& path, std::string body,
-                                           const CallOptions&) {
+                                           const CallOptions& options) {
   std::string copy = body;
-  return record(Call{"PUT", path.path(), std::move(body), PatchType::Strategic}, std::move(copy));
+  return record(Call{"PUT", path.path(), std::move(body), PatchType::Strategic, options},
+                std::move(copy));
 }
 
 ApiResult<std::string> FakeKubeApi::patch(const ResourcePath& path, PatchType type,
-                                          std::string body, const CallOptions&) {
+                                          std::string body, const CallOptions& options) {
   std::string response;
   {
     std::lock_guard lock(mu_);
@@ -65,11 +67,12 @@ ApiResult<std::string> FakeKubeApi::patch(const ResourcePath& path, PatchType ty
       response = it->second;
     }
   }
-  return record(Call{"PATCH", path.path(), std::move(body), type}, std::move(response));
+  return record(Call{"PATCH", path.path(), std::move(body), type, options},
+                std::move(response));
 }
 
 ApiStatus FakeKubeApi::remove(const ResourcePath& path, const Preconditions& pre,
-                              const CallOptions&) {
+                              const CallOptions& options) {
   std::string desc;
   if (!pre.uid.empty()) {
     desc.append("uid=").append(pre.uid);
@@ -77,7 +80,7 @@ ApiStatus FakeKubeApi::remove(const ResourcePath& path, const Preconditions& pre
   if (!pre.resource_version.empty()) {
     desc.append(desc.empty() ? "" : ",").append("rv=").append(pre.resource_version);
   }
-  auto r = record(Call{"DELETE", path.path(), desc, PatchType::Strategic}, "");
+  auto r = record(Call{"DELETE", path.path(), desc, PatchType::Strategic, options}, "");
   return r.ok() ? ApiStatus() : r.status();
 }
 

@@ -1,5 +1,5 @@
 // FakeKubeApi: an in-memory KubeApi for controller unit tests. It records every call
-// (verb, path, patch type, body), answers GETs from objects the test stored, and returns
+// (verb, path, patch type, body, options), answers GETs from objects the test stored, and returns
 // errors the test queued for a given verb and path. It does not apply patches.
 //
 // THREAD: every method may be called from any thread.
@@ -22,6 +22,7 @@ class FakeKubeApi final : public KubeApi {
     std::string path;  // ResourcePath::path()
     std::string body;  // request body (DELETE: the preconditions as "uid=..,rv=..")
     PatchType patch_type = PatchType::Strategic;
+    CallOptions options;  // as the caller gave them
   };
 
   ApiResult<std::string> get(const ResourcePath& path, std::string_view resource_version = {},

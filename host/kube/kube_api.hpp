@@ -47,6 +47,12 @@ struct CallOptions {
   std::chrono::milliseconds timeout{0};  // 0 = the client's default
   std::stop_token stop;
   bool want_response = false;  // writes: return the server's object JSON (else "")
+  // Writes that want the response: its metadata is enough. The server is asked for the
+  // object as meta.k8s.io/v1 PartialObjectMetadata (kind, apiVersion, metadata), which is
+  // what it then returns, or the whole object where that form is not offered. Writes that do
+  // not want the response always ask for that form: it is discarded, and the server's
+  // smaller answer costs less to send, encrypt and read.
+  bool metadata_only = false;
 };
 
 class KubeApi {

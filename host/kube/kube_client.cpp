@@ -43,6 +43,7 @@ ApiResult<std::string> KubeClient::write(Verb verb, const ResourcePath& path, st
   req.body = std::move(body);
   req.content_type = content_type;
   req.want_body = options.want_response;
+  req.metadata_answer = !options.want_response || options.metadata_only;
   req.timeout = options.timeout;
   auto r = rest_->call(req, options.stop);
   if (!r.ok()) {

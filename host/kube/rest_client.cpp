@@ -125,6 +125,15 @@ std::string_view verbName(Verb verb) {
   return "GET";
 }
 
+std::string_view acceptHeader(const Request& request) {
+  // The metadata-only form first, then the whole object from servers that do not offer it
+  // (the API server before 1.15, or a proxy in front of it that rewrites nothing).
+  return request.metadata_answer
+             ? "Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, "
+               "application/json, */*"
+             : "Accept: application/json, */*";
+}
+
 // ---- construction -----------------------------------------------------------------------------
 
 StatusOr<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& config,
@@ -388,7 +397,7 @@ void RestClient::prepare(CurlTransfer& t, const Request& request, const Credenti
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, request.verb == Verb::Get ? nullptr : "DELETE");
   }
-  curl_slist* list = curl_slist_append(nullptr, "Accept: application/json, */*");
+  curl_slist* list = curl_slist_append(nullptr, std::string(acceptHeader(request)).c_str());
   if (has_body) {
     list = curl_slist_append(list, fmt::format("Content-Type: {}", request.content_type).c_str());
   }
@@ -596,7 +605,7 @@ ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Curren
   std::vector<std::string> headers;
   headers.reserve(6 + config_.impersonate_groups.size());
   headers.emplace_back("User-Agent: " + user_agent_);
-  headers.emplace_back("Accept: application/json, */*");
+  headers.emplace_back(acceptHeader(request));
   if (has_body) {
     headers.emplace_back(fmt::format("Content-Type: {}", request.content_type));
   }

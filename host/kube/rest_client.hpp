@@ -58,8 +58,14 @@ struct Request {
   std::string body;  // empty = no body
   std::string_view content_type = kJson;
   bool want_body = true;                 // false: a successful answer's body is discarded
+  // Ask for the answer's object as meta.k8s.io/v1 PartialObjectMetadata (its metadata only),
+  // as client-go's metadata client does; a server that does not offer it answers in full.
+  bool metadata_answer = false;
   std::chrono::milliseconds timeout{0};  // 0 = the client's default
 };
+
+// The Accept header of a request.
+std::string_view acceptHeader(const Request& request);
 
 struct Response {
   int code = 0;

@@ -63,12 +63,17 @@ struct Run {
 
 TEST_CASE("the addresses are written at the cached version, the taint PATCH at the one that produced") {
   Run r;
-  // The server's answer to the addresses write: only its version is read.
-  r.h.api.setObject(kStatusPath, R"({"kind":"Node","metadata":{"name":"n1","resourceVersion":"6"}})");
+  // The server's answer to the addresses write, its metadata only (as asked): only its
+  // version is read.
+  r.h.api.setObject(kStatusPath, R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",)"
+                                 R"("metadata":{"name":"n1","resourceVersion":"6"}})");
   REQUIRE(r.sync().ok());
   auto patches = r.h.patches();
   REQUIRE(patches.size() == 2);
   CHECK(patches[0].path == kStatusPath);
+  CHECK(patches[0].options.want_response);
+  CHECK(patches[0].options.metadata_only);
+  CHECK_FALSE(patches[1].options.want_response);  // the taint PATCH's answer is not read
   Body status(patches[0].body);
   CHECK(status.version() == "5");
   CHECK(patches[0].body.find("10.9.0.1") != std::string::npos);
@@ -107,8 +112,11 @@ TEST_CASE("a stale cached version: the addresses are written again unconditional
   auto patches = r.h.patches();
   REQUIRE(patches.size() == 3);
   CHECK(Body(patches[0].body).version() == "5");
+  CHECK(patches[0].options.metadata_only);
   CHECK(patches[1].path == kStatusPath);
   CHECK(Body(patches[1].body).version().empty());
+  CHECK(patches[1].options.want_response);  // decoded: the whole object is asked for
+  CHECK_FALSE(patches[1].options.metadata_only);
   CHECK(patches[1].body.find("10.9.0.1") != std::string::npos);
   Body node(patches[2].body);
   CHECK(node.version() == "9");

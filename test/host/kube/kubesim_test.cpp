@@ -439,6 +439,20 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   CHECK(*produced != current);
   CHECK(*produced == get()->resource_version);
   CHECK(get()->addresses[0].address == "10.1.0.9");
+  CHECK(accepted->find(R"("kind":"Node")") != std::string::npos);  // asked for in full
+  // Asked for its metadata only, the answer is the node's PartialObjectMetadata: the version
+  // is read from it alike, and the status (addresses, images, ...) is not sent.
+  want.metadata_only = true;
+  current = std::string(get()->resource_version);
+  auto slim = adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
+                         nodeAddressesPatch({{"InternalIP", "10.1.0.10"}}, current), want);
+  REQUIRE(slim.ok());
+  CHECK(slim->find(R"("kind":"PartialObjectMetadata")") != std::string::npos);
+  CHECK(slim->find("10.1.0.10") == std::string::npos);
+  CHECK(slim->find(R"("status")") == std::string::npos);
+  REQUIRE(resourceVersionOf(*slim).has_value());
+  CHECK(*resourceVersionOf(*slim) == get()->resource_version);
+  CHECK(get()->addresses[0].address == "10.1.0.10");
 
   // Conditions merge by type: Ready stays.
   size_t before = get()->conditions.size();

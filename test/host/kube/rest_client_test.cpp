@@ -87,6 +87,33 @@ TEST_CASE("writes send the right verb, content type and body") {
   CHECK(server.count("/api/v1/nodes") == 0);
 }
 
+TEST_CASE("writes ask for the answer's metadata only, unless the caller reads it whole") {
+  FakeApiServer server;
+  server.upsert("/api/v1/nodes", "n1", nodeJson("n1"));
+  auto client = makeClient(server.url());
+  REQUIRE(client);
+  const std::string metadata_first =
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json, */*";
+  CallOptions whole;
+  whole.want_response = true;
+  CallOptions metadata = whole;
+  metadata.metadata_only = true;
+  REQUIRE(client->patch(nodePath("n1"), PatchType::Merge, R"({"metadata":{}})").ok());
+  auto read_whole = client->patch(nodePath("n1"), PatchType::Merge, R"({"metadata":{}})", whole);
+  REQUIRE(read_whole.ok());
+  CHECK(read_whole->find(R"("name":"n1")") != std::string::npos);
+  REQUIRE(client->patch(nodePath("n1"), PatchType::Merge, R"({"metadata":{}})", metadata).ok());
+  REQUIRE(client->create(eventPath("default"), R"({"kind":"Event"})").ok());
+  REQUIRE(client->get(nodePath("n1")).ok());
+  auto reqs = server.requestDetails();
+  REQUIRE(reqs.size() == 5);
+  CHECK(reqs[0].headers["accept"] == metadata_first);  // the answer is discarded
+  CHECK(reqs[1].headers["accept"] == "application/json, */*");
+  CHECK(reqs[2].headers["accept"] == metadata_first);
+  CHECK(reqs[3].headers["accept"] == metadata_first);
+  CHECK(reqs[4].headers["accept"] == "application/json, */*");  // reads: whole objects
+}
+
 TEST_CASE("API errors become typed statuses with the server's message") {
   FakeApiServer server;
   auto client = makeClient(server.url());
