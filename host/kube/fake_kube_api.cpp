@@ -67,8 +67,7 @@ ApiResult<std::string> FakeKubeApi::patch(const ResourcePath& path, PatchType ty
       response = it->second;
     }
   }
-  return record(Call{"PATCH", path.path(), std::move(body), type, options},
-                std::move(response));
+  return record(Call{"PATCH", path.path(), std::move(body), type, options}, std::move(response));
 }
 
 ApiStatus FakeKubeApi::remove(const ResourcePath& path, const Preconditions& pre,

@@ -57,7 +57,7 @@ struct Request {
   std::string path;  // "/api/v1/nodes/n1" plus an escaped query
   std::string body;  // empty = no body
   std::string_view content_type = kJson;
-  bool want_body = true;                 // false: a successful answer's body is discarded
+  bool want_body = true;  // false: a successful answer's body is discarded
   // Ask for the answer's object as meta.k8s.io/v1 PartialObjectMetadata (its metadata only),
   // as client-go's metadata client does; a server that does not offer it answers in full.
   bool metadata_answer = false;

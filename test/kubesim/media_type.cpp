@@ -81,8 +81,8 @@ OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool
     if (as.empty()) {
       return OutputFormat::Json;
     }
-    bool meta_group = mt.param("g") == "meta.k8s.io" &&
-                      (mt.param("v") == "v1" || mt.param("v") == "v1beta1");
+    bool meta_group =
+        mt.param("g") == "meta.k8s.io" && (mt.param("v") == "v1" || mt.param("v") == "v1beta1");
     if (as == "Table" && table_ok && meta_group) {
       return OutputFormat::Table;
     }

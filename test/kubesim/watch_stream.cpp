@@ -93,8 +93,7 @@ void MetadataWatchRenderer::appendEvent(std::string& out, std::string_view type,
   out += "}\n";
 }
 
-void MetadataWatchRenderer::appendBookmark(std::string& out, uint64_t rv,
-                                           bool initial_events_end) {
+void MetadataWatchRenderer::appendBookmark(std::string& out, uint64_t rv, bool initial_events_end) {
   // The watched kind's bookmark, its object in the metadata-only form.
   std::string plain;
   JsonWatchRenderer(type_).appendBookmark(plain, rv, initial_events_end);

@@ -78,7 +78,8 @@ TEST_CASE("output negotiation") {
   CHECK(negotiateOutput("text/html", true) == OutputFormat::NotAcceptable);
   CHECK(parseMediaType("Application/JSON; charset=UTF-8").essence() == "application/json");
   // Metadata only: "as=PartialObjectMetadata" for objects and watch events, "...List" for lists.
-  const char* meta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+  const char* meta =
+      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
   const char* meta_list =
       "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
   CHECK(negotiateOutput(meta, false) == OutputFormat::PartialObjectMetadata);
