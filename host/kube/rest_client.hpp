@@ -64,7 +64,7 @@ struct Request {
   std::chrono::milliseconds timeout{0};  // 0 = the client's default
 };
 
-// The Accept header of a request.
+// The Accept header line ("Accept: ...") a request is sent with.
 std::string_view acceptHeader(const Request& request);
 
 struct Response {
