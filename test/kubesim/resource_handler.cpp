@@ -274,10 +274,8 @@ std::string ResourceHandler::view(const ResourceType& type, const StoredObject& 
 }
 
 std::string ResourceHandler::answer(const ApiRequest& r, const StoredObject& obj) const {
-  if (r.format == OutputFormat::PartialObjectMetadata) {
-    return partialObjectMetadata(isEventsV1(*r.type) ? coreEventJsonToV1(obj.json) : obj.json);
-  }
-  return view(*r.type, obj);
+  std::string served = view(*r.type, obj);
+  return r.format == OutputFormat::PartialObjectMetadata ? partialObjectMetadata(served) : served;
 }
 
 std::string ResourceHandler::listHead(const ApiRequest& r) {
