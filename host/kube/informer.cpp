@@ -450,6 +450,7 @@ struct Informer<T>::Impl {
     StreamOptions so;
     so.max_duration = std::chrono::seconds(timeout + 30);
     so.on_idle = [this] { maybeResync(); };
+    so.gather = options.watch_gather;
     auto started = clock.now();
     auto opened = client->rest().stream(req, stop, so);
     if (!opened.ok()) {

@@ -4,6 +4,7 @@
 #include "host/kube/curl_transfer.hpp"
 #include "host/kube/object_decoder.hpp"
 #include "host/kube/rest_client.hpp"
+#include "host/runtime/rate_limiter.hpp"
 
 #include <cstring>
 
@@ -148,6 +149,10 @@ bool ResponseStream::readMore() {
     transfer_->paused = false;
     curl_easy_pause(transfer_->easy, CURLPAUSE_CONT);
   }
+  // Everything read so far is handled: let what comes meanwhile gather (StreamOptions::gather).
+  if (had == 0 && options_.gather.count() > 0 && !done_ && !transfer_->paused) {
+    sleepFor(options_.gather, stop_);
+  }
   while (buffer_.size() == had && !done_ && !transfer_->paused && !stop_.stop_requested()) {
     perform();
     if (buffer_.size() > had) {
@@ -159,7 +164,11 @@ bool ResponseStream::readMore() {
   }
   pos_ = buffer_.data();
   end_ = pos_ + buffer_.size();
-  return buffer_.size() > had;
+  if (buffer_.size() == had) {
+    return false;
+  }
+  ++reads_;
+  return true;
 }
 
 std::optional<std::string_view> ResponseStream::bufferLine() {

@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -35,6 +36,11 @@ struct StreamOptions {
   // Called on the reading thread at least this often while no bytes arrive.
   std::chrono::milliseconds idle_interval{1000};
   std::function<void()> on_idle;
+  // Read gathering (0 = off): once everything buffered has been consumed, wait this long
+  // before reading again, so that bytes arriving close together (a burst of watch events)
+  // are read in one wake-up instead of one each. Bytes that come after a quiet spell longer
+  // than this are read as soon as they arrive; the wait ends early when stop is requested.
+  std::chrono::milliseconds gather{0};
 };
 
 class ResponseStream {
@@ -91,6 +97,8 @@ class ResponseStream {
   const std::string& error() const { return error_; }
   // HTTP status of the response.
   long httpCode() const { return http_code_; }
+  // How many times waiting for more of the body found some (for tests).
+  uint64_t reads() const { return reads_; }
 
  private:
   friend class RestClient;
@@ -126,6 +134,7 @@ class ResponseStream {
   const char* pos_ = nullptr;
   const char* end_ = nullptr;
   size_t consumed_ = 0;
+  uint64_t reads_ = 0;
   bool done_ = false;
   CURLcode result_ = CURLE_OK;
   End end_state_ = End::Open;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <ctime>
+#include <iterator>
 #include <mutex>
 #include <shared_mutex>
 #include <vector>
@@ -109,16 +110,24 @@ void registerSecret(std::string_view value) {
   state().secrets.emplace_back(value);
 }
 
-std::string redact(std::string_view text) {
-  std::string out(text);
+namespace {
+
+void redactInPlace(std::string& text) {
   std::shared_lock lock(state().secrets_mu);
   for (const auto& secret : state().secrets) {
     size_t pos = 0;
-    while ((pos = out.find(secret, pos)) != std::string::npos) {
-      out.replace(pos, secret.size(), "<redacted>");
+    while ((pos = text.find(secret, pos)) != std::string::npos) {
+      text.replace(pos, secret.size(), "<redacted>");
       pos += 10;
     }
   }
+}
+
+}  // namespace
+
+std::string redact(std::string_view text) {
+  std::string out(text);
+  redactInPlace(out);
   return out;
 }
 
@@ -136,12 +145,13 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
   std::string line;
   line.reserve(160);
   if (static_cast<Format>(state().format.load()) == Format::Json) {
-    line += fmt::format("{{\"ts\":{}.{:06d},\"caller\":", micros / 1000000, micros % 1000000);
+    fmt::format_to(std::back_inserter(line), "{{\"ts\":{}.{:06d},\"caller\":", micros / 1000000,
+                   micros % 1000000);
     appendQuoted(line, fmt::format("{}:{}", baseName(where.file), where.line));
     line += ",\"msg\":";
     appendQuoted(line, message);
     if (severity == Severity::Info) {
-      line += fmt::format(",\"v\":{}", v);
+      fmt::format_to(std::back_inserter(line), ",\"v\":{}", v);
     } else {
       line += ",\"level\":";
       appendQuoted(line, severity == Severity::Warning ? "warning" : "error");
@@ -161,10 +171,11 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
     time_t secs = static_cast<time_t>(micros / 1000000);
     struct tm tm_utc {};
     gmtime_r(&secs, &tm_utc);
-    line += fmt::format("{}{:02d}{:02d} {:02d}:{:02d}:{:02d}.{:06d} {:>7} {}:{}] ",
-                        severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday,
-                        tm_utc.tm_hour, tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000,
-                        threadId(), baseName(where.file), where.line);
+    fmt::format_to(std::back_inserter(line),
+                   "{}{:02d}{:02d} {:02d}:{:02d}:{:02d}.{:06d} {:>7} {}:{}] ",
+                   severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday, tm_utc.tm_hour,
+                   tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000, threadId(),
+                   baseName(where.file), where.line);
     appendQuoted(line, message);
     for (const auto& f : fields) {
       line.push_back(' ');
@@ -178,7 +189,7 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
     }
     line.push_back('\n');
   }
-  line = redact(line);
+  redactInPlace(line);
   if (state().has_sink.load(std::memory_order_acquire)) {
     std::lock_guard lock(state().sink_mu);
     if (state().sink) {

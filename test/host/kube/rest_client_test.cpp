@@ -383,6 +383,79 @@ TEST_CASE("a stream can be cancelled while it waits for data") {
   canceller.join();
 }
 
+TEST_CASE("a gathering stream reads events that come close together in one wake-up") {
+  using namespace std::chrono_literals;
+  using Clock = std::chrono::steady_clock;
+  // Three watch events 40 ms apart: read one by one without gathering, together when the
+  // stream waits 400 ms after handling what it had. A fourth event after a quiet spell is
+  // read on its own, as soon as it arrives.
+  for (auto gather : {0ms, 400ms}) {
+    CAPTURE(gather.count());
+    FakeApiServer server;
+    auto rest = makeRest(server.url());
+    REQUIRE(rest);
+    Request req;
+    req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
+    StreamOptions options;
+    options.gather = gather;
+    auto opened = rest->stream(req, {}, options);
+    REQUIRE(opened.ok());
+    ResponseStream& s = **opened;
+    std::atomic<bool> three_read{false};
+    std::atomic<Clock::rep> fourth_sent{0};
+    std::thread writer([&] {
+      waitFor([&] { return server.openWatches() == 1; });
+      for (int i = 0; i < 3; ++i) {
+        server.upsert("/api/v1/nodes", fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
+        std::this_thread::sleep_for(40ms);
+      }
+      waitFor([&] { return three_read.load(); });
+      std::this_thread::sleep_for(gather + 300ms);  // the reader's gathering wait is over
+      fourth_sent = Clock::now().time_since_epoch().count();
+      server.upsert("/api/v1/nodes", "n3", nodeJson("n3"));
+    });
+    for (int i = 0; i < 4; ++i) {
+      if (i == 3) {
+        CHECK(s.reads() == (gather.count() == 0 ? 3u : 1u));
+        three_read = true;
+      }
+      auto line = s.bufferLine();
+      REQUIRE(line.has_value());
+      CHECK(line->find(fmt::format("\"name\":\"n{}\"", i)) != std::string_view::npos);
+      s.consume(line->size() + 1);
+    }
+    auto delivered = Clock::now().time_since_epoch().count();
+    writer.join();
+    CHECK(s.reads() == (gather.count() == 0 ? 4u : 2u));
+    if (gather.count() > 0) {
+      CHECK(Clock::duration(delivered - fourth_sent.load()) < gather);
+    }
+  }
+}
+
+TEST_CASE("stop ends a gathering stream's wait at once") {
+  using namespace std::chrono_literals;
+  FakeApiServer server;
+  auto rest = makeRest(server.url());
+  REQUIRE(rest);
+  std::stop_source stop;
+  Request req;
+  req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
+  StreamOptions options;
+  options.gather = 60s;
+  auto s = rest->stream(req, stop.get_token(), options);
+  REQUIRE(s.ok());
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(100ms);
+    stop.request_stop();
+  });
+  auto start = std::chrono::steady_clock::now();
+  CHECK((*s)->Peek() == '\0');
+  CHECK((*s)->endState() == ResponseStream::End::Cancelled);
+  CHECK(std::chrono::steady_clock::now() - start < 30s);
+  canceller.join();
+}
+
 TEST_CASE("a streamed error answer becomes a status") {
   FakeApiServer server;
   auto rest = makeRest(server.url());
