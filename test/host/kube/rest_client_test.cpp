@@ -365,22 +365,31 @@ TEST_CASE("the client-side rate limiter is shared by all requests of a client") 
   CHECK_FALSE(makeClient(server.url(), off)->rest().rateLimiter().enabled());
 }
 
-TEST_CASE("a stream can be cancelled while it waits for data") {
-  FakeApiServer server;
-  auto rest = makeRest(server.url());
-  REQUIRE(rest);
-  std::stop_source stop;
-  Request req;
-  req.path = "/api/v1/nodes?watch=true&resourceVersion=1&timeoutSeconds=600";
-  auto s = rest->stream(req, stop.get_token());
-  REQUIRE(s.ok());
-  std::thread canceller([&] {
-    waitFor([&] { return server.openWatches() == 1; });
-    stop.request_stop();
-  });
-  CHECK((*s)->Peek() == '\0');
-  CHECK((*s)->endState() == ResponseStream::End::Cancelled);
-  canceller.join();
+TEST_CASE("a stream can be cancelled while it waits for data, also while it gathers") {
+  using namespace std::chrono_literals;
+  for (auto gather : {0s, 60s}) {
+    CAPTURE(gather.count());
+    FakeApiServer server;
+    auto rest = makeRest(server.url());
+    REQUIRE(rest);
+    std::stop_source stop;
+    Request req;
+    req.path = "/api/v1/nodes?watch=true&resourceVersion=1&timeoutSeconds=600";
+    StreamOptions options;
+    options.gather = gather;
+    auto s = rest->stream(req, stop.get_token(), options);
+    REQUIRE(s.ok());
+    std::thread canceller([&] {
+      waitFor([&] { return server.openWatches() == 1; });
+      std::this_thread::sleep_for(100ms);
+      stop.request_stop();
+    });
+    auto start = std::chrono::steady_clock::now();
+    CHECK((*s)->Peek() == '\0');
+    CHECK((*s)->endState() == ResponseStream::End::Cancelled);
+    CHECK(std::chrono::steady_clock::now() - start < 30s);  // not the 60 s gathering wait
+    canceller.join();
+  }
 }
 
 TEST_CASE("a gathering stream reads events that come close together in one wake-up") {
@@ -431,29 +440,6 @@ TEST_CASE("a gathering stream reads events that come close together in one wake-
       CHECK(Clock::duration(delivered - fourth_sent.load()) < gather);
     }
   }
-}
-
-TEST_CASE("stop ends a gathering stream's wait at once") {
-  using namespace std::chrono_literals;
-  FakeApiServer server;
-  auto rest = makeRest(server.url());
-  REQUIRE(rest);
-  std::stop_source stop;
-  Request req;
-  req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
-  StreamOptions options;
-  options.gather = 60s;
-  auto s = rest->stream(req, stop.get_token(), options);
-  REQUIRE(s.ok());
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(100ms);
-    stop.request_stop();
-  });
-  auto start = std::chrono::steady_clock::now();
-  CHECK((*s)->Peek() == '\0');
-  CHECK((*s)->endState() == ResponseStream::End::Cancelled);
-  CHECK(std::chrono::steady_clock::now() - start < 30s);
-  canceller.join();
 }
 
 TEST_CASE("a streamed error answer becomes a status") {
