@@ -395,10 +395,11 @@ TEST_CASE("a stream can be cancelled while it waits for data, also while it gath
 TEST_CASE("a gathering stream reads events that come close together in one wake-up") {
   using namespace std::chrono_literals;
   using Clock = std::chrono::steady_clock;
-  // Three watch events 40 ms apart: read one by one without gathering, together when the
-  // stream waits 400 ms after handling what it had. A fourth event after a quiet spell is
-  // read on its own, as soon as it arrives.
-  for (auto gather : {0ms, 400ms}) {
+  // Three watch events 100 ms apart: read one by one without gathering, together when the
+  // stream waits 500 ms after handling what it had. A fourth event after a quiet spell is
+  // read on its own, as soon as it arrives. (The gaps leave the reader 100 ms and the writer
+  // 300 ms of slack on a busy machine.)
+  for (auto gather : {0ms, 500ms}) {
     CAPTURE(gather.count());
     FakeApiServer server;
     auto rest = makeRest(server.url());
@@ -416,7 +417,7 @@ TEST_CASE("a gathering stream reads events that come close together in one wake-
       waitFor([&] { return server.openWatches() == 1; });
       for (int i = 0; i < 3; ++i) {
         server.upsert("/api/v1/nodes", fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
-        std::this_thread::sleep_for(40ms);
+        std::this_thread::sleep_for(100ms);
       }
       waitFor([&] { return three_read.load(); });
       std::this_thread::sleep_for(gather + 300ms);  // the reader's gathering wait is over
