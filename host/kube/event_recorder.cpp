@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -62,6 +63,16 @@ std::string uuid4() {
     return s;
   };
   return hex(8) + "-" + hex(4) + "-4" + hex(3) + "-a" + hex(3) + "-" + hex(12);
+}
+
+CallOptions callOptions(bool final_attempt_only, std::stop_token stop) {
+  CallOptions call;
+  if (final_attempt_only) {
+    call.timeout = std::chrono::seconds(1);  // shutting down: one quick try
+  } else {
+    call.stop = stop;
+  }
+  return call;
 }
 
 }  // namespace
@@ -186,24 +197,34 @@ EventBroadcaster::Stats EventBroadcaster::stats() const {
 
 void EventBroadcaster::processQueuedForTest() {
   while (true) {
-    Pending p;
+    std::vector<Pending> batch;
     {
       std::lock_guard lock(mu_);
-      if (queue_.empty()) {
-        return;
-      }
-      p = std::move(queue_.front());
-      queue_.pop_front();
+      batch = takeLocked(options_.batch_size);
     }
-    process(std::move(p), true, {});
+    if (batch.empty()) {
+      return;
+    }
+    processBatch(std::move(batch), true, {});
   }
+}
+
+std::vector<EventBroadcaster::Pending> EventBroadcaster::takeLocked(size_t most) {
+  std::vector<Pending> batch;
+  size_t take = std::min(std::max<size_t>(most, 1), queue_.size());
+  batch.reserve(take);
+  for (size_t i = 0; i < take; ++i) {
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return batch;
 }
 
 void EventBroadcaster::run(std::stop_token stop) {
   runtime::nameThisThread("events");
   std::optional<std::chrono::steady_clock::time_point> flush_deadline;
   while (true) {
-    Pending p;
+    std::vector<Pending> batch;
     bool stopping;
     {
       std::unique_lock lock(mu_);
@@ -224,14 +245,14 @@ void EventBroadcaster::run(std::stop_token stop) {
           return;
         }
       }
-      p = std::move(queue_.front());
-      queue_.pop_front();
+      // Shutting down, each event gets its one quick try on its own.
+      batch = takeLocked(stopping ? 1 : options_.batch_size);
     }
-    process(std::move(p), stopping, stop);
+    processBatch(std::move(batch), stopping, stop);
   }
 }
 
-void EventBroadcaster::process(Pending p, bool final_attempt_only, std::stop_token stop) {
+std::optional<EventBroadcaster::Outgoing> EventBroadcaster::admit(const Pending& p) {
   const ObjectReference& o = p.object;
   // 1. Spam filter.
   std::string spam_key = join({p.component, options_.host, o.kind, o.namespace_, o.name, o.uid,
@@ -245,7 +266,7 @@ void EventBroadcaster::process(Pending p, bool final_attempt_only, std::stop_tok
   if (!(*bucket)->tryAccept()) {
     std::lock_guard lock(mu_);
     ++stats_.dropped_spam;
-    return;
+    return std::nullopt;
   }
   // 2. Aggregation of similar events (same everything but the message).
   std::string aggregate_key =
@@ -257,150 +278,195 @@ void EventBroadcaster::process(Pending p, bool final_attempt_only, std::stop_tok
     agg = &aggregates_.put(aggregate_key, Aggregate{});
   }
   agg->last = now;
-  std::string message = p.message;
-  std::string dedup_key;
+  Outgoing out;
   agg->messages.insert(p.message);
   if (agg->messages.size() < options_.aggregate_max_events) {
-    dedup_key = aggregate_key + p.message;
+    out.message = p.message;
+    out.dedup_key = aggregate_key + p.message;
   } else {
     agg->messages.erase(agg->messages.begin());
-    message = "(combined from similar events): " + p.message;
-    dedup_key = aggregate_key;
+    out.message = "(combined from similar events): " + p.message;
+    out.dedup_key = std::move(aggregate_key);
   }
-  // 3. De-duplication and delivery.
-  ApiStatus st = send(dedup_key, p, message, final_attempt_only, stop);
-  if (!st.ok()) {
-    std::lock_guard lock(mu_);
-    ++stats_.failed;
-  }
+  return out;
 }
 
-ApiStatus EventBroadcaster::send(const std::string& dedup_key, const Pending& p,
-                                 const std::string& message, bool final_attempt_only,
-                                 std::stop_token stop) {
+void EventBroadcaster::prepare(Outgoing* out, const Pending& p) {
+  if (const Sent* previous = sent_.find(out->dedup_key)) {
+    out->repeat = true;
+    out->record = *previous;
+    out->record.count += 1;
+    return;
+  }
   const ObjectReference& o = p.object;
-  int64_t now_s = std::chrono::floor<std::chrono::seconds>(p.time.time_since_epoch()).count();
-  std::string ns = o.namespace_.empty() ? "default" : o.namespace_;
-  Sent* previous = sent_.find(dedup_key);
-  Sent record;
-  bool repeat = previous != nullptr;
-  if (repeat) {
-    record = *previous;
-    record.count += 1;
-  } else {
-    int64_t nanos =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(p.time.time_since_epoch()).count();
-    record.name = fmt::format("{}.{:x}", o.name, nanos);
-    if (!validName(record.name)) {
-      record.name = uuid4();
+  int64_t nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(p.time.time_since_epoch()).count();
+  out->repeat = false;
+  out->record.name = fmt::format("{}.{:x}", o.name, nanos);
+  if (!validName(out->record.name)) {
+    out->record.name = uuid4();
+  }
+  out->record.namespace_ = o.namespace_.empty() ? "default" : o.namespace_;
+  out->record.count = 1;
+  out->record.first_timestamp =
+      std::chrono::floor<std::chrono::seconds>(p.time.time_since_epoch()).count();
+}
+
+void EventBroadcaster::processBatch(std::vector<Pending> batch, bool final_attempt_only,
+                                    std::stop_token stop) {
+  std::vector<std::pair<const Pending*, Outgoing>> ready;
+  std::unordered_set<std::string> keys;
+  auto flush = [&] {
+    if (ready.empty()) {
+      return;
     }
-    record.namespace_ = ns;
-    record.count = 1;
-    record.first_timestamp = now_s;
-  }
-
-  auto fullEvent = [&](const Sent& r) {
-    rapidjson::StringBuffer buf;
-    Writer w(buf);
-    w.StartObject();
-    w.Key("kind");
-    w.String("Event");
-    w.Key("apiVersion");
-    w.String("v1");
-    w.Key("metadata");
-    w.StartObject();
-    w.Key("name");
-    str(w, r.name);
-    w.Key("namespace");
-    str(w, r.namespace_);
-    w.EndObject();
-    w.Key("involvedObject");
-    w.StartObject();
-    w.Key("kind");
-    str(w, o.kind);
-    optionalField(w, "namespace", o.namespace_);
-    w.Key("name");
-    str(w, o.name);
-    optionalField(w, "uid", o.uid);
-    optionalField(w, "apiVersion", o.api_version);
-    optionalField(w, "resourceVersion", o.resource_version);
-    optionalField(w, "fieldPath", o.field_path);
-    w.EndObject();
-    w.Key("reason");
-    str(w, p.reason);
-    w.Key("message");
-    str(w, message);
-    w.Key("source");
-    w.StartObject();
-    w.Key("component");
-    str(w, p.component);
-    w.Key("host");
-    str(w, options_.host);
-    w.EndObject();
-    w.Key("firstTimestamp");
-    str(w, formatRfc3339(r.first_timestamp));
-    w.Key("lastTimestamp");
-    str(w, formatRfc3339(now_s));
-    w.Key("count");
-    w.Int(r.count);
-    w.Key("type");
-    str(w, typeName(p.type));
-    w.Key("reportingComponent");
-    str(w, p.component);
-    w.Key("reportingInstance");
-    str(w, options_.host);
-    w.EndObject();
-    return std::string(buf.GetString());
+    std::vector<Write> writes;
+    writes.reserve(ready.size());
+    for (const auto& [p, out] : ready) {
+      writes.push_back(writeFor(out, *p));
+    }
+    auto results = api_.writeBatch(std::move(writes), callOptions(final_attempt_only, stop),
+                                   options_.batch_gather);
+    for (size_t i = 0; i < ready.size(); ++i) {
+      ApiStatus first = results[i].ok() ? ApiStatus() : results[i].status();
+      deliver(ready[i].second, *ready[i].first, first, final_attempt_only, stop);
+    }
+    ready.clear();
+    keys.clear();
   };
-  auto patchBody = [&](const Sent& r) {
-    rapidjson::StringBuffer buf;
-    Writer w(buf);
+  for (const Pending& p : batch) {
+    std::optional<Outgoing> out = admit(p);
+    if (!out) {
+      continue;
+    }
+    if (keys.contains(out->dedup_key)) {
+      flush();  // a repeat is written as one once the first is known to be written
+    }
+    prepare(&*out, p);
+    keys.insert(out->dedup_key);
+    ready.emplace_back(&p, std::move(*out));
+  }
+  flush();
+}
+
+Write EventBroadcaster::writeFor(const Outgoing& out, const Pending& p) const {
+  const ObjectReference& o = p.object;
+  const Sent& r = out.record;
+  int64_t now_s = std::chrono::floor<std::chrono::seconds>(p.time.time_since_epoch()).count();
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  if (out.repeat) {
     w.StartObject();
     w.Key("count");
     w.Int(r.count);
     w.Key("lastTimestamp");
     str(w, formatRfc3339(now_s));
     w.Key("message");
-    str(w, message);
+    str(w, out.message);
     w.EndObject();
-    return std::string(buf.GetString());
-  };
-
-  CallOptions call;
-  if (final_attempt_only) {
-    call.timeout = std::chrono::seconds(1);  // shutting down: one quick try
-  } else {
-    call.stop = stop;
+    return Write{Write::Verb::Patch, eventPath(r.namespace_, r.name), buf.GetString(),
+                 PatchType::Strategic};
   }
+  w.StartObject();
+  w.Key("kind");
+  w.String("Event");
+  w.Key("apiVersion");
+  w.String("v1");
+  w.Key("metadata");
+  w.StartObject();
+  w.Key("name");
+  str(w, r.name);
+  w.Key("namespace");
+  str(w, r.namespace_);
+  w.EndObject();
+  w.Key("involvedObject");
+  w.StartObject();
+  w.Key("kind");
+  str(w, o.kind);
+  optionalField(w, "namespace", o.namespace_);
+  w.Key("name");
+  str(w, o.name);
+  optionalField(w, "uid", o.uid);
+  optionalField(w, "apiVersion", o.api_version);
+  optionalField(w, "resourceVersion", o.resource_version);
+  optionalField(w, "fieldPath", o.field_path);
+  w.EndObject();
+  w.Key("reason");
+  str(w, p.reason);
+  w.Key("message");
+  str(w, out.message);
+  w.Key("source");
+  w.StartObject();
+  w.Key("component");
+  str(w, p.component);
+  w.Key("host");
+  str(w, options_.host);
+  w.EndObject();
+  w.Key("firstTimestamp");
+  str(w, formatRfc3339(r.first_timestamp));
+  w.Key("lastTimestamp");
+  str(w, formatRfc3339(now_s));
+  w.Key("count");
+  w.Int(r.count);
+  w.Key("type");
+  str(w, typeName(p.type));
+  w.Key("reportingComponent");
+  str(w, p.component);
+  w.Key("reportingInstance");
+  str(w, options_.host);
+  w.EndObject();
+  return Write{Write::Verb::Create, eventPath(r.namespace_), buf.GetString(),
+               PatchType::Strategic};
+}
+
+void EventBroadcaster::deliver(Outgoing& out, const Pending& p, std::optional<ApiStatus> first,
+                               bool final_attempt_only, std::stop_token stop) {
+  const ObjectReference& o = p.object;
+  CallOptions call = callOptions(final_attempt_only, stop);
+  auto statusOf = [](const ApiResult<std::string>& r) { return r.ok() ? ApiStatus() : r.status(); };
+  auto fail = [this] {
+    std::lock_guard lock(mu_);
+    ++stats_.failed;
+  };
   int attempts = final_attempt_only ? 1 : options_.max_attempts;
   ApiStatus st;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     bool patched = false;
-    if (repeat) {
-      auto r = api_.patch(eventPath(record.namespace_, record.name), PatchType::Strategic,
-                          patchBody(record), call);
-      st = r.ok() ? ApiStatus() : r.status();
+    if (out.repeat) {
+      if (first) {
+        st = *first;
+        first.reset();
+      } else {
+        Write w = writeFor(out, p);
+        st = statusOf(api_.patch(w.path, w.patch_type, std::move(w.body), call));
+      }
       patched = st.ok();
       if (st.isNotFound()) {
         // The event expired on the server: write it afresh.
-        repeat = false;
+        out.repeat = false;
       }
     }
-    if (!repeat) {
-      auto r = api_.create(eventPath(record.namespace_), fullEvent(record), call);
-      st = r.ok() ? ApiStatus() : r.status();
+    if (!out.repeat) {
+      if (first) {
+        st = *first;
+        first.reset();
+      } else {
+        Write w = writeFor(out, p);
+        st = statusOf(api_.create(w.path, std::move(w.body), call));
+      }
     }
     if (st.ok()) {
-      sent_.put(dedup_key, record);
+      sent_.put(out.dedup_key, out.record);
       std::lock_guard lock(mu_);
       ++(patched ? stats_.patched : stats_.created);
-      return st;
+      return;
     }
     if (st.httpCode() != 0 || st.isCancelled()) {
       // The server answered: retrying will not help (client-go gives up too).
       log::infoV(2, "Event rejected; dropping it",
                  {{"reason", p.reason}, {"object", o.name}, {"error", st.toString()}});
-      return st;
+      fail();
+      return;
     }
     if (attempt == attempts) {
       break;
@@ -416,7 +482,7 @@ ApiStatus EventBroadcaster::send(const std::string& dedup_key, const Pending& p,
   }
   log::warning("Unable to write event (may retry no more)",
                {{"reason", p.reason}, {"object", o.name}, {"error", st.toString()}});
-  return st;
+  fail();
 }
 
 }  // namespace ccm::kube

@@ -13,7 +13,9 @@
 //     lastTimestamp and message (a fresh POST if the event is gone); a new one is a POST of
 //     <name>.<unix-nanos hex> in the object's namespace ("default" for cluster-scoped objects).
 // Delivery: up to 12 attempts, 10 s apart (the first wait random in [0, 10 s)); an HTTP error
-// answer gives up at once, a transport error retries.
+// answer gives up at once, a transport error retries. When events queue up, the sender takes
+// up to 32 at once and sends their first writes together (KubeApi::writeBatch: pipelined on
+// one connection), which costs the server and the sender one wake-up for many events.
 //
 // THREAD: EventRecorder::event() from any thread; the broadcaster's methods from its owner.
 #pragma once
@@ -27,11 +29,13 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "host/kube/kube_api.hpp"
 #include "host/kube/node.hpp"
@@ -72,6 +76,11 @@ struct EventRecorderOptions {
   // unreachable API server must not hold the process up: one try of up to 1 s each would add
   // up to minutes with a full queue).
   std::chrono::milliseconds shutdown_grace{2000};
+  // When events are queued up, at most this many are taken at once and their writes sent
+  // together (pipelined: one wake-up of the server and of the sender for many events); the
+  // sender reads the answers after waiting batch_gather for them to pile up. 1: one by one.
+  size_t batch_size = 32;
+  std::chrono::microseconds batch_gather{2000};
 };
 
 class EventBroadcaster;
@@ -113,7 +122,8 @@ class EventBroadcaster {
   // options.shutdown_grace in total, then the thread exits. Later events are dropped.
   void shutdown();
 
-  // Tests without the thread: processes every queued event now (no retries waits).
+  // Tests without the thread: processes every queued event now, in batches as the thread
+  // does, each write tried once (no retry waits).
   void processQueuedForTest();
   // Tests: replace the randomness of the first retry wait.
   void setRandomForTest(Random* random) { random_ = random; }
@@ -157,12 +167,31 @@ class EventBroadcaster {
     V& put(const std::string& key, V value);
   };
 
+  // An event past the spam filter and aggregation, on its way to the server.
+  struct Outgoing {
+    std::string dedup_key;
+    std::string message;
+    Sent record;          // what it is written as
+    bool repeat = false;  // a repeat of an event already written: a PATCH of its count
+  };
+
   void enqueue(Pending p);
   void run(std::stop_token stop);
-  void process(Pending p, bool final_attempt_only, std::stop_token stop);
-  // Sends (POST or PATCH); returns true when done (sent or given up).
-  ApiStatus send(const std::string& dedup_key, const Pending& p, const std::string& message,
-                 bool final_attempt_only, std::stop_token stop);
+  // Several queued events, their first writes sent together (KubeApi::writeBatch).
+  void processBatch(std::vector<Pending> batch, bool final_attempt_only, std::stop_token stop);
+  // Up to options_.batch_size events from the front of the queue.
+  std::vector<Pending> takeLocked(size_t most);
+  // Steps 1 and 2, the spam filter and aggregation; nullopt when the spam filter drops it.
+  std::optional<Outgoing> admit(const Pending& p);
+  // Step 3's choice: a new event, or a repeat of one already written.
+  void prepare(Outgoing* out, const Pending& p);
+  // The write for an event: a POST of the whole event, or for a repeat a PATCH of its count.
+  Write writeFor(const Outgoing& out, const Pending& p) const;
+  // Step 3, delivery: `first` is the outcome of a first write already made (in a batch).
+  // Counts a success or failure in the stats; retries a transport failure
+  // (options_.max_attempts in all).
+  void deliver(Outgoing& out, const Pending& p, std::optional<ApiStatus> first,
+                    bool final_attempt_only, std::stop_token stop);
 
   KubeApi& api_;
   EventRecorderOptions options_;

@@ -115,4 +115,19 @@ void FakeKubeApi::clearCalls() {
   calls_.clear();
 }
 
+std::vector<ApiResult<std::string>> FakeKubeApi::writeBatch(std::vector<Write> writes,
+                                                            const CallOptions& options,
+                                                            std::chrono::microseconds gather) {
+  {
+    std::lock_guard lock(mu_);
+    batch_sizes_.push_back(writes.size());
+  }
+  return KubeApi::writeBatch(std::move(writes), options, gather);
+}
+
+std::vector<size_t> FakeKubeApi::batchSizes() const {
+  std::lock_guard lock(mu_);
+  return batch_sizes_;
+}
+
 }  // namespace ccm::kube

@@ -35,6 +35,10 @@ class FakeKubeApi final : public KubeApi {
                                const CallOptions& options = {}) override;
   ApiStatus remove(const ResourcePath& path, const Preconditions& preconditions = {},
                    const CallOptions& options = {}) override;
+  // Records the batch's size, then makes the calls one by one (recorded as such).
+  std::vector<ApiResult<std::string>> writeBatch(std::vector<Write> writes,
+                                                 const CallOptions& options = {},
+                                                 std::chrono::microseconds gather = {}) override;
 
   // GET answers with this JSON (object path, e.g. nodePath("n1").path()).
   void setObject(const std::string& path, std::string json);
@@ -45,6 +49,8 @@ class FakeKubeApi final : public KubeApi {
   // Calls with this verb (and path, when non-empty).
   std::vector<Call> callsFor(const std::string& verb, const std::string& path = {}) const;
   void clearCalls();
+  // The sizes of the batches given to writeBatch, in order.
+  std::vector<size_t> batchSizes() const;
 
  private:
   ApiStatus takeError(const std::string& verb, const std::string& path);
@@ -52,6 +58,7 @@ class FakeKubeApi final : public KubeApi {
 
   mutable std::mutex mu_;
   std::vector<Call> calls_;                              // guarded by mu_
+  std::vector<size_t> batch_sizes_;                      // guarded by mu_
   std::map<std::string, std::string> objects_;           // guarded by mu_
   std::map<std::string, std::deque<ApiStatus>> errors_;  // guarded by mu_; "VERB path"
 };

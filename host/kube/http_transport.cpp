@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "host/kube/http_headers.hpp"
+#include "host/runtime/rate_limiter.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -200,6 +201,10 @@ class HttpTransport::Conn {
   uint64_t generation() const { return generation_; }
   bool reused = false;
   std::string out;  // the request being written (kept to reuse its capacity)
+  // While set (a batch's answers are awaited), a read that finds nothing buffered first
+  // waits this long, so that answers arriving meanwhile are taken in one wake-up.
+  std::chrono::microseconds gather{0};
+  std::stop_token gather_stop;
 
   // True when the server has not closed (or written to) this idle connection.
   bool idleAndOpen() {
@@ -262,6 +267,11 @@ class HttpTransport::Conn {
       if (buf_.size() - len_ < kReadChunk) {
         buf_.resize(std::max(buf_.size() * 2, len_ + kReadChunk));
       }
+    }
+    if (gather.count() > 0 && pos_ == len_ && (ssl_ == nullptr || SSL_has_pending(ssl_) != 1) &&
+        !sleepFor(gather, gather_stop)) {
+      error_ = "cancelled";
+      return false;
     }
     char* dst = buf_.data() + len_;
     size_t room = buf_.size() - len_;
@@ -718,60 +728,176 @@ Status HttpTransport::perform(const Request& request, const Credentials::Current
   }
 }
 
+void HttpTransport::performBatch(std::span<Exchange> batch, const Credentials::Current& creds,
+                                 std::stop_token stop, std::chrono::microseconds gather) {
+  if (batch.empty()) {
+    return;
+  }
+  const Request& first = batch.front().request;
+  auto deadline =
+      first.timeout.count() > 0 ? Clock_::now() + first.timeout : Clock_::time_point::max();
+  uint64_t generation = creds.cert ? creds.cert->generation : 0;
+  size_t next = 0;          // the first exchange still without an outcome
+  bool fresh_only = false;  // after a kept-alive connection turned out closed
+  while (next < batch.size()) {
+    auto rest = batch.subspan(next);
+    auto failRest = [&](size_t from, const Status& st) {
+      for (size_t i = from; i < rest.size(); ++i) {
+        rest[i].status = st;
+      }
+    };
+    if (stop.stop_requested()) {
+      failRest(0, Status(Code::Cancelled, "request cancelled"));
+      return;
+    }
+    std::unique_ptr<Conn> conn;
+    while (!fresh_only && (conn = takeIdle(generation)) && !conn->idleAndOpen()) {
+      conn.reset();
+    }
+    if (!conn) {
+      auto made = connect(creds, deadline, stop);
+      if (!made.ok()) {
+        failRest(0, made.status());
+        return;
+      }
+      conn = std::move(made).value();
+    }
+    bool retry_fresh = false;
+    bool reusable = false;
+    {
+      ShutdownOnStop cancel(stop, conn->fd());
+      conn->startExchange();
+      conn->setReceiveTimeout(receiveTimeout(deadline));
+      // Every request, in one write.
+      conn->out.clear();
+      for (auto& e : rest) {
+        e.response = Response{};
+        e.body.clear();
+        format(e.request, &conn->out);
+      }
+      Status sent;
+      if (first.before_send != nullptr) {
+        sent = (*first.before_send)();
+      }
+      if (sent.ok() && !conn->writeAll(conn->out)) {
+        sent = failure(*conn, stop, deadline, "sending");
+        retry_fresh = conn->reused && !fresh_only && sent.code() == Code::Unavailable;
+      }
+      if (!sent.ok() && !retry_fresh) {
+        failRest(0, sent);
+        return;
+      }
+      conn->gather = sent.ok() ? gather : std::chrono::microseconds(0);
+      conn->gather_stop = stop;
+      for (size_t i = 0; sent.ok() && i < rest.size(); ++i) {
+        bool last = i + 1 == rest.size();
+        bool nothing_received = false;
+        Status st = readAnswer(*conn, rest[i].request, stop, deadline, !last, &rest[i].response,
+                               &rest[i].body, &nothing_received, &reusable);
+        if (!st.ok()) {
+          // A kept-alive connection the server closed just as we reused it: send again, once.
+          if (i == 0 && nothing_received && conn->reused && !fresh_only &&
+              st.code() == Code::Unavailable && !stop.stop_requested()) {
+            retry_fresh = true;
+            break;
+          }
+          failRest(i, stop.stop_requested() ? Status(Code::Cancelled, "request cancelled") : st);
+          return;
+        }
+        rest[i].status = okStatus();
+        ++next;
+        if (!reusable && !last) {
+          // The server closes the connection after this answer, so it did not act on the
+          // requests after it (RFC 9112, 9.6): they are sent again on another connection.
+          break;
+        }
+      }
+      conn->gather = std::chrono::microseconds(0);
+    }
+    fresh_only = retry_fresh;
+    if (next == batch.size() && reusable && !stop.stop_requested()) {
+      putIdle(std::move(conn));
+    }
+  }
+}
+
+std::chrono::milliseconds HttpTransport::receiveTimeout(Clock_::time_point deadline) const {
+  if (deadline == Clock_::time_point::max()) {
+    return options_.stall;
+  }
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock_::now());
+  return std::max(std::chrono::milliseconds(1), std::min(options_.stall, left));
+}
+
+Status HttpTransport::failure(const Conn& conn, std::stop_token stop, Clock_::time_point deadline,
+                              std::string_view what) const {
+  if (stop.stop_requested()) {
+    return Status(Code::Cancelled, "request cancelled");
+  }
+  if (conn.timedOut() || Clock_::now() >= deadline) {
+    return Status(Code::DeadlineExceeded,
+                  fmt::format("request to {}:{} timed out ({})", connect_host_, port_, what));
+  }
+  std::string detail = conn.error().empty() ? std::string("connection closed") : conn.error();
+  return Status(Code::Unavailable,
+                fmt::format("request to {}:{} failed: {}", connect_host_, port_, detail));
+}
+
+void HttpTransport::format(const Request& request, std::string* out) const {
+  out->append(request.method).append(" ").append(path_prefix_).append(request.target);
+  out->append(" HTTP/1.1\r\nHost: ").append(host_header_).append("\r\n");
+  if (request.headers != nullptr) {
+    for (const auto& h : *request.headers) {
+      out->append(h).append("\r\n");
+    }
+  }
+  if (request.send_body) {
+    out->append("Content-Length: ").append(std::to_string(request.body.size())).append("\r\n");
+  }
+  out->append("\r\n");
+  if (request.send_body) {
+    out->append(request.body);
+  }
+}
+
 Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_token stop,
                                Clock_::time_point deadline, Response* response, std::string* body,
                                bool* nothing_received, bool* reusable) {
   conn.startExchange();
-  auto stall = options_.stall;
-  auto timeoutFor = [&]() {
-    if (deadline == Clock_::time_point::max()) {
-      return stall;
-    }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock_::now());
-    return std::max(std::chrono::milliseconds(1), std::min(stall, left));
-  };
-  auto failed = [&](std::string_view what) {
-    *nothing_received = conn.received() == 0;
-    if (stop.stop_requested()) {
-      return Status(Code::Cancelled, "request cancelled");
-    }
-    if (conn.timedOut() || Clock_::now() >= deadline) {
-      return Status(Code::DeadlineExceeded,
-                    fmt::format("request to {}:{} timed out ({})", connect_host_, port_, what));
-    }
-    std::string detail = conn.error().empty() ? std::string("connection closed") : conn.error();
-    return Status(Code::Unavailable,
-                  fmt::format("request to {}:{} failed: {}", connect_host_, port_, detail));
-  };
-  conn.setReceiveTimeout(timeoutFor());
-
+  conn.setReceiveTimeout(receiveTimeout(deadline));
   // The request, in one write.
-  std::string& out = conn.out;
-  out.clear();
-  out.append(request.method).append(" ").append(path_prefix_).append(request.target);
-  out.append(" HTTP/1.1\r\nHost: ").append(host_header_).append("\r\n");
-  if (request.headers != nullptr) {
-    for (const auto& h : *request.headers) {
-      out.append(h).append("\r\n");
-    }
-  }
-  if (request.send_body) {
-    out.append("Content-Length: ").append(std::to_string(request.body.size())).append("\r\n");
-  }
-  out.append("\r\n");
-  if (request.send_body) {
-    out.append(request.body);
-  }
+  conn.out.clear();
+  format(request, &conn.out);
   if (request.before_send != nullptr) {
     if (Status refused = (*request.before_send)(); !refused.ok()) {
       *nothing_received = true;
       return refused;
     }
   }
-  if (!conn.writeAll(out)) {
+  if (!conn.writeAll(conn.out)) {
     *nothing_received = true;
-    return failed("sending");
+    return failure(conn, stop, deadline, "sending");
   }
+  return readAnswer(conn, request, stop, deadline, false, response, body, nothing_received,
+                    reusable);
+}
+
+Status HttpTransport::readAnswer(Conn& conn, const Request& request, std::stop_token stop,
+                                 Clock_::time_point deadline, bool more_follow,
+                                 Response* response, std::string* body, bool* nothing_received,
+                                 bool* reusable) {
+  auto failed = [&](std::string_view what) {
+    *nothing_received = conn.received() == 0;
+    return failure(conn, stop, deadline, what);
+  };
+  // What follows an answer on the connection belongs to the next pipelined answer, if any.
+  auto done = [&](bool close) {
+    *reusable = !close && (more_follow || conn.buffered().empty());
+    if (!more_follow) {
+      conn.resetBuffer();
+    }
+    return okStatus();
+  };
 
   // The answer's head (skipping 1xx interim answers).
   bool head_request = request.method == "HEAD";
@@ -857,8 +983,7 @@ Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_tok
   };
   bool no_body = head_request || code == 204 || code == 304;
   if (no_body) {
-    *reusable = !close && conn.buffered().empty();
-    return okStatus();
+    return done(close);
   }
   if (chunked) {
     while (true) {
@@ -938,9 +1063,7 @@ Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_tok
     }
     close = true;
   }
-  *reusable = !close && conn.buffered().empty();
-  conn.resetBuffer();
-  return okStatus();
+  return done(close);
 }
 
 }  // namespace ccm::kube

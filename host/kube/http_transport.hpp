@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -86,6 +87,25 @@ class HttpTransport {
   Status perform(const Request& request, const Credentials::Current& creds, std::stop_token stop,
                  Response* response, std::string* body);
 
+  // One request of a batch and what came of it.
+  struct Exchange {
+    Request request;
+    Status status;  // as perform() would return it
+    Response response;
+    std::string body;  // the answer's body (empty when discarded)
+  };
+
+  // Performs the requests together on one connection: written at once and answered in order
+  // (HTTP/1.1 pipelining), so the server wakes once for all of them; with `gather`, a read
+  // that finds nothing waits that long first, and the answers are taken in a few wake-ups
+  // rather than one each. Every exchange gets its own status. The first request's timeout
+  // and before_send govern the whole batch. When the server closes the connection after an
+  // answer (Connection: close), it did not act on the requests after it, and those are sent
+  // again on another connection; when the connection fails, the answered requests keep their
+  // outcome and the others fail as perform() would (the server may have acted on them).
+  void performBatch(std::span<Exchange> batch, const Credentials::Current& creds,
+                    std::stop_token stop, std::chrono::microseconds gather);
+
   // Connections made so far (for tests).
   uint64_t connectionsOpened() const;
 
@@ -101,11 +121,23 @@ class HttpTransport {
                                           std::stop_token stop);
   std::unique_ptr<Conn> takeIdle(uint64_t generation);
   void putIdle(std::unique_ptr<Conn> conn);
-  // One attempt on one connection. `sent_nothing_back` is set when the failure happened
+  // One attempt on one connection. `nothing_received` is set when the failure happened
   // before any byte of the answer arrived.
   Status exchange(Conn& conn, const Request& request, std::stop_token stop,
                   std::chrono::steady_clock::time_point deadline, Response* response,
                   std::string* body, bool* nothing_received, bool* reusable);
+  // Appends the request's bytes (head and body) to `out`.
+  void format(const Request& request, std::string* out) const;
+  // Reads one answer; `more_follow`: pipelined answers follow it on the connection.
+  Status readAnswer(Conn& conn, const Request& request, std::stop_token stop,
+                    std::chrono::steady_clock::time_point deadline, bool more_follow,
+                    Response* response, std::string* body, bool* nothing_received,
+                    bool* reusable);
+  // The receive timeout for the next read: the stall timeout, or less before the deadline.
+  std::chrono::milliseconds receiveTimeout(std::chrono::steady_clock::time_point deadline) const;
+  // How a failed exchange is reported (Cancelled, DeadlineExceeded or Unavailable).
+  Status failure(const Conn& conn, std::stop_token stop,
+                 std::chrono::steady_clock::time_point deadline, std::string_view what) const;
 
   const RestConfig config_;
   const Options options_;

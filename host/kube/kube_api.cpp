@@ -43,6 +43,27 @@ ResourcePath eventPath(std::string_view ns, std::string_view name) {
   return ResourcePath{"v1", "events", std::string(ns), std::string(name), ""};
 }
 
+std::vector<ApiResult<std::string>> KubeApi::writeBatch(std::vector<Write> writes,
+                                                        const CallOptions& options,
+                                                        std::chrono::microseconds) {
+  std::vector<ApiResult<std::string>> results;
+  results.reserve(writes.size());
+  for (auto& w : writes) {
+    switch (w.verb) {
+      case Write::Verb::Create:
+        results.push_back(create(w.path, std::move(w.body), options));
+        break;
+      case Write::Verb::Update:
+        results.push_back(update(w.path, std::move(w.body), options));
+        break;
+      case Write::Verb::Patch:
+        results.push_back(patch(w.path, w.patch_type, std::move(w.body), options));
+        break;
+    }
+  }
+  return results;
+}
+
 std::string_view patchContentType(PatchType type) {
   switch (type) {
     case PatchType::Strategic:

@@ -10,6 +10,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "host/kube/api_status.hpp"
 
@@ -55,6 +56,15 @@ struct CallOptions {
   bool metadata_only = false;
 };
 
+// One write of a batch (KubeApi::writeBatch).
+struct Write {
+  enum class Verb : uint8_t { Create, Update, Patch };
+  Verb verb = Verb::Create;
+  ResourcePath path;  // the collection for Create
+  std::string body;
+  PatchType patch_type = PatchType::Strategic;  // for Patch
+};
+
 class KubeApi {
  public:
   virtual ~KubeApi() = default;
@@ -74,6 +84,13 @@ class KubeApi {
   // DELETE, with optional uid/resourceVersion preconditions.
   virtual ApiStatus remove(const ResourcePath& path, const Preconditions& preconditions = {},
                            const CallOptions& options = {}) = 0;
+  // Several writes sent together: one result each, in order, as create/update/patch would
+  // give them with `options`. KubeClient pipelines them on one connection, and its reads
+  // wait `gather` for answers to pile up, so a burst of writes wakes the server and the
+  // caller once for many rather than once each. This default makes the calls one by one.
+  virtual std::vector<ApiResult<std::string>> writeBatch(std::vector<Write> writes,
+                                                         const CallOptions& options = {},
+                                                         std::chrono::microseconds gather = {});
 };
 
 // Percent-encodes a query parameter value.

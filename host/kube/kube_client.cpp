@@ -34,9 +34,8 @@ ApiResult<std::string> KubeClient::get(const ResourcePath& path, std::string_vie
   return std::move(r->body);
 }
 
-ApiResult<std::string> KubeClient::write(Verb verb, const ResourcePath& path, std::string body,
-                                         std::string_view content_type,
-                                         const CallOptions& options) {
+Request KubeClient::writeRequest(Verb verb, const ResourcePath& path, std::string body,
+                                 std::string_view content_type, const CallOptions& options) {
   Request req;
   req.verb = verb;
   req.path = path.path();
@@ -45,11 +44,49 @@ ApiResult<std::string> KubeClient::write(Verb verb, const ResourcePath& path, st
   req.want_body = options.want_response;
   req.metadata_answer = !options.want_response || options.metadata_only;
   req.timeout = options.timeout;
-  auto r = rest_->call(req, options.stop);
+  return req;
+}
+
+ApiResult<std::string> KubeClient::write(Verb verb, const ResourcePath& path, std::string body,
+                                         std::string_view content_type,
+                                         const CallOptions& options) {
+  auto r = rest_->call(writeRequest(verb, path, std::move(body), content_type, options),
+                       options.stop);
   if (!r.ok()) {
     return r.status();
   }
   return std::move(r->body);
+}
+
+std::vector<ApiResult<std::string>> KubeClient::writeBatch(std::vector<Write> writes,
+                                                           const CallOptions& options,
+                                                           std::chrono::microseconds gather) {
+  std::vector<Request> requests;
+  requests.reserve(writes.size());
+  for (auto& w : writes) {
+    switch (w.verb) {
+      case Write::Verb::Create:
+        requests.push_back(writeRequest(Verb::Post, w.path, std::move(w.body), kJson, options));
+        break;
+      case Write::Verb::Update:
+        requests.push_back(writeRequest(Verb::Put, w.path, std::move(w.body), kJson, options));
+        break;
+      case Write::Verb::Patch:
+        requests.push_back(writeRequest(Verb::Patch, w.path, std::move(w.body),
+                                        patchContentType(w.patch_type), options));
+        break;
+    }
+  }
+  std::vector<ApiResult<std::string>> results;
+  results.reserve(requests.size());
+  for (auto& r : rest_->callBatch(requests, options.stop, gather)) {
+    if (r.ok()) {
+      results.push_back(std::move(r->body));
+    } else {
+      results.push_back(r.status());
+    }
+  }
+  return results;
 }
 
 ApiResult<std::string> KubeClient::create(const ResourcePath& path, std::string body,

@@ -32,11 +32,16 @@ class KubeClient final : public KubeApi {
                                const CallOptions& options = {}) override;
   ApiStatus remove(const ResourcePath& path, const Preconditions& preconditions = {},
                    const CallOptions& options = {}) override;
+  std::vector<ApiResult<std::string>> writeBatch(std::vector<Write> writes,
+                                                 const CallOptions& options = {},
+                                                 std::chrono::microseconds gather = {}) override;
 
   RestClient& rest() { return *rest_; }
   const RestConfig& config() const { return rest_->config(); }
 
  private:
+  static Request writeRequest(Verb verb, const ResourcePath& path, std::string body,
+                              std::string_view content_type, const CallOptions& options);
   ApiResult<std::string> write(Verb verb, const ResourcePath& path, std::string body,
                                std::string_view content_type, const CallOptions& options);
   std::unique_ptr<RestClient> rest_;

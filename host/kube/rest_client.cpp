@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "host/kube/curl_transfer.hpp"
 #include "host/kube/http_headers.hpp"
@@ -597,47 +598,69 @@ ApiStatus RestClient::sendCurl(const Request& request, const Credentials::Curren
   return ApiStatus();
 }
 
-ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Current& creds,
-                               std::stop_token stop, Response* response, long* code,
-                               long* retry_after, std::vector<std::string>* warnings) {
+HttpTransport::Request RestClient::httpRequest(const Request& request,
+                                               const Credentials::Current& creds,
+                                               std::vector<std::string>* headers) const {
   bool has_body = !request.body.empty() || request.verb == Verb::Post ||
                   request.verb == Verb::Put || request.verb == Verb::Patch;
-  std::vector<std::string> headers;
-  headers.reserve(6 + config_.impersonate_groups.size());
-  headers.emplace_back("User-Agent: " + user_agent_);
-  headers.emplace_back(acceptHeader(request));
+  headers->reserve(6 + config_.impersonate_groups.size());
+  headers->emplace_back("User-Agent: " + user_agent_);
+  headers->emplace_back(acceptHeader(request));
   if (has_body) {
-    headers.emplace_back(fmt::format("Content-Type: {}", request.content_type));
+    headers->emplace_back(fmt::format("Content-Type: {}", request.content_type));
   }
   if (!creds.authorization.empty()) {
-    headers.emplace_back("Authorization: " + creds.authorization);
+    headers->emplace_back("Authorization: " + creds.authorization);
   }
   if (!config_.impersonate_user.empty()) {
-    headers.emplace_back("Impersonate-User: " + config_.impersonate_user);
+    headers->emplace_back("Impersonate-User: " + config_.impersonate_user);
     for (const auto& g : config_.impersonate_groups) {
-      headers.emplace_back("Impersonate-Group: " + g);
+      headers->emplace_back("Impersonate-Group: " + g);
     }
   }
   HttpTransport::Request r;
   r.method = verbName(request.verb);
   r.target = request.path;
-  r.headers = &headers;
+  r.headers = headers;
   r.body = request.body;
   r.send_body = has_body;
   r.discard_success_body = !request.want_body;
   r.timeout = request.timeout.count() > 0 ? request.timeout : timeout_;
+  return r;
+}
+
+std::function<Status()> RestClient::fenceFor(const Request& request, ApiStatus* refused) const {
   // The write guard once more, right before the bytes go out: call() asked it before the
   // connection was made, and a pause in between (a TLS handshake, a frozen process) must not
   // let a write through that the guard would now refuse.
-  ApiStatus refused;
-  std::function<Status()> fence;
   const WriteGuard* guard =
       request.verb != Verb::Get ? write_guard_.load(std::memory_order_acquire) : nullptr;
-  if (guard) {
-    fence = [guard, &request, &refused]() {
-      refused = (*guard)(request);
-      return refused.ok() ? Status() : Status(Code::Cancelled, refused.message());
-    };
+  if (guard == nullptr) {
+    return {};
+  }
+  return [guard, &request, refused]() {
+    *refused = (*guard)(request);
+    return refused->ok() ? Status() : Status(Code::Cancelled, refused->message());
+  };
+}
+
+ApiStatus RestClient::httpFailure(Verb verb, const Status& st,
+                                  std::chrono::steady_clock::duration elapsed) {
+  record(verb, "<error>", elapsed);
+  if (st.code() == Code::Cancelled) {
+    return ApiStatus::cancelled();
+  }
+  return ApiStatus(0, Reason::Transport, st.message());
+}
+
+ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Current& creds,
+                               std::stop_token stop, Response* response, long* code,
+                               long* retry_after, std::vector<std::string>* warnings) {
+  std::vector<std::string> headers;
+  HttpTransport::Request r = httpRequest(request, creds, &headers);
+  ApiStatus refused;
+  std::function<Status()> fence = fenceFor(request, &refused);
+  if (fence) {
     r.before_send = &fence;
   }
   HttpTransport::Response answer;
@@ -648,17 +671,118 @@ ApiStatus RestClient::sendHttp(const Request& request, const Credentials::Curren
     return refused;
   }
   if (!st.ok()) {
-    record(request.verb, "<error>", elapsed);
-    if (st.code() == Code::Cancelled) {
-      return ApiStatus::cancelled();
-    }
-    return ApiStatus(0, Reason::Transport, st.message());
+    return httpFailure(request.verb, st, elapsed);
   }
   *code = answer.code;
   *retry_after = answer.retry_after_seconds;
   *warnings = std::move(answer.warnings);
   record(request.verb, std::to_string(*code), elapsed);
   return ApiStatus();
+}
+
+std::vector<ApiResult<Response>> RestClient::callBatch(std::span<const Request> requests,
+                                                       std::stop_token stop,
+                                                       std::chrono::microseconds gather) {
+  std::vector<ApiResult<Response>> results;
+  results.reserve(requests.size());
+  if (!http_ || requests.size() < 2) {
+    for (const auto& r : requests) {
+      results.push_back(call(r, stop));
+    }
+    return results;
+  }
+  auto failAll = [&](const ApiStatus& st) {
+    results.assign(requests.size(), ApiResult<Response>(st));
+    return results;
+  };
+  for (const auto& r : requests) {
+    if (!throttle(r.verb, stop)) {
+      return failAll(ApiStatus::cancelled());
+    }
+  }
+  // The batch goes out as one write: the guard's answer for its first write stands for all.
+  const Request* first_write = nullptr;
+  for (const auto& r : requests) {
+    if (r.verb != Verb::Get) {
+      first_write = &r;
+      break;
+    }
+  }
+  ApiStatus refused;
+  std::function<Status()> fence;
+  if (first_write != nullptr) {
+    if (const WriteGuard* guard = write_guard_.load(std::memory_order_acquire)) {
+      if (ApiStatus no = (*guard)(*first_write); !no.ok()) {
+        return failAll(no);
+      }
+    }
+    fence = fenceFor(*first_write, &refused);
+  }
+  Credentials::Current creds;
+  if (Status cs = credentials_.get(&creds); !cs.ok()) {
+    return failAll(ApiStatus(0, Reason::Unauthorized, cs.message()));
+  }
+  std::vector<std::vector<std::string>> headers(requests.size());
+  std::vector<HttpTransport::Exchange> batch(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    batch[i].request = httpRequest(requests[i], creds, &headers[i]);
+  }
+  if (fence) {
+    batch.front().request.before_send = &fence;
+  }
+  auto start = std::chrono::steady_clock::now();
+  http_->performBatch(batch, creds, stop, gather);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  if (!refused.ok()) {
+    return failAll(refused);
+  }
+  // Answers call() would retry are retried through it, after one re-authentication or one
+  // wait for the whole batch (its requests were sent at the same moment).
+  std::optional<bool> renewed;
+  bool waited = false;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Request& request = requests[i];
+    HttpTransport::Exchange& e = batch[i];
+    if (!e.status.ok()) {
+      results.push_back(httpFailure(request.verb, e.status, elapsed));
+      continue;
+    }
+    int code = e.response.code;
+    long retry_after = e.response.retry_after_seconds;
+    record(request.verb, std::to_string(code), elapsed);
+    logWarnings(e.response.warnings);
+    if (code >= 200 && code < 300) {
+      results.push_back(Response{code, request.want_body ? std::move(e.body) : std::string()});
+      continue;
+    }
+    if (code == 401) {
+      if (!renewed) {
+        renewed = credentials_.onUnauthorized();
+      }
+      if (*renewed) {
+        results.push_back(call(request, stop));
+        continue;
+      }
+    } else if ((code == 429 || code >= 500) && retry_after >= 0) {
+      if (!waited) {
+        ccm::log::infoV(2, "Server asked to retry later",
+                        {{"code", code},
+                         {"retryAfterSeconds", retry_after},
+                         {"verb", verbName(request.verb)}});
+        waited = true;
+        if (!sleepFor(std::chrono::seconds(retry_after), stop)) {
+          results.push_back(ApiStatus::cancelled());
+          continue;
+        }
+      }
+      results.push_back(stop.stop_requested() ? ApiResult<Response>(ApiStatus::cancelled())
+                                               : call(request, stop));
+      continue;
+    }
+    results.push_back(ApiStatus::fromResponse(code, e.body,
+                                              std::chrono::seconds(std::max(retry_after, 0L))));
+  }
+  return results;
 }
 
 ApiResult<std::unique_ptr<ResponseStream>> RestClient::stream(const Request& request,

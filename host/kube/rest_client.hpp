@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -31,6 +32,7 @@
 
 #include "host/kube/api_status.hpp"
 #include "host/kube/credentials.hpp"
+#include "host/kube/http_transport.hpp"
 #include "host/kube/kube_config.hpp"
 #include "host/kube/response_stream.hpp"
 #include "host/runtime/clock.hpp"
@@ -42,7 +44,6 @@ namespace ccm::kube {
 namespace detail {
 struct CurlTransfer;
 }
-class HttpTransport;
 
 enum class Verb : uint8_t { Get, Post, Put, Patch, Delete };
 std::string_view verbName(Verb verb);
@@ -86,6 +87,15 @@ class RestClient {
   // Performs a request; a 2xx answer yields the response, anything else an error status.
   ApiResult<Response> call(const Request& request, std::stop_token stop = {});
 
+  // Performs several requests together; each result is what call() would give for it. Every
+  // request takes its rate-limiter token first. Without a proxy they are pipelined on one
+  // connection (HttpTransport::performBatch, answers read after `gather`); otherwise, or for
+  // a single request, they are called one after another. An answer that call() would retry
+  // (401 with fresh credentials, 429 or 5xx with Retry-After) is retried through call().
+  std::vector<ApiResult<Response>> callBatch(std::span<const Request> requests,
+                                             std::stop_token stop,
+                                             std::chrono::microseconds gather);
+
   // Opens a streamed response (watch, large list). A 2xx answer yields the open stream;
   // anything else an error status (after Retry-After retries).
   ApiResult<std::unique_ptr<ResponseStream>> stream(const Request& request, std::stop_token stop,
@@ -128,6 +138,15 @@ class RestClient {
   ApiStatus sendHttp(const Request& request, const Credentials::Current& creds,
                      std::stop_token stop, Response* response, long* code, long* retry_after,
                      std::vector<std::string>* warnings);
+  // The lean transport's form of `request`; its header lines go to `headers`, which must
+  // outlive the result.
+  HttpTransport::Request httpRequest(const Request& request, const Credentials::Current& creds,
+                                   std::vector<std::string>* headers) const;
+  // A transport failure as a call's status (recorded in the metrics).
+  ApiStatus httpFailure(Verb verb, const Status& st, std::chrono::steady_clock::duration elapsed);
+  // The write guard as a transport fence: asked right before the bytes go out; a refusal is
+  // kept in `refused`.
+  std::function<Status()> fenceFor(const Request& request, ApiStatus* refused) const;
   // Waits for a rate-limiter token (records the metric); false when stopped.
   bool throttle(Verb verb, std::stop_token stop);
   void record(Verb verb, const std::string& code, std::chrono::steady_clock::duration d);

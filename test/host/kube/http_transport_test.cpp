@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct Seen {
   std::string head;
   std::string body;
   int connection = 0;  // which accepted connection (1, 2, ...)
+  size_t following = 0;  // bytes of later (pipelined) requests already received with it
 };
 
 // What the server does with a request.
@@ -125,6 +127,7 @@ class ScriptedServer {
       }
       s.body = buf.substr(0, want);
       buf.erase(0, want);
+      s.following = buf.size();
       int index;
       {
         std::lock_guard lock(mu_);
@@ -222,6 +225,149 @@ TEST_CASE("a request is one write with Host, headers and Content-Length; connect
   auto g = run(*t, "GET", "/api/v1/nodes");
   REQUIRE(g.status.ok());
   CHECK(s.seen().back().head.find("Content-Length") == std::string::npos);
+}
+
+// A batch of POSTs with bodies e0, e1, ...
+std::vector<HttpTransport::Exchange> batchOf(int n, const std::vector<std::string>* headers) {
+  std::vector<HttpTransport::Exchange> batch(static_cast<size_t>(n));
+  static std::vector<std::string> bodies;
+  bodies.clear();
+  for (int i = 0; i < n; ++i) {
+    bodies.push_back("{\"e\":" + std::to_string(i) + "}");
+  }
+  for (int i = 0; i < n; ++i) {
+    auto& r = batch[static_cast<size_t>(i)].request;
+    r.method = "POST";
+    r.target = "/events";
+    r.headers = headers;
+    r.body = bodies[static_cast<size_t>(i)];
+    r.send_body = true;
+  }
+  return batch;
+}
+
+TEST_CASE("a batch is written at once and answered in order on one connection") {
+  // Each framing once: Content-Length, chunked, no body (204), and a 1xx before an answer.
+  ScriptedServer s([](const Seen& seen, int i) {
+    switch (i % 4) {
+      case 1:
+        return Answer{"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                      fmt::format("{:x}\r\n{}\r\n0\r\n\r\n", seen.body.size(), seen.body)};
+      case 2:
+        return Answer{"HTTP/1.1 204 No Content\r\n\r\n"};
+      case 3:
+        return Answer{"HTTP/1.1 100 Continue\r\n\r\n" +
+                      std::string("HTTP/1.1 409 Conflict\r\nContent-Length: 1\r\n\r\nc")};
+      default:
+        return Answer{ok(seen.body)};
+    }
+  });
+  auto t = transport(s.url());
+  std::vector<std::string> headers = {"Accept: application/json"};
+  for (auto gather : {std::chrono::microseconds(0), std::chrono::microseconds(2000)}) {
+    auto batch = batchOf(8, &headers);
+    t->performBatch(batch, Credentials::Current{}, {}, gather);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(batch[i].status.ok());
+      std::string e = "{\"e\":" + std::to_string(i) + "}";
+      int codes[] = {200, 201, 204, 409};
+      CHECK(batch[i].response.code == codes[i % 4]);
+      CHECK(batch[i].body == (i % 4 == 2 ? "" : i % 4 == 3 ? "c" : e));
+    }
+  }
+  auto seen = s.seen();
+  REQUIRE(seen.size() == 16);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    CHECK(seen[i].connection == 1);  // one connection, kept for the second batch
+    CHECK(seen[i].body == "{\"e\":" + std::to_string(i % 8) + "}");
+  }
+  // The first request arrived with the others behind it: they were sent together.
+  CHECK(seen[0].following > 0);
+  CHECK(seen[8].following > 0);
+  CHECK(t->connectionsOpened() == 1);
+}
+
+TEST_CASE("a batch: the requests after a closing answer are sent again, a cut-off batch fails") {
+  // The second request on the first connection is answered with Connection: close; the
+  // server never reads the requests behind it.
+  ScriptedServer s([](const Seen& seen, int i) {
+    if (seen.connection == 1 && i == 1) {
+      return Answer{"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx",
+                    true};
+    }
+    return Answer{ok(seen.body)};
+  });
+  auto t = transport(s.url());
+  std::vector<std::string> headers;
+  auto batch = batchOf(4, &headers);
+  t->performBatch(batch, Credentials::Current{}, {}, {});
+  for (size_t i = 0; i < batch.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(batch[i].status.ok());
+    CHECK(batch[i].body == (i == 1 ? "x" : "{\"e\":" + std::to_string(i) + "}"));
+  }
+  auto seen = s.seen();
+  REQUIRE(seen.size() == 4);  // each request acted on once
+  CHECK(seen[1].connection == 1);
+  CHECK(seen[2].connection == 2);
+  CHECK(seen[2].body == "{\"e\":2}");
+  CHECK(seen[3].body == "{\"e\":3}");
+
+  // A connection dropped after the first answer: that answer stands, the others fail (the
+  // server may have acted on them) and are not sent again.
+  ScriptedServer cut([](const Seen& seen, int i) {
+    return i == 1 ? Answer{"", true} : Answer{ok(seen.body)};
+  });
+  auto t2 = transport(cut.url());
+  auto batch2 = batchOf(3, &headers);
+  t2->performBatch(batch2, Credentials::Current{}, {}, {});
+  CHECK(batch2[0].status.ok());
+  CHECK(batch2[1].status.code() == Code::Unavailable);
+  CHECK(batch2[2].status.code() == Code::Unavailable);
+  CHECK(cut.seen().size() == 2);
+
+  // A kept-alive connection the server dropped while idle: the batch goes again, once, on a
+  // fresh connection.
+  std::atomic<int> drops{0};
+  ScriptedServer stale([&](const Seen& seen, int) {
+    if (seen.connection == 1 && seen.body == "{\"e\":0}" && drops++ == 0) {
+      return Answer{"", true};
+    }
+    return Answer{ok(seen.body)};
+  });
+  auto t3 = transport(stale.url());
+  REQUIRE(run(*t3, "GET", "/warm").status.ok());
+  auto batch3 = batchOf(2, &headers);
+  t3->performBatch(batch3, Credentials::Current{}, {}, {});
+  CHECK(batch3[0].status.ok());
+  CHECK(batch3[1].status.ok());
+  CHECK(stale.connections() == 2);
+}
+
+TEST_CASE("a batch's gathering wait: applied before reading, ended by stop") {
+  ScriptedServer s([](const Seen& seen, int) { return Answer{ok(seen.body)}; });
+  auto t = transport(s.url());
+  std::vector<std::string> headers;
+  auto batch = batchOf(3, &headers);
+  auto start = std::chrono::steady_clock::now();
+  t->performBatch(batch, Credentials::Current{}, {}, std::chrono::milliseconds(300));
+  // The server answers at once; the reader waits before its first read all the same.
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(300));
+  CHECK(batch[2].status.ok());
+  // A stop ends the wait: the batch is cancelled instead of waiting out a minute.
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.request_stop();
+  });
+  auto batch2 = batchOf(3, &headers);
+  start = std::chrono::steady_clock::now();
+  t->performBatch(batch2, Credentials::Current{}, stop.get_token(), std::chrono::seconds(60));
+  stopper.join();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  CHECK(batch2[0].status.code() == Code::Cancelled);
+  CHECK(batch2[2].status.code() == Code::Cancelled);
 }
 
 TEST_CASE("chunked bodies (extensions, trailers), end-of-connection bodies and 1xx answers") {

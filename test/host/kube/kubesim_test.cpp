@@ -521,6 +521,43 @@ TEST_CASE("service writes: finalizers and load balancer status through the statu
   CHECK(adm->remove(servicePath("default", "lb-write")).ok());
 }
 
+TEST_CASE("a batch of writes is pipelined over TLS; each gets its own answer") {
+  auto adm = admin();
+  std::vector<Write> writes;
+  for (int i = 0; i < 5; ++i) {
+    std::string name = fmt::format("batch-event-{}", i);
+    Write w;
+    w.path = eventPath("default");
+    w.body = fmt::format(
+        R"({{"metadata":{{"name":"{}"}},"involvedObject":{{"kind":"Node","name":"batch-node"}},)"
+        R"("reason":"R{}","message":"m","type":"Normal","count":1}})",
+        name, i);
+    writes.push_back(w);
+    if (i == 2) {
+      // A PATCH of an event that does not exist: its own 404, the rest unaffected.
+      writes.push_back(Write{Write::Verb::Patch, eventPath("default", "batch-missing"),
+                             R"({"count":2})", PatchType::Strategic});
+    }
+  }
+  CallOptions want;
+  want.want_response = true;
+  auto results = adm->writeBatch(writes, want, std::chrono::microseconds(500));
+  REQUIRE(results.size() == 6);
+  for (size_t i = 0; i < results.size(); ++i) {
+    CAPTURE(i);
+    if (i == 3) {
+      CHECK(results[i].status().isNotFound());
+      continue;
+    }
+    REQUIRE(results[i].ok());
+    int n = static_cast<int>(i < 3 ? i : i - 1);
+    CHECK(results[i]->find(fmt::format(R"("name":"batch-event-{}")", n)) != std::string::npos);
+  }
+  for (int i = 0; i < 5; ++i) {
+    CHECK(adm->get(eventPath("default", fmt::format("batch-event-{}", i))).ok());
+  }
+}
+
 TEST_CASE("events are created, then counted up on repeats") {
   auto adm = admin();
   EventBroadcaster events(*adm, EventRecorderOptions{.host = "test-host"});

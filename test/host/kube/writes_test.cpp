@@ -243,6 +243,33 @@ TEST_CASE("events: spam filter (25 then 1 per 5 min) and aggregation after 10 me
         std::string::npos);
 }
 
+TEST_CASE("events: queued events are written in batches; a repeat waits for its first") {
+  FakeClock clock;
+  FakeKubeApi api;
+  EventBroadcaster b(api, EventRecorderOptions{.host = "h"}, clock);
+  EventRecorder rec = b.recorder("cloud-node-controller");
+  for (int i = 0; i < 40; ++i) {
+    // The sixth is a repeat of the first: it is a PATCH once the first one's POST is done.
+    std::string name = fmt::format("n{}", i == 5 ? 0 : i);
+    rec.event(ObjectReference{"Node", "", name, "u-" + name, "v1", "", ""}, EventType::Normal,
+              "Synced", "Node synced successfully");
+  }
+  b.processQueuedForTest();
+  // 32 taken at once: 5 sent, then (after the repeat) 27; then the last 8.
+  CHECK(api.batchSizes() == std::vector<size_t>{5, 27, 8});
+  auto posts = api.callsFor("POST");
+  auto patches = api.callsFor("PATCH");
+  CHECK(posts.size() == 39);
+  REQUIRE(patches.size() == 1);
+  CHECK(patches[0].path.rfind("/api/v1/namespaces/default/events/n0.", 0) == 0);
+  CHECK(patches[0].body.find(R"("count":2)") != std::string::npos);
+  CHECK(b.stats().created == 39);
+  CHECK(b.stats().patched == 1);
+  // Shutting down, what is left is tried one by one.
+  b.start();
+  b.shutdown();
+}
+
 TEST_CASE("events never block: the queue is bounded and a rejected event is dropped") {
   FakeClock clock;
   FakeKubeApi api;
