@@ -16,6 +16,7 @@
 //  - Bodies by Content-Length, chunked encoding, or to the end of the connection; 1xx
 //    interim answers are skipped.
 //  - A request with a stop token is cancelled by shutting its socket down.
+//  - performBatch(): several requests pipelined on one connection (see there).
 //
 // THREAD: perform() may be called from any thread, concurrently.
 #pragma once
