@@ -179,7 +179,7 @@ class EventBroadcaster {
   void run(std::stop_token stop);
   // Several queued events, their first writes sent together (KubeApi::writeBatch).
   void processBatch(std::vector<Pending> batch, bool final_attempt_only, std::stop_token stop);
-  // Up to options_.batch_size events from the front of the queue.
+  // Up to `most` events (at least one, if any) from the front of the queue; mu_ is held.
   std::vector<Pending> takeLocked(size_t most);
   // Steps 1 and 2, the spam filter and aggregation; nullopt when the spam filter drops it.
   std::optional<Outgoing> admit(const Pending& p);

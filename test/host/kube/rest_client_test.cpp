@@ -190,6 +190,71 @@ TEST_CASE("429 and 5xx with Retry-After are retried; without it they are not") {
   CHECK(server.requests().size() == 11);  // the first try and 10 retries
 }
 
+TEST_CASE("a batch of writes: an answer each; Retry-After and 401 retried through call()") {
+  FakeApiServer server;
+  metrics::Registry registry;
+  auto client = makeClient(server.url(), {}, &registry);
+  REQUIRE(client);
+  server.failNext("/api/v1/nodes/b2", 1, 429, 0);
+  server.failNext("/api/v1/nodes/b3", 1, 404);
+  std::vector<Write> writes;
+  for (int i = 1; i <= 4; ++i) {
+    writes.push_back(Write{Write::Verb::Patch, nodePath(fmt::format("b{}", i)), R"({"a":1})",
+                           PatchType::Merge});
+  }
+  auto results = client->writeBatch(writes, {}, std::chrono::microseconds(0));
+  REQUIRE(results.size() == 4);
+  CHECK(results[0].ok());
+  CHECK(results[1].ok());  // after its Retry-After
+  CHECK(results[2].status().isNotFound());
+  CHECK(results[3].ok());
+  auto seen = server.requestDetails();
+  REQUIRE(seen.size() == 5);
+  CHECK(seen[1].path == "/api/v1/nodes/b2");
+  CHECK(seen[4].path == "/api/v1/nodes/b2");
+  CHECK(seen[4].headers.at("content-type") == "application/merge-patch+json");
+  std::string host = client->rest().host();
+  CHECK(registry.valueForTest("rest_client_requests_total", {"429", host, "PATCH"}) == 1);
+  CHECK(registry.valueForTest("rest_client_requests_total", {"404", host, "PATCH"}) == 1);
+  CHECK(registry.valueForTest("rest_client_requests_total", {"200", host, "PATCH"}) == 3);
+  CHECK(registry.valueForTest("rest_client_rate_limiter_duration_seconds", {"PATCH", host}) == 5);
+
+  // A token rotated on disk: every request of the batch gets a 401, the credentials are
+  // read again once, and each request is sent again with the new token.
+  std::string dir = tempDir();
+  std::string token_file = dir + "/token";
+  writeFile(token_file, "old-token-value\n");
+  std::atomic<bool> accept_new{false};
+  FakeApiServer guarded;
+  guarded.setHook([&](const HttpRequest& req, HttpReply* reply) {
+    std::string want = accept_new ? "Bearer new-token-value" : "Bearer old-token-value";
+    if (req.headers.at("authorization") != want) {
+      reply->code = 401;
+      reply->body = R"({"kind":"Status","status":"Failure","reason":"Unauthorized","code":401})";
+      return true;
+    }
+    return false;
+  });
+  RestConfig config;
+  config.token_file = token_file;
+  auto tokened = makeClient(guarded.url(), {}, nullptr, config);
+  REQUIRE(tokened);
+  writeFile(token_file, "new-token-value\n");
+  accept_new = true;
+  auto renewed = tokened->writeBatch(
+      {Write{Write::Verb::Create, eventPath("default"), "{}"},
+       Write{Write::Verb::Create, eventPath("default"), "{}"},
+       Write{Write::Verb::Create, eventPath("default"), "{}"}});
+  for (const auto& r : renewed) {
+    CHECK(r.ok());
+  }
+  auto tries = guarded.requestDetails();
+  REQUIRE(tries.size() == 6);
+  CHECK(tries[0].headers.at("authorization") == "Bearer old-token-value");
+  CHECK(tries[5].headers.at("authorization") == "Bearer new-token-value");
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("connections are reused") {
   FakeApiServer server;
   server.upsert("/api/v1/nodes", "n1", nodeJson("n1"));
