@@ -37,6 +37,21 @@ void writeFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
+// The server answers 401 unless a request carries the token it accepts: "old-token-value",
+// or "new-token-value" once `accept_new` is set.
+void acceptOnlyToken(FakeApiServer& server, const std::atomic<bool>& accept_new) {
+  server.setHook([&accept_new](const HttpRequest& req, HttpReply* reply) {
+    std::string want = accept_new ? "Bearer new-token-value" : "Bearer old-token-value";
+    if (req.headers.at("authorization") != want) {
+      reply->code = 401;
+      reply->body =
+          R"({"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})";
+      return true;
+    }
+    return false;
+  });
+}
+
 }  // namespace
 
 TEST_CASE("GET sends the client's headers and returns the body") {
@@ -226,15 +241,7 @@ TEST_CASE("a batch of writes: an answer each; Retry-After and 401 retried throug
   writeFile(token_file, "old-token-value\n");
   std::atomic<bool> accept_new{false};
   FakeApiServer guarded;
-  guarded.setHook([&](const HttpRequest& req, HttpReply* reply) {
-    std::string want = accept_new ? "Bearer new-token-value" : "Bearer old-token-value";
-    if (req.headers.at("authorization") != want) {
-      reply->code = 401;
-      reply->body = R"({"kind":"Status","status":"Failure","reason":"Unauthorized","code":401})";
-      return true;
-    }
-    return false;
-  });
+  acceptOnlyToken(guarded, accept_new);
   RestConfig config;
   config.token_file = token_file;
   auto tokened = makeClient(guarded.url(), {}, nullptr, config);
@@ -331,16 +338,7 @@ TEST_CASE("a rotated token file is picked up after a 401") {
   std::string token_file = dir + "/token";
   writeFile(token_file, "old-token-value\n");
   std::atomic<bool> accept_new{false};
-  server.setHook([&](const HttpRequest& req, HttpReply* reply) {
-    std::string want = accept_new ? "Bearer new-token-value" : "Bearer old-token-value";
-    if (req.headers.at("authorization") != want) {
-      reply->code = 401;
-      reply->body =
-          R"({"kind":"Status","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401})";
-      return true;
-    }
-    return false;
-  });
+  acceptOnlyToken(server, accept_new);
   RestConfig config;
   config.token_file = token_file;
   auto client = makeClient(server.url(), {}, nullptr, config);
