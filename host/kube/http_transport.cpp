@@ -681,51 +681,19 @@ StatusOr<std::unique_ptr<HttpTransport::Conn>> HttpTransport::connect(
 
 Status HttpTransport::perform(const Request& request, const Credentials::Current& creds,
                               std::stop_token stop, Response* response, std::string* body) {
-  auto start = Clock_::now();
-  auto deadline = request.timeout.count() > 0 ? start + request.timeout : Clock_::time_point::max();
-  uint64_t generation = creds.cert ? creds.cert->generation : 0;
-  for (int attempt = 0;; ++attempt) {
-    if (stop.stop_requested()) {
-      return Status(Code::Cancelled, "request cancelled");
+  // A batch of one: the same connection handling, retry and cancellation.
+  Exchange e;
+  e.request = request;
+  performBatch(std::span(&e, 1), creds, stop, std::chrono::microseconds(0));
+  *response = std::move(e.response);
+  if (e.status.ok() && body != nullptr) {
+    if (body->empty()) {
+      *body = std::move(e.body);
+    } else {
+      body->append(e.body);
     }
-    std::unique_ptr<Conn> conn;
-    while (attempt == 0 && (conn = takeIdle(generation)) && !conn->idleAndOpen()) {
-      conn.reset();  // the server closed it while idle
-    }
-    if (!conn) {
-      auto made = connect(creds, deadline, stop);
-      if (!made.ok()) {
-        return made.status();
-      }
-      conn = std::move(made).value();
-    }
-    size_t body_mark = body != nullptr ? body->size() : 0;
-    *response = Response{};
-    bool nothing_received = false;
-    bool reusable = false;
-    Status st;
-    {
-      ShutdownOnStop cancel(stop, conn->fd());
-      st = exchange(*conn, request, stop, deadline, response, body, &nothing_received, &reusable);
-    }
-    if (st.ok()) {
-      if (reusable && !stop.stop_requested()) {
-        putIdle(std::move(conn));
-      }
-      return st;
-    }
-    if (stop.stop_requested()) {
-      return Status(Code::Cancelled, "request cancelled");
-    }
-    // A kept-alive connection the server closed just as we reused it: send again, once.
-    if (conn->reused && nothing_received && attempt == 0 && st.code() == Code::Unavailable) {
-      if (body != nullptr) {
-        body->resize(body_mark);
-      }
-      continue;
-    }
-    return st;
   }
+  return e.status;
 }
 
 void HttpTransport::performBatch(std::span<Exchange> batch, const Credentials::Current& creds,
@@ -858,28 +826,6 @@ void HttpTransport::format(const Request& request, std::string* out) const {
   if (request.send_body) {
     out->append(request.body);
   }
-}
-
-Status HttpTransport::exchange(Conn& conn, const Request& request, std::stop_token stop,
-                               Clock_::time_point deadline, Response* response, std::string* body,
-                               bool* nothing_received, bool* reusable) {
-  conn.startExchange();
-  conn.setReceiveTimeout(receiveTimeout(deadline));
-  // The request, in one write.
-  conn.out.clear();
-  format(request, &conn.out);
-  if (request.before_send != nullptr) {
-    if (Status refused = (*request.before_send)(); !refused.ok()) {
-      *nothing_received = true;
-      return refused;
-    }
-  }
-  if (!conn.writeAll(conn.out)) {
-    *nothing_received = true;
-    return failure(conn, stop, deadline, "sending");
-  }
-  return readAnswer(conn, request, stop, deadline, false, response, body, nothing_received,
-                    reusable);
 }
 
 Status HttpTransport::readAnswer(Conn& conn, const Request& request, std::stop_token stop,

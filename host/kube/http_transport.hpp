@@ -91,7 +91,7 @@ class HttpTransport {
   // One request of a batch and what came of it.
   struct Exchange {
     Request request;
-    Status status;  // as perform() would return it
+    Status status;  // OK once an answer (any HTTP code) was read; else as for perform()
     Response response;
     std::string body;  // the answer's body (empty when discarded)
   };
@@ -122,14 +122,10 @@ class HttpTransport {
                                           std::stop_token stop);
   std::unique_ptr<Conn> takeIdle(uint64_t generation);
   void putIdle(std::unique_ptr<Conn> conn);
-  // One attempt on one connection. `nothing_received` is set when the failure happened
-  // before any byte of the answer arrived.
-  Status exchange(Conn& conn, const Request& request, std::stop_token stop,
-                  std::chrono::steady_clock::time_point deadline, Response* response,
-                  std::string* body, bool* nothing_received, bool* reusable);
   // Appends the request's bytes (head and body) to `out`.
   void format(const Request& request, std::string* out) const;
   // Reads one answer; `more_follow`: pipelined answers follow it on the connection.
+  // `nothing_received` is set when the failure happened before any byte of it arrived.
   Status readAnswer(Conn& conn, const Request& request, std::stop_token stop,
                     std::chrono::steady_clock::time_point deadline, bool more_follow,
                     Response* response, std::string* body, bool* nothing_received,
