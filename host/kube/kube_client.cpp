@@ -64,18 +64,11 @@ std::vector<ApiResult<std::string>> KubeClient::writeBatch(std::vector<Write> wr
   std::vector<Request> requests;
   requests.reserve(writes.size());
   for (auto& w : writes) {
-    switch (w.verb) {
-      case Write::Verb::Create:
-        requests.push_back(writeRequest(Verb::Post, w.path, std::move(w.body), kJson, options));
-        break;
-      case Write::Verb::Update:
-        requests.push_back(writeRequest(Verb::Put, w.path, std::move(w.body), kJson, options));
-        break;
-      case Write::Verb::Patch:
-        requests.push_back(writeRequest(Verb::Patch, w.path, std::move(w.body),
-                                        patchContentType(w.patch_type), options));
-        break;
-    }
+    // As create(), update() and patch() send them.
+    bool patch = w.verb == Write::Verb::Patch;
+    Verb verb = patch ? Verb::Patch : w.verb == Write::Verb::Update ? Verb::Put : Verb::Post;
+    requests.push_back(writeRequest(verb, w.path, std::move(w.body),
+                                    patch ? patchContentType(w.patch_type) : kJson, options));
   }
   std::vector<ApiResult<std::string>> results;
   results.reserve(requests.size());

@@ -20,6 +20,10 @@ using detail::CurlTransfer;
 namespace {
 
 constexpr int kMaxRetries = 10;
+// An answer the server asks to be sent again after its Retry-After (client-go's rule).
+bool retryLater(long code, long retry_after) {
+  return (code == 429 || code >= 500) && retry_after >= 0;
+}
 constexpr size_t kMaxIdleHandles = 64;
 constexpr size_t kErrorBodyLimit = 64 * 1024;
 // A non-watch request that receives nothing for this long is considered dead (the API
@@ -541,7 +545,7 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
       reauthenticated = true;
       continue;
     }
-    if ((code == 429 || code >= 500) && retry_after >= 0 && attempt < kMaxRetries) {
+    if (retryLater(code, retry_after) && attempt < kMaxRetries) {
       ccm::log::infoV(2, "Server asked to retry later",
                       {{"code", code},
                        {"retryAfterSeconds", retry_after},
@@ -763,7 +767,7 @@ std::vector<ApiResult<Response>> RestClient::callBatch(std::span<const Request> 
         results.push_back(call(request, stop));
         continue;
       }
-    } else if ((code == 429 || code >= 500) && retry_after >= 0) {
+    } else if (retryLater(code, retry_after)) {
       if (!waited) {
         ccm::log::infoV(2, "Server asked to retry later",
                         {{"code", code},
@@ -835,7 +839,7 @@ ApiResult<std::unique_ptr<ResponseStream>> RestClient::stream(const Request& req
       reauthenticated = true;
       continue;
     }
-    if ((code == 429 || code >= 500) && retry_after >= 0 && attempt < kMaxRetries) {
+    if (retryLater(code, retry_after) && attempt < kMaxRetries) {
       if (!sleepFor(std::chrono::seconds(retry_after), stop)) {
         return ApiStatus::cancelled();
       }
