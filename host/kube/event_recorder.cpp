@@ -429,31 +429,25 @@ void EventBroadcaster::deliver(Outgoing& out, const Pending& p, std::optional<Ap
     ++stats_.failed;
   };
   int attempts = final_attempt_only ? 1 : options_.max_attempts;
+  // One write: the batch's outcome the first time, else a PATCH of a repeat or a POST.
+  auto writeOnce = [&]() -> ApiStatus {
+    if (first) {
+      ApiStatus given = *first;
+      first.reset();
+      return given;
+    }
+    Write w = writeFor(out, p);
+    return statusOf(out.repeat ? api_.patch(w.path, w.patch_type, std::move(w.body), call)
+                               : api_.create(w.path, std::move(w.body), call));
+  };
   ApiStatus st;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
-    bool patched = false;
-    if (out.repeat) {
-      if (first) {
-        st = *first;
-        first.reset();
-      } else {
-        Write w = writeFor(out, p);
-        st = statusOf(api_.patch(w.path, w.patch_type, std::move(w.body), call));
-      }
-      patched = st.ok();
-      if (st.isNotFound()) {
-        // The event expired on the server: write it afresh.
-        out.repeat = false;
-      }
-    }
-    if (!out.repeat) {
-      if (first) {
-        st = *first;
-        first.reset();
-      } else {
-        Write w = writeFor(out, p);
-        st = statusOf(api_.create(w.path, std::move(w.body), call));
-      }
+    st = writeOnce();
+    bool patched = out.repeat && st.ok();
+    if (out.repeat && st.isNotFound()) {
+      // The event expired on the server: write it afresh.
+      out.repeat = false;
+      st = writeOnce();
     }
     if (st.ok()) {
       sent_.put(out.dedup_key, out.record);
