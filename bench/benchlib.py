@@ -473,7 +473,8 @@ class Env:
 
     def profile_start(self):
         """With BENCH_PERF=<file>, samples the ccm with `perf record` (cpu-clock, call
-        graphs) until profile_stop(); for finding where host CPU goes, not for figures."""
+        graphs; BENCH_PERF_EVENT=context-switches shows where threads sleep) until
+        profile_stop(); for finding where host CPU goes, not for figures."""
         out = os.environ.get("BENCH_PERF")
         self.perf = None
         if os.environ.get("BENCH_STRACE"):
@@ -483,7 +484,8 @@ class Env:
             time.sleep(0.5)
         elif out:
             self.perf = subprocess.Popen(
-                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "--call-graph",
+                ["perf", "record", "-q", "-e", os.environ.get("BENCH_PERF_EVENT", "cpu-clock"),
+                 "-F", "4000", "--call-graph",
                  os.environ.get("BENCH_PERF_CALLGRAPH", "dwarf,16384"), "-o", out, "-p",
                  str(self.ccm.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)

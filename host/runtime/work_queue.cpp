@@ -156,25 +156,40 @@ int WorkQueue::numRequeues(const std::string& item) {
 }
 
 std::optional<std::string> WorkQueue::get() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
-  if (queue_.empty()) {
+  auto items = getUpTo(1);
+  if (items.empty()) {
     return std::nullopt;
   }
-  std::string item = std::move(queue_.front());
-  queue_.pop_front();
+  return std::move(items.front());
+}
+
+std::vector<std::string> WorkQueue::getUpTo(size_t most, size_t sharers) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
+  sharers = std::max<size_t>(sharers, 1);
+  size_t share = (queue_.size() + sharers - 1) / sharers;
+  size_t n = std::min({queue_.size(), share, std::max<size_t>(most, 1)});
+  std::vector<std::string> items;
+  items.reserve(n);
   Clock::MonoTime now = clock_.now();
-  if (metrics_) {
-    metrics_->depth->set(static_cast<double>(queue_.size()));
-    auto it = added_at_.find(item);
-    if (it != added_at_.end()) {
-      metrics_->queue_duration->observe(seconds(now - it->second));
-      added_at_.erase(it);
+  for (size_t i = 0; i < n; ++i) {
+    std::string item = std::move(queue_.front());
+    queue_.pop_front();
+    if (metrics_) {
+      auto it = added_at_.find(item);
+      if (it != added_at_.end()) {
+        metrics_->queue_duration->observe(seconds(now - it->second));
+        added_at_.erase(it);
+      }
     }
+    processing_[item] = now;
+    dirty_.erase(item);
+    items.push_back(std::move(item));
   }
-  processing_[item] = now;
-  dirty_.erase(item);
-  return item;
+  if (metrics_ && n > 0) {
+    metrics_->depth->set(static_cast<double>(queue_.size()));
+  }
+  return items;
 }
 
 void WorkQueue::done(const std::string& item) {

@@ -31,6 +31,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
@@ -62,6 +63,11 @@ class WorkQueue {
   // Blocks until an item is available (returns it, now processing) or the queue is shut
   // down and empty (returns nullopt). Every returned item must be passed to done().
   std::optional<std::string> get();
+  // Like get(), but hands out up to `most` queued items at once (at least one): a fair share
+  // of the queue among `sharers` workers, ceil(len / sharers), so a short queue is still
+  // spread over the workers. Empty once the queue is shut down and empty. Every returned
+  // item must be passed to done().
+  std::vector<std::string> getUpTo(size_t most, size_t sharers = 1);
   void done(const std::string& item);
 
   void shutDown();

@@ -44,6 +44,10 @@ std::vector<kube::TaintSpec> taintsWithoutUninitialized(const kube::Node& node) 
 
 std::vector<double> delayBuckets() { return {1, 4, 16, 64, 256, 1024}; }
 
+std::chrono::microseconds gatherFor(size_t writes) {
+  return CloudNodeController::kWriteGatherPerNode * static_cast<int64_t>(writes);
+}
+
 }  // namespace
 
 CloudNodeController::CloudNodeController(ControllerContext& context)
@@ -120,9 +124,9 @@ void CloudNodeController::start() {
   });
   int workers = std::max(1, ctx_.options.concurrent_node_syncs);
   for (int i = 0; i < workers; ++i) {
-    workers_.emplace_back([this] {
+    workers_.emplace_back([this, workers] {
       runtime::nameThisThread("node-sync");
-      worker();
+      worker(static_cast<size_t>(workers));
     });
   }
   refresher_ = std::jthread([this](std::stop_token stop) {
@@ -154,29 +158,57 @@ void CloudNodeController::stop() {
   setControllerRunning(ctx_.metrics, "cloud-node", false);
 }
 
-void CloudNodeController::worker() {
-  while (auto key = queue_.get()) {
-    Status s = syncNode(*key);
-    if (s.ok()) {
-      queue_.forget(*key);
-    } else {
-      log::error("Error syncing node; will retry", {{"node", *key}, {"err", s.toString()}});
-      queue_.addRateLimited(*key);
+void CloudNodeController::worker(size_t workers) {
+  for (;;) {
+    auto keys = queue_.getUpTo(kInitBatch, workers);
+    if (keys.empty()) {
+      return;  // shut down
     }
-    queue_.done(*key);
+    auto statuses = syncNodes(keys);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (statuses[i].ok()) {
+        queue_.forget(keys[i]);
+      } else if (statuses[i].code() == Code::Cancelled && queue_.shuttingDown()) {
+        log::infoV(2, "Node left for the next start", {{"node", keys[i]}});
+      } else {
+        log::error("Error syncing node; will retry",
+                   {{"node", keys[i]}, {"err", statuses[i].toString()}});
+        queue_.addRateLimited(keys[i]);
+      }
+      queue_.done(keys[i]);
+    }
   }
 }
 
 Status CloudNodeController::syncNode(const std::string& name) {
-  auto node = ctx_.nodes.get(name);
-  if (!node) {
-    return okStatus();  // deleted meanwhile
+  return std::move(syncNodes({name}).front());
+}
+
+std::vector<Status> CloudNodeController::syncNodes(const std::vector<std::string>& names) {
+  std::vector<Status> out(names.size(), okStatus());
+  std::vector<Init> batch;
+  std::vector<size_t> batch_at;  // names index of each batch entry
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto node = ctx_.nodes.get(names[i]);
+    if (!node) {
+      continue;  // deleted meanwhile
+    }
+    if (node->hasTaint(keys::kUninitializedTaint)) {
+      auto& in = batch.emplace_back();
+      in.cached = std::move(node);
+      in.name = names[i];
+      batch_at.push_back(i);
+    } else if (auto fixes = stableLabelFixes(*node); !fixes.empty()) {
+      out[i] = fixStableLabels(*node, fixes);
+    }
   }
-  if (node->hasTaint(keys::kUninitializedTaint)) {
-    return initialize(node);
+  if (!batch.empty()) {
+    initialize(batch);
+    for (size_t k = 0; k < batch.size(); ++k) {
+      out[batch_at[k]] = std::move(*batch[k].outcome);
+    }
   }
-  auto fixes = stableLabelFixes(*node);
-  return fixes.empty() ? okStatus() : fixStableLabels(*node, fixes);
+  return out;
 }
 
 Status CloudNodeController::fixStableLabels(
@@ -196,131 +228,207 @@ Status CloudNodeController::fixStableLabels(
   return okStatus();
 }
 
-Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& cached) {
-  std::string name(cached->name);
-  log::infoV(2, "Initializing node with cloud provider", {{"node", name}});
-  MetadataAnswer answer = batcher_.get(cached);
+void CloudNodeController::initialize(std::vector<Init>& batch) {
+  if (batch.size() > 1) {
+    log::infoV(4, "Initializing nodes together", {{"nodes", batch.size()}});
+  }
+  for (auto& in : batch) {
+    if (queue_.shuttingDown()) {
+      // A provider call per node may be slow: a stopping process does not start more.
+      in.outcome = Status(Code::Cancelled, "the controller is stopping");
+    } else {
+      prepare(in);
+    }
+  }
+  writeAddresses(batch);
+  writeTaints(batch);
+}
+
+void CloudNodeController::prepare(Init& in) {
+  log::infoV(2, "Initializing node with cloud provider", {{"node", in.name}});
+  MetadataAnswer answer = batcher_.get(in.cached);
   if (!answer.ok()) {
-    return answer.status().withPrefix(
-        fmt::format("failed to get instance metadata for node {}", name));
+    in.outcome = answer.status().withPrefix(
+        fmt::format("failed to get instance metadata for node {}", in.name));
+    return;
   }
   if (!answer->has_value()) {
     // Upstream's nil metadata: nothing to apply yet. The node stays tainted and is retried on
     // its next update.
     log::info("Provider has no metadata for the node yet; skipping initialization",
-              {{"node", name}});
-    return okStatus();
+              {{"node", in.name}});
+    in.outcome = okStatus();
+    return;
   }
-  const plugin::InstanceMetadata& md = **answer;
-  if (md.provider_id.empty() && cached->provider_id.empty()) {
-    return Status(Code::FailedPrecondition,
-                  fmt::format("cloud provider does not set node provider ID for node {}", name));
+  in.md = std::move(**answer);
+  if (in.md.provider_id.empty() && in.cached->provider_id.empty()) {
+    in.outcome = Status(Code::FailedPrecondition,
+                        fmt::format("cloud provider does not set node provider ID for node {}",
+                                    in.name));
+    return;
   }
-
-  // Step 1: addresses, written while the node is still tainted, conditional on the cached
-  // version. When that holds, the version the write produces differs from the cached node in
-  // these addresses only, so the taint PATCH (step 2) works from the cache and needs only that
-  // version from the answer: the server is asked for the answer's metadata only, and the
-  // version is read by a parse that stops a few bytes in (decoding the whole answer was 9 % of
-  // the node workers' time in the 5,000-node burst). When the cache lagged or someone else
-  // wrote meanwhile (409), the addresses are written unconditionally and the whole answer is
-  // asked for and decoded.
-  std::shared_ptr<const kube::Node> node = cached;
-  std::string version(node->resource_version);
-  auto desired = desiredAddresses(*node, md.addresses);
+  in.node = in.cached;
+  in.version = std::string(in.node->resource_version);
+  auto desired = desiredAddresses(*in.node, in.md.addresses);
   if (!desired.ok()) {
-    return desired.status().withPrefix(fmt::format(
+    in.outcome = desired.status().withPrefix(fmt::format(
         "failed to get node modifiers from cloud provider: provided node ip for node \"{}\" is "
         "not valid",
-        name));
+        in.name));
+    return;
   }
-  if (desired->has_value() && addressesChanged(node->addresses, **desired)) {
-    kube::CallOptions version_only;  // the server is asked for the answer's metadata only
-    version_only.want_response = true;
-    version_only.metadata_only = true;
-    auto specs = toSpecs(**desired);
-    auto written = ctx_.api.patch(kube::nodeStatusPath(name), kube::PatchType::Strategic,
-                                  kube::nodeAddressesPatch(specs, version), version_only);
-    bool conflict = !written.ok() && written.status().isConflict();
-    if (conflict) {
-      kube::CallOptions whole;
-      whole.want_response = true;
-      written = ctx_.api.patch(kube::nodeStatusPath(name), kube::PatchType::Strategic,
-                               kube::nodeAddressesPatch(specs), whole);
-    }
-    if (!written.ok()) {
-      return written.status().toStatus().withPrefix(
-          fmt::format("failed to write the cloud addresses of node {}", name));
-    }
-    if (!conflict) {
-      // Without a version in the answer, the taint PATCH's precondition (the cached version)
-      // fails and the node is read again.
-      if (auto produced = kube::resourceVersionOf(*written)) {
-        version = std::move(*produced);
-        std::lock_guard lock(writes_mu_);
-        address_writes_[name] = version;
-      }
-    } else if (auto fresh = kube::decodeNode(*written, kube::NodeParts::kMetadataAndSpec);
-               fresh.ok()) {
-      // Step 2 reads the version, providerID, labels and taints: the status is not needed.
-      node = *fresh;
-      version = std::string(node->resource_version);
-      if (!node->hasTaint(keys::kUninitializedTaint)) {
-        // An earlier sync (or incarnation) already initialised the node.
-        log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", name}});
-        return okStatus();
-      }
-    }
+  if (desired->has_value() && addressesChanged(in.node->addresses, **desired)) {
+    in.addresses = toSpecs(**desired);
   }
+}
 
-  // Step 2: one PATCH for providerID, labels and the taint, conditional on that version.
-  std::vector<std::string> warnings;
+// Step 2: addresses, written while the node is still tainted, conditional on the cached
+// version. When that holds, the version the write produces differs from the cached node in
+// these addresses only, so the taint PATCH (step 3) works from the cache and needs only that
+// version from the answer: the server is asked for the answer's metadata only, and the version
+// is read by a parse that stops a few bytes in (decoding the whole answer was 9 % of the node
+// workers' time in the 5,000-node burst). When the cache lagged or someone else wrote
+// meanwhile (409), the addresses are written unconditionally and the whole answer is asked for
+// and decoded.
+void CloudNodeController::writeAddresses(std::vector<Init>& batch) {
+  std::vector<Init*> todo;
+  std::vector<kube::Write> writes;
+  for (auto& in : batch) {
+    if (!in.outcome && !in.addresses.empty()) {
+      todo.push_back(&in);
+      writes.push_back({kube::Write::Verb::Patch, kube::nodeStatusPath(in.name),
+                        kube::nodeAddressesPatch(in.addresses, in.version),
+                        kube::PatchType::Strategic});
+    }
+  }
+  if (todo.empty()) {
+    return;
+  }
+  kube::CallOptions version_only;  // the server is asked for the answer's metadata only
+  version_only.want_response = true;
+  version_only.metadata_only = true;
+  auto results = ctx_.api.writeBatch(std::move(writes), version_only, gatherFor(todo.size()));
+  for (size_t k = 0; k < todo.size(); ++k) {
+    addressesWritten(*todo[k], std::move(results[k]));
+  }
+}
+
+void CloudNodeController::addressesWritten(Init& in, kube::ApiResult<std::string> written) {
+  bool conflict = !written.ok() && written.status().isConflict();
+  if (conflict) {
+    kube::CallOptions whole;
+    whole.want_response = true;
+    written = ctx_.api.patch(kube::nodeStatusPath(in.name), kube::PatchType::Strategic,
+                             kube::nodeAddressesPatch(in.addresses), whole);
+  }
+  if (!written.ok()) {
+    in.outcome = written.status().toStatus().withPrefix(
+        fmt::format("failed to write the cloud addresses of node {}", in.name));
+    return;
+  }
+  if (!conflict) {
+    // Without a version in the answer, the taint PATCH's precondition (the cached version)
+    // fails and the node is read again.
+    if (auto produced = kube::resourceVersionOf(*written)) {
+      in.version = std::move(*produced);
+      std::lock_guard lock(writes_mu_);
+      address_writes_[in.name] = in.version;
+    }
+  } else if (auto fresh = kube::decodeNode(*written, kube::NodeParts::kMetadataAndSpec);
+             fresh.ok()) {
+    // Step 3 reads the version, providerID, labels and taints: the status is not needed.
+    in.node = *fresh;
+    in.version = std::string(in.node->resource_version);
+    if (!in.node->hasTaint(keys::kUninitializedTaint)) {
+      // An earlier sync (or incarnation) already initialised the node.
+      log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", in.name}});
+      in.outcome = okStatus();
+    }
+  }
+}
+
+// Step 3: one PATCH per node for providerID, labels and the taint, conditional on the version
+// step 2 produced (or the cached one). The batch's answers that are not conflicts are taken
+// first, so a node that has to be read again and retried after a back-off does not hold up
+// the others' events.
+void CloudNodeController::writeTaints(std::vector<Init>& batch) {
+  std::vector<Init*> todo;
+  std::vector<kube::Write> writes;
+  for (auto& in : batch) {
+    if (!in.outcome) {
+      todo.push_back(&in);
+      writes.push_back({kube::Write::Verb::Patch, kube::nodePath(in.name), taintPatch(in),
+                        kube::PatchType::Strategic});
+    }
+  }
+  if (todo.empty()) {
+    return;
+  }
+  auto results = ctx_.api.writeBatch(std::move(writes), {}, gatherFor(todo.size()));
+  for (bool conflicts : {false, true}) {
+    for (size_t k = 0; k < todo.size(); ++k) {
+      if (results[k].status().isConflict() == conflicts) {
+        finish(*todo[k], results[k].status());
+      }
+    }
+  }
+}
+
+std::string CloudNodeController::taintPatch(Init& in) {
+  in.warnings.clear();
+  kube::NodePatch patch;
+  patch.resourceVersion(in.version);
+  if (in.node->provider_id.empty() && !in.md.provider_id.empty()) {
+    patch.providerId(in.md.provider_id);
+  }
+  for (const auto& [k, v] : labelsFromMetadata(*in.node, in.md, &in.warnings)) {
+    patch.setLabel(k, v);
+  }
+  patch.taints(taintsWithoutUninitialized(*in.node));
+  return patch.build();
+}
+
+void CloudNodeController::finish(Init& in, const kube::ApiStatus& first) {
+  // A conflict re-reads the node and tries again, with upstream's back-off.
   int attempt = 0;
   bool initialized_meanwhile = false;
   kube::ApiStatus st = kube::retryOnConflict(kube::kNodeInitBackoff, [&]() -> kube::ApiStatus {
-    if (attempt++ > 0) {
-      auto again = ctx_.api.get(kube::nodePath(name));
-      if (!again.ok()) {
-        return again.status();
-      }
-      auto decoded = kube::decodeNode(*again);
-      if (!decoded.ok()) {
-        return decoded.status();
-      }
-      node = *decoded;
-      version = std::string(node->resource_version);
-      if (!node->hasTaint(keys::kUninitializedTaint)) {
-        initialized_meanwhile = true;  // by an earlier sync or another incarnation of us
-        return kube::ApiStatus();
-      }
+    if (attempt++ == 0) {
+      return first;  // the batch's answer
     }
-    warnings.clear();
-    kube::NodePatch patch;
-    patch.resourceVersion(version);
-    if (node->provider_id.empty() && !md.provider_id.empty()) {
-      patch.providerId(md.provider_id);
+    auto again = ctx_.api.get(kube::nodePath(in.name));
+    if (!again.ok()) {
+      return again.status();
     }
-    for (const auto& [k, v] : labelsFromMetadata(*node, md, &warnings)) {
-      patch.setLabel(k, v);
+    auto decoded = kube::decodeNode(*again);
+    if (!decoded.ok()) {
+      return decoded.status();
     }
-    patch.taints(taintsWithoutUninitialized(*node));
-    return ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build())
+    in.node = *decoded;
+    in.version = std::string(in.node->resource_version);
+    if (!in.node->hasTaint(keys::kUninitializedTaint)) {
+      initialized_meanwhile = true;  // by an earlier sync or another incarnation of us
+      return kube::ApiStatus();
+    }
+    return ctx_.api.patch(kube::nodePath(in.name), kube::PatchType::Strategic, taintPatch(in))
         .status();
   });
   if (!st.ok()) {
-    return st.toStatus().withPrefix(fmt::format("failed to initialize node {}", name));
+    in.outcome = st.toStatus().withPrefix(fmt::format("failed to initialize node {}", in.name));
+    return;
   }
+  in.outcome = okStatus();
   if (initialized_meanwhile) {
     // Not initialised by this sync: no second Synced event, count or delay observation.
-    log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", name}});
-    return okStatus();
+    log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", in.name}});
+    return;
   }
-  for (const auto& w : warnings) {
-    log::warning("Node label not applied", {{"node", name}, {"reason", w}});
+  for (const auto& w : in.warnings) {
+    log::warning("Node label not applied", {{"node", in.name}, {"reason", w}});
   }
   double age = std::max<double>(
       0, std::chrono::duration<double>(ctx_.clock.wallNow().time_since_epoch()).count() -
-             static_cast<double>(cached->creation_timestamp));
+             static_cast<double>(in.cached->creation_timestamp));
   if (taint_removal_delay_ != nullptr) {
     taint_removal_delay_->observe(age);
   }
@@ -330,12 +438,12 @@ Status CloudNodeController::initialize(const std::shared_ptr<const kube::Node>& 
   if (initialized_ != nullptr) {
     initialized_->inc();
   }
-  recorder_.event(kube::referenceTo(*cached), kube::EventType::Normal, "Synced",
+  recorder_.event(kube::referenceTo(*in.cached), kube::EventType::Normal, "Synced",
                   "Node synced successfully");
   log::info("Successfully initialized node with cloud provider",
-            {{"node", name}, {"providerID", md.provider_id.empty() ? std::string(cached->provider_id)
-                                                                   : md.provider_id}});
-  return okStatus();
+            {{"node", in.name},
+             {"providerID", in.md.provider_id.empty() ? std::string(in.cached->provider_id)
+                                                      : in.md.provider_id}});
 }
 
 void CloudNodeController::refreshLoop(std::stop_token stop) {

@@ -15,11 +15,19 @@
 //   4. a Synced event and the two upstream histograms.
 // A provider error, timeout or NOT_FOUND leaves the node tainted and retries it with
 // back-off; a conflict re-reads the node and tries again; nothing is ever half-applied.
+//
+// A worker takes up to kInitBatch queued nodes at once (a fair share of the queue among the
+// workers) and takes them through each step together: the address writes of step 2 go to the
+// API server as one pipelined batch (KubeApi::writeBatch), then the PATCHes of step 3 as
+// another. Every node keeps its own answer, its own conflict handling and its own retry; only
+// the round trips are shared [upstream: one node at a time per worker].
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -27,6 +35,8 @@
 
 #include "host/controllers/common/controller.hpp"
 #include "host/controllers/node/metadata_batcher.hpp"
+#include "host/kube/kube_api.hpp"
+#include "host/kube/patch_builder.hpp"
 #include "host/runtime/work_queue.hpp"
 
 namespace ccm::controllers::node {
@@ -40,20 +50,49 @@ class CloudNodeController final : public Controller {
   void start() override;
   void stop() override;
 
+  // The most nodes a worker takes from the queue at once.
+  static constexpr size_t kInitBatch = 16;
+  // How long reading a batch's answers waits for more of them, when none is waiting, per
+  // write of the batch: roughly what the API server takes for a write when every worker has
+  // a batch in flight. Waking once for several answers instead of once per answer is most of
+  // what batching saves (in the 5,000-node burst, the node workers' CPU falls from 0.28 to
+  // 0.19 CPU-s with waits of a few ms, and the last node is not initialised later).
+  static constexpr std::chrono::microseconds kWriteGatherPerNode{400};
+
   // One reconcile of a node (the work a worker does for a key). Exposed for tests.
   Status syncNode(const std::string& name);
+  // The reconciles of several nodes together (a worker's share of the queue), one status per
+  // name. Exposed for tests.
+  std::vector<Status> syncNodes(const std::vector<std::string>& names);
   // One pass of the periodic address refresh. Exposed for tests.
   void refreshAddresses(std::stop_token stop);
 
  private:
-  Status initialize(const std::shared_ptr<const kube::Node>& node);
+  // One node's initialisation as it goes through the steps of a batch.
+  struct Init {
+    std::shared_ptr<const kube::Node> cached;  // the node as queued
+    std::string name;
+    std::shared_ptr<const kube::Node> node;    // as last known: what step 3 works from
+    plugin::InstanceMetadata md;
+    std::string version;                       // step 3's precondition
+    std::vector<kube::AddressSpec> addresses;  // step 2's, empty when current
+    std::vector<std::string> warnings;         // labels step 3 could not apply
+    std::optional<Status> outcome;             // set once the node needs no further step
+  };
+  void initialize(std::vector<Init>& batch);
+  void prepare(Init& in);
+  void writeAddresses(std::vector<Init>& batch);
+  void addressesWritten(Init& in, kube::ApiResult<std::string> written);
+  void writeTaints(std::vector<Init>& batch);
+  std::string taintPatch(Init& in);
+  void finish(Init& in, const kube::ApiStatus& first);
   Status fixStableLabels(const kube::Node& node, const std::vector<std::pair<std::string, std::string>>& fixes);
   void onNode(const std::shared_ptr<const kube::Node>& node, bool update);
   // Whether this update is the watch event of this controller's own address write, which
   // still shows the taint: queueing the node again for it would only give it a second,
   // empty pass after its worker finished. Forgets the node's write either way.
   bool isOwnAddressWrite(const kube::Node& node);
-  void worker();
+  void worker(size_t workers);
   void refreshLoop(std::stop_token stop);
 
   ControllerContext& ctx_;

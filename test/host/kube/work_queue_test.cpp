@@ -8,6 +8,7 @@
 #include <atomic>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "host/runtime/rate_limiter.hpp"
 #include "test/host/kube/test_util.hpp"
@@ -122,6 +123,31 @@ TEST_CASE("an item is queued once and never processed by two workers at once") {
   CHECK(*q.get() == "a");
   q.done("a");
   CHECK(q.len() == 0);
+}
+
+TEST_CASE("getUpTo hands out a fair share, at most `most`, each item to one worker") {
+  WorkQueue q("batches");
+  for (int i = 0; i < 10; ++i) {
+    q.add(fmt::format("k{}", i));
+  }
+  // Ten queued among two workers: a share is five, capped at four.
+  CHECK(q.getUpTo(4, 2) == std::vector<std::string>{"k0", "k1", "k2", "k3"});
+  // Six left among three workers: two.
+  CHECK(q.getUpTo(16, 3) == std::vector<std::string>{"k4", "k5"});
+  // An item being processed is marked dirty, not handed out again meanwhile.
+  q.add("k0");
+  CHECK(q.len() == 4);
+  CHECK(q.getUpTo(16) == std::vector<std::string>{"k6", "k7", "k8", "k9"});
+  CHECK(q.len() == 0);
+  for (const char* k : {"k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"}) {
+    q.done(k);
+  }
+  q.done("k0");  // dirty: back in the queue
+  // A short queue is still spread: one item even among many workers.
+  CHECK(q.getUpTo(16, 10) == std::vector<std::string>{"k0"});
+  q.done("k0");
+  q.shutDown();
+  CHECK(q.getUpTo(16).empty());  // shut down and empty
 }
 
 TEST_CASE("concurrent workers never hold the same key") {
