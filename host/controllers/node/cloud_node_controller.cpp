@@ -123,10 +123,14 @@ void CloudNodeController::start() {
           },
   });
   int workers = std::max(1, ctx_.options.concurrent_node_syncs);
+  // Without the batch capability, every node's metadata is a provider call of its own, made
+  // one after the other by the worker: several nodes per worker would make the first wait
+  // for all the others' calls.
+  size_t most = ctx_.provider.info().instances_batch.present ? kInitBatch : 1;
   for (int i = 0; i < workers; ++i) {
-    workers_.emplace_back([this, workers] {
+    workers_.emplace_back([this, workers, most] {
       runtime::nameThisThread("node-sync");
-      worker(static_cast<size_t>(workers));
+      worker(most, static_cast<size_t>(workers));
     });
   }
   refresher_ = std::jthread([this](std::stop_token stop) {
@@ -158,9 +162,9 @@ void CloudNodeController::stop() {
   setControllerRunning(ctx_.metrics, "cloud-node", false);
 }
 
-void CloudNodeController::worker(size_t workers) {
+void CloudNodeController::worker(size_t most, size_t workers) {
   for (;;) {
-    auto keys = queue_.getUpTo(kInitBatch, workers);
+    auto keys = queue_.getUpTo(most, workers);
     if (keys.empty()) {
       return;  // shut down
     }

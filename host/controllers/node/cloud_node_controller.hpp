@@ -16,11 +16,12 @@
 // A provider error, timeout or NOT_FOUND leaves the node tainted and retries it with
 // back-off; a conflict re-reads the node and tries again; nothing is ever half-applied.
 //
-// A worker takes up to kInitBatch queued nodes at once (a fair share of the queue among the
-// workers) and takes them through each step together: the address writes of step 2 go to the
-// API server as one pipelined batch (KubeApi::writeBatch), then the PATCHes of step 3 as
-// another. Every node keeps its own answer, its own conflict handling and its own retry; only
-// the round trips are shared [upstream: one node at a time per worker].
+// With a provider that has the batch capability, a worker takes up to kInitBatch queued nodes
+// at once (a fair share of the queue among the workers) and takes them through each step
+// together: the address writes of step 2 go to the API server as one pipelined batch
+// (KubeApi::writeBatch), then the PATCHes of step 3 as another. Every node keeps its own
+// answer, its own conflict handling and its own retry; only the round trips are shared
+// [upstream: one node at a time per worker].
 #pragma once
 
 #include <chrono>
@@ -50,7 +51,7 @@ class CloudNodeController final : public Controller {
   void start() override;
   void stop() override;
 
-  // The most nodes a worker takes from the queue at once.
+  // The most nodes a worker takes from the queue at once (1 without the batch capability).
   static constexpr size_t kInitBatch = 16;
   // How long reading a batch's answers waits for more of them, when none is waiting, per
   // write of the batch: roughly what the API server takes for a write when every worker has
@@ -92,7 +93,7 @@ class CloudNodeController final : public Controller {
   // still shows the taint: queueing the node again for it would only give it a second,
   // empty pass after its worker finished. Forgets the node's write either way.
   bool isOwnAddressWrite(const kube::Node& node);
-  void worker(size_t workers);
+  void worker(size_t most, size_t workers);
   void refreshLoop(std::stop_token stop);
 
   ControllerContext& ctx_;
