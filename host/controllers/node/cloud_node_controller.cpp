@@ -44,6 +44,30 @@ std::vector<kube::TaintSpec> taintsWithoutUninitialized(const kube::Node& node) 
 
 std::vector<double> delayBuckets() { return {1, 4, 16, 64, 256, 1024}; }
 
+// How many nodes a worker takes at once.
+//  - Without the batch capability, every node's metadata is a provider call of its own, made
+//    one after the other by the worker: several nodes per worker would make the first wait
+//    for all the others' calls. One.
+//  - Under a client-side rate limit, each write of a batch waits for its token, and so does
+//    every other worker's: a batch of n nodes holds each of them back by up to
+//    workers x n / QPS per step, time in which a kubelet's status update turns the next
+//    step's precondition into a conflict. A batch is kept to what the budget grants all
+//    workers in kMaxTokenWait (at upstream's default of 20 QPS: one node).
+size_t initBatchSize(bool batch_capability, double qps, int workers) {
+  if (!batch_capability) {
+    return 1;
+  }
+  if (qps == 0) {
+    qps = 5;  // client-go's default for 0, as the client applies it
+  }
+  if (qps < 0) {
+    return CloudNodeController::kInitBatch;  // no client-side limit
+  }
+  double budget = qps * std::chrono::duration<double>(CloudNodeController::kMaxTokenWait).count() /
+                  std::max(1, workers);
+  return std::clamp<size_t>(static_cast<size_t>(budget), 1, CloudNodeController::kInitBatch);
+}
+
 std::chrono::microseconds gatherFor(size_t writes) {
   return CloudNodeController::kWriteGatherPerNode * static_cast<int64_t>(writes);
 }
@@ -123,10 +147,8 @@ void CloudNodeController::start() {
           },
   });
   int workers = std::max(1, ctx_.options.concurrent_node_syncs);
-  // Without the batch capability, every node's metadata is a provider call of its own, made
-  // one after the other by the worker: several nodes per worker would make the first wait
-  // for all the others' calls.
-  size_t most = ctx_.provider.info().instances_batch.present ? kInitBatch : 1;
+  size_t most = initBatchSize(ctx_.provider.info().instances_batch.present,
+                              ctx_.options.kube_api_qps, workers);
   for (int i = 0; i < workers; ++i) {
     workers_.emplace_back([this, workers, most] {
       runtime::nameThisThread("node-sync");

@@ -16,8 +16,9 @@
 // A provider error, timeout or NOT_FOUND leaves the node tainted and retries it with
 // back-off; a conflict re-reads the node and tries again; nothing is ever half-applied.
 //
-// With a provider that has the batch capability, a worker takes up to kInitBatch queued nodes
-// at once (a fair share of the queue among the workers) and takes them through each step
+// With a provider that has the batch capability and no tight client-side rate limit, a worker
+// takes up to kInitBatch queued nodes at once (a fair share of the queue among the workers)
+// and takes them through each step
 // together: the address writes of step 2 go to the API server as one pipelined batch
 // (KubeApi::writeBatch), then the PATCHes of step 3 as another. Every node keeps its own
 // answer, its own conflict handling and its own retry; only the round trips are shared
@@ -51,8 +52,10 @@ class CloudNodeController final : public Controller {
   void start() override;
   void stop() override;
 
-  // The most nodes a worker takes from the queue at once (1 without the batch capability).
+  // The most nodes a worker takes from the queue at once: 1 without the batch capability,
+  // and fewer under a client-side rate limit (at most kMaxTokenWait of tokens per batch).
   static constexpr size_t kInitBatch = 16;
+  static constexpr std::chrono::milliseconds kMaxTokenWait{100};
   // How long reading a batch's answers waits for more of them, when none is waiting, per
   // write of the batch: roughly what the API server takes for a write when every worker has
   // a batch in flight. Waking once for several answers instead of once per answer is most of

@@ -206,15 +206,17 @@ TEST_CASE("a stopping controller asks the provider for nothing more and writes n
   CHECK(r.h.patches().empty());
 }
 
-// Workers started on a full queue (sixty tainted nodes): every node is initialised, n5 (its
-// metadata fails) is left tainted; returns the sizes of the write batches.
-std::vector<size_t> initialiseSixty(Run& r) {
+// Two workers started on a full queue (sixty tainted nodes), with this client-side rate limit
+// (--kube-api-qps): every node is initialised, n5 (its metadata fails) is left tainted;
+// returns the sizes of the write batches.
+std::vector<size_t> initialiseSixty(Run& r, double qps) {
   for (int i = 6; i <= 60; ++i) {
     std::string name = "n" + std::to_string(i);
     r.h.addNode(tainted(name, "5"));
     r.h.api.setObject(statusPath(name), metadataAnswer(name, "6"));
   }
   r.h.options.concurrent_node_syncs = 2;
+  r.h.options.kube_api_qps = qps;
   r.controller.start();
   REQUIRE(waitUntil([&] { return r.h.patches().size() >= 59 * 2; }));
   r.controller.stop();
@@ -225,24 +227,35 @@ std::vector<size_t> initialiseSixty(Run& r) {
   return sizes;
 }
 
+size_t largest(const std::vector<size_t>& sizes) {
+  return sizes.empty() ? 0 : *std::max_element(sizes.begin(), sizes.end());
+}
+
 TEST_CASE("workers started on a full queue initialise every node, in batches") {
   Run r;
-  auto sizes = initialiseSixty(r);
-  size_t largest = 0;
-  for (size_t s : sizes) {
-    largest = std::max(largest, s);
-    CHECK(s <= controllers::node::CloudNodeController::kInitBatch);
+  auto sizes = initialiseSixty(r, -1);  // no client-side limit
+  CHECK(largest(sizes) > 1);
+  CHECK(largest(sizes) <= controllers::node::CloudNodeController::kInitBatch);
+}
+
+TEST_CASE("under a client-side rate limit, a batch holds at most 100 ms of tokens") {
+  SUBCASE("upstream's default, 20 QPS: one node at a time") {
+    Run r;
+    CHECK(largest(initialiseSixty(r, 20)) == 1);
   }
-  CHECK(largest > 1);
+  SUBCASE("100 QPS among two workers: five nodes") {
+    Run r;
+    auto sizes = initialiseSixty(r, 100);
+    CHECK(largest(sizes) > 1);
+    CHECK(largest(sizes) <= 5);
+  }
 }
 
 TEST_CASE("without the batch capability, a worker takes one node at a time") {
   // Each node's metadata is its own provider call: a worker holding several nodes would keep
   // the first one waiting for the calls of all the others.
   Run r(false);
-  for (size_t s : initialiseSixty(r)) {
-    CHECK(s == 1);
-  }
+  CHECK(largest(initialiseSixty(r, -1)) == 1);
 }
 
 }  // namespace
