@@ -59,8 +59,9 @@ class CloudNodeController final : public Controller {
   // How long reading a batch's answers waits for more of them, when none is waiting, per
   // write of the batch: roughly what the API server takes for a write when every worker has
   // a batch in flight. Waking once for several answers instead of once per answer is most of
-  // what batching saves (in the 5,000-node burst, the node workers' CPU falls from 0.28 to
-  // 0.19 CPU-s with waits of a few ms, and the last node is not initialised later).
+  // what batching saves: in the 5,000-node burst the node workers took 0.28–0.32 CPU-s with
+  // no wait, 0.19–0.20 with this one (0.42 before batches), and the last node was not
+  // initialised later (bench/RESULTS.md).
   static constexpr std::chrono::microseconds kWriteGatherPerNode{400};
 
   // One reconcile of a node (the work a worker does for a key). Exposed for tests.
