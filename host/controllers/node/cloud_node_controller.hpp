@@ -18,11 +18,10 @@
 //
 // With a provider that has the batch capability and no tight client-side rate limit, a worker
 // takes up to kInitBatch queued nodes at once (a fair share of the queue among the workers)
-// and takes them through each step
-// together: the address writes of step 2 go to the API server as one pipelined batch
-// (KubeApi::writeBatch), then the PATCHes of step 3 as another. Every node keeps its own
-// answer, its own conflict handling and its own retry; only the round trips are shared
-// [upstream: one node at a time per worker].
+// and takes them through each step together: the address writes of step 2 go to the API
+// server as one pipelined batch (KubeApi::writeBatch), then the PATCHes of step 3 as another.
+// Every node keeps its own answer, its own conflict handling and its own retry; only the round
+// trips are shared [upstream: one node at a time per worker].
 #pragma once
 
 #include <chrono>
