@@ -248,6 +248,10 @@ Status checkTlsMaterial(const RestConfig& c, const Where& cluster, const Where& 
 
 }  // namespace
 
+double effectiveQps(double qps) { return qps == 0 ? 5.0 : qps; }
+
+int effectiveBurst(double qps, int burst) { return qps == 0 && burst == 0 ? 10 : burst; }
+
 std::string defaultUserAgent(std::string_view binary, std::string_view version,
                              std::string_view commit) {
   std::string v(version);

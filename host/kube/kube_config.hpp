@@ -34,6 +34,11 @@ struct ClientOptions {
   std::string service_account_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
 };
 
+// The rate limit a client applies for ClientOptions::qps / burst, as client-go: QPS 0 means
+// its default (5 qps, burst 10); a negative QPS disables limiting.
+double effectiveQps(double qps);
+int effectiveBurst(double qps, int burst);
+
 // "<binary>/<version> (<os>/<arch>) kubernetes/<commit>", like client-go; the version's
 // pre-release/build suffix is dropped and empty parts read "unknown".
 std::string defaultUserAgent(std::string_view binary, std::string_view version,

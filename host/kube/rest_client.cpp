@@ -32,14 +32,6 @@ constexpr long kStallSeconds = 120;
 
 std::once_flag g_curl_init;  // curl_global_init must run once per process
 
-// client-go: QPS 0 means its default (5 qps, burst 10); a negative QPS disables limiting.
-double effectiveQps(double qps) {
-  return qps == 0 ? 5.0 : qps;
-}
-int effectiveBurst(double qps, int burst) {
-  return qps == 0 && burst == 0 ? 10 : burst;
-}
-
 const std::vector<double>& latencyBuckets() {
   static const std::vector<double> b{0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
                                      2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
@@ -510,12 +502,8 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     if (!throttle(request.verb, stop)) {
       return ApiStatus::cancelled();
     }
-    if (request.verb != Verb::Get) {
-      if (const WriteGuard* guard = write_guard_.load(std::memory_order_acquire)) {
-        if (ApiStatus refused = (*guard)(request); !refused.ok()) {
-          return refused;
-        }
-      }
+    if (ApiStatus refused = askWriteGuard(request); !refused.ok()) {
+      return refused;
     }
     Credentials::Current creds;
     Status cs = credentials_.get(&creds);
@@ -633,6 +621,12 @@ HttpTransport::Request RestClient::httpRequest(const Request& request,
   return r;
 }
 
+ApiStatus RestClient::askWriteGuard(const Request& request) const {
+  const WriteGuard* guard =
+      request.verb != Verb::Get ? write_guard_.load(std::memory_order_acquire) : nullptr;
+  return guard != nullptr ? (*guard)(request) : ApiStatus();
+}
+
 std::function<Status()> RestClient::fenceFor(const Request& request, ApiStatus* refused) const {
   // The write guard once more, right before the bytes go out: call() asked it before the
   // connection was made, and a pause in between (a TLS handshake, a frozen process) must not
@@ -715,10 +709,8 @@ std::vector<ApiResult<Response>> RestClient::callBatch(std::span<const Request> 
   ApiStatus refused;
   std::function<Status()> fence;
   if (first_write != nullptr) {
-    if (const WriteGuard* guard = write_guard_.load(std::memory_order_acquire)) {
-      if (ApiStatus no = (*guard)(*first_write); !no.ok()) {
-        return failAll(no);
-      }
+    if (ApiStatus no = askWriteGuard(*first_write); !no.ok()) {
+      return failAll(no);
     }
     fence = fenceFor(*first_write, &refused);
   }

@@ -144,6 +144,8 @@ class RestClient {
                                    std::vector<std::string>* headers) const;
   // A transport failure as a call's status (recorded in the metrics).
   ApiStatus httpFailure(Verb verb, const Status& st, std::chrono::steady_clock::duration elapsed);
+  // The write guard's answer for a write (OK for reads and without a guard).
+  ApiStatus askWriteGuard(const Request& request) const;
   // The write guard as a transport fence: asked right before the bytes go out; a refusal is
   // kept in `refused`.
   std::function<Status()> fenceFor(const Request& request, ApiStatus* refused) const;

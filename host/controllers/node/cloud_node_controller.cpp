@@ -11,6 +11,7 @@
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/node/node_addresses.hpp"
 #include "host/controllers/node/node_labels.hpp"
+#include "host/kube/kube_config.hpp"
 #include "host/kube/patch_builder.hpp"
 #include "host/kube/retry.hpp"
 #include "host/log/log.hpp"
@@ -57,9 +58,7 @@ size_t initBatchSize(bool batch_capability, double qps, int workers) {
   if (!batch_capability) {
     return 1;
   }
-  if (qps == 0) {
-    qps = 5;  // client-go's default for 0, as the client applies it
-  }
+  qps = kube::effectiveQps(qps);  // as the client applies --kube-api-qps
   if (qps < 0) {
     return CloudNodeController::kInitBatch;  // no client-side limit
   }
