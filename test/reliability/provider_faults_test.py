@@ -46,6 +46,10 @@ class Chaos:
             json.dump({"rules": rules}, f)
         time.sleep(0.02)  # a new mtime even within one clock tick
         os.rename(tmp, self.rules_path)
+        # The plugin looks at the file at most every 100 ms: wait that out, so the calls the
+        # test provokes next see these rules (a call right after the rename could still run
+        # under the old ones, e.g. an ensure meant to throw succeeding).
+        time.sleep(0.25)
 
     def start(self, extra, name=None):
         return self.c.start_ccm(self.config, extra, name=name, provider="chaos",
