@@ -7,7 +7,7 @@
     python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
 
 Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6).
-Every figure is printed beside its bound (a target of issue 9) as a ratio measured in the
+Every figure is printed beside its bound (a target the project set itself) as a ratio measured in the
 same run, with the machine's load average when it was taken; the upstream Go CCM's figures
 (measured on this kind of machine against a real kube-apiserver) are printed beside ours.
 Results go to bench/out/results.json. Profiling (not for figures): BENCH_PERF=<file> samples

@@ -17,8 +17,9 @@
 
 #include "ccm/provider_abi.h"
 #include "host/app/controller_manager.hpp"
-#include "host/kube/event_recorder.hpp"
-#include "host/kube/kube_client.hpp"
+#include "host/controllers/registry.hpp"
+#include "host/kube/write/event_recorder.hpp"
+#include "host/kube/transport/kube_client.hpp"
 #include "host/leader/leader_elector.hpp"
 #include "host/leader/lease_lock.hpp"
 #include "host/log/log.hpp"
@@ -29,10 +30,8 @@
 #include "host/runtime/thread_name.hpp"
 #include "host/server/health_checks.hpp"
 #include "host/server/secure_server.hpp"
+#include "host/runtime/version.hpp"
 
-#ifndef CCM_VERSION
-#define CCM_VERSION "0.0.0"
-#endif
 #ifndef CCM_PLUGIN_DIR
 #define CCM_PLUGIN_DIR "/usr/local/lib/ccm/providers"
 #endif
@@ -292,7 +291,7 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
 int run(int argc, const char* const* argv) {
   SignalWatcher::block();
   options::Options opts;
-  auto flags = options::makeFlagSet(opts, CCM_PLUGIN_DIR);
+  auto flags = options::makeFlagSet(opts, CCM_PLUGIN_DIR, controllers::controllersForHelp());
   Status parsed = flags->parse(argc, argv);
   if (!parsed.ok()) {
     printErr(fmt::format("Error: {}\nRun '{} --help' for usage.\n", parsed.message(), kProgram));
@@ -309,6 +308,9 @@ int run(int argc, const char* const* argv) {
   log::configure({opts.logging_format == "json" ? log::Format::Json : log::Format::Text,
                   opts.verbosity, 2});
   Status valid = options::validate(opts);
+  if (valid.ok()) {
+    valid = controllers::validateControllersFlag(opts.controllers);
+  }
   if (!valid.ok()) {
     printErr(fmt::format("Error: {}\nRun '{} --help' for usage.\n", valid.message(), kProgram));
     return 2;

@@ -7,34 +7,11 @@
 #include <functional>
 #include <random>
 
-#include "host/controllers/ipam/node_ipam_controller.hpp"
-#include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
-#include "host/controllers/node/cloud_node_controller.hpp"
-#include "host/controllers/route/route_controller.hpp"
-#include "host/controllers/service/service_controller.hpp"
+#include "host/controllers/registry.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/memory.hpp"
 
 namespace ccm::app {
-namespace {
-
-struct Factory {
-  const char* name;
-  std::function<StatusOr<controllers::ControllerOrSkip>(controllers::ControllerContext&)> make;
-};
-
-// Start order: pod CIDRs first (routes need them), then nodes, then the rest.
-std::vector<Factory> factories() {
-  return {
-      {"node-ipam-controller", controllers::ipam::makeNodeIpamController},
-      {"cloud-node-controller", controllers::node::makeCloudNodeController},
-      {"cloud-node-lifecycle-controller", controllers::lifecycle::makeNodeLifecycleController},
-      {"service-lb-controller", controllers::makeServiceController},
-      {"node-route-controller", controllers::makeRouteController},
-  };
-}
-
-}  // namespace
 
 ControllerManager::ControllerManager(const options::Options& options, kube::KubeClient& client,
                                      plugin::Provider& provider, kube::EventBroadcaster& events,
@@ -82,8 +59,8 @@ Status ControllerManager::start() {
   }
   context_ = std::make_unique<controllers::ControllerContext>(controllers::ControllerContext{
       options_, client_, *nodes_, *services_, provider_, events_, metrics_, clock_});
-  for (const Factory& f : factories()) {
-    if (!options::controllerEnabled(options_.controllers, f.name)) {
+  for (const controllers::Registration& f : controllers::registry()) {
+    if (!controllers::controllerEnabled(options_.controllers, f.name)) {
       log::info("Controller is disabled by --controllers", {{"controller", f.name}});
       continue;
     }

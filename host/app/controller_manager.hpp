@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
-#include "host/kube/event_recorder.hpp"
-#include "host/kube/informer.hpp"
-#include "host/kube/kube_client.hpp"
+#include "host/kube/write/event_recorder.hpp"
+#include "host/kube/cache/informer.hpp"
+#include "host/kube/transport/kube_client.hpp"
 
 namespace ccm::app {
 

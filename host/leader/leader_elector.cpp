@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "host/kube/retry.hpp"
+#include "host/kube/api/retry.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
 

@@ -27,7 +27,7 @@
 #include <stop_token>
 #include <string>
 
-#include "host/kube/event_recorder.hpp"
+#include "host/kube/write/event_recorder.hpp"
 #include "host/leader/lease_lock.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/status.hpp"

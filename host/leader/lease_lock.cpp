@@ -6,7 +6,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "host/kube/time_format.hpp"
+#include "host/kube/api/time_format.hpp"
 
 namespace ccm::leader {
 
@@ -84,10 +84,12 @@ ApiResult<LeaseRecord> KubeLeaseLock::decode(std::string_view json) {
     r.holder_identity = str("holderIdentity");
     r.lease_duration_seconds = num("leaseDurationSeconds");
     r.lease_transitions = num("leaseTransitions");
-    if (auto t = kube::parseRfc3339Time(str("acquireTime")))
+    if (auto t = kube::parseRfc3339Time(str("acquireTime"))) {
       r.acquire_time = *t;
-    if (auto t = kube::parseRfc3339Time(str("renewTime")))
+}
+    if (auto t = kube::parseRfc3339Time(str("renewTime"))) {
       r.renew_time = *t;
+}
     rapidjson::StringBuffer buf;
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     s.Accept(w);

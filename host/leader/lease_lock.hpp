@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "host/kube/api_status.hpp"
-#include "host/kube/kube_api.hpp"
+#include "host/kube/api/api_status.hpp"
+#include "host/kube/api/kube_api.hpp"
 
 namespace ccm::leader {
 

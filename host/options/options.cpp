@@ -15,55 +15,8 @@ FlagSet::Flag& accepted(FlagSet::Flag& f) {
 
 }  // namespace
 
-const std::vector<ControllerName>& knownControllers() {
-  static const std::vector<ControllerName> kControllers = {
-      {"cloud-node-controller", "cloud-node", true},
-      {"cloud-node-lifecycle-controller", "cloud-node-lifecycle", true},
-      {"service-lb-controller", "service", true},
-      {"node-route-controller", "route", true},
-      {"node-ipam-controller", "node-ipam", true},
-  };
-  return kControllers;
-}
-
-namespace {
-
-// Canonical name for a name or alias; empty when unknown.
-std::string canonicalController(std::string_view name) {
-  for (const auto& c : knownControllers()) {
-    if (name == c.canonical || name == c.alias) {
-      return c.canonical;
-    }
-  }
-  return {};
-}
-
-}  // namespace
-
-bool controllerEnabled(const std::vector<std::string>& controllers, std::string_view name) {
-  std::string canonical = canonicalController(name);
-  bool by_default = false;
-  for (const auto& c : knownControllers()) {
-    if (canonical == c.canonical) {
-      by_default = c.enabled_by_default;
-    }
-  }
-  bool star = false;
-  for (const auto& entry : controllers) {
-    if (entry == "*") {
-      star = true;
-      continue;
-    }
-    bool negative = !entry.empty() && entry[0] == '-';
-    std::string entry_name = canonicalController(negative ? entry.substr(1) : entry);
-    if (entry_name == canonical) {
-      return !negative;
-    }
-  }
-  return star && by_default;
-}
-
-std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plugin_dir) {
+std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plugin_dir,
+                                     std::string_view known_controllers) {
   auto fs = std::make_unique<FlagSet>("cloud-controller-manager");
   using std::chrono::milliseconds;
 
@@ -128,11 +81,10 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   fs->addDuration("controller-start-interval", &o.controller_start_interval, milliseconds(0),
                   "Interval between starting controller managers.");
   fs->addStrings("controllers", &o.controllers, {"*"},
-                 "A list of controllers to enable. '*' enables all on-by-default controllers, "
-                 "'foo' enables the controller named 'foo', '-foo' disables the controller named "
-                 "'foo'. All controllers: cloud-node-controller, cloud-node-lifecycle-controller, "
-                 "node-ipam-controller, node-route-controller, service-lb-controller (aliases "
-                 "cloud-node, cloud-node-lifecycle, node-ipam, route, service).");
+                 fmt::format("A list of controllers to enable. '*' enables all on-by-default "
+                             "controllers, 'foo' enables the controller named 'foo', '-foo' "
+                             "disables the controller named 'foo'. All controllers: {}.",
+                             known_controllers));
   accepted(fs->addString("feature-gates", &o.feature_gates, "",
                          "A set of key=value pairs that describe feature gates for alpha/"
                          "experimental features."));
@@ -338,20 +290,6 @@ Status validate(const Options& o) {
     }
     if (o.leader_elect_retry_period.count() < 1) {
       return bad("--leader-elect-retry-period must be positive");
-    }
-  }
-  for (const auto& entry : o.controllers) {
-    if (entry == "*") {
-      continue;
-    }
-    std::string name = !entry.empty() && entry[0] == '-' ? entry.substr(1) : entry;
-    bool known = false;
-    for (const auto& c : knownControllers()) {
-      known = known || name == c.canonical || name == c.alias;
-    }
-    if (!known) {
-      return bad(fmt::format("--controllers: \"{}\" is not in the list of known controllers",
-                             name));
     }
   }
   if (o.concurrent_node_syncs <= 0) {

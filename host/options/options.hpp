@@ -122,22 +122,14 @@ struct Options {
   bool version = false;
 };
 
-// The known controllers: canonical name, alias, and whether "*" enables it.
-struct ControllerName {
-  const char* canonical;
-  const char* alias;
-  bool enabled_by_default;
-};
-const std::vector<ControllerName>& knownControllers();
-
-// Is the controller (canonical name or alias) enabled by --controllers? Upstream semantics:
-// the first matching entry wins ("name" on, "-name" off); otherwise on only with "*".
-bool controllerEnabled(const std::vector<std::string>& controllers, std::string_view name);
-
 // The flag set bound to an Options. Keep the FlagSet alive while parsing.
-std::unique_ptr<FlagSet> makeFlagSet(Options& options, const std::string& default_plugin_dir);
+// known_controllers: the --help list of controller names (controllers::controllersForHelp();
+// the controllers, and so their names, live above this library).
+std::unique_ptr<FlagSet> makeFlagSet(Options& options, const std::string& default_plugin_dir,
+                                     std::string_view known_controllers);
 
-// Upstream's validation rules plus ccm's own; errors name the flag.
+// Upstream's validation rules plus ccm's own; errors name the flag. --controllers is checked
+// against the controller registry (controllers::validateControllersFlag).
 Status validate(const Options& options);
 
 }  // namespace ccm::options

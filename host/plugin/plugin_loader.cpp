@@ -15,6 +15,7 @@
 #include "ccm/types.hpp"
 #include "host/log/log.hpp"
 #include "host/plugin/host_services.hpp"
+#include "host/runtime/version.hpp"
 
 namespace ccm::plugin {
 namespace {
@@ -22,9 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kHostName = "cloud-controller-manager";
-#ifndef CCM_VERSION
-#define CCM_VERSION "0.0.0"
-#endif
 
 // Libraries stay loaded for the life of the process.
 struct Registry {

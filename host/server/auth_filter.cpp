@@ -9,10 +9,12 @@ namespace ccm::server {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
     s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+}
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
     s.remove_suffix(1);
+}
   return s;
 }
 
@@ -27,8 +29,9 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\')
+    if (c == '"' || c == '\\') {
       out.push_back('\\');
+}
     out.push_back(c);
   }
   return out + "\"";
@@ -54,8 +57,9 @@ AuthFilter::AuthFilter(std::vector<std::string> always_allow_paths, DelegatingAu
                        DelegatingAuthorizer* authz)
     : authn_(authn), authz_(authz) {
   for (auto& p : always_allow_paths) {
-    if (!p.empty())
+    if (!p.empty()) {
       always_allow_.push_back(std::move(p));
+}
   }
 }
 

@@ -2,13 +2,7 @@
 #include "host/server/build_info.hpp"
 
 #include "host/log/log.hpp"
-
-#ifndef CCM_SERVER_VERSION
-#define CCM_SERVER_VERSION "unknown"
-#endif
-#ifndef CCM_SERVER_ABI
-#define CCM_SERVER_ABI "unknown"
-#endif
+#include "host/runtime/version.hpp"
 
 namespace ccm::server {
 namespace {
@@ -20,8 +14,9 @@ std::string orUnknown(const std::string& s) {
 // "0.1.0" -> {"0", "1"}; missing parts are "".
 std::pair<std::string, std::string> majorMinor(const std::string& version) {
   std::string v = version;
-  if (!v.empty() && v[0] == 'v')
+  if (!v.empty() && v[0] == 'v') {
     v.erase(0, 1);
+}
   size_t dot = v.find('.');
   std::string major = v.substr(0, dot);
   std::string minor;
@@ -36,8 +31,9 @@ std::pair<std::string, std::string> majorMinor(const std::string& version) {
 
 BuildInfo BuildInfo::current() {
   BuildInfo b;
-  b.version = CCM_SERVER_VERSION;
-  b.provider_abi = CCM_SERVER_ABI;
+  b.version = CCM_VERSION;
+  b.git_commit = CCM_GIT_COMMIT;
+  b.provider_abi = CCM_PROVIDER_ABI;
 #if defined(__clang__)
   b.compiler = std::string("clang ") + __clang_version__;
 #elif defined(__GNUC__)

@@ -74,16 +74,18 @@ std::vector<std::shared_ptr<const HealthChecks::Entry>> HealthChecks::snapshot(
   std::vector<std::shared_ptr<const Entry>> out;
   std::lock_guard lock(mu_);
   for (const auto& e : entries_) {
-    if (e->probes.includes(endpoint))
+    if (e->probes.includes(endpoint)) {
       out.push_back(e);
+}
   }
   return out;
 }
 
 std::vector<std::string> HealthChecks::names(HealthEndpoint endpoint) const {
   std::vector<std::string> out;
-  for (const auto& e : snapshot(endpoint))
+  for (const auto& e : snapshot(endpoint)) {
     out.push_back(e->name);
+}
   return out;
 }
 
@@ -131,8 +133,9 @@ HealthAnswer HealthChecks::evaluateOne(HealthEndpoint endpoint, std::string_view
   for (const auto& e : snapshot(endpoint)) {
     if (e->name == name) {
       Status st = e->check();
-      if (st.ok())
+      if (st.ok()) {
         return {200, "ok"};
+}
       return {500, "internal server error: " + st.toString() + "\n"};
     }
   }

@@ -27,17 +27,20 @@ metrics::Gauge* gauge(metrics::Registry& r, const char* name, const char* help) 
 bool readStartTicks(unsigned long long* ticks) {
   std::ifstream in("/proc/self/stat");
   std::string line;
-  if (!std::getline(in, line))
+  if (!std::getline(in, line)) {
     return false;
+}
   // The command (field 2) is in parentheses and may contain spaces: continue after the last ')'.
   size_t close = line.rfind(')');
-  if (close == std::string::npos)
+  if (close == std::string::npos) {
     return false;
+}
   std::istringstream rest(line.substr(close + 1));
   std::string field;
   for (int i = 3; i <= 22; ++i) {
-    if (!(rest >> field))
+    if (!(rest >> field)) {
       return false;
+}
   }
   try {
     *ticks = std::stoull(field);
@@ -110,18 +113,21 @@ void ProcessMetrics::update() {
     unsigned long long resident_pages = 0;
     long page = sysconf(_SC_PAGESIZE);
     if (statm >> size_pages >> resident_pages && page > 0) {
-      if (virtual_ != nullptr)
+      if (virtual_ != nullptr) {
         virtual_->set(static_cast<double>(size_pages * page));
-      if (resident_ != nullptr)
+}
+      if (resident_ != nullptr) {
         resident_->set(static_cast<double>(resident_pages * page));
+}
     }
   }
   if (open_fds_ != nullptr) {
     if (DIR* dir = opendir("/proc/self/fd")) {
       int count = 0;
       while (dirent* e = readdir(dir)) {
-        if (e->d_name[0] != '.')
+        if (e->d_name[0] != '.') {
           ++count;
+}
       }
       closedir(dir);
       open_fds_->set(count - 1);  // not the descriptor opendir just used

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "host/kube/kube_api.hpp"
+#include "host/kube/api/kube_api.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
 

@@ -92,12 +92,15 @@ HttpResponse accessDenied(const AccessDecision& d) {
 }
 
 int hexValue(char c) {
-  if (c >= '0' && c <= '9')
+  if (c >= '0' && c <= '9') {
     return c - '0';
-  if (c >= 'a' && c <= 'f')
+}
+  if (c >= 'a' && c <= 'f') {
     return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
+}
+  if (c >= 'A' && c <= 'F') {
     return c - 'A' + 10;
+}
   return -1;
 }
 
@@ -107,19 +110,22 @@ bool percentDecode(std::string_view in, bool plus_is_space, std::string* out) {
   for (size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
     if (c == '%') {
-      if (i + 2 >= in.size())
+      if (i + 2 >= in.size()) {
         return false;
+}
       int hi = hexValue(in[i + 1]);
       int lo = hexValue(in[i + 2]);
-      if (hi < 0 || lo < 0)
+      if (hi < 0 || lo < 0) {
         return false;
+}
       c = static_cast<char>(hi * 16 + lo);
       i += 2;
     } else if (c == '+' && plus_is_space) {
       c = ' ';
     }
-    if (c == '\0')
+    if (c == '\0') {
       return false;
+}
     out->push_back(c);
   }
   return true;
@@ -156,15 +162,17 @@ bool splitTarget(std::string_view target, std::string* path, std::string* query)
   std::string_view raw_path = target.substr(0, q);
   *query = q == std::string_view::npos ? std::string() : std::string(target.substr(q + 1));
   size_t hash = query->find('#');
-  if (hash != std::string::npos)
+  if (hash != std::string::npos) {
     query->erase(hash);
+}
   return percentDecode(raw_path, false, path);
 }
 
 std::vector<std::string> queryValues(std::string_view query, std::string_view key, bool* present) {
   std::vector<std::string> out;
-  if (present != nullptr)
+  if (present != nullptr) {
     *present = false;
+}
   while (!query.empty()) {
     size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);
@@ -172,12 +180,15 @@ std::vector<std::string> queryValues(std::string_view query, std::string_view ke
     size_t eq = pair.find('=');
     std::string k;
     std::string v;
-    if (!percentDecode(pair.substr(0, eq), true, &k))
+    if (!percentDecode(pair.substr(0, eq), true, &k)) {
       continue;
-    if (k != key)
+}
+    if (k != key) {
       continue;
-    if (present != nullptr)
+}
+    if (present != nullptr) {
       *present = true;
+}
     if (eq != std::string_view::npos && percentDecode(pair.substr(eq + 1), true, &v)) {
       out.push_back(std::move(v));
     }
@@ -289,8 +300,9 @@ Status SecureServer::start() {
                                          " " + where + ": " + ec.message());
   };
   acceptor.open(endpoint.protocol(), ec);
-  if (ec)
+  if (ec) {
     return listenError("open a socket for");
+}
   acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (options_.reuse_port) {
     int one = 1;
@@ -300,11 +312,13 @@ Status SecureServer::start() {
     }
   }
   acceptor.bind(endpoint, ec);
-  if (ec)
+  if (ec) {
     return listenError("bind");
+}
   acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec)
+  if (ec) {
     return listenError("listen on");
+}
   port_.store(acceptor.local_endpoint().port());
   rt->retry_timer.emplace(rt->io);
   rt->work_guard.emplace(rt->work.get_executor());
@@ -362,8 +376,9 @@ void SecureServer::accept() {
           log::warning("Secure port accept failed", {{"err", ec.message()}});
           runtime_->retry_timer->expires_after(std::chrono::milliseconds(200));
           runtime_->retry_timer->async_wait([this](boost::system::error_code wait_ec) {
-            if (!wait_ec)
+            if (!wait_ec) {
               accept();
+}
           });
           return;
         }
@@ -427,8 +442,9 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   std::string verb = "get";
   if (!get_like) {
     verb = std::string(request.method_string());
-    for (char& c : verb)
+    for (char& c : verb) {
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
   }
   auto header = request.find(http::field::authorization);
   std::string_view authorization =
@@ -475,14 +491,18 @@ HttpResponse SecureServer::route(const HttpRequest& request, const std::string& 
       while (start <= v.size()) {
         size_t comma = v.find(',', start);
         std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
-        while (!item.empty() && item.front() == ' ')
+        while (!item.empty() && item.front() == ' ') {
           item.erase(0, 1);
-        while (!item.empty() && item.back() == ' ')
+}
+        while (!item.empty() && item.back() == ' ') {
           item.pop_back();
-        if (!item.empty())
+}
+        if (!item.empty()) {
           exclude.push_back(std::move(item));
-        if (comma == std::string::npos)
+}
+        if (comma == std::string::npos) {
           break;
+}
         start = comma + 1;
       }
     }

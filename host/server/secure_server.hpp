@@ -40,7 +40,7 @@
 #include <thread>
 #include <vector>
 
-#include "host/kube/kube_api.hpp"
+#include "host/kube/api/kube_api.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/status.hpp"

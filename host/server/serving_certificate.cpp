@@ -73,8 +73,9 @@ Status writeFileAtomically(const std::string& path, const std::string& data, mod
   while (done < data.size()) {
     ssize_t w = ::write(fd, data.data() + done, data.size() - done);
     if (w < 0) {
-      if (errno == EINTR)
+      if (errno == EINTR) {
         continue;
+}
       int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
@@ -120,8 +121,9 @@ StatusOr<ServingCertificate> generate(const CertificateSources& sources) {
   }
   leaf.ip_addresses = {"127.0.0.1", "::1"};
   for (const auto& d : sources.extra_dns_names) {
-    if (!d.empty())
+    if (!d.empty()) {
       leaf.dns_names.push_back(d);
+}
   }
   for (const auto& ip : sources.extra_ip_addresses) {
     boost::system::error_code ec;
@@ -166,11 +168,13 @@ StatusOr<ServingCertificate> fromCertDir(const CertificateSources& sources) {
   bool has_key = fs::exists(key, ec);
   if (has_crt && has_key) {
     auto chain = readFile(crt, "--cert-dir file " + crt);
-    if (!chain.ok())
+    if (!chain.ok()) {
       return chain.status();
+}
     auto pem = readFile(key, "--cert-dir file " + key);
-    if (!pem.ok())
+    if (!pem.ok()) {
       return pem.status();
+}
     CCM_RETURN_IF_ERROR(
         checkKeyPair(*chain, *pem, "--cert-dir file " + crt, "--cert-dir file " + key));
     ServingCertificate out;
@@ -194,8 +198,9 @@ StatusOr<ServingCertificate> fromCertDir(const CertificateSources& sources) {
                   "--cert-dir " + dir + ": cannot create the directory: " + ec.message());
   }
   auto generated = generate(sources);
-  if (!generated.ok())
+  if (!generated.ok()) {
     return generated.status();
+}
   CCM_RETURN_IF_ERROR(writeFileAtomically(key, generated->key_pem, 0600, "--cert-dir file " + key));
   CCM_RETURN_IF_ERROR(
       writeFileAtomically(crt, generated->chain_pem, 0644, "--cert-dir file " + crt));
@@ -241,11 +246,13 @@ StatusOr<ServingCertificate> loadServingCertificate(const CertificateSources& so
     const std::string what_cert = "--tls-cert-file " + sources.tls_cert_file;
     const std::string what_key = "--tls-private-key-file " + sources.tls_private_key_file;
     auto chain = readFile(sources.tls_cert_file, what_cert);
-    if (!chain.ok())
+    if (!chain.ok()) {
       return chain.status();
+}
     auto key = readFile(sources.tls_private_key_file, what_key);
-    if (!key.ok())
+    if (!key.ok()) {
       return key.status();
+}
     CCM_RETURN_IF_ERROR(checkKeyPair(*chain, *key, what_cert, what_key));
     ServingCertificate out;
     out.chain_pem = std::move(chain).value();
@@ -257,8 +264,9 @@ StatusOr<ServingCertificate> loadServingCertificate(const CertificateSources& so
     return fromCertDir(sources);
   }
   auto generated = generate(sources);
-  if (!generated.ok())
+  if (!generated.ok()) {
     return generated.status();
+}
   generated->description = "self-signed, in memory";
   return generated;
 }

@@ -21,6 +21,43 @@ def read(path):
 
 OPERATIONS = read(os.path.join(SOURCE, "docs", "operations.md"))
 
+# A backticked word is taken for a path in the repository when it has a slash and names a file
+# by one of these endings (or is a folder of the tree, ending in "/").
+PATH_ENDINGS = (".md", ".cpp", ".hpp", ".h", ".c", ".py", ".build", ".txt", ".yaml", ".yml",
+                ".json", ".in", ".sh", ".rs", ".toml", ".cmake", ".pc", ".conf")
+TOP_LEVEL = sorted(e for e in os.listdir(SOURCE) if not e.startswith((".", "build")))
+# Written by a run, not kept in the tree; "./x" is a path relative to where a command runs.
+NOT_IN_TREE = ("build", "bench/out/", "./", "/", "~", "http")
+
+
+def paths_in_text(doc, text):
+    """(doc, path) for every backticked word of text that reads as a repository path."""
+    for word in re.findall(r"`([^`\n]+)`", text):
+        word = word.strip().rstrip(":,.")
+        if (" " in word or "/" not in word or word.startswith(NOT_IN_TREE) or
+                any(c in word for c in "<>*{}$=%?|&;()[]\\") or ":" in word):
+            continue
+        if word.endswith(PATH_ENDINGS) or (word.endswith("/") and word.split("/")[0] in TOP_LEVEL):
+            yield doc, word
+
+
+def backticked_paths():
+    """Every repository path written in backticks in the project's Markdown files."""
+    for root, dirs, files in os.walk(SOURCE):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build")) and d != "out"]
+        for f in files:
+            if f.endswith(".md"):
+                doc = os.path.relpath(os.path.join(root, f), SOURCE)
+                yield from paths_in_text(doc, read(os.path.join(root, f)))
+
+
+def path_exists(doc, path):
+    """A path resolves from the repository root, from the document's folder, or (for the SDK's
+    headers, as they are included) from plugin-sdk/include."""
+    bases = [SOURCE, os.path.join(SOURCE, os.path.dirname(doc)),
+             os.path.join(SOURCE, "plugin-sdk", "include")]
+    return any(os.path.exists(os.path.normpath(os.path.join(b, path))) for b in bases)
+
 
 class DocsTest(unittest.TestCase):
 
@@ -56,6 +93,18 @@ class DocsTest(unittest.TestCase):
                     if not os.path.exists(os.path.normpath(os.path.join(root, link))):
                         broken.append("%s -> %s" % (os.path.relpath(path, SOURCE), link))
         self.assertEqual(broken, [])
+
+    def test_backticked_paths_exist(self):
+        broken = [f"{doc} -> {path}" for doc, path in backticked_paths() if not path_exists(doc, path)]
+        self.assertEqual(broken, [], "paths written in backticks that are not in the repository")
+
+    def test_the_path_check_can_fail(self):
+        # The check above must notice a path that is not there, and accept one that is.
+        self.assertFalse(path_exists("docs/architecture.md", "design/abi-rules.md"))
+        self.assertTrue(path_exists("docs/architecture.md", "host/kube/api/kube_api.hpp"))
+        self.assertTrue(path_exists("docs/architecture.md", "ccm/provider_abi.h"))
+        self.assertIn(("x.md", "design/abi-rules.md"),
+                      list(paths_in_text("x.md", "see `design/abi-rules.md` and `a b/c.md`")))
 
     def test_metrics_need_an_approved_token_and_are_all_documented(self):
         port = free_port()

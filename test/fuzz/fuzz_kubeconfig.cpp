@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "host/kube/kube_config.hpp"
+#include "host/kube/config/kube_config.hpp"
 #include "test/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

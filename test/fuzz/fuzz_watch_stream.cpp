@@ -10,10 +10,10 @@
 #include <string>
 #include <string_view>
 
-#include "host/kube/api_status.hpp"
-#include "host/kube/envelope_decoder.hpp"
-#include "host/kube/node_decoder.hpp"
-#include "host/kube/service_decoder.hpp"
+#include "host/kube/api/api_status.hpp"
+#include "host/kube/objects/envelope_decoder.hpp"
+#include "host/kube/objects/node_decoder.hpp"
+#include "host/kube/objects/service_decoder.hpp"
 #include "test/fuzz/object_checks.hpp"
 
 namespace {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <span>
 
-#include "host/kube/node.hpp"
-#include "host/kube/service.hpp"
+#include "host/kube/objects/node.hpp"
+#include "host/kube/objects/service.hpp"
 #include "test/fuzz/fuzz_support.hpp"
 
 namespace ccm::fuzz {

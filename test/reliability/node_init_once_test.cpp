@@ -9,7 +9,7 @@
 
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/node/cloud_node_controller.hpp"
-#include "test/controllers/service/controller_test_support.hpp"
+#include "test/support/controller_harness.hpp"
 
 namespace ccm::controllers::node {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "host/kube/node.hpp"
-#include "host/kube/service.hpp"
+#include "host/kube/objects/node.hpp"
+#include "host/kube/objects/service.hpp"
 #include "host/plugin/provider.hpp"
 
 namespace ccm::controllers {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "host/kube/patch_builder.hpp"
+#include "host/kube/write/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
 #include "host/runtime/thread_name.hpp"

@@ -11,8 +11,8 @@
 #include "host/controllers/common/parallel.hpp"
 #include "host/controllers/common/provider_refs.hpp"
 #include "host/controllers/common/well_known.hpp"
-#include "host/kube/patch_builder.hpp"
-#include "host/kube/retry.hpp"
+#include "host/kube/write/patch_builder.hpp"
+#include "host/kube/api/retry.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/thread_name.hpp"
 

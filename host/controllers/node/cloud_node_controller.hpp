@@ -36,8 +36,8 @@
 
 #include "host/controllers/common/controller.hpp"
 #include "host/controllers/node/metadata_batcher.hpp"
-#include "host/kube/kube_api.hpp"
-#include "host/kube/patch_builder.hpp"
+#include "host/kube/api/kube_api.hpp"
+#include "host/kube/write/patch_builder.hpp"
 #include "host/runtime/work_queue.hpp"
 
 namespace ccm::controllers::node {

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "host/kube/node.hpp"
+#include "host/kube/objects/node.hpp"
 #include "host/plugin/provider.hpp"
 #include "host/runtime/clock.hpp"
 

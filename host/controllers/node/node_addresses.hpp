@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "host/kube/node.hpp"
+#include "host/kube/objects/node.hpp"
 #include "host/plugin/provider.hpp"
 #include "host/runtime/status.hpp"
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "host/kube/node.hpp"
+#include "host/kube/objects/node.hpp"
 #include "host/plugin/provider.hpp"
 
 namespace ccm::controllers::node {

@@ -7,13 +7,12 @@
 #include <limits>
 
 #include "host/controllers/common/well_known.hpp"
-#include "host/kube/kube_api.hpp"
-#include "host/kube/patch_builder.hpp"
+#include "host/kube/api/kube_api.hpp"
+#include "host/kube/write/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/thread_name.hpp"
 
-namespace ccm::controllers {
-namespace route {
+namespace ccm::controllers::route {
 namespace {
 
 constexpr const char* kListKey = "list";
@@ -123,18 +122,21 @@ void RouteController::registerHandlers() {
     kube::EventHandlers<kube::Node> h;
     h.on_add = [g](const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onNodeAdd(n);
+}
     };
     h.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onNodeUpdate(o, n);
+}
     };
     h.on_delete = [g](const auto& n, bool) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onNodeDelete(n);
+}
     };
     context_.nodes.addEventHandler(std::move(h));
   });
@@ -603,7 +605,6 @@ void RouteController::conditionWorker(int index) {
   }
 }
 
-}  // namespace route
 
 // ---- factory ---------------------------------------------------------------------------------
 
@@ -626,4 +627,4 @@ StatusOr<ControllerOrSkip> makeRouteController(ControllerContext& context) {
       std::make_unique<route::RouteController>(context, std::move(cidrs).value()));
 }
 
-}  // namespace ccm::controllers
+}  // namespace ccm::controllers::route

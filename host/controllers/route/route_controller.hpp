@@ -42,13 +42,12 @@
 #include "host/controllers/route/route_planner.hpp"
 #include "host/runtime/work_queue.hpp"
 
-namespace ccm::controllers {
+namespace ccm::controllers::route {
 
 // Not started without --configure-cloud-routes or without ccm.routes/1; an error Status for an
 // invalid --cluster-cidr.
 StatusOr<ControllerOrSkip> makeRouteController(ControllerContext& context);
 
-namespace route {
 
 class RouteController final : public Controller {
  public:
@@ -162,5 +161,4 @@ class RouteController final : public Controller {
   bool stopped_ = false;
 };
 
-}  // namespace route
-}  // namespace ccm::controllers
+}  // namespace ccm::controllers::route

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "host/controllers/common/cidr.hpp"
-#include "host/kube/node.hpp"
+#include "host/kube/objects/node.hpp"
 #include "host/plugin/provider.hpp"
 
 namespace ccm::controllers::route {

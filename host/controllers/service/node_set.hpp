@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "host/controllers/common/provider_refs.hpp"
-#include "host/kube/node.hpp"
+#include "host/kube/objects/node.hpp"
 
 namespace ccm::controllers::service {
 

@@ -8,14 +8,13 @@
 #include "host/controllers/common/provider_refs.hpp"
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/service/service_predicates.hpp"
-#include "host/kube/kube_api.hpp"
-#include "host/kube/patch_builder.hpp"
+#include "host/kube/api/kube_api.hpp"
+#include "host/kube/write/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
 #include "host/runtime/thread_name.hpp"
 
-namespace ccm::controllers {
-namespace service {
+namespace ccm::controllers::service {
 namespace {
 
 using std::chrono::duration_cast;
@@ -172,36 +171,42 @@ void ServiceController::registerHandlers() {
     kube::EventHandlers<kube::Service> sh;
     sh.on_add = [g](const auto& svc) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onServiceAdd(svc);
+}
     };
     sh.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onServiceUpdate(o, n);
+}
     };
     sh.on_delete = [g](const auto& last, bool) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onServiceDelete(last);
+}
     };
     context_.services.addEventHandler(std::move(sh), kServiceResync);
 
     kube::EventHandlers<kube::Node> nh;
     nh.on_add = [g](const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onNodeAdd(n);
+}
     };
     nh.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onNodeUpdate(o, n);
+}
     };
     nh.on_delete = [g](const auto& n, bool) {
       std::lock_guard lock(g->mu);
-      if (g->self != nullptr)
+      if (g->self != nullptr) {
         g->self->onNodeDelete(n);
+}
     };
     // No resync: upstream's 100 s node resync never triggers anything (identical objects).
     context_.nodes.addEventHandler(std::move(nh));
@@ -722,7 +727,6 @@ Status ServiceController::patchStatus(const std::string& key, const kube::Servic
   return okStatus();
 }
 
-}  // namespace service
 
 // ---- factory ---------------------------------------------------------------------------------
 
@@ -751,4 +755,4 @@ StatusOr<ControllerOrSkip> makeServiceController(ControllerContext& context) {
   return ControllerOrSkip(std::make_unique<service::ServiceController>(context));
 }
 
-}  // namespace ccm::controllers
+}  // namespace ccm::controllers::service

@@ -34,12 +34,11 @@
 #include "host/controllers/service/service_cache.hpp"
 #include "host/runtime/work_queue.hpp"
 
-namespace ccm::controllers {
+namespace ccm::controllers::service {
 
 // Not started (NotStarted) when the provider lacks ccm.loadbalancer/1 or answers UNIMPLEMENTED.
 StatusOr<ControllerOrSkip> makeServiceController(ControllerContext& context);
 
-namespace service {
 
 class ServiceController final : public Controller {
  public:
@@ -156,5 +155,4 @@ class ServiceController final : public Controller {
   bool stopped_ = false;
 };
 
-}  // namespace service
-}  // namespace ccm::controllers
+}  // namespace ccm::controllers::service

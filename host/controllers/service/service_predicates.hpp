@@ -8,8 +8,8 @@
 
 #include <string_view>
 
-#include "host/kube/node.hpp"
-#include "host/kube/service.hpp"
+#include "host/kube/objects/node.hpp"
+#include "host/kube/objects/service.hpp"
 
 namespace ccm::controllers::service {
 

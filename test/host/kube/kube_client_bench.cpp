@@ -31,12 +31,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "host/kube/envelope_decoder.hpp"
-#include "host/kube/informer.hpp"
-#include "host/kube/kube_client.hpp"
-#include "host/kube/node_decoder.hpp"
-#include "host/kube/patch_builder.hpp"
-#include "test/host/kube/fake_api_server.hpp"
+#include "host/kube/objects/envelope_decoder.hpp"
+#include "host/kube/cache/informer.hpp"
+#include "host/kube/transport/kube_client.hpp"
+#include "host/kube/objects/node_decoder.hpp"
+#include "host/kube/write/patch_builder.hpp"
+#include "test/support/fake_api_server.hpp"
 
 namespace {
 

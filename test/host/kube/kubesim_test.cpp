@@ -16,18 +16,18 @@
 #include <thread>
 
 #include "test/support/test_files.hpp"
-#include "host/kube/event_recorder.hpp"
-#include "host/kube/informer.hpp"
-#include "host/kube/kube_client.hpp"
-#include "host/kube/patch_builder.hpp"
-#include "host/kube/retry.hpp"
+#include "host/kube/write/event_recorder.hpp"
+#include "host/kube/cache/informer.hpp"
+#include "host/kube/transport/kube_client.hpp"
+#include "host/kube/write/patch_builder.hpp"
+#include "host/kube/api/retry.hpp"
 #include "host/log/log.hpp"
-#include "test/host/kube/test_util.hpp"
+#include "test/support/kube_test_util.hpp"
 
 namespace ccm::kube {
 namespace {
 
-using testing::waitFor;
+using testing::waitUntil;
 using namespace std::chrono_literals;
 
 std::string env(const char* name) { return ccm::testing::requiredEnv(name, "run_with_kubesim.py"); }
@@ -216,7 +216,7 @@ TEST_CASE("in-cluster configuration with a rotating service-account token") {
   auto c = KubeClient::create(o);
   REQUIRE_MESSAGE(c.ok(), c.status().toString());
   CHECK((*c)->config().namespace_ == "kube-system");
-  REQUIRE(waitFor([&] { return (*c)->get(nodePath("none")).status().isNotFound(); }));
+  REQUIRE(waitUntil([&] { return (*c)->get(nodePath("none")).status().isNotFound(); }));
   std::string first = readFile(dir + "/token");
   // The kubelet would rewrite the file before expiry: issue a fresh token into it.
   adminCall(*adm, Verb::Post, "/admin/credentials",
@@ -229,7 +229,7 @@ TEST_CASE("in-cluster configuration with a rotating service-account token") {
   old.ca_pem = readFile(dir + "/ca.crt");
   old.token = first;
   auto old_client = clientWith(old);
-  REQUIRE(waitFor([&] { return old_client->get(nodePath("none")).status().isUnauthorized(); }));
+  REQUIRE(waitUntil([&] { return old_client->get(nodePath("none")).status().isUnauthorized(); }));
   CHECK((*c)->get(nodePath("none")).status().isNotFound());
   unsetenv("KUBERNETES_SERVICE_HOST");
   unsetenv("KUBERNETES_SERVICE_PORT");
@@ -250,7 +250,7 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
   std::stop_source never;
   REQUIRE(inf.waitForSync(never.get_token()));
   CHECK(inf.size() >= 20);
-  REQUIRE(waitFor([&] { return converged(*adm, inf, model); }));
+  REQUIRE(waitUntil([&] { return converged(*adm, inf, model); }));
   int round = 0;
 
   SUBCASE("watch drops") {
@@ -267,7 +267,7 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     // First let the current watch deliver something (a watch closed before delivering
     // anything within a second counts as failed and is followed by a relist, not a resume).
     touchNodes(*adm, ++round);
-    REQUIRE(waitFor([&] { return converged(*adm, inf, model); }));
+    REQUIRE(waitUntil([&] { return converged(*adm, inf, model); }));
     adminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","status":429,"count":100000})");
     adminCall(*adm, Verb::Post, "/admin/watches/close");
@@ -275,7 +275,7 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     adminCall(*adm, Verb::Post, "/admin/compact");
     touchNodes(*adm, ++round);
     adminCall(*adm, Verb::Delete, "/admin/faults");
-    REQUIRE(waitFor([&] { return inf.stats().relists_after_expired > before; }));
+    REQUIRE(waitUntil([&] { return inf.stats().relists_after_expired > before; }));
     touchNodes(*adm, ++round);
   }
   SUBCASE("429 and 500 on watch and list") {
@@ -312,9 +312,9 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     int64_t before = restarts();
     adminCall(*adm, Verb::Post, "/admin/restart", R"({"keepState":true,"downMs":1500})");
     // The restart is asynchronous: wait until it has happened and the server is back.
-    REQUIRE(waitFor([&] { return restarts() > before; }, 60s));
+    REQUIRE(waitUntil([&] { return restarts() > before; }, 60s));
     // Changes made as soon as it is back are seen too.
-    REQUIRE(waitFor([&] { return adm->get(nodePath("none")).status().isNotFound(); }, 60s));
+    REQUIRE(waitUntil([&] { return adm->get(nodePath("none")).status().isNotFound(); }, 60s));
     touchNodes(*adm, ++round);
     adminCall(*adm, Verb::Post, "/admin/nodes", R"({"count":2})");
   }
@@ -325,7 +325,7 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     adminCall(*adm, Verb::Post, "/admin/compact");
     adminCall(*adm, Verb::Post, "/admin/nodes", R"({"count":1})");
   }
-  REQUIRE(waitFor([&] { return converged(*adm, inf, model); }, 60s));
+  REQUIRE(waitUntil([&] { return converged(*adm, inf, model); }, 60s));
   adminCall(*adm, Verb::Delete, "/admin/faults");
   std::lock_guard lock(model.mu);
   for (const auto& e : model.errors)
@@ -342,7 +342,7 @@ TEST_CASE("a service informer caches services with their JSON") {
   REQUIRE_MESSAGE(created.ok(), created.status().toString());
   ServiceInformer inf(adm.get());
   inf.start();
-  REQUIRE(waitFor([&] { return inf.get("default/lb-inf") != nullptr; }));
+  REQUIRE(waitUntil([&] { return inf.get("default/lb-inf") != nullptr; }));
   auto s = inf.get("default/lb-inf");
   CHECK(s->type == "LoadBalancer");
   REQUIRE(s->ports.size() == 1);
@@ -351,7 +351,7 @@ TEST_CASE("a service informer caches services with their JSON") {
   CHECK(s->raw_json.find("\"selector\":{\"app\":\"x\"}") != std::string_view::npos);
   ApiStatus removed = adm->remove(servicePath("default", "lb-inf"));
   CHECK_MESSAGE(removed.ok(), removed.toString());
-  REQUIRE(waitFor([&] { return inf.get("default/lb-inf") == nullptr; }));
+  REQUIRE(waitUntil([&] { return inf.get("default/lb-inf") == nullptr; }));
 }
 
 TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, delete") {
@@ -565,9 +565,9 @@ TEST_CASE("events are created, then counted up on repeats") {
   auto rec = events.recorder("cloud-node-controller");
   ObjectReference ref{"Node", "", "event-node", "uid-e", "v1", "", ""};
   rec.event(ref, EventType::Normal, "Synced", "Node synced successfully");
-  REQUIRE(waitFor([&] { return events.stats().created == 1; }));
+  REQUIRE(waitUntil([&] { return events.stats().created == 1; }));
   rec.event(ref, EventType::Normal, "Synced", "Node synced successfully");
-  REQUIRE(waitFor([&] { return events.stats().patched == 1; }));
+  REQUIRE(waitUntil([&] { return events.stats().patched == 1; }));
   Request req;
   req.path = "/api/v1/namespaces/default/events?fieldSelector=" +
              urlEscape("involvedObject.name=event-node");

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "host/kube/kube_client.hpp"
+#include "host/kube/transport/kube_client.hpp"
 #include "host/leader/leader_elector.hpp"
 #include "host/leader/lease_lock.hpp"
 #include "host/log/log.hpp"

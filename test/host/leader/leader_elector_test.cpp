@@ -11,13 +11,15 @@
 #include <regex>
 #include <thread>
 
-#include "host/kube/retry.hpp"
+#include "host/kube/api/retry.hpp"
 #include "host/leader/lease_lock.hpp"
+#include "test/support/wait.hpp"
 
 namespace ccm::leader {
 namespace {
 
 using namespace std::chrono_literals;
+using ccm::testing::waitUntil;
 using kube::ApiResult;
 using kube::ApiStatus;
 using kube::Reason;
@@ -215,8 +217,7 @@ TEST_CASE("the health check fails only for a leader whose renewals stopped") {
   CHECK(a.check().ok());  // not leader
   std::stop_source stop;
   std::thread t([&] { (void)a.run(stop.get_token()); });
-  while (!started)
-    std::this_thread::sleep_for(1ms);
+  REQUIRE(waitUntil([&] { return started.load(); }));
   CHECK(a.isLeader());
   CHECK(a.check().ok());
   clock.advance(7300s + 20s);
@@ -287,13 +288,10 @@ struct Election {
     return current;
   }
   bool waitLeader(int not_this = -1) {
-    for (int i = 0; i < 20000; ++i) {
+    return waitUntil([&] {
       int l = leaderIndex();
-      if (l >= 0 && l != not_this)
-        return true;
-      std::this_thread::sleep_for(1ms);
-    }
-    return false;
+      return l >= 0 && l != not_this;
+    });
   }
   std::vector<std::unique_ptr<MemoryLock>> locks;
   std::vector<std::unique_ptr<LeaderElector>> electors;
@@ -333,8 +331,7 @@ TEST_CASE("a leader that cannot reach the server steps down before anyone takes 
   int first = e.leaderIndex();
   // The API server becomes unreachable for everyone, then comes back.
   lease.setDown(true);
-  for (int i = 0; i < 5000 && e.leaderIndex() == first; ++i)
-    std::this_thread::sleep_for(1ms);
+  CHECK(waitUntil([&] { return e.leaderIndex() != first; }, 5s));
   CHECK(e.leaderIndex() == -1);
   e.threads[first].join();
   e.threads[first] = std::thread([] {});
@@ -353,12 +350,10 @@ TEST_CASE("a slow API server does not cause two leaders") {
   // beyond the renew deadline.
   lease.setResponseDelay(600ms);
   int writes = lease.writes();
-  while (lease.writes() < writes + 8)
-    std::this_thread::sleep_for(10ms);
+  REQUIRE(waitUntil([&] { return lease.writes() >= writes + 8; }));
   lease.setResponseDelay(1500ms);
   writes = lease.writes();
-  while (lease.writes() < writes + 4)
-    std::this_thread::sleep_for(10ms);
+  REQUIRE(waitUntil([&] { return lease.writes() >= writes + 4; }));
   lease.setResponseDelay(0ms);
   REQUIRE(e.waitLeader());
   CHECK(e.max_leaders == 1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Leader election between processes (leader-elect-probe) against kubesim.
 
-Run through test/host/kube/run_with_kubesim.py, which provides KUBESIM_* in the environment:
+Run through test/support/run_with_kubesim.py, which provides KUBESIM_* in the environment:
   run_with_kubesim.py KUBESIM /usr/bin/python3 -- leader_kubesim_test.py PROBE
 
 Each probe prints "<CLOCK_MONOTONIC ns> EVENT [detail]" lines; Python's time.monotonic_ns()

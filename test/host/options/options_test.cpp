@@ -1,4 +1,5 @@
-// Flags: pflag syntax, Go durations, upstream defaults, --controllers semantics, validation.
+// Flags: pflag syntax, Go durations, upstream defaults, validation. (--controllers is checked
+// against the controller registry: test/host/controllers/registry_test.cpp.)
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -19,7 +20,7 @@ struct Parsed {
 
 Parsed parse(std::vector<const char*> args) {
   Parsed p;
-  p.flags = makeFlagSet(p.opts, "/usr/lib/ccm/providers");
+  p.flags = makeFlagSet(p.opts, "/usr/lib/ccm/providers", "a, b");
   args.insert(args.begin(), "cloud-controller-manager");
   p.status = p.flags->parse(static_cast<int>(args.size()), args.data());
   return p;
@@ -114,18 +115,6 @@ TEST_CASE("command-line errors name the flag") {
   CHECK(parse({"extra"}).status.message().find("unknown command \"extra\"") == 0);
 }
 
-TEST_CASE("--controllers follows upstream semantics, aliases included") {
-  CHECK(controllerEnabled({"*"}, "cloud-node"));
-  CHECK(controllerEnabled({"*"}, "node-route-controller"));
-  CHECK_FALSE(controllerEnabled({"*", "-route"}, "node-route-controller"));
-  CHECK_FALSE(controllerEnabled({"*", "-node-route-controller"}, "route"));
-  CHECK(controllerEnabled({"service"}, "service-lb-controller"));
-  CHECK_FALSE(controllerEnabled({"service"}, "cloud-node"));
-  CHECK(controllerEnabled({"route", "-route"}, "route"));  // the first match wins
-  CHECK_FALSE(controllerEnabled({"-route", "route", "*"}, "route"));
-  CHECK_FALSE(controllerEnabled({}, "cloud-node"));
-}
-
 TEST_CASE("validation") {
   auto ok = parse({"--cloud-provider=fake-cloud"});
   CHECK(validate(ok.opts).ok());
@@ -138,7 +127,6 @@ TEST_CASE("validation") {
     CHECK_MESSAGE(s.message().find(fragment) != std::string::npos, s.message());
   };
   CHECK(validate(parse({}).opts).message() == "--cloud-provider cannot be empty");
-  check({"--controllers=*,-nodes"}, "\"nodes\" is not in the list of known controllers");
   check({"--leader-elect-resource-lock=endpoints"}, "resourceLock value must be \"leases\"");
   check({"--concurrent-node-syncs=0"}, "--concurrent-node-syncs must be greater than 0");
   check({"--concurrent-node-status-updates=-1"}, "must be 0 or greater");

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
-#include "host/kube/fake_kube_api.hpp"
+#include "test/support/fake_kube_api.hpp"
 #include "host/log/log.hpp"
 #include "host/server/auth_filter.hpp"
 #include "test/host/server/review_api_fake.hpp"

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <ctime>
 
 #include "host/server/build_info.hpp"
@@ -143,11 +144,32 @@ TEST_CASE("a taken metric name does not break the process metrics") {
   CHECK(r.valueForTest("process_resident_memory_bytes") > 0);
 }
 
+// `git rev-parse HEAD` in the source tree, or "unknown" when that is not a git checkout.
+std::string gitHead() {
+  std::string out;
+  FILE* p = popen("git -C '" CCM_SOURCE_DIR "' rev-parse HEAD 2>/dev/null", "r");
+  if (p == nullptr) {
+    return "unknown";
+  }
+  char buf[128];
+  while (fgets(buf, sizeof buf, p) != nullptr) {
+    out += buf;
+  }
+  bool ok = pclose(p) == 0;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
+    out.pop_back();
+  }
+  return ok && out.size() == 40 ? out : "unknown";
+}
+
 TEST_CASE("ccm_build_info") {
   metrics::Registry r;
   BuildInfo b = BuildInfo::current();
   CHECK(b.version == "0.1.0");  // meson's project version
   CHECK(b.provider_abi == "1.0");
+  // The commit the tree was at when built ("unknown" outside a git checkout): git asked now
+  // must agree (./dev test builds before it tests).
+  CHECK(b.git_commit == gitHead());
   CHECK(b.platform.rfind("linux/", 0) == 0);
   CHECK_FALSE(b.compiler.empty());
   b.version = "1.12.3-rc.1";
@@ -186,7 +208,7 @@ TEST_CASE("serverOptionsFrom maps the flags") {
   CHECK(s.authorized_cache_ttl == std::chrono::milliseconds(2000));
   CHECK(s.unauthorized_cache_ttl == std::chrono::milliseconds(3000));
 
-  auto flags = options::makeFlagSet(o, "/usr/lib/ccm/providers");
+  auto flags = options::makeFlagSet(o, "/usr/lib/ccm/providers", "a, b");
   const char* argv[] = {"cloud-controller-manager"};
   REQUIRE(flags->parse(1, argv).ok());
   ServerOptions d = serverOptionsFrom(o);

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "test/support/test_files.hpp"
-#include "host/kube/kube_client.hpp"
+#include "host/kube/transport/kube_client.hpp"
 #include "host/server/secure_server.hpp"
 #include "test/host/server/tls_test_client.hpp"
 

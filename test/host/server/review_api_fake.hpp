@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "host/kube/kube_api.hpp"
+#include "host/kube/api/kube_api.hpp"
 
 namespace ccm::server::testing {
 

@@ -1,0 +1,414 @@
+// NodeDecoder: SAX contexts and fields of core/v1 Node, and freezing into a Node.
+#include "host/kube/objects/node_decoder.hpp"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <algorithm>
+
+#include "host/kube/objects/string_pool.hpp"
+
+namespace ccm::kube {
+
+using detail::Scalar;
+using detail::SRef;
+
+namespace {
+
+enum Ctx : int {
+  kPodCidrs = detail::kCtxFirstFree,
+  kTaints,
+  kTaint,
+  kAddresses,
+  kAddress,
+  kConditions,
+  kCondition,
+  kNodeInfo,
+};
+
+enum Field : int {
+  kFProviderId = detail::kFieldFirstFree,
+  kFPodCidr,
+  kFPodCidrs,
+  kFTaints,
+  kFUnschedulable,
+  kFKey,
+  kFValue,
+  kFEffect,
+  kFTimeAdded,
+  kFAddresses,
+  kFConditions,
+  kFNodeInfo,
+  kFType,
+  kFAddress,
+  kFStatusValue,
+  kFReason,
+  kFMessage,
+  kFHeartbeat,
+  kFTransition,
+  kFInfo0,  // kFInfo0 + index into kInfoKeys
+};
+
+// status.nodeInfo keys, in NodeSystemInfo member order. The first three are unique per node
+// and are never interned.
+constexpr std::string_view kInfoKeys[10] = {
+    "machineID",      "systemUUID",       "bootID",
+    "kernelVersion",  "osImage",          "containerRuntimeVersion",
+    "kubeletVersion", "kubeProxyVersion", "operatingSystem",
+    "architecture",
+};
+
+}  // namespace
+
+NodeDecoder::NodeDecoder(size_t pool_entries)
+    : pool_entries_(pool_entries), pool_(std::make_shared<StringPool>(pool_entries)) {}
+
+void NodeDecoder::reset() {
+  resetSax();
+  if (pool_->full()) {
+    // Start a fresh pool; nodes decoded so far keep the old one alive.
+    pool_ = std::make_shared<StringPool>(pool_entries_);
+  }
+  text_.clear();
+  meta_.clear();
+  provider_id_ = pod_cidr_ = SRef{};
+  pod_cidrs_.clear();
+  unschedulable_ = false;
+  taints_.clear();
+  addresses_.clear();
+  conditions_.clear();
+  for (auto& r : info_) {
+    r = SRef{};
+  }
+}
+
+int NodeDecoder::rootContext() {
+  return detail::kCtxRoot;
+}
+
+int NodeDecoder::key(int ctx, std::string_view k) {
+  if (meta_.owns(ctx)) {
+    return meta_.key(ctx, k, text_, *pool_);
+  }
+  switch (ctx) {
+    case detail::kCtxRoot:
+      return detail::rootKey(k, decode_status_);
+    case detail::kCtxSpec:
+      if (k == "providerID") {
+        return kFProviderId;
+}
+      if (k == "podCIDR") {
+        return kFPodCidr;
+}
+      if (k == "podCIDRs") {
+        return kFPodCidrs;
+}
+      if (k == "taints") {
+        return kFTaints;
+}
+      if (k == "unschedulable") {
+        return kFUnschedulable;
+}
+      return 0;
+    case kTaint:
+      if (k == "key") {
+        return kFKey;
+}
+      if (k == "value") {
+        return kFValue;
+}
+      if (k == "effect") {
+        return kFEffect;
+}
+      if (k == "timeAdded") {
+        return kFTimeAdded;
+}
+      return 0;
+    case detail::kCtxStatus:
+      if (k == "addresses") {
+        return kFAddresses;
+}
+      if (k == "conditions") {
+        return kFConditions;
+}
+      if (k == "nodeInfo") {
+        return kFNodeInfo;
+}
+      return 0;
+    case kAddress:
+      if (k == "type") {
+        return kFType;
+}
+      if (k == "address") {
+        return kFAddress;
+}
+      return 0;
+    case kCondition:
+      if (k == "type") {
+        return kFType;
+}
+      if (k == "status") {
+        return kFStatusValue;
+}
+      if (k == "reason") {
+        return kFReason;
+}
+      if (k == "message") {
+        return kFMessage;
+}
+      if (k == "lastHeartbeatTime") {
+        return kFHeartbeat;
+}
+      if (k == "lastTransitionTime") {
+        return kFTransition;
+}
+      return 0;
+    case kNodeInfo:
+      for (int i = 0; i < 10; ++i) {
+        if (k == kInfoKeys[i]) {
+          return kFInfo0 + i;
+}
+      }
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+int NodeDecoder::child(int ctx, int field, bool is_array) {
+  if (meta_.owns(ctx)) {
+    return meta_.child(ctx, field, is_array);
+  }
+  switch (ctx) {
+    case detail::kCtxRoot:
+      return detail::rootChild(field, is_array);
+    case detail::kCtxSpec:
+      if (is_array && field == kFPodCidrs) {
+        return kPodCidrs;
+}
+      if (is_array && field == kFTaints) {
+        return kTaints;
+}
+      return 0;
+    case kTaints:
+      if (is_array) {
+        return 0;
+}
+      taint_ = RawTaint{};
+      return kTaint;
+    case detail::kCtxStatus:
+      if (is_array && field == kFAddresses) {
+        return kAddresses;
+}
+      if (is_array && field == kFConditions) {
+        return kConditions;
+}
+      if (!is_array && field == kFNodeInfo) {
+        return kNodeInfo;
+}
+      return 0;
+    case kAddresses:
+      if (is_array) {
+        return 0;
+}
+      address_ = RawAddress{};
+      return kAddress;
+    case kConditions:
+      if (is_array) {
+        return 0;
+}
+      condition_ = RawCondition{};
+      return kCondition;
+    default:
+      return 0;
+  }
+}
+
+void NodeDecoder::value(int ctx, int field, const Scalar& v) {
+  if (meta_.owns(ctx)) {
+    meta_.value(ctx, field, v, text_, *pool_);
+    return;
+  }
+  StringPool& pool = *pool_;
+  switch (ctx) {
+    case detail::kCtxSpec:
+      if (field == kFUnschedulable) {
+        unschedulable_ = v.type == Scalar::Type::Bool && v.b;
+      } else if (v.isString() && field == kFProviderId) {
+        provider_id_ = text_.add(v.s);
+      } else if (v.isString() && field == kFPodCidr) {
+        pod_cidr_ = text_.add(v.s);
+      }
+      return;
+    case kPodCidrs:
+      if (v.isString()) {
+        pod_cidrs_.push_back(text_.add(v.s));
+      }
+      return;
+    case kTaint:
+      if (!v.isString()) {
+        return;
+}
+      switch (field) {
+        case kFKey:
+          taint_.key = text_.intern(pool, v.s);
+          break;
+        case kFValue:
+          taint_.value = text_.intern(pool, v.s);
+          break;
+        case kFEffect:
+          taint_.effect = text_.intern(pool, v.s);
+          break;
+        case kFTimeAdded:
+          taint_.time_added = detail::timestampOf(v);
+          break;
+        default:
+          break;
+      }
+      return;
+    case kAddress:
+      if (!v.isString()) {
+        return;
+}
+      if (field == kFType) {
+        address_.type = text_.intern(pool, v.s);
+}
+      if (field == kFAddress) {
+        address_.address = text_.add(v.s);
+}
+      return;
+    case kCondition:
+      if (!v.isString()) {
+        return;
+}
+      switch (field) {
+        case kFType:
+          condition_.type = text_.intern(pool, v.s);
+          break;
+        case kFStatusValue:
+          condition_.status = text_.intern(pool, v.s);
+          break;
+        case kFReason:
+          condition_.reason = text_.intern(pool, v.s);
+          break;
+        case kFMessage:
+          condition_.message = text_.intern(pool, v.s, 160);
+          break;
+        case kFHeartbeat:
+          condition_.heartbeat = detail::timestampOf(v);
+          break;
+        case kFTransition:
+          condition_.transition = detail::timestampOf(v);
+          break;
+        default:
+          break;
+      }
+      return;
+    case kNodeInfo:
+      if (v.isString() && field >= kFInfo0 && field < kFInfo0 + 10) {
+        int i = field - kFInfo0;
+        info_[i] = i < 3 ? text_.add(v.s) : text_.intern(pool, v.s);
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+void NodeDecoder::end(int ctx) {
+  switch (ctx) {
+    case kTaint:
+      taints_.push_back(taint_);
+      break;
+    case kAddress:
+      addresses_.push_back(address_);
+      break;
+    case kCondition:
+      conditions_.push_back(condition_);
+      break;
+    default:
+      break;
+  }
+}
+
+std::shared_ptr<const Node> NodeDecoder::finish() {
+  meta_.sort(text_);
+  detail::Arena arena;
+  size_t labels_off = arena.reserve<KeyValue>(meta_.labels.size());
+  size_t annotations_off = arena.reserve<KeyValue>(meta_.annotations.size());
+  size_t cidrs_off = arena.reserve<std::string_view>(pod_cidrs_.size());
+  size_t taints_off = arena.reserve<Taint>(taints_.size());
+  size_t addresses_off = arena.reserve<NodeAddress>(addresses_.size());
+  size_t conditions_off = arena.reserve<NodeCondition>(conditions_.size());
+  arena.allocate(text_.text());
+
+  auto node = std::make_shared<Node>();
+  auto r = [&arena](SRef ref) { return arena.resolve(ref); };
+  node->name = r(meta_.name);
+  node->uid = r(meta_.uid);
+  node->resource_version = r(meta_.resource_version);
+  node->creation_timestamp = meta_.creation_timestamp;
+  node->deletion_timestamp = meta_.deletion_timestamp;
+  auto kv = [&r](const detail::KV& e) { return KeyValue{r(e.key), r(e.value)}; };
+  auto [lp, ln] = detail::fillArray<KeyValue>(arena, labels_off, meta_.labels, kv);
+  node->labels = {lp, ln};
+  auto [ap, an] = detail::fillArray<KeyValue>(arena, annotations_off, meta_.annotations, kv);
+  node->annotations = {ap, an};
+  node->provider_id = r(provider_id_);
+  node->pod_cidr = r(pod_cidr_);
+  auto [cp, cn] = detail::fillArray<std::string_view>(arena, cidrs_off, pod_cidrs_, r);
+  node->pod_cidrs = {cp, cn};
+  auto [tp, tn] = detail::fillArray<Taint>(arena, taints_off, taints_, [&r](const RawTaint& t) {
+    return Taint{r(t.key), r(t.value), r(t.effect), t.time_added};
+  });
+  node->taints = {tp, tn};
+  node->unschedulable = unschedulable_;
+  auto [dp, dn] =
+      detail::fillArray<NodeAddress>(arena, addresses_off, addresses_, [&r](const RawAddress& a) {
+        return NodeAddress{r(a.type), r(a.address)};
+      });
+  node->addresses = {dp, dn};
+  auto [np, nn] = detail::fillArray<NodeCondition>(
+      arena, conditions_off, conditions_, [&r](const RawCondition& c) {
+        return NodeCondition{r(c.type),    r(c.status), r(c.reason),
+                             r(c.message), c.heartbeat, c.transition};
+      });
+  node->conditions = {np, nn};
+  NodeSystemInfo& info = node->node_info;
+  info.machine_id = r(info_[0]);
+  info.system_uuid = r(info_[1]);
+  info.boot_id = r(info_[2]);
+  info.kernel_version = r(info_[3]);
+  info.os_image = r(info_[4]);
+  info.container_runtime_version = r(info_[5]);
+  info.kubelet_version = r(info_[6]);
+  info.kube_proxy_version = r(info_[7]);
+  info.operating_system = r(info_[8]);
+  info.architecture = r(info_[9]);
+  node->arena_bytes_ = arena.bytes() + text_.size();
+  node->arena_ = arena.release();
+  node->pool_ = pool_;
+  return node;
+}
+
+ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json, NodeParts parts) {
+  // One decoder per thread, reused: its string pool and scratch buffers outlive the call
+  // (a fresh decoder per call allocated a pool and a 16 KB chunk for every node decoded).
+  // Its pool is kept small: every thread that decodes a node holds one.
+  thread_local NodeDecoder decoder(4096);
+  decoder.reset();
+  decoder.decodeStatus(parts == NodeParts::kAll);
+  thread_local std::string scratch;
+  rapidjson::Reader reader;
+  rapidjson::ParseResult ok =
+      detail::parseInMemory<rapidjson::kParseDefaultFlags>(reader, json, scratch, decoder,
+                                                           &decoder.skipSignal());
+  if (!ok) {
+    return ApiStatus(0, Reason::Decode,
+                     std::string("invalid Node JSON: ") + rapidjson::GetParseError_En(ok.Code()));
+  }
+  return decoder.finish();
+}
+
+}  // namespace ccm::kube

@@ -1,0 +1,79 @@
+// NodeDecoder: a streaming (SAX) decoder from core/v1 Node JSON straight into the compact
+// Node. Feed it the SAX events of one object (directly with rapidjson::Reader, or through the
+// watch/list envelope decoders), then call finish(). Scratch buffers are reused from object
+// to object, so steady-state decoding allocates only the finished Node.
+//
+// THREAD: one thread at a time.
+#pragma once
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "host/kube/objects/node.hpp"
+#include "host/kube/objects/object_decoder.hpp"
+
+namespace ccm::kube {
+
+class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
+ public:
+  using Object = Node;
+  // Unwanted values (images, capacity, managedFields, ...) are skipped as raw bytes when the
+  // stream is a SkippingStream.
+  static constexpr bool kRawSkip = true;
+
+  // pool_entries: how many distinct strings one string pool interns before the decoder
+  // starts a fresh one (nodes keep the pool they were decoded with alive).
+  explicit NodeDecoder(size_t pool_entries = 65536);
+
+  // Forgets the object being decoded (call before feeding a new one).
+  void reset();
+  // With false, `status` is skipped unread (addresses, conditions and nodeInfo stay empty):
+  // for callers that need only metadata and spec, such as a write's answer.
+  void decodeStatus(bool on) { decode_status_ = on; }
+  // Freezes what was decoded into an immutable Node.
+  std::shared_ptr<const Node> finish();
+  // The name / resourceVersion decoded so far (valid until reset()).
+  std::string_view name() const { return text_.view(meta_.name); }
+  std::string_view resourceVersion() const { return text_.view(meta_.resource_version); }
+  // The cache key of the decoded object (the name).
+  std::string_view key() const { return name(); }
+
+  // SAX hooks (see detail::SaxDecoder).
+  int rootContext();
+  int key(int ctx, std::string_view key);
+  int child(int ctx, int field, bool is_array);
+  void value(int ctx, int field, const detail::Scalar& v);
+  void end(int ctx);
+
+ private:
+  struct RawTaint {
+    detail::SRef key, value, effect;
+    int64_t time_added = 0;
+  };
+  struct RawAddress {
+    detail::SRef type, address;
+  };
+  struct RawCondition {
+    detail::SRef type, status, reason, message;
+    int64_t heartbeat = 0, transition = 0;
+  };
+
+  size_t pool_entries_;
+  std::shared_ptr<StringPool> pool_;
+  detail::ScratchText text_;
+  detail::MetaScratch meta_;
+  detail::SRef provider_id_, pod_cidr_;
+  std::vector<detail::SRef> pod_cidrs_;
+  bool unschedulable_ = false;
+  bool decode_status_ = true;
+  std::vector<RawTaint> taints_;
+  std::vector<RawAddress> addresses_;
+  std::vector<RawCondition> conditions_;
+  detail::SRef info_[10];
+  RawTaint taint_;
+  RawAddress address_;
+  RawCondition condition_;
+};
+
+}  // namespace ccm::kube

@@ -1,0 +1,215 @@
+// Unit tests of the lifecycle controller's per-zone deletion queues: confirmed deletions the
+// zone's budget does not allow at once are made as its token bucket refills (not one per
+// monitor pass), a queued node that recovered or re-registered is never deleted, and a
+// partition or a small partially disrupted zone still deletes nothing. Time is a FakeClock;
+// the monitor thread is not started (the test calls monitorNodes/deleteQueued itself).
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
+#include "test/support/controller_harness.hpp"
+
+namespace ccm::testing {
+namespace {
+
+using controllers::lifecycle::NodeLifecycleController;
+
+// Instances: every node exists unless named in `absent`.
+class InstancesProvider final : public UnimplementedProvider {
+ public:
+  InstancesProvider() : UnimplementedProvider("instances") {}
+  void setAbsent(std::set<std::string> names) {
+    std::lock_guard lock(mu_);
+    absent_ = std::move(names);
+  }
+  StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef& node) override {
+    std::lock_guard lock(mu_);
+    return absent_.count(std::string(node.name)) ? plugin::Existence::NotFound
+                                                 : plugin::Existence::Exists;
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> absent_;  // guarded by mu_
+};
+
+struct Fixture {
+  FakeClock clock;
+  options::Options options;
+  kube::FakeKubeApi api;
+  kube::Informer<kube::Node> nodes{nullptr};
+  kube::Informer<kube::Service> services{nullptr};
+  InstancesProvider provider;
+  kube::EventBroadcaster events{api};
+  metrics::Registry registry;
+  controllers::ControllerContext ctx{options,  api,    nodes,    services,
+                                     provider, events, registry, clock};
+  int rv = 100;
+
+  Fixture() {
+    options.node_monitor_period = std::chrono::seconds(5);
+    options.node_eviction_rate = 1.0;
+    options.secondary_node_eviction_rate = 0.01;
+    options.concurrent_node_syncs = 2;
+    nodes.start();
+    services.start();
+  }
+
+  // Nodes zone-<z>-<i>, Ready unless listed.
+  void addZone(const std::string& zone, int count) {
+    for (int i = 0; i < count; ++i) {
+      NodeSpec n;
+      n.name = zone + "-" + std::to_string(i);
+      n.labels = {{"topology.kubernetes.io/zone", zone}};
+      nodes.injectForTest("ADDED", makeNode(n));
+    }
+  }
+  void setReady(const std::string& name, bool ready, const std::string& uid = "") {
+    NodeSpec n;
+    n.name = name;
+    n.uid = uid;
+    n.ready = ready;
+    n.rv = std::to_string(++rv);
+    n.labels = {{"topology.kubernetes.io/zone", name.substr(0, name.rfind('-'))}};
+    nodes.injectForTest("MODIFIED", makeNode(n));
+  }
+  std::vector<std::string> deleted() const {
+    std::vector<std::string> out;
+    for (const auto& c : api.callsFor("DELETE")) {
+      out.push_back(c.path.substr(c.path.rfind('/') + 1));
+    }
+    return out;
+  }
+};
+
+TEST_CASE("confirmed deletions beyond the burst are made as the zone's bucket refills") {
+  Fixture f;
+  f.addZone("a", 10);
+  f.addZone("b", 10);
+  std::set<std::string> gone;
+  for (int i = 0; i < 5; ++i) {
+    f.setReady("a-" + std::to_string(i), false);
+    gone.insert("a-" + std::to_string(i));
+  }
+  f.provider.setAbsent(gone);
+  NodeLifecycleController c(f.ctx);
+  c.monitorNodes({});  // first NOT_FOUND of each: nothing deleted yet
+  CHECK(f.deleted().empty());
+  CHECK(c.queuedForTest() == 0);
+  f.clock.advance(std::chrono::seconds(5));
+  c.monitorNodes({});  // confirmed: the burst (1) goes at once, 4 wait for tokens
+  CHECK(f.deleted().size() == 1);
+  CHECK(c.queuedForTest() == 4);
+  auto next = c.deleteQueued();  // no time has passed: no token
+  CHECK(f.deleted().size() == 1);
+  REQUIRE(next.has_value());
+  CHECK(*next == std::chrono::seconds(1));
+  for (int step = 2; step <= 5; ++step) {
+    f.clock.advance(std::chrono::milliseconds(500));
+    c.deleteQueued();
+    CHECK(f.deleted().size() == static_cast<size_t>(step - 1));  // half a token: still waiting
+    f.clock.advance(std::chrono::milliseconds(500));
+    c.deleteQueued();
+    CHECK(f.deleted().size() == static_cast<size_t>(step));
+  }
+  CHECK(c.queuedForTest() == 0);
+  CHECK_FALSE(c.deleteQueued().has_value());
+  // Oldest first, and only the vanished nodes.
+  auto d = f.deleted();
+  CHECK(std::set<std::string>(d.begin(), d.end()) == gone);
+}
+
+TEST_CASE("a queued node that is Ready again, or re-registered, is not deleted") {
+  Fixture f;
+  f.addZone("a", 10);
+  f.addZone("b", 10);
+  std::set<std::string> gone = {"a-0", "a-1", "a-2"};
+  for (const auto& n : gone) {
+    f.setReady(n, false);
+  }
+  f.provider.setAbsent(gone);
+  NodeLifecycleController c(f.ctx);
+  c.monitorNodes({});
+  f.clock.advance(std::chrono::seconds(5));
+  c.monitorNodes({});
+  REQUIRE(f.deleted().size() == 1);
+  REQUIRE(c.queuedForTest() == 2);
+  std::string first = f.deleted()[0];
+  std::vector<std::string> rest;
+  for (const auto& n : gone) {
+    if (n != first) {
+      rest.push_back(n);
+    }
+  }
+  f.setReady(rest[0], true);                 // recovered
+  f.setReady(rest[1], false, "uid-reborn");  // a new node under the same name
+  f.clock.advance(std::chrono::seconds(3));
+  c.deleteQueued();
+  CHECK(f.deleted().size() == 1);
+  CHECK(c.queuedForTest() == 0);
+}
+
+TEST_CASE("a partition deletes nothing, however long the queue waits") {
+  Fixture f;
+  f.addZone("a", 4);
+  f.addZone("b", 4);
+  std::set<std::string> gone;
+  for (const auto& z : {"a", "b"}) {
+    for (int i = 0; i < 4; ++i) {
+      std::string n = std::string(z) + "-" + std::to_string(i);
+      f.setReady(n, false);
+      gone.insert(n);
+    }
+  }
+  f.provider.setAbsent(gone);
+  NodeLifecycleController c(f.ctx);
+  c.monitorNodes({});
+  f.clock.advance(std::chrono::seconds(5));
+  c.monitorNodes({});
+  CHECK(c.queuedForTest() == 8);
+  CHECK_FALSE(c.deleteQueued().has_value());  // rate 0: no token will ever come
+  f.clock.advance(std::chrono::seconds(60));
+  c.deleteQueued();
+  CHECK(f.deleted().empty());
+}
+
+TEST_CASE("a small partially disrupted zone deletes nothing; a large one at the secondary rate") {
+  Fixture f;
+  f.addZone("small", 5);   // <= --large-cluster-size-threshold (50): rate 0
+  f.addZone("large", 60);  // > 50: secondary rate
+  f.addZone("ok", 5);
+  std::set<std::string> gone;
+  for (int i = 0; i < 4; ++i) {
+    gone.insert("small-" + std::to_string(i));
+  }
+  for (int i = 0; i < 40; ++i) {
+    gone.insert("large-" + std::to_string(i));
+  }
+  for (const auto& n : gone) {
+    f.setReady(n, false);
+  }
+  f.provider.setAbsent(gone);
+  NodeLifecycleController c(f.ctx);
+  c.monitorNodes({});
+  f.clock.advance(std::chrono::seconds(5));
+  c.monitorNodes({});
+  auto zones = c.zonesForTest();
+  CHECK(zones["small"].deletion_rate == 0);
+  CHECK(zones["large"].deletion_rate == doctest::Approx(0.01));
+  // The large zone's fresh bucket allows one deletion; the next token takes 100 s.
+  CHECK(f.deleted().size() == 1);
+  CHECK(f.deleted()[0].rfind("large-", 0) == 0);
+  f.clock.advance(std::chrono::seconds(50));
+  c.deleteQueued();
+  CHECK(f.deleted().size() == 1);
+  f.clock.advance(std::chrono::seconds(51));
+  c.deleteQueued();
+  CHECK(f.deleted().size() == 2);
+  for (const auto& d : f.deleted()) {
+    CHECK(d.rfind("small-", 0) != 0);
+  }
+}
+
+}  // namespace
+}  // namespace ccm::testing

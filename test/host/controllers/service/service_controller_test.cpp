@@ -1,0 +1,1048 @@
+// Unit tests of the service controller: every behaviour of upstream's service controller tests
+// (reference §7.4), driven by hand through the controller's queues over FakeKubeApi, detached
+// informers and an in-memory provider, plus ccm's own guarantees (finalizer before the first
+// Ensure, clean-up of Services deleted without the finalizer, one host update per Service and
+// Node change, no updates on readiness flaps, retry-after, UNIMPLEMENTED providers).
+#include "host/controllers/service/service_controller.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "host/controllers/common/well_known.hpp"
+#include "host/controllers/service/service_predicates.hpp"
+#include "test/support/controller_harness.hpp"
+
+namespace ccm::controllers::service {
+namespace {
+
+using ccm::testing::FakeProvider;
+using ccm::testing::Harness;
+using ccm::testing::makeNode;
+using ccm::testing::makeService;
+using ccm::testing::NodeSpec;
+using ccm::testing::servicesStatusPath;
+using ccm::testing::SvcSpec;
+using ccm::testing::waitUntil;
+
+constexpr std::string_view kFinalizer = keys::kLoadBalancerCleanupFinalizer;
+
+// Node events reach the node queue 100 ms late (a burst gathers into one pass): waits for
+// them, up to 5 s of real time.
+void awaitNodePass(ServiceController& c) {
+  for (int i = 0; i < 1000 && c.nodeQueue().delayedLen() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Processes every ready item of both queues (delayed retries stay delayed).
+void drain(ServiceController& c) {
+  awaitNodePass(c);
+  while (c.nodeQueue().len() > 0 || c.serviceQueue().len() > 0) {
+    while (c.nodeQueue().len() > 0) {
+      REQUIRE(c.processNextNodeItem());
+    }
+    while (c.serviceQueue().len() > 0) {
+      REQUIRE(c.processNextServiceItem());
+    }
+  }
+}
+
+std::unique_ptr<ServiceController> makeController(Harness& h) {
+  auto ctx = h.context();
+  auto c = std::make_unique<ServiceController>(ctx);
+  c->registerHandlers();
+  return c;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+size_t countOf(const std::vector<std::string>& v, const std::string& s) {
+  return static_cast<size_t>(std::count(v.begin(), v.end(), s));
+}
+
+std::set<std::string> asSet(const std::vector<std::string>& v) {
+  return {v.begin(), v.end()};
+}
+
+NodeSpec node(const std::string& name) {
+  NodeSpec n;
+  n.name = name;
+  n.provider_id = "fake://" + name;
+  return n;
+}
+
+}  // namespace
+
+// ---- TestSyncLoadBalancerIfNeeded --------------------------------------------------------------
+
+TEST_CASE("sync: a ClusterIP service makes no cloud call and no patch") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.type = "ClusterIP";
+  h.addService(s);
+  CHECK(c->serviceQueue().len() == 0);  // never enqueued
+  CHECK(c->syncService(s.key()).ok());  // and a forced sync does nothing either
+  CHECK(h.provider.calls().empty());
+  CHECK(h.patches().empty());
+  CHECK_FALSE(c->cache().contains(s.key()));
+}
+
+TEST_CASE(
+    "sync: LoadBalancer services (TCP, UDP, SCTP) get the finalizer, then the LB, then status") {
+  for (std::string proto : {"TCP", "UDP", "SCTP"}) {
+    CAPTURE(proto);
+    Harness h;
+    h.addNode(node("n1"));
+    auto c = makeController(h);
+    SvcSpec s;
+    s.ports[0].protocol = proto;
+    std::vector<std::string> order;
+    h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
+      if (op == "ensure") {
+        order.push_back("ensure after " + std::to_string(h.patches().size()) + " patches");
+      }
+    });
+    h.addService(s);
+    drain(*c);
+    auto patches = h.patches(servicesStatusPath("default", "web"));
+    REQUIRE(patches.size() == 2);
+    CHECK(patches[0].body.find(kFinalizer) != std::string::npos);     // finalizer first
+    CHECK(patches[1].body.find("203.0.113.1") != std::string::npos);  // then the status
+    REQUIRE(order.size() == 1);
+    CHECK(order[0] == "ensure after 1 patches");  // the finalizer was on before the cloud call
+    auto ensures = h.provider.calls("ensure");
+    REQUIRE(ensures.size() == 1);
+    CHECK(ensures[0].cluster == "kubernetes");
+    CHECK(ensures[0].ports == std::vector<std::string>{"http/" + proto + "/80/30080"});
+    CHECK(ensures[0].nodes == std::vector<std::string>{"n1"});
+    auto reasons = h.eventReasons();
+    CHECK(contains(reasons, "EnsuringLoadBalancer"));
+    CHECK(contains(reasons, "EnsuredLoadBalancer"));
+  }
+}
+
+TEST_CASE("sync: a service with a loadBalancerClass is left alone") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.lb_class = "example.com/other";
+  h.addService(s);
+  CHECK(c->serviceQueue().len() == 0);
+  CHECK(c->syncService(s.key()).ok());
+  CHECK(h.provider.calls().empty());
+  CHECK(h.patches().empty());
+}
+
+TEST_CASE("sync: finalizer but no longer LoadBalancer: delete, then finalizer and status patches") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.type = "ClusterIP";
+  s.finalizers = {std::string(kFinalizer)};
+  s.ingress_ip = "203.0.113.7";
+  h.provider.putLoadBalancer(s.uid, {s.key(), {}, 1, 0, "203.0.113.7"});
+  h.addService(s);
+  drain(*c);
+  CHECK(h.provider.count("delete") == 1);
+  CHECK(h.provider.loadBalancers().empty());
+  auto patches = h.patches(servicesStatusPath("default", "web"));
+  REQUIRE(patches.size() == 2);
+  CHECK(patches[0].body.find("$deleteFromPrimitiveList/finalizers") != std::string::npos);
+  CHECK(patches[1].body.find("\"ingress\":null") != std::string::npos);
+  auto reasons = h.eventReasons();
+  CHECK(contains(reasons, "DeletingLoadBalancer"));
+  CHECK(contains(reasons, "DeletedLoadBalancer"));
+  CHECK_FALSE(c->cache().contains(s.key()));
+}
+
+TEST_CASE("sync: a service being deleted: delete, then finalizer and status patches") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.deleting = true;
+  s.finalizers = {std::string(kFinalizer)};
+  s.ingress_ip = "203.0.113.7";
+  h.provider.putLoadBalancer(s.uid, {s.key(), {}, 1, 0, "203.0.113.7"});
+  h.addService(s);
+  drain(*c);
+  CHECK(h.provider.count("ensure") == 0);
+  CHECK(h.provider.count("delete") == 1);
+  CHECK(h.patches(servicesStatusPath("default", "web")).size() == 2);
+}
+
+TEST_CASE("sync: finalizer already present: ensure and one status patch") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  SvcSpec s;
+  s.finalizers = {std::string(kFinalizer)};
+  h.addService(s);
+  drain(*c);
+  CHECK(h.provider.count("ensure") == 1);
+  auto patches = h.patches(servicesStatusPath("default", "web"));
+  REQUIRE(patches.size() == 1);
+  CHECK(patches[0].body.find("loadBalancer") != std::string::npos);
+}
+
+TEST_CASE("sync: the provider sees the service's identity and ports and names the LB itself") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.ports = {{"http", "TCP", 80, 30080, "8080", ""}, {"dns", "UDP", 53, 30053, "dns", "dns"}};
+  h.addService(s);
+  drain(*c);
+  auto e = h.provider.calls("ensure");
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].service == "default/web");
+  CHECK(e[0].uid == "uid-web");
+  CHECK(e[0].ports == std::vector<std::string>{"http/TCP/80/30080", "dns/UDP/53/30053"});
+  // The controller never asks for a name to act on (naming is the provider's business).
+  CHECK(h.provider.count("name") == 0);
+}
+
+// ---- TestUpdateNodesInExternalLoadBalancer ---------------------------------------------------
+
+TEST_CASE("node sync: one UpdateLoadBalancer per LB service with all nodes, others skipped") {
+  for (int workers : {1, 2, 5}) {
+    CAPTURE(workers);
+    Harness h;
+    h.options.concurrent_service_syncs = workers;
+    h.addNode(node("n1"));
+    auto c = makeController(h);
+    for (int i = 0; i < 6; ++i) {
+      SvcSpec s;
+      s.name = "svc-" + std::to_string(i);
+      s.uid = "uid-" + std::to_string(i);
+      if (i == 4)
+        s.type = "ClusterIP";
+      if (i == 5)
+        s.lb_class = "x.io/lb";
+      h.addService(s);
+    }
+    drain(*c);
+    CHECK(h.provider.count("ensure") == 4);
+    h.provider.clearCalls();
+    h.addNode(node("n2"));
+    h.addNode(node("n3"));
+    drain(*c);
+    auto updates = h.provider.calls("update");
+    CHECK(updates.size() == 4);
+    std::set<std::string> services;
+    for (const auto& u : updates) {
+      services.insert(u.service);
+      CHECK(u.nodes == std::vector<std::string>{"n1", "n2", "n3"});
+    }
+    CHECK(services.size() == 4);
+    CHECK(h.provider.count("ensure") == 0);
+    CHECK(h.registry.valueForTest("service_controller_loadbalancer_sync_total") == 4);
+  }
+}
+
+TEST_CASE("node sync: a burst of joining nodes is one host update per service when drained") {
+  Harness h;
+  auto c = makeController(h);
+  for (int i = 0; i < 20; ++i) {
+    SvcSpec s;
+    s.name = "svc-" + std::to_string(i);
+    s.uid = "uid-" + std::to_string(i);
+    h.addService(s);
+  }
+  drain(*c);
+  for (int i = 0; i < 50; ++i) {
+    h.addNode(node("n" + std::to_string(i)));
+  }
+  drain(*c);
+  CHECK(h.provider.count("update") == 20);
+  for (const auto& [uid, lb] : h.provider.loadBalancers()) {
+    CHECK(lb.nodes.size() == 50);
+    CHECK(lb.updates == 1);
+  }
+}
+
+// ---- TestNodeChangesForStableNodeSetEnabled / Test_shouldSyncUpdatedNode ----------------------
+
+TEST_CASE("node changes: readiness and unrelated taints/labels never update load balancers") {
+  Harness h;
+  h.addNode(node("n1"));
+  h.addNode(node("n2"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  h.provider.clearCalls();
+
+  for (int round = 0; round < 5; ++round) {
+    NodeSpec n = node("n1");
+    n.rv = std::to_string(10 + round);
+    n.ready = round % 2 == 0 ? false : true;  // flap Ready/NotReady
+    h.updateNode(n);
+    NodeSpec m = node("n2");
+    m.rv = std::to_string(10 + round);
+    m.taints = {{"example.com/other", "NoSchedule"}};
+    m.labels = {{"example.com/round", std::to_string(round)}};
+    h.updateNode(m);
+  }
+  CHECK(c->nodeQueue().len() == 0);
+  drain(*c);
+  CHECK(h.provider.calls().empty());
+}
+
+TEST_CASE(
+    "node changes: added, deleted, deleting, ToBeDeleted-tainted, excluded nodes change hosts") {
+  Harness h;
+  h.addNode(node("n1"));
+  h.addNode(node("n2"));
+  h.addNode(node("n3"));
+  h.addNode(node("n4"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  auto hosts = [&] { return h.provider.loadBalancers().begin()->second.nodes; };
+  CHECK(hosts() == std::vector<std::string>{"n1", "n2", "n3", "n4"});
+
+  h.addNode(node("n5"));  // added
+  drain(*c);
+  CHECK(hosts() == std::vector<std::string>{"n1", "n2", "n3", "n4", "n5"});
+
+  h.deleteNode(node("n5"));  // deleted
+  drain(*c);
+  CHECK(hosts() == std::vector<std::string>{"n1", "n2", "n3", "n4"});
+
+  NodeSpec excl = node("n4");  // excluded (a trigger on its own)
+  excl.rv = "2";
+  excl.labels = {{std::string(keys::kExcludeFromLoadBalancers), "true"}};
+  h.updateNode(excl);
+  drain(*c);
+  CHECK(hosts() == std::vector<std::string>{"n1", "n2", "n3"});
+
+  // Marked deleting and ToBeDeleted-tainted nodes leave the set at the next node sync (like
+  // upstream, those changes alone are not a trigger).
+  NodeSpec deleting = node("n3");
+  deleting.rv = "2";
+  deleting.deleting = true;
+  h.updateNode(deleting);
+  NodeSpec tainted = node("n2");
+  tainted.rv = "2";
+  tainted.taints = {{std::string(keys::kToBeDeletedTaint), "NoSchedule"}};
+  h.updateNode(tainted);
+  CHECK(c->nodeQueue().len() == 0);
+  c->syncNodes();
+  drain(*c);
+  CHECK(hosts() == std::vector<std::string>{"n1"});
+}
+
+TEST_CASE("node changes: a failed host update is not repeated by the next node sync") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  h.provider.clearCalls();
+  h.provider.failNext("update", Status(Code::Unavailable, "cloud down"));
+  h.addNode(node("n2"));
+  drain(*c);
+  CHECK(h.provider.count("update") == 1);
+  CHECK(h.registry.valueForTest("service_controller_nodesync_error_total") == 1);
+  CHECK(contains(h.eventReasons(), "UpdateLoadBalancerFailed"));
+  // Same state again: the node path does not call again; the retry is the service's own
+  // (rate-limited, and a full Ensure).
+  c->syncNodes();
+  drain(*c);
+  CHECK(h.provider.count("update") == 1);
+  CHECK(c->serviceQueue().delayedLen() == 1);
+  CHECK(c->serviceQueue().numRequeues("default/web") == 1);
+}
+
+TEST_CASE("shouldSyncUpdatedNode: only exclusion flips and providerID changes") {
+  auto base = node("n1");
+  auto o = makeNode(base);
+  auto check = [&](NodeSpec n) { return shouldSyncUpdatedNode(*o, *makeNode(n)); };
+  CHECK_FALSE(check(base));
+  NodeSpec n = base;
+  n.ready = false;
+  CHECK_FALSE(check(n));  // readiness
+  n = base;
+  n.taints = {{std::string(keys::kToBeDeletedTaint), "NoSchedule"}};
+  CHECK_FALSE(check(n));  // taints
+  n = base;
+  n.labels = {{"a", "b"}};
+  CHECK_FALSE(check(n));  // other labels
+  n = base;
+  n.deleting = true;
+  CHECK_FALSE(check(n));  // deletionTimestamp
+  n = base;
+  n.network_unavailable = {{"True", "NoRouteCreated"}};
+  CHECK_FALSE(check(n));  // conditions
+  n = base;
+  n.labels = {{std::string(keys::kExcludeFromLoadBalancers), "true"}};
+  CHECK(check(n));  // exclusion added
+  n.labels = {{std::string(keys::kExcludeFromLoadBalancers), "false"}};
+  CHECK_FALSE(check(n));  // a false value does not exclude
+  n = base;
+  n.provider_id = "fake://other";
+  CHECK(check(n));  // providerID changed
+  n.provider_id = "";
+  CHECK(check(n));  // providerID unset
+  NodeSpec unset = base;
+  unset.provider_id = "";
+  CHECK(shouldSyncUpdatedNode(*makeNode(unset), *o));  // providerID set
+}
+
+TEST_CASE(
+    "respectsPredicates: exclusion label values, ToBeDeleted taint, deletion; not readiness") {
+  auto in = [](NodeSpec n) { return nodeInLoadBalancerSet(*makeNode(n)); };
+  NodeSpec n = node("n1");
+  CHECK(in(n));
+  n.ready = false;
+  CHECK(in(n));  // NotReady nodes stay (KEP-3458)
+  for (std::string v : {"", "true", "foo", "True", "1"}) {
+    CAPTURE(v);
+    NodeSpec e = node("n1");
+    e.labels = {{std::string(keys::kExcludeFromLoadBalancers), v}};
+    CHECK_FALSE(in(e));
+  }
+  for (std::string v : {"false", "0", "f", "F", "FALSE", "False"}) {
+    CAPTURE(v);
+    NodeSpec e = node("n1");
+    e.labels = {{std::string(keys::kExcludeFromLoadBalancers), v}};
+    CHECK(in(e));
+  }
+  for (std::string effect : {"NoSchedule", "NoExecute", "PreferNoSchedule"}) {
+    NodeSpec t = node("n1");
+    t.taints = {{std::string(keys::kToBeDeletedTaint), effect}};
+    CHECK_FALSE(in(t));
+  }
+  NodeSpec other = node("n1");
+  other.taints = {{"example.com/x", "NoSchedule"}};
+  CHECK(in(other));
+  NodeSpec d = node("n1");
+  d.deleting = true;
+  CHECK_FALSE(in(d));
+}
+
+// ---- TestNodeChangesInExternalLoadBalancer / TestNodesNotEqual ---------------------------------
+
+TEST_CASE("host lists: every eligible node, sorted, with the current node objects") {
+  Harness h;
+  h.addNode(node("b"));
+  h.addNode(node("a"));
+  NodeSpec excluded = node("c");
+  excluded.labels = {{std::string(keys::kExcludeFromLoadBalancers), "yes"}};
+  h.addNode(excluded);
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  CHECK(h.provider.calls("ensure").at(0).nodes == std::vector<std::string>{"a", "b"});
+  CHECK(c->currentNodeSet()->size() == 2);
+}
+
+TEST_CASE("a host update error is retried through the service queue, as a full ensure") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  h.provider.failNext("update", Status(Code::Internal, "boom"));
+  h.addNode(node("n2"));
+  drain(*c);
+  CHECK(c->serviceQueue().numRequeues("default/web") == 1);
+  h.provider.clearCalls();
+  CHECK(c->syncService("default/web").ok());  // what the retry runs
+  CHECK(h.provider.count("ensure") == 1);
+  CHECK(h.provider.count("update") == 0);
+  CHECK(h.provider.loadBalancers().begin()->second.nodes == std::vector<std::string>{"n1", "n2"});
+}
+
+TEST_CASE("nodes not equal: providerID change or node swap means update; identical means none") {
+  auto set = [](std::vector<NodeSpec> specs, uint64_t gen) {
+    std::vector<std::shared_ptr<const kube::Node>> nodes;
+    for (auto& s : specs)
+      nodes.push_back(makeNode(s));
+    return std::make_shared<const NodeSet>(nodes, gen);
+  };
+  auto a = set({node("n1"), node("n2")}, 1);
+  auto same = set({node("n2"), node("n1")}, 2);
+  CHECK(sameMembers(a, same));
+  NodeSpec moved = node("n2");
+  moved.provider_id = "fake://elsewhere";
+  CHECK_FALSE(sameMembers(a, set({node("n1"), moved}, 3)));
+  CHECK_FALSE(sameMembers(a, set({node("n1"), node("n3")}, 4)));
+  CHECK_FALSE(sameMembers(a, set({node("n1")}, 5)));
+  CHECK_FALSE(sameMembers(a, nullptr));
+  NodeSpec relabelled = node("n1");
+  relabelled.labels = {{"x", "y"}};
+  CHECK(sameMembers(a, set({relabelled, node("n2")}, 6)));  // labels do not matter
+}
+
+// ---- TestProcessServiceCreateOrUpdate / K8sError / TestSyncService / TestProcessServiceDeletion
+// ---
+
+TEST_CASE("create or update: the cache holds the latest spec") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  s.rv = "2";
+  s.lb_ip = "203.0.113.99";
+  h.updateService(s);
+  drain(*c);
+  auto e = c->cache().get(s.key());
+  REQUIRE(e);
+  CHECK(e->service->load_balancer_ip == "203.0.113.99");
+  CHECK(e->ensured);
+}
+
+TEST_CASE(
+    "create or update: a status patch Conflict is an error and an event; NotFound is success") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.finalizers = {std::string(kFinalizer)};
+  h.addService(s);
+  h.api.failNext("PATCH", servicesStatusPath("default", "web"),
+                 kube::ApiStatus(409, kube::Reason::Conflict, "the object has been modified"));
+  Status st = c->syncService(s.key());
+  CHECK_FALSE(st.ok());
+  CHECK(st.message().rfind("failed to update load balancer status: ", 0) == 0);
+  auto events = h.eventList();
+  bool found = false;
+  for (const auto& [reason, msg] : events) {
+    if (reason == "SyncLoadBalancerFailed") {
+      found = true;
+      CHECK(msg.rfind("Error syncing load balancer: failed to update load balancer status", 0) ==
+            0);
+    }
+  }
+  CHECK(found);
+
+  h.api.failNext("PATCH", servicesStatusPath("default", "web"),
+                 kube::ApiStatus(404, kube::Reason::NotFound, "services \"web\" not found"));
+  CHECK(c->syncService(s.key()).ok());
+}
+
+TEST_CASE("syncService: a bad key is an error; a valid one is fine and leaves no cache entry") {
+  Harness h;
+  auto c = makeController(h);
+  Status st = c->syncService("too/many/slashes");
+  CHECK(st.message() == "unexpected key format: \"too/many/slashes\"");
+  CHECK_FALSE(c->syncService("no-namespace").ok());
+  SvcSpec s;
+  s.type = "ClusterIP";
+  h.addService(s);
+  CHECK(c->syncService(s.key()).ok());
+  CHECK_FALSE(c->cache().contains(s.key()));
+}
+
+TEST_CASE("service deletion: unknown key is fine; cloud error surfaced verbatim; success prunes") {
+  Harness h;
+  auto c = makeController(h);
+  CHECK(c->syncService("default/unknown").ok());
+
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  REQUIRE(c->cache().contains(s.key()));
+  REQUIRE(h.provider.loadBalancers().size() == 1);
+  // Deleted without the finalizer (stripped): the delete handler syncs the key.
+  h.provider.failNext("delete", Status(Code::Unavailable, "cloud says no"));
+  h.deleteService(s);
+  REQUIRE(c->serviceQueue().len() == 1);
+  drain(*c);
+  CHECK(c->cache().contains(s.key()));  // kept for the retry
+  auto events = h.eventList();
+  bool failed = false;
+  for (const auto& [reason, msg] : events) {
+    if (reason == "DeleteLoadBalancerFailed") {
+      failed = true;
+      CHECK(msg == "Error deleting load balancer: UNAVAILABLE: cloud says no");
+    }
+  }
+  CHECK(failed);
+  Status st = c->syncService(s.key());  // the retry
+  CHECK(st.ok());
+  CHECK(h.provider.loadBalancers().empty());
+  CHECK_FALSE(c->cache().contains(s.key()));
+}
+
+TEST_CASE("service deletion: the cloud error of the retry is returned unchanged") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  h.deleteService(s);
+  h.provider.failNext("delete", Status(Code::PermissionDenied, "no", std::chrono::seconds(7)));
+  Status st = c->syncService(s.key());
+  CHECK(st.code() == Code::PermissionDenied);
+  CHECK(st.message() == "no");
+  CHECK(st.retryAfter() == std::chrono::seconds(7));
+}
+
+// ---- TestNeedsCleanup / TestNeedsUpdate ------------------------------------------------------
+
+TEST_CASE("needsCleanup: finalizer x deletionTimestamp x type") {
+  for (bool fin : {false, true}) {
+    for (bool del : {false, true}) {
+      for (std::string type : {"LoadBalancer", "ClusterIP"}) {
+        SvcSpec s;
+        s.type = type;
+        s.deleting = del;
+        if (fin)
+          s.finalizers = {std::string(kFinalizer)};
+        CAPTURE(fin);
+        CAPTURE(del);
+        CAPTURE(type);
+        CHECK(needsCleanup(*makeService(s)) == (fin && (del || type != "LoadBalancer")));
+      }
+    }
+  }
+  SvcSpec other;
+  other.finalizers = {"example.com/other"};
+  other.deleting = true;
+  CHECK_FALSE(needsCleanup(*makeService(other)));
+}
+
+TEST_CASE("needsUpdate: the fields upstream watches, and nothing else") {
+  SvcSpec base;
+  auto o = makeService(base);
+  auto changed = [&](const std::function<void(SvcSpec&)>& edit) {
+    SvcSpec n = base;
+    edit(n);
+    return needsUpdate(o.get(), *makeService(n));
+  };
+  CHECK_FALSE(changed([](SvcSpec&) {}));
+  CHECK(changed([](SvcSpec& s) { s.type = "ClusterIP"; }));
+  CHECK(changed([](SvcSpec& s) { s.ports.push_back({"https", "TCP", 443, 30443, "8443", ""}); }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].port = 81; }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].node_port = 30081; }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].protocol = "UDP"; }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].name = "web"; }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].target_port = "9090"; }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].target_port = "named"; }));
+  CHECK(changed([](SvcSpec& s) { s.ports[0].app_protocol = "http"; }));
+  CHECK(changed([](SvcSpec& s) { s.external_ips = {"198.51.100.1"}; }));
+  SvcSpec with_ips = base;
+  with_ips.external_ips = {"198.51.100.1"};
+  auto o2 = makeService(with_ips);
+  SvcSpec other_ip = with_ips;
+  other_ip.external_ips = {"198.51.100.2"};
+  CHECK(needsUpdate(o2.get(), *makeService(other_ip)));
+  CHECK(changed([](SvcSpec& s) { s.uid = "uid-other"; }));
+  CHECK(changed([](SvcSpec& s) { s.etp = "Local"; }));
+  CHECK(changed([](SvcSpec& s) { s.hc_node_port = 32000; }));
+  CHECK(changed([](SvcSpec& s) { s.ip_families = {"IPv4", "IPv6"}; }));
+  CHECK_FALSE(changed([](SvcSpec& s) { s.ip_families = {"IPv6"}; }));  // only the count
+  CHECK(changed([](SvcSpec& s) { s.lb_ip = "203.0.113.5"; }));
+  CHECK(changed([](SvcSpec& s) { s.source_ranges = {"10.0.0.0/8"}; }));
+  CHECK(changed([](SvcSpec& s) { s.annotations = {{"a", "b"}}; }));
+  CHECK(changed([](SvcSpec& s) { s.lb_class = "x.io/lb"; }));
+  CHECK_FALSE(changed([](SvcSpec& s) { s.labels = {{"a", "b"}}; }));
+  CHECK_FALSE(changed([](SvcSpec& s) { s.rv = "99"; }));
+  CHECK_FALSE(changed([](SvcSpec& s) { s.ingress_ip = "203.0.113.1"; }));
+  SvcSpec cip = base;
+  cip.type = "ClusterIP";
+  SvcSpec cip2 = cip;
+  cip2.ports[0].port = 99;
+  CHECK_FALSE(needsUpdate(makeService(cip).get(), *makeService(cip2)));  // neither wants one
+  CHECK(needsUpdate(nullptr, *o));
+}
+
+// ---- TestServiceCache -----------------------------------------------------------------------
+
+TEST_CASE("service cache: set, get, update, list, allServices, remove") {
+  ServiceCache cache;
+  CHECK_FALSE(cache.get("a/b"));
+  CachedService e;
+  e.service = makeService(SvcSpec{});
+  cache.set("default/web", e);
+  SvcSpec other;
+  other.name = "api";
+  CachedService e2;
+  e2.service = makeService(other);
+  cache.set("default/api", e2);
+  CHECK(cache.size() == 2);
+  CHECK(cache.contains("default/web"));
+  CHECK(asSet(cache.keys()) == std::set<std::string>{"default/web", "default/api"});
+  CHECK(cache.allServices().size() == 2);
+  CHECK(cache.update("default/web", [](CachedService& c) { c.ensured = true; }));
+  CHECK_FALSE(cache.update("default/none", [](CachedService&) {}));
+  CHECK(cache.get("default/web")->ensured);
+  CHECK(cache.remove("default/web"));
+  CHECK_FALSE(cache.remove("default/web"));
+  CHECK(cache.size() == 1);
+}
+
+// ---- TestAddFinalizer / TestRemoveFinalizer / TestPatchStatus ---------------------------------
+
+TEST_CASE("finalizer and status patches only when something changes") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  SvcSpec s;
+  s.finalizers = {std::string(kFinalizer)};
+  s.ingress_ip = "203.0.113.1";  // what the provider will answer
+  h.addService(s);
+  drain(*c);
+  CHECK(h.provider.count("ensure") == 1);
+  CHECK(h.patches().empty());  // finalizer there, status equal
+
+  // Status written once; a sync against the same (lagging) snapshot does not write it again.
+  SvcSpec t;
+  t.name = "api";
+  t.uid = "uid-api";
+  h.addService(t);
+  drain(*c);
+  CHECK(h.patches(servicesStatusPath("default", "api")).size() == 2);
+  CHECK(c->syncService(t.key()).ok());
+  CHECK(h.patches(servicesStatusPath("default", "api")).size() == 2);
+
+  // No finalizer, no ingress, no LB: deleting is free of writes and cloud calls.
+  SvcSpec plain;
+  plain.name = "plain";
+  plain.uid = "uid-plain";
+  plain.type = "NodePort";
+  h.addService(plain);
+  h.provider.clearCalls();
+  CHECK(c->syncService(plain.key()).ok());
+  CHECK(h.patches(servicesStatusPath("default", "plain")).empty());
+  CHECK(h.provider.calls().empty());
+}
+
+TEST_CASE("a type change seen before our own writes: finalizer and ingress still cleaned up") {
+  // The informer lags: the ClusterIP snapshot shows neither the finalizer nor the ingress this
+  // controller wrote a moment earlier (FakeKubeApi never applies patches, like a lagging cache).
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  REQUIRE(h.patches(servicesStatusPath("default", "web")).size() == 2);
+  SvcSpec cip = s;
+  cip.rv = "2";
+  cip.type = "ClusterIP";
+  h.updateService(cip);
+  drain(*c);
+  CHECK(h.provider.loadBalancers().empty());
+  auto patches = h.patches(servicesStatusPath("default", "web"));
+  REQUIRE(patches.size() == 4);
+  CHECK(patches[2].body.find("$deleteFromPrimitiveList/finalizers") != std::string::npos);
+  CHECK(patches[3].body.find("\"ingress\":null") != std::string::npos);
+}
+
+TEST_CASE("a service being deleted is never ensured, even without our finalizer in the cache") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.deleting = true;
+  s.finalizers = {"example.com/other"};
+  CHECK(c->syncService(s.key()).ok());  // not in the cache: nothing
+  h.services.injectForTest("ADDED", makeService(s));
+  CHECK(c->syncService(s.key()).ok());
+  CHECK(h.provider.count("ensure") == 0);
+  CHECK(h.patches().empty());
+}
+
+TEST_CASE("a call cancelled by the host is no failure event, just a retry") {
+  Harness h;
+  auto c = makeController(h);
+  h.provider.failNext("ensure", Status(Code::Cancelled, "the host is shutting down"));
+  h.addService(SvcSpec{});
+  drain(*c);
+  CHECK_FALSE(contains(h.eventReasons(), "SyncLoadBalancerFailed"));
+  CHECK(c->serviceQueue().numRequeues("default/web") == 1);
+}
+
+// ---- TestServiceQueueDelay ------------------------------------------------------------------
+
+TEST_CASE("queue delay: success forgets; errors back off; a retry-after is a fixed delay") {
+  FakeClock clock;
+  Harness h(clock);
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  REQUIRE(c->processNextServiceItem());
+  CHECK(c->serviceQueue().numRequeues(s.key()) == 0);
+  CHECK(c->serviceQueue().delayedLen() == 0);
+
+  SvcSpec t;
+  t.name = "failing";
+  t.uid = "uid-failing";
+  h.provider.failNext("ensure", Status(Code::Internal, "plain error"));
+  h.addService(t);
+  REQUIRE(c->processNextServiceItem());
+  CHECK(c->serviceQueue().numRequeues(t.key()) == 1);
+  CHECK(c->serviceQueue().delayedLen() == 1);
+
+  SvcSpec u;
+  u.name = "throttled";
+  u.uid = "uid-throttled";
+  h.provider.failNext("ensure",
+                      Status(Code::ResourceExhausted, "slow down", std::chrono::seconds(42)));
+  h.addService(u);
+  REQUIRE(c->processNextServiceItem());
+  CHECK(c->serviceQueue().numRequeues(u.key()) == 0);
+  CHECK(c->serviceQueue().delayedLen() == 2);
+  // After 41 s the plain error's 5 s back-off is over, the 42 s retry-after is not.
+  clock.advance(std::chrono::seconds(41));
+  c->serviceQueue().wake();
+  REQUIRE(waitUntil([&] { return c->serviceQueue().len() == 1; }));
+  CHECK(c->serviceQueue().delayedLen() == 1);
+  clock.advance(std::chrono::seconds(2));
+  c->serviceQueue().wake();
+  CHECK(waitUntil([&] { return c->serviceQueue().len() == 2; }));
+}
+
+TEST_CASE("retry-after from FAILED_PRECONDITION and UNAVAILABLE is honoured too") {
+  for (Code code : {Code::FailedPrecondition, Code::Unavailable}) {
+    FakeClock clock;
+    Harness h(clock);
+    auto c = makeController(h);
+    h.provider.failNext("ensure", Status(code, "later", std::chrono::seconds(3)));
+    h.addService(SvcSpec{});
+    REQUIRE(c->processNextServiceItem());
+    CHECK(c->serviceQueue().numRequeues("default/web") == 0);
+    CHECK(c->serviceQueue().delayedLen() == 1);
+    clock.advance(std::chrono::seconds(3));
+    c->serviceQueue().wake();
+    REQUIRE(waitUntil([&] { return c->serviceQueue().len() == 1; }));
+    REQUIRE(c->processNextServiceItem());
+    CHECK(h.provider.loadBalancers().size() == 1);
+  }
+}
+
+// ---- TestSlowNodeSync -----------------------------------------------------------------------
+
+TEST_CASE("a slow host update never rolls back a newer host set") {
+  Harness h;
+  h.options.concurrent_service_syncs = 2;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> blocked{0};
+  h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
+    if (op == "update" && blocked.fetch_add(1) == 0) {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return release; });
+    }
+  });
+  c->start();
+  h.addNode(node("n2"));
+  REQUIRE(waitUntil([&] { return blocked.load() == 1; }));
+  h.addNode(node("n3"));  // arrives while the first host update is stuck in the cloud
+  SvcSpec changed;
+  changed.rv = "5";
+  changed.lb_ip = "203.0.113.50";  // and a spec change queued behind it
+  h.updateService(changed);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  REQUIRE(waitUntil([&] {
+    auto lbs = h.provider.loadBalancers();
+    return !lbs.empty() &&
+           lbs.begin()->second.nodes == std::vector<std::string>{"n1", "n2", "n3"} &&
+           h.provider.count("ensure") >= 2;
+  }));
+  c->stop();
+  // Never two calls for one service at once.
+  CHECK(h.provider.peakInFlight() == 1);
+  CHECK(h.provider.loadBalancers().begin()->second.nodes ==
+        std::vector<std::string>{"n1", "n2", "n3"});
+}
+
+// ---- ccm's own ------------------------------------------------------------------------------
+
+TEST_CASE("a service deleted without the finalizer still gets its load balancer deleted") {
+  Harness h;
+  auto c = makeController(h);
+  // From before the finalizer era: it has an LB and ingress, but no finalizer, and the
+  // controller never synced it (deleted before its first sync).
+  SvcSpec s;
+  s.ingress_ip = "203.0.113.9";
+  h.provider.putLoadBalancer(s.uid, {s.key(), {}, 1, 0, "203.0.113.9"});
+  h.services.injectForTest("ADDED", makeService(s));
+  h.deleteService(s);
+  drain(*c);
+  CHECK(h.provider.loadBalancers().empty());
+  CHECK(c->cache().size() == 0);
+}
+
+TEST_CASE("a service deleted after a normal clean-up is not deleted twice; the cache is pruned") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  SvcSpec deleting = s;
+  deleting.rv = "3";
+  deleting.deleting = true;
+  deleting.finalizers = {std::string(kFinalizer)};
+  deleting.ingress_ip = "203.0.113.1";
+  h.updateService(deleting);
+  drain(*c);
+  CHECK(h.provider.count("delete") == 1);
+  CHECK(c->cache().size() == 0);
+  SvcSpec gone = deleting;
+  gone.finalizers.clear();
+  h.deleteService(gone);
+  drain(*c);
+  CHECK(h.provider.count("delete") == 1);
+  CHECK(c->cache().size() == 0);
+}
+
+TEST_CASE("a service recreated under the same name: the old load balancer goes first") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  SvcSpec again = s;
+  again.uid = "uid-web-2";
+  again.rv = "9";
+  // The old object vanished without us seeing the deletion (e.g. while we were not leader).
+  h.services.injectForTest("MODIFIED", makeService(again));
+  drain(*c);
+  auto lbs = h.provider.loadBalancers();
+  CHECK(lbs.size() == 1);
+  CHECK(lbs.count("uid-web-2") == 1);
+}
+
+TEST_CASE("zero eligible nodes: UnAvailableLoadBalancer, and the call still happens") {
+  Harness h;
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  CHECK(h.provider.count("ensure") == 1);
+  CHECK(contains(h.eventReasons(), "UnAvailableLoadBalancer"));
+}
+
+TEST_CASE("host update events: UpdatedLoadBalancer, or nothing for ImplementedElsewhere") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  h.addNode(node("n2"));
+  drain(*c);
+  CHECK(contains(h.eventReasons(), "UpdatedLoadBalancer"));
+  h.provider.failNext("update", Status(Code::ImplementedElsewhere, "elsewhere"));
+  h.addNode(node("n3"));
+  drain(*c);
+  CHECK(c->serviceQueue().delayedLen() == 0);
+  CHECK(countOf(h.eventReasons(), "UpdatedLoadBalancer") == 1);
+}
+
+TEST_CASE("ImplementedElsewhere from Ensure: finalizer added, no status, no Ensured event") {
+  Harness h;
+  auto c = makeController(h);
+  h.provider.failNext("ensure", Status(Code::ImplementedElsewhere, "other controller"));
+  h.addService(SvcSpec{});
+  drain(*c);
+  auto patches = h.patches(servicesStatusPath("default", "web"));
+  REQUIRE(patches.size() == 1);
+  CHECK(patches[0].body.find(kFinalizer) != std::string::npos);
+  CHECK_FALSE(contains(h.eventReasons(), "EnsuredLoadBalancer"));
+  CHECK(c->serviceQueue().delayedLen() == 0);
+}
+
+TEST_CASE("an LB that vanished from the cloud is ensured again at the next host update") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  SvcSpec s;
+  h.addService(s);
+  drain(*c);
+  {
+    // Deleted out of band (the provider's UpdateLoadBalancer then answers NOT_FOUND).
+    controllers::ServiceRefHolder holder(makeService(s));
+    REQUIRE(h.provider.ensureLoadBalancerDeleted("kubernetes", holder.ref()).ok());
+  }
+  h.provider.clearCalls();
+  h.addNode(node("n2"));
+  drain(*c);
+  CHECK(h.provider.loadBalancers().count("uid-web") == 1);
+  CHECK(h.provider.count("ensure") == 1);
+}
+
+TEST_CASE("factory: no ccm.loadbalancer/1, or UNIMPLEMENTED answers, means not started") {
+  Harness h;
+  auto ctx = h.context();
+  h.provider.mutableInfo().load_balancer.present = false;
+  auto r = makeServiceController(ctx);
+  REQUIRE(r.ok());
+  REQUIRE(std::holds_alternative<NotStarted>(*r));
+  CHECK(std::get<NotStarted>(*r).reason.find("does not support external load balancers") !=
+        std::string::npos);
+
+  h.provider.mutableInfo().load_balancer.present = true;
+  h.provider.failAlways("name", Status(Code::Unimplemented, "not here"));
+  r = makeServiceController(ctx);
+  REQUIRE(r.ok());
+  REQUIRE(std::holds_alternative<NotStarted>(*r));
+  CHECK(std::get<NotStarted>(*r).reason.find("UNIMPLEMENTED") != std::string::npos);
+
+  h.provider.failAlways("name", Status(Code::Unavailable, "flaky"));  // not a refusal
+  r = makeServiceController(ctx);
+  REQUIRE(r.ok());
+  CHECK(std::holds_alternative<std::unique_ptr<Controller>>(*r));
+}
+
+TEST_CASE("start/stop: workers, metrics and running_managed_controllers") {
+  Harness h;
+  h.options.concurrent_service_syncs = 3;
+  h.addNode(node("n1"));
+  auto ctx = h.context();
+  auto r = makeServiceController(ctx);
+  REQUIRE(r.ok());
+  auto ctl = std::move(std::get<std::unique_ptr<Controller>>(*r));
+  CHECK(ctl->name() == "service-lb-controller");
+  ctl->start();
+  CHECK(h.registry.valueForTest("running_managed_controllers",
+                                {"cloud-controller-manager", "service"}) == 1);
+  for (int i = 0; i < 30; ++i) {
+    SvcSpec s;
+    s.name = "s" + std::to_string(i);
+    s.uid = "u" + std::to_string(i);
+    h.addService(s);
+  }
+  REQUIRE(waitUntil([&] { return h.provider.loadBalancers().size() == 30; }));
+  h.addNode(node("n2"));
+  REQUIRE(waitUntil([&] {
+    for (const auto& [_, lb] : h.provider.loadBalancers()) {
+      if (lb.nodes.size() != 2)
+        return false;
+    }
+    return true;
+  }));
+  ctl->stop();
+  ctl->stop();  // idempotent
+  CHECK(h.registry.valueForTest("running_managed_controllers",
+                                {"cloud-controller-manager", "service"}) == 0);
+  std::string text = h.registry.exposition();
+  for (const char* m :
+       {"service_controller_loadbalancer_sync_total", "service_controller_nodesync_error_total",
+        "service_controller_nodesync_latency_seconds",
+        "service_controller_update_loadbalancer_host_latency_seconds",
+        "workqueue_adds_total{name=\"service\"}", "workqueue_adds_total{name=\"node\"}"}) {
+    CAPTURE(m);
+    CHECK(text.find(m) != std::string::npos);
+  }
+  CHECK(h.registry.valueForTest("service_controller_nodesync_latency_seconds") >= 1);
+  // Handlers after stop do nothing (and do not crash).
+  h.addNode(node("n3"));
+  h.addService(SvcSpec{});
+}
+
+}  // namespace ccm::controllers::service
