@@ -153,6 +153,10 @@ ccm_status statusCode(const YAML::Node& node, const std::string& path) {
   fail(node, path, "unknown status code \"" + v + "\" (one of " + names + ", or a number)");
 }
 
+std::string join(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
 void checkKeys(const YAML::Node& node, const std::string& path,
                const std::set<std::string, std::less<>>& allowed) {
   if (!node.IsMap()) {
@@ -163,16 +167,14 @@ void checkKeys(const YAML::Node& node, const std::string& path,
     if (allowed.count(key) == 0) {
       std::string list;
       for (const auto& a : allowed) {
-        list += (list.empty() ? "" : ", ") + a;
+        if (!list.empty()) {
+          list += ", ";
+        }
+        list += a;
       }
-      fail(kv.first, path.empty() ? key : path + "." + key,
-           "unknown key (known keys: " + list + ")");
+      fail(kv.first, join(path, key), "unknown key (known keys: " + list + ")");
     }
   }
-}
-
-std::string join(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
 }
 
 Labels labelsOf(const YAML::Node& node, const std::string& path) {
@@ -354,8 +356,9 @@ void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
     w.latency.clear();
     for (const auto& kv : v) {
       std::string op = kv.first.Scalar();
-      checkOperation(kv.first, p + "." + op, op);
-      w.latency[op] = duration(kv.second, p + "." + op);
+      std::string op_path = join(p, op);
+      checkOperation(kv.first, op_path, op);
+      w.latency[op] = duration(kv.second, op_path);
     }
   } else if (key == "faults") {
     if (!v.IsSequence()) {

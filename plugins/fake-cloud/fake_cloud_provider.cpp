@@ -2,8 +2,8 @@
 #include <memory>
 
 #include "ccm/provider.hpp"
-#include "plugins/fake-cloud/cloud.hpp"
 #include "plugins/fake-cloud/config.hpp"
+#include "plugins/fake-cloud/fake_cloud.hpp"
 
 namespace ccm::fakecloud {
 namespace {

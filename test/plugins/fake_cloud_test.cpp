@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
+#include "test/support/log_capture.hpp"
 #include "test/support/provider_inputs.hpp"
 
 namespace fs = std::filesystem;
@@ -24,17 +27,29 @@ namespace {
 
 struct TempDir {
   fs::path path;
+  std::optional<fs::file_time_type> last_write;  // of the latest write()
   TempDir() {
     char tmpl[] = "/tmp/ccm-fake-cloud-XXXXXX";
     REQUIRE(::mkdtemp(tmpl) != nullptr);
     path = tmpl;
   }
   ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  // Writes the file atomically, as an editor saving does. Every write gets a later modification
+  // time than the one before, as edits made seconds apart would, even where the file system's
+  // clock is too coarse to tell quick writes apart.
+  std::string write(const std::string& name, const std::string& text) {
     fs::path p = path / name;
     fs::path tmp = path / (name + ".tmp");
     std::ofstream(tmp) << text;
-    fs::rename(tmp, p);  // atomic, like an editor saving
+    fs::file_time_type stamp = fs::last_write_time(tmp);
+    if (last_write && stamp <= *last_write) {
+      stamp = *last_write + milliseconds(1);
+      fs::last_write_time(tmp, stamp);
+    }
+    last_write = stamp;
+    fs::rename(tmp, p);
     return p.string();
   }
   std::string read(const std::string& name) const {
@@ -44,6 +59,18 @@ struct TempDir {
     return ss.str();
   }
 };
+
+// Polls cond every 10 ms until it holds or `limit` has passed; true when it held.
+bool eventually(const std::function<bool()>& cond, milliseconds limit = milliseconds(10000)) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() >= until) {
+      return false;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return true;
+}
 
 StatusOr<std::unique_ptr<AbiProvider>> fakeCloud(const std::string& config, metrics::Registry& reg,
                                                  milliseconds timeout = milliseconds(5000)) {
@@ -156,10 +183,12 @@ faults: [{op: metadata, nodes: [n-3], code: UNAVAILABLE, message: "n-3 is being 
   CHECK(p->info().instances_batch.present);
   CHECK(p->info().max_batch_size == 500);
   std::vector<TestNode> nodes;
+  nodes.reserve(1200);
   for (int i = 0; i < 1200; ++i) {
     nodes.emplace_back("n-" + std::to_string(i));
   }
   std::vector<NodeRef> refs;
+  refs.reserve(nodes.size());
   for (auto& n : nodes) {
     refs.push_back(n.ref());
   }
@@ -223,35 +252,47 @@ TEST_CASE("latency respects the deadline unless told to hang") {
   auto s = hang->instanceShutdown(n.ref());
   CHECK(s.status().code() == Code::DeadlineExceeded);
   CHECK(s.status().message().find("abandoned") != std::string::npos);
-  std::this_thread::sleep_for(milliseconds(1600));
+  // The host left the call running in the plugin; it returns once its 1.5 s are over, and only
+  // then may the provider be destroyed (with a call still in it, the host would leak it).
+  CHECK(reg.valueForTest("ccm_provider_abandoned_calls") == 1);
+  CHECK(eventually([&] { return reg.valueForTest("ccm_provider_abandoned_calls") == 0; }));
 }
 
-TEST_CASE("the cloud file is re-read when it changes") {
+TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored") {
+  testing::LogCapture logs;
   TempDir dir;
-  std::string cloud = dir.write("cloud.yaml", "cloudFile: " + (dir.path / "cloud.yaml").string() +
-                                                  "\ninstances: [{name: vm}]\n");
+  std::string path = (dir.path / "cloud.yaml").string();
+  auto cloud = [&](const std::string& vm_state) {
+    return "cloudFile: " + path + "\ninstances: [{name: vm, state: " + vm_state + "}]\n";
+  };
   metrics::Registry reg;
-  std::ifstream in(cloud);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto p = mustFakeCloud(ss.str(), reg);
+  dir.write("cloud.yaml", cloud("running"));
+  auto p = mustFakeCloud(cloud("running"), reg);
   TestNode n("vm");
-  CHECK(*p->instanceExists(n.ref()) == Existence::Exists);
-  std::this_thread::sleep_for(milliseconds(20));
-  dir.write("cloud.yaml", "cloudFile: " + cloud + "\ninstances: [{name: vm, state: absent}]\n");
-  bool gone = false;
-  for (int i = 0; i < 50 && !gone; ++i) {
-    std::this_thread::sleep_for(milliseconds(50));
+  auto existence = [&]() -> std::optional<Existence> {
     auto e = p->instanceExists(n.ref());
-    gone = e.ok() && *e == Existence::NotFound;
-  }
-  CHECK(gone);
-  // A broken edit is ignored: the last good cloud stays.
-  dir.write("cloud.yaml", "instances: [{name: vm, state: nonsense}]\n");
-  std::this_thread::sleep_for(milliseconds(250));
-  auto e = p->instanceExists(n.ref());
-  REQUIRE(e.ok());
-  CHECK(*e == Existence::NotFound);
+    return e.ok() ? std::optional(*e) : std::nullopt;
+  };
+  REQUIRE(existence() == Existence::Exists);
+
+  // A valid edit is picked up.
+  dir.write("cloud.yaml", cloud("absent"));
+  REQUIRE(eventually([&] { return existence() == Existence::NotFound; }));
+
+  // A broken edit is read (the plugin says so) and refused: the last good cloud stays.
+  dir.write("cloud.yaml", cloud("nonsense"));
+  bool refused = eventually([&] {
+    existence();  // the plugin looks at the file when it is called
+    return logs.count("ignoring invalid cloud file") > 0;
+  });
+  REQUIRE_MESSAGE(refused, logs.get());
+  CHECK_MESSAGE(logs.get().find("is not one of running, shutdown") != std::string::npos,
+                logs.get());
+  CHECK(existence() == Existence::NotFound);
+
+  // It is read again at the next edit: a valid one is picked up.
+  dir.write("cloud.yaml", cloud("running"));
+  CHECK(eventually([&] { return existence() == Existence::Exists; }));
 }
 
 TEST_CASE("load balancers: allocate, keep, update, delete, persist") {
@@ -406,4 +447,10 @@ TEST_CASE("after cancelAll every call, batch included, answers CANCELLED without
   CHECK((*results)[1].status().code() == Code::Cancelled);
   CHECK(p->instanceMetadata(a.ref()).status().code() == Code::Cancelled);
   CHECK(reg.valueForTest("ccm_provider_fake_cloud_calls_total") == -1);  // never called
+
+  // The metric the check above reads is the one the plugin counts its calls in.
+  metrics::Registry live_reg;
+  auto live = mustFakeCloud("autoInstances: {zones: [a]}\n", live_reg);
+  REQUIRE(live->instanceMetadata(a.ref()).ok());
+  CHECK(live_reg.valueForTest("ccm_provider_fake_cloud_calls_total", {"metadata"}) == 1);
 }
