@@ -59,6 +59,20 @@ std::string_view outputName(OutputKind k) {
 
 }  // namespace
 
+PluginContext PluginContext::make(std::string name, metrics::Registry* registry,
+                                  const Clock* clock) {
+  PluginContext ctx;
+  ctx.name = std::move(name);
+  ctx.registry = registry;
+  ctx.clock = clock;
+  if (registry != nullptr) {
+    ctx.violations =
+        registry->counter("ccm_provider_contract_violations_total",
+                          "Times the provider plugin broke the ABI contract, by kind.", {"kind"});
+  }
+  return ctx;
+}
+
 HostServices& HostServices::instance() {
   static HostServices* services = new HostServices();  // never destroyed: plugins outlive main
   return *services;
