@@ -2,7 +2,8 @@
 //
 // Inputs are copied into an arena that lives as long as the call's task — not the caller's
 // stack — so a call abandoned past its deadline can keep reading its inputs safely while the
-// caller has long moved on.
+// caller has long moved on. args() is the typed conversion the generic call path uses: one
+// overload per kind of input an ABI function takes.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,8 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "ccm/provider_abi.h"
@@ -20,9 +23,19 @@ namespace ccm::plugin {
 
 class AbiInput {
  public:
-  AbiInput() = default;
+  // nodes_with_json: whether nodes carry their object JSON (their capability asked for it).
+  explicit AbiInput(bool nodes_with_json = false) : nodes_with_json_(nodes_with_json) {}
   AbiInput(const AbiInput&) = delete;
   AbiInput& operator=(const AbiInput&) = delete;
+
+  // The C arguments one typed input becomes, in the order the ABI function takes them.
+  std::tuple<ccm_str> args(std::string_view s) { return {str(s)}; }
+  std::tuple<const ccm_node*> args(const NodeRef& n) { return {node(n)}; }
+  std::tuple<const ccm_node* const*, size_t> args(std::span<const NodeRef> ns) {
+    return {nodes(ns), ns.size()};
+  }
+  std::tuple<const ccm_service*> args(const ServiceRef& s) { return {service(s)}; }
+  std::tuple<const ccm_route*> args(const Route& r) { return {route(r)}; }
 
   ccm_str str(std::string_view s);
 
@@ -33,22 +46,66 @@ class AbiInput {
     if (n == 0) {
       return nullptr;
     }
-    void* p = allocate(sizeof(T) * n, alignof(T));
-    std::memset(p, 0, sizeof(T) * n);
+    // T is a pointer type for arrays of pointers (nodes, ports): its size is the one meant.
+    const size_t bytes = sizeof(T) * n;  // NOLINT(bugprone-sizeof-expression)
+    void* p = allocate(bytes, alignof(T));
+    std::memset(p, 0, bytes);
     return static_cast<T*>(p);
   }
 
-  const ccm_node* node(const NodeRef& n, bool with_json);
-  const ccm_node* const* nodes(std::span<const NodeRef> ns, bool with_json);
+  const ccm_node* node(const NodeRef& n);
+  const ccm_node* const* nodes(std::span<const NodeRef> ns);
   const ccm_service* service(const ServiceRef& s);
   const ccm_route* route(const Route& r);
   const ccm_lb_status* lbStatus(const LoadBalancerStatus* s);
 
  private:
   void* allocate(size_t bytes, size_t align);
-  const ccm_kv* kvs(std::span<const KeyValueRef> kv);
-  const ccm_node_address* addresses(std::span<const AddressRef> a);
 
+  // One zeroed ABI struct with its struct_size set.
+  template <typename T>
+  T* object() {
+    T* out = array<T>(1);
+    out->struct_size = sizeof(T);
+    return out;
+  }
+  // Every item of items converted to a T, in an array (null when there are none).
+  template <typename T, typename Items, typename Convert>
+  const T* list(const Items& items, Convert convert) {
+    T* out = array<T>(std::size(items));
+    size_t i = 0;
+    for (const auto& item : items) {
+      out[i++] = convert(item);
+    }
+    return out;
+  }
+  // The same as an array of pointers, each to its own T.
+  template <typename T, typename Items, typename Convert>
+  const T* const* pointers(const Items& items, Convert convert) {
+    return list<const T*>(items, [&](const auto& item) {
+      T* one = array<T>(1);
+      *one = convert(item);
+      return one;
+    });
+  }
+  // Each fills the array a struct field points at and returns the item count, so that a
+  // struct's array and its count are set together: out->label_count = put(out->labels, ...).
+  size_t put(const ccm_kv*& to, std::span<const KeyValueRef> items);
+  size_t put(const ccm_str*& to, std::span<const std::string_view> items);
+  template <typename Items>  // addresses of any type with .type and .address
+  size_t put(const ccm_node_address*& to, const Items& items) {
+    to = list<ccm_node_address>(items, [&](const auto& a) {
+      return ccm_node_address{str(a.type), str(a.address)};
+    });
+    return std::size(items);
+  }
+  template <typename T, typename Items, typename Convert>
+  size_t put(const T* const*& to, const Items& items, Convert convert) {
+    to = pointers<T>(items, convert);
+    return std::size(items);
+  }
+
+  const bool nodes_with_json_;
   std::vector<std::unique_ptr<std::byte[]>> blocks_;
   size_t used_ = 0;
   size_t capacity_ = 0;

@@ -1,43 +1,25 @@
 // AbiProvider: a Provider backed by a plugin loaded through the C ABI.
 //
 // It creates the provider with the --cloud-config bytes, fetches and checks its capabilities,
-// and turns every C call into a typed result: deadlines enforced (CallRunner), the declared
-// concurrency limits honoured, output validated, exceptions stopped at the boundary, unknown
-// status codes read as INTERNAL, metrics recorded per call.
+// and turns every C call into a typed result. Each method names its ABI function's descriptor
+// (abi_functions.hpp) and hands its inputs to the one call path (AbiCaller, abi_call.hpp),
+// which enforces deadlines and the declared concurrency limits, validates output, stops
+// exceptions at the boundary, reads unknown status codes as INTERNAL and records metrics.
 //
 // THREAD: create() and the destructor on the main thread; every other method from any thread.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 
-#include "host/plugin/abi_input.hpp"
-#include "host/plugin/call_runner.hpp"
-#include "host/plugin/host_services.hpp"
+#include "host/plugin/abi_call.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/plugin/provider.hpp"
-#include "host/runtime/clock.hpp"
-#include "host/runtime/metrics.hpp"
+#include "host/plugin/provider_options.hpp"
 
 namespace ccm::plugin {
-
-struct ProviderOptions {
-  // How long one provider call may take (per capability).
-  std::chrono::milliseconds instances_timeout{30000};
-  std::chrono::milliseconds batch_timeout{60000};
-  std::chrono::milliseconds load_balancer_timeout{120000};
-  std::chrono::milliseconds routes_timeout{60000};
-  // How long past its deadline a call may still finish before it is abandoned.
-  std::chrono::milliseconds grace{1000};
-  // Concurrency when the plugin declares no limit.
-  uint32_t default_concurrency = 256;
-  metrics::Registry* registry = nullptr;
-  const Clock* clock = nullptr;  // the real clock when null
-};
 
 class AbiProvider final : public Provider {
  public:
@@ -48,6 +30,8 @@ class AbiProvider final : public Provider {
                                                        std::string_view config_source,
                                                        ProviderOptions options);
   ~AbiProvider() override;
+  AbiProvider(const AbiProvider&) = delete;
+  AbiProvider& operator=(const AbiProvider&) = delete;
 
   const ProviderInfo& info() const override { return info_; }
 
@@ -77,48 +61,27 @@ class AbiProvider final : public Provider {
   void cancelAll() override;
 
  private:
-  enum class Cap { Instances, Batch, LoadBalancer, Routes };
+  AbiProvider(std::shared_ptr<const LoadedPlugin> plugin, const ProviderOptions& options);
 
-  struct Invocation {
-    Status status;
-    std::shared_ptr<CallState> state;  // the call's outputs (read after it returned)
-    std::shared_ptr<AbiInput> input;   // the call's inputs and out-parameters
-  };
+  template <typename Table>
+  BoundCapability<Table>& capability() {
+    return std::get<BoundCapability<Table>>(capabilities_);
+  }
 
-  // Converts a call's inputs into the arena (on the caller's thread) and returns the closure
-  // that makes the C call; the closure may only reference arena memory.
-  using Prepare = std::function<std::function<ccm_status()>(AbiInput&, const ccm_call*)>;
-
-  AbiProvider(std::shared_ptr<const LoadedPlugin> plugin, ProviderOptions options);
-
-  // Runs one call: builds its ccm_call and inputs, runs it on the capability's runner, maps
-  // the outcome to a Status (violations, exceptions, abandonment, unknown codes) and records
-  // metrics.
-  Invocation invoke(Cap cap, std::string_view call_name, OutputKind output, size_t items,
-                    const Prepare& prepare);
-  Status unavailable(Cap cap) const;
-  // An instances call about one node that answers one enum value (exists, shutdown).
-  template <typename Out>
-  StatusOr<Out> nodeAnswer(std::string_view call_name, const NodeRef& node,
-                           ccm_status (*fn)(ccm_provider*, const ccm_call*, const ccm_node*, Out*));
+  // Calls the ABI function described by F with the typed inputs.
+  template <typename F, typename... In>
+  typename F::Result call(const In&... in) {
+    return caller_.call<F>(capability<typename F::Table>(), provider_, in...);
+  }
 
   std::shared_ptr<const LoadedPlugin> plugin_;
   ProviderOptions options_;
-  const Clock& clock_;
   ccm_provider* provider_ = nullptr;
   ProviderInfo info_;
-  ccm_instances_v1 instances_{};
-  ccm_instances_batch_v1 batch_{};
-  ccm_loadbalancer_v1 lb_{};
-  ccm_routes_v1 routes_{};
-  std::unique_ptr<CallRunner> instances_runner_;
-  std::unique_ptr<CallRunner> batch_runner_;
-  std::unique_ptr<CallRunner> lb_runner_;
-  std::unique_ptr<CallRunner> routes_runner_;
-  std::atomic<bool> cancelled_{false};
-
-  metrics::Family<metrics::Counter>* calls_total_ = nullptr;
-  metrics::Family<metrics::Histogram>* call_seconds_ = nullptr;
+  std::tuple<BoundCapability<ccm_instances_v1>, BoundCapability<ccm_instances_batch_v1>,
+             BoundCapability<ccm_loadbalancer_v1>, BoundCapability<ccm_routes_v1>>
+      capabilities_;
+  AbiCaller caller_;
 };
 
 }  // namespace ccm::plugin

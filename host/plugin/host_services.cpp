@@ -11,8 +11,8 @@
 namespace ccm::plugin {
 namespace {
 
-constexpr size_t kMaxLogBytes = 16 * 1024;
-constexpr size_t kMaxErrorBytes = 4 * 1024;
+constexpr size_t kMaxLogBytes = size_t{16} * 1024;
+constexpr size_t kMaxErrorBytes = size_t{4} * 1024;
 
 // Text from a plugin, made safe to log: bounded, and invalid UTF-8 replaced.
 std::string sanitize(ccm_str s, size_t max_bytes) {
@@ -58,6 +58,20 @@ std::string_view outputName(OutputKind k) {
 }
 
 }  // namespace
+
+PluginContext PluginContext::make(std::string name, metrics::Registry* registry,
+                                  const Clock* clock) {
+  PluginContext ctx;
+  ctx.name = std::move(name);
+  ctx.registry = registry;
+  ctx.clock = clock;
+  if (registry != nullptr) {
+    ctx.violations =
+        registry->counter("ccm_provider_contract_violations_total",
+                          "Times the provider plugin broke the ABI contract, by kind.", {"kind"});
+  }
+  return ctx;
+}
 
 HostServices& HostServices::instance() {
   static HostServices* services = new HostServices();  // never destroyed: plugins outlive main
@@ -247,7 +261,7 @@ bool HostServices::setError(ccm_host_handle host, uint64_t call_id, ccm_str mess
   state->has_error = true;
   state->error_message = log::redact(sanitize(message, kMaxErrorBytes));
   // Bound the retry-after: a provider cannot park an object for more than an hour.
-  state->retry_after_ms = std::clamp<int64_t>(retry_after_ms, 0, 3600 * 1000);
+  state->retry_after_ms = std::clamp<int64_t>(retry_after_ms, 0, int64_t{3600} * 1000);
   return true;
 }
 

@@ -57,6 +57,9 @@ struct PluginContext {
   metrics::Registry* registry = nullptr;
   const Clock* clock = nullptr;
   metrics::Family<metrics::Counter>* violations = nullptr;
+
+  // A context whose metrics, contract violations included, go to registry (may be null).
+  static PluginContext make(std::string name, metrics::Registry* registry, const Clock* clock);
 };
 
 class HostServices {

@@ -197,15 +197,7 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
       CCM_PROVIDER_ENTRY_SYMBOL);
 
   HostServices& services = HostServices::instance();
-  PluginContext ctx;
-  ctx.name = options.name;
-  ctx.registry = options.registry;
-  ctx.clock = options.clock;
-  if (options.registry != nullptr) {
-    ctx.violations = options.registry->counter(
-        "ccm_provider_contract_violations_total",
-        "Times the provider plugin broke the ABI contract, by kind.", {"kind"});
-  }
+  PluginContext ctx = PluginContext::make(options.name, options.registry, options.clock);
   ccm_host_handle handle = services.addPlugin(ctx);
   ccm_host_info info{};
   info.struct_size = sizeof(ccm_host_info);

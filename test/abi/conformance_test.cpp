@@ -1,30 +1,20 @@
 // The ABI conformance kit: every deliberately broken plugin must produce the documented error
-// or recovery, and the host must keep working.
+// or recovery, and the host must keep working. (How the host calls a correct plugin is tested
+// with host/plugin, in test/host/plugin.)
 #include <doctest/doctest.h>
-#include <sys/stat.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <thread>
 
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
+#include "test/host/plugin/test_plugins.hpp"
 #include "test/support/provider_inputs.hpp"
 
-namespace fs = std::filesystem;
 using namespace ccm;
 using namespace ccm::plugin;
-using ccm::testing::TestNode;
-using ccm::testing::TestService;
+using namespace ccm::testing;
 
 namespace {
-
-std::string kitDir() {
-  const char* d = std::getenv("CCM_CONFORMANCE_DIR");
-  REQUIRE(d != nullptr);
-  return d;
-}
 
 StatusOr<std::shared_ptr<const LoadedPlugin>> loadKit(const std::string& name,
                                                       metrics::Registry* reg = nullptr) {
@@ -37,15 +27,7 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> loadKit(const std::string& name,
 
 std::unique_ptr<AbiProvider> provider(const std::string& name, metrics::Registry& reg,
                                       std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  auto loaded = loadKit(name, &reg);
-  REQUIRE_MESSAGE(loaded.ok(), loaded.status().toString());
-  ProviderOptions po;
-  po.registry = &reg;
-  po.instances_timeout = po.load_balancer_timeout = timeout;
-  po.grace = std::chrono::milliseconds(100);
-  auto p = AbiProvider::create(*loaded, "", "", po);
-  REQUIRE_MESSAGE(p.ok(), p.status().toString());
-  return std::move(p).value();
+  return makeProvider(kitDir(), name, reg, timeout);
 }
 
 void expectLoadError(const std::string& name, Code code, const std::string& fragment) {
@@ -79,39 +61,6 @@ TEST_CASE("loader refuses every broken plugin with a one-line error naming the c
   expectLoadError("../etc/passwd", Code::InvalidArgument, "is not a provider name");
 }
 
-TEST_CASE("loader refuses plugins others can write") {
-  char tmpl[] = "/tmp/ccm-perm-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  fs::path dir(tmpl);
-  fs::copy_file(fs::path(kitDir()) / "baseline.so", dir / "baseline.so");
-  LoadOptions o;
-  o.plugin_dir = dir.string();
-  o.name = "baseline";
-
-  ::chmod((dir / "baseline.so").c_str(), 0666);
-  auto r = PluginLoader::load(o);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::PermissionDenied);
-  CHECK(r.status().message().find("writable by everyone (mode 0666)") != std::string::npos);
-
-  ::chmod((dir / "baseline.so").c_str(), 0755);
-  ::chmod(dir.c_str(), 0777);
-  r = PluginLoader::load(o);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::PermissionDenied);
-  CHECK(r.status().message().find("the directory is writable by everyone") != std::string::npos);
-
-  ::chmod(dir.c_str(), 0775);
-  r = PluginLoader::load(o);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("writable by its group") != std::string::npos);
-
-  ::chmod(dir.c_str(), 0755);
-  r = PluginLoader::load(o);
-  CHECK_MESSAGE(r.ok(), r.status().toString());
-  fs::remove_all(dir);
-}
-
 TEST_CASE("create errors: refused config and NULL capability slots") {
   metrics::Registry reg;
   auto loaded = loadKit("refuses-config", &reg);
@@ -129,33 +78,6 @@ TEST_CASE("create errors: refused config and NULL capability slots") {
   REQUIRE_FALSE(p.ok());
   CHECK(p.status().message().find("required slot instance_metadata set to NULL") !=
         std::string::npos);
-}
-
-TEST_CASE("a correct plugin works through the adapter") {
-  metrics::Registry reg;
-  auto p = provider("baseline", reg);
-  CHECK(p->info().name == "baseline");
-  CHECK(p->info().version == "9.9.9");
-  CHECK(p->info().instances.present);
-  CHECK(p->info().load_balancer.present);
-  CHECK_FALSE(p->info().routes.present);
-  TestNode n{"node-a"};
-  auto md = p->instanceMetadata(n.ref());
-  REQUIRE(md.ok());
-  REQUIRE(md->has_value());
-  CHECK((*md)->provider_id == "broken://vm-1");
-  CHECK((*md)->addresses.size() == 2);
-  CHECK((*md)->addresses[1].address == "node-a");
-  auto ex = p->instanceExists(n.ref());
-  REQUIRE(ex.ok());
-  CHECK(*ex == Existence::Exists);
-  auto routes = p->listRoutes("kubernetes");
-  CHECK(routes.status().code() == Code::Unimplemented);
-  TestService svc;
-  auto st = p->ensureLoadBalancer("kubernetes", svc.ref(), {});
-  REQUIRE(st.ok());
-  CHECK(st->ingress.at(0).ip == "192.0.2.10");
-  CHECK(reg.valueForTest("ccm_provider_calls_total", {"ccm.instances/1", "instance_metadata", "OK"}) == 1);
 }
 
 TEST_CASE("exceptions never cross into the host") {
@@ -199,12 +121,9 @@ TEST_CASE("a hung call is abandoned at its deadline and the slots recover") {
   CHECK(blocked.status().message().find("every provider slot stayed busy") != std::string::npos);
   CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 2);
   // Once the plugin returns, its late results are discarded and the slots come back.
-  bool recovered = false;
-  for (int i = 0; i < 100 && !recovered; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    recovered = reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0;
-  }
-  REQUIRE(recovered);
+  REQUIRE(eventually(
+      [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0; },
+      std::chrono::seconds(10)));
   auto ex = p->instanceExists(n.ref());
   REQUIRE(ex.ok());
   CHECK(*ex == Existence::Exists);
@@ -227,12 +146,9 @@ TEST_CASE("output emitted after the call returned is refused") {
   auto md = p->instanceMetadata(n.ref());
   REQUIRE(md.ok());
   CHECK_FALSE(md->has_value());
-  bool seen = false;
-  for (int i = 0; i < 50 && !seen; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    seen = reg.valueForTest("ccm_provider_contract_violations_total", {"stale_call_id"}) == 1;
-  }
-  CHECK(seen);
+  CHECK(eventually([&] {
+    return reg.valueForTest("ccm_provider_contract_violations_total", {"stale_call_id"}) == 1;
+  }));
 }
 
 TEST_CASE("malformed output becomes a clear INTERNAL error") {
@@ -253,12 +169,4 @@ TEST_CASE("malformed output becomes a clear INTERNAL error") {
   st = ns->ensureLoadBalancer("kubernetes", svc.ref(), {});
   CHECK(st.status().code() == Code::Internal);
   CHECK(st.status().message().find("without a load balancer status") != std::string::npos);
-}
-
-TEST_CASE("cancelAll refuses new calls") {
-  metrics::Registry reg;
-  auto p = provider("baseline", reg);
-  p->cancelAll();
-  TestNode n{"node-a"};
-  CHECK(p->instanceExists(n.ref()).status().code() == Code::Cancelled);
 }
