@@ -121,7 +121,7 @@ TEST_CASE("a hung call is abandoned at its deadline and the slots recover") {
   CHECK(blocked.status().message().find("every provider slot stayed busy") != std::string::npos);
   CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 2);
   // Once the plugin returns, its late results are discarded and the slots come back.
-  REQUIRE(eventually(
+  REQUIRE(waitUntil(
       [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0; },
       std::chrono::seconds(10)));
   auto ex = p->instanceExists(n.ref());
@@ -146,7 +146,7 @@ TEST_CASE("output emitted after the call returned is refused") {
   auto md = p->instanceMetadata(n.ref());
   REQUIRE(md.ok());
   CHECK_FALSE(md->has_value());
-  CHECK(eventually([&] {
+  CHECK(waitUntil([&] {
     return reg.valueForTest("ccm_provider_contract_violations_total", {"stale_call_id"}) == 1;
   }));
 }

@@ -15,12 +15,14 @@
 #include "host/plugin/plugin_loader.hpp"
 #include "test/support/log_capture.hpp"
 #include "test/support/provider_inputs.hpp"
+#include "test/support/wait.hpp"
 
 namespace fs = std::filesystem;
 using namespace ccm;
 using namespace ccm::plugin;
 using ccm::testing::TestNode;
 using ccm::testing::TestService;
+using ccm::testing::waitUntil;
 using std::chrono::milliseconds;
 
 namespace {
@@ -59,18 +61,6 @@ struct TempDir {
     return ss.str();
   }
 };
-
-// Polls cond every 10 ms until it holds or `limit` has passed; true when it held.
-bool eventually(const std::function<bool()>& cond, milliseconds limit = milliseconds(10000)) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() >= until) {
-      return false;
-    }
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return true;
-}
 
 StatusOr<std::unique_ptr<AbiProvider>> fakeCloud(const std::string& config, metrics::Registry& reg,
                                                  milliseconds timeout = milliseconds(5000)) {
@@ -255,7 +245,7 @@ TEST_CASE("latency respects the deadline unless told to hang") {
   // The host left the call running in the plugin; it returns once its 1.5 s are over, and only
   // then may the provider be destroyed (with a call still in it, the host would leak it).
   CHECK(reg.valueForTest("ccm_provider_abandoned_calls") == 1);
-  CHECK(eventually([&] { return reg.valueForTest("ccm_provider_abandoned_calls") == 0; }));
+  CHECK(waitUntil([&] { return reg.valueForTest("ccm_provider_abandoned_calls") == 0; }));
 }
 
 TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored") {
@@ -277,11 +267,11 @@ TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored")
 
   // A valid edit is picked up.
   dir.write("cloud.yaml", cloud("absent"));
-  REQUIRE(eventually([&] { return existence() == Existence::NotFound; }));
+  REQUIRE(waitUntil([&] { return existence() == Existence::NotFound; }));
 
   // A broken edit is read (the plugin says so) and refused: the last good cloud stays.
   dir.write("cloud.yaml", cloud("nonsense"));
-  bool refused = eventually([&] {
+  bool refused = waitUntil([&] {
     existence();  // the plugin looks at the file when it is called
     return logs.count("ignoring invalid cloud file") > 0;
   });
@@ -292,7 +282,7 @@ TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored")
 
   // It is read again at the next edit: a valid one is picked up.
   dir.write("cloud.yaml", cloud("running"));
-  CHECK(eventually([&] { return existence() == Existence::Exists; }));
+  CHECK(waitUntil([&] { return existence() == Existence::Exists; }));
 }
 
 TEST_CASE("load balancers: allocate, keep, update, delete, persist") {

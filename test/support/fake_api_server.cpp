@@ -20,8 +20,9 @@ namespace ccm::kube::testing {
 namespace {
 
 std::string lower(std::string s) {
-  for (char& c : s)
+  for (char& c : s) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
   return s;
 }
 
@@ -256,8 +257,9 @@ bool FakeApiServer::readRequest(int fd, std::string& buf, HttpRequest* req) {
         req->query[unescape(kv.substr(0, eq))] =
             eq == std::string::npos ? "" : unescape(kv.substr(eq + 1));
       }
-      if (amp == std::string::npos)
+      if (amp == std::string::npos) {
         break;
+}
       start = amp + 1;
     }
   }
@@ -269,12 +271,14 @@ bool FakeApiServer::readRequest(int fd, std::string& buf, HttpRequest* req) {
     size_t colon = line.find(':');
     if (colon != std::string::npos) {
       std::string v = line.substr(colon + 1);
-      while (!v.empty() && v.front() == ' ')
+      while (!v.empty() && v.front() == ' ') {
         v.erase(0, 1);
+}
       req->headers[lower(line.substr(0, colon))] = v;
     }
-    if (e == std::string::npos)
+    if (e == std::string::npos) {
       break;
+}
     pos = e + 2;
   }
   size_t length = 0;
@@ -322,8 +326,9 @@ std::string FakeApiServer::collectionOf(const std::string& path, std::string* na
     size_t slash = path.find('/', start);
     parts.push_back(
         path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
-    if (slash == std::string::npos)
+    if (slash == std::string::npos) {
       break;
+}
     start = slash + 1;
   }
   size_t base = parts.size() > 0 && parts[0] == "api" ? 2 : 3;
@@ -427,8 +432,9 @@ HttpReply FakeApiServer::serveList(const HttpRequest& req, const std::string& co
       next = std::prev(it)->first;
       break;
     }
-    if (!items.empty())
+    if (!items.empty()) {
       items += ",";
+}
     items += it->second.second;
     ++n;
   }

@@ -292,10 +292,10 @@ TEST_CASE("an abandoned call reads inputs the call owns, not the caller's") {
   std::fill(node->name.begin(), node->name.end(), 'X');
   std::fill(node->labels[0].second.begin(), node->labels[0].second.end(), 'X');
   node.reset();
-  CHECK(eventually([&] {
+  CHECK(waitUntil([&] {
     return reg.valueForTest("ccm_provider_echo_late_reads_total", {"late-reader/zone-late"}) == 1;
   }));
-  CHECK(eventually(
+  CHECK(waitUntil(
       [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0; }));
 }
 
@@ -304,7 +304,7 @@ TEST_CASE_FIXTURE(Echo,
   TestNode waiting{"wait-cancel"};
   auto in_flight =
       std::async(std::launch::async, [&] { return p->instanceMetadata(waiting.ref()); });
-  REQUIRE(eventually(
+  REQUIRE(waitUntil(
       [&] { return reg.valueForTest("ccm_provider_calls_in_flight", {"instances"}) == 1; }));
   p->cancelAll();
   REQUIRE(in_flight.wait_for(std::chrono::seconds(10)) == std::future_status::ready);

@@ -71,7 +71,7 @@ TEST_CASE("a hung call is abandoned at deadline + grace and holds its slot until
         "every provider slot stayed busy until the deadline (1 slots, 1 held by hung calls)");
 
   release.set_value();
-  CHECK(eventually([&] { return runner.abandonedInFlight() == 0; }));
+  CHECK(waitUntil([&] { return runner.abandonedInFlight() == 0; }));
   CallOutcome again = runner.run(
       Clock::now() + milliseconds(2000), [] { return CCM_STATUS_OK; }, [] {});
   CHECK(again.status == CCM_STATUS_OK);

@@ -12,6 +12,7 @@
 
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
+#include "test/support/wait.hpp"
 
 namespace ccm::testing {
 
@@ -47,19 +48,6 @@ inline std::unique_ptr<plugin::AbiProvider> makeProvider(
   auto p = plugin::AbiProvider::create(*loaded, "", "", po);
   REQUIRE_MESSAGE(p.ok(), p.status().toString());
   return std::move(p).value();
-}
-
-// Polls cond every 10 ms until it holds or `within` has passed; returns whether it held.
-template <typename Cond>
-bool eventually(Cond cond, std::chrono::milliseconds within = std::chrono::seconds(5)) {
-  auto until = std::chrono::steady_clock::now() + within;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > until) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
 }
 
 }  // namespace ccm::testing
