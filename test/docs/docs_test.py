@@ -37,7 +37,10 @@ def paths_in_text(doc, text):
         if (" " in word or "/" not in word or word.startswith(NOT_IN_TREE) or
                 any(c in word for c in "<>*{}$=%?|&;()[]\\") or ":" in word):
             continue
-        if word.endswith(PATH_ENDINGS) or (word.endswith("/") and word.split("/")[0] in TOP_LEVEL):
+        if word.endswith(".hpp/.cpp"):  # a header and its source: both must be there
+            yield doc, word[:-len("/.cpp")]
+            yield doc, word[:-len(".hpp/.cpp")] + ".cpp"
+        elif word.endswith(PATH_ENDINGS) or (word.endswith("/") and word.split("/")[0] in TOP_LEVEL):
             yield doc, word
 
 
@@ -52,10 +55,11 @@ def backticked_paths():
 
 
 def path_exists(doc, path):
-    """A path resolves from the repository root, from the document's folder, or (for the SDK's
-    headers, as they are included) from plugin-sdk/include."""
+    """A path resolves from the repository root, from the document's folder, (for the SDK's
+    headers, as they are included) from plugin-sdk/include, or (a file the build generates,
+    such as host/runtime/version.hpp) from the build directory."""
     bases = [SOURCE, os.path.join(SOURCE, os.path.dirname(doc)),
-             os.path.join(SOURCE, "plugin-sdk", "include")]
+             os.path.join(SOURCE, "plugin-sdk", "include"), os.environ["CCM_BUILD_DIR"]]
     return any(os.path.exists(os.path.normpath(os.path.join(b, path))) for b in bases)
 
 

@@ -17,7 +17,8 @@ TEST_CASE("the registry lists every controller once, in start order, each with a
     names.emplace_back(r.name);
     CHECK(seen.insert(r.name).second);
     CHECK(seen.insert(r.alias).second);
-    CHECK(r.make != nullptr);
+    const bool has_factory = r.make != nullptr;
+    CHECK(has_factory);
     CHECK(r.enabled_by_default);
     CHECK(findController(r.alias) == &r);
     CHECK(findController(r.name) == &r);

@@ -11,7 +11,7 @@
 
 using ccm::plugin::CallOutcome;
 using ccm::plugin::CallRunner;
-using ccm::testing::eventually;
+using ccm::testing::waitUntil;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
