@@ -1,10 +1,9 @@
 // The start-up sequence of cloud-controller-manager.
 #include "host/app/app.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <condition_variable>
 #include <cstdio>
@@ -18,8 +17,8 @@
 #include "ccm/provider_abi.h"
 #include "host/app/controller_manager.hpp"
 #include "host/controllers/registry.hpp"
-#include "host/kube/write/event_recorder.hpp"
 #include "host/kube/transport/kube_client.hpp"
+#include "host/kube/write/event_recorder.hpp"
 #include "host/leader/leader_elector.hpp"
 #include "host/leader/lease_lock.hpp"
 #include "host/log/log.hpp"
@@ -28,9 +27,9 @@
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/thread_name.hpp"
+#include "host/runtime/version.hpp"
 #include "host/server/health_checks.hpp"
 #include "host/server/secure_server.hpp"
-#include "host/runtime/version.hpp"
 
 #ifndef CCM_PLUGIN_DIR
 #define CCM_PLUGIN_DIR "/usr/local/lib/ccm/providers"
@@ -41,7 +40,9 @@ namespace {
 
 constexpr const char* kProgram = "cloud-controller-manager";
 
-void printErr(const std::string& s) { std::fputs(s.c_str(), stderr); }
+void printErr(const std::string& s) {
+  std::fputs(s.c_str(), stderr);
+}
 
 std::string versionLine() {
   return fmt::format("{} v{} (ccm; plugin ABI {}.{})\n", kProgram, CCM_VERSION, CCM_ABI_MAJOR,
@@ -102,7 +103,7 @@ class SignalWatcher {
           sigemptyset(&set);
           sigaddset(&set, SIGTERM);
           sigaddset(&set, SIGINT);
-          timespec tick{0, 200 * 1000 * 1000};
+          timespec tick{0, 200L * 1000 * 1000};
           while (!own.stop_requested()) {
             int sig = sigtimedwait(&set, nullptr, &tick);
             if (sig <= 0) {
@@ -135,7 +136,7 @@ kube::ClientOptions clientOptions(const options::Options& o) {
 // upstream: 200/400) so scrapes never take the controllers' budget; --authentication- or
 // --authorization-kubeconfig when given, else the main connection's credentials.
 StatusOr<std::unique_ptr<kube::KubeClient>> reviewClient(const options::Options& o,
-                                                        const std::string& kubeconfig) {
+                                                         const std::string& kubeconfig) {
   kube::ClientOptions c = clientOptions(o);
   if (!kubeconfig.empty()) {
     c.kubeconfig = kubeconfig;
@@ -198,27 +199,28 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
     master = &f->labels({le.resource_name});
     master->set(0);
   }
-  leader::LeaderElector elector(
-      lock, le,
-      {.on_started_leading =
-           [&] {
-             if (master != nullptr) {
-               master->set(1);
-             }
-             std::lock_guard l(m);
-             leading = true;
-             cv.notify_all();
-           },
-       .on_stopped_leading =
-           [&] {
-             manager.stop();
-             if (master != nullptr) {
-               master->set(0);
-             }
-           },
-       .on_new_leader =
-           [](const std::string& id) { log::info("New leader elected", {{"identity", id}}); }},
-      Clock::real(), events.recorder("cloud-controller-manager"));
+  leader::LeaderElector elector(lock, le,
+                                {.on_started_leading =
+                                     [&] {
+                                       if (master != nullptr) {
+                                         master->set(1);
+                                       }
+                                       std::lock_guard l(m);
+                                       leading = true;
+                                       cv.notify_all();
+                                     },
+                                 .on_stopped_leading =
+                                     [&] {
+                                       manager.stop();
+                                       if (master != nullptr) {
+                                         master->set(0);
+                                       }
+                                     },
+                                 .on_new_leader =
+                                     [](const std::string& id) {
+                                       log::info("New leader elected", {{"identity", id}});
+                                     }},
+                                Clock::real(), events.recorder("cloud-controller-manager"));
   // Fencing: no controller writes unless this process leads and is sure it still does (the
   // Lease itself and Events are exempt). The guard outlives the elector (the event sender may
   // still write after this function returns), so it reaches it through `fence`.
@@ -242,8 +244,8 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
                            "still is (its last lease renewal is older than the renew deadline)");
   });
   // Upstream's leaderElection check: fails only while leading with a stale renewal.
-  (void)health.add("leaderElection", [&elector] { return elector.check(); },
-                   server::Probes::liveness());
+  (void)health.add(
+      "leaderElection", [&elector] { return elector.check(); }, server::Probes::liveness());
   log::info("Attempting to acquire the leader lease",
             {{"lease", le.resource_namespace + "/" + le.resource_name},
              {"identity", elector.identity()}});
@@ -305,8 +307,8 @@ int run(int argc, const char* const* argv) {
     std::fputs(versionLine().c_str(), stdout);
     return 0;
   }
-  log::configure({opts.logging_format == "json" ? log::Format::Json : log::Format::Text,
-                  opts.verbosity, 2});
+  log::configure(
+      {opts.logging_format == "json" ? log::Format::Json : log::Format::Text, opts.verbosity, 2});
   Status valid = options::validate(opts);
   if (valid.ok()) {
     valid = controllers::validateControllersFlag(opts.controllers);
@@ -317,8 +319,8 @@ int run(int argc, const char* const* argv) {
   }
 
   log::info("Starting cloud-controller-manager",
-            {{"version", CCM_VERSION}, {"pluginABI", fmt::format("{}.{}", CCM_ABI_MAJOR,
-                                                                  CCM_ABI_MINOR)}});
+            {{"version", CCM_VERSION},
+             {"pluginABI", fmt::format("{}.{}", CCM_ABI_MAJOR, CCM_ABI_MINOR)}});
   if (log::enabled(1)) {
     for (const auto& f : flags->flags()) {
       log::infoV(1, "FLAG", {{"name", "--" + f.name}, {"changed", f.changed}});
@@ -351,12 +353,11 @@ int run(int argc, const char* const* argv) {
     return 1;
   }
   const plugin::ProviderInfo& info = (*provider)->info();
-  log::info("Loaded cloud provider",
-            {{"provider", info.name},
-             {"version", info.version},
-             {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
-             {"path", info.path},
-             {"capabilities", info.capabilityList()}});
+  log::info("Loaded cloud provider", {{"provider", info.name},
+                                      {"version", info.version},
+                                      {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
+                                      {"path", info.path},
+                                      {"capabilities", info.capabilityList()}});
 
   if (opts.check_config) {
     std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\nconfiguration "
@@ -398,20 +399,19 @@ int run(int argc, const char* const* argv) {
   kube::KubeApi* authz_api = authz_client ? authz_client.get() : authn_client.get();
 
   server::HealthChecks health;
-  (void)health.add("controllers", [&manager] { return manager.healthy(); },
-                   server::Probes::liveness());
-  server::SecureServer secure(server::serverOptionsFrom(opts),
-                              {.health = &health,
-                               .metrics = &registry,
-                               .authentication_api = authn_api,
-                               .authorization_api = authz_api});
+  (void)health.add(
+      "controllers", [&manager] { return manager.healthy(); }, server::Probes::liveness());
+  server::SecureServer secure(server::serverOptionsFrom(opts), {.health = &health,
+                                                                .metrics = &registry,
+                                                                .authentication_api = authn_api,
+                                                                .authorization_api = authz_api});
   if (Status st = secure.start(); !st.ok()) {
     log::error("Cannot serve on --secure-port", {{"err", st.message()}});
     return 1;
   }
   if (secure.serving()) {
-    log::info("Serving securely", {{"address", fmt::format("{}:{}", opts.bind_address,
-                                                           secure.port())}});
+    log::info("Serving securely",
+              {{"address", fmt::format("{}:{}", opts.bind_address, secure.port())}});
   }
   int code = opts.leader_elect ? runElected(manager, stop, **client, events, opts, health, registry)
                                : runUnelected(manager, stop);

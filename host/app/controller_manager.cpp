@@ -23,7 +23,9 @@ ControllerManager::ControllerManager(const options::Options& options, kube::Kube
       metrics_(metrics),
       clock_(clock) {}
 
-ControllerManager::~ControllerManager() { stop(); }
+ControllerManager::~ControllerManager() {
+  stop();
+}
 
 Status ControllerManager::start() {
   kube::NodeInformer* nodes = nullptr;
@@ -47,11 +49,10 @@ Status ControllerManager::start() {
   }
   // The first lists' pages and decode buffers are freed now; do not keep them resident.
   runtime::releaseFreeMemory();
-  log::info("Caches synced",
-            {{"nodes", nodes->size()},
-             {"services", services->size()},
-             {"took", std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - started)}});
+  log::info("Caches synced", {{"nodes", nodes->size()},
+                              {"services", services->size()},
+                              {"took", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - started)}});
 
   std::lock_guard lock(mu_);
   if (stopped_) {

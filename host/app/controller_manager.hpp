@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
-#include "host/kube/write/event_recorder.hpp"
 #include "host/kube/cache/informer.hpp"
 #include "host/kube/transport/kube_client.hpp"
+#include "host/kube/write/event_recorder.hpp"
 
 namespace ccm::app {
 
@@ -46,10 +46,10 @@ class ControllerManager {
 
   std::stop_source term_;
   mutable std::mutex mu_;
-  bool stopped_ = false;                                          // guarded by mu_
-  std::unique_ptr<kube::NodeInformer> nodes_;                     // guarded by mu_
-  std::unique_ptr<kube::ServiceInformer> services_;               // guarded by mu_
-  std::unique_ptr<controllers::ControllerContext> context_;       // guarded by mu_
+  bool stopped_ = false;                                               // guarded by mu_
+  std::unique_ptr<kube::NodeInformer> nodes_;                          // guarded by mu_
+  std::unique_ptr<kube::ServiceInformer> services_;                    // guarded by mu_
+  std::unique_ptr<controllers::ControllerContext> context_;            // guarded by mu_
   std::vector<std::unique_ptr<controllers::Controller>> controllers_;  // guarded by mu_
 };
 

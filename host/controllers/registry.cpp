@@ -30,7 +30,9 @@ std::string_view withoutMinus(std::string_view entry) {
 
 }  // namespace
 
-std::span<const Registration> registry() { return kRegistry; }
+std::span<const Registration> registry() {
+  return kRegistry;
+}
 
 const Registration* findController(std::string_view name_or_alias) {
   for (const Registration& r : kRegistry) {

@@ -86,10 +86,10 @@ ApiResult<LeaseRecord> KubeLeaseLock::decode(std::string_view json) {
     r.lease_transitions = num("leaseTransitions");
     if (auto t = kube::parseRfc3339Time(str("acquireTime"))) {
       r.acquire_time = *t;
-}
+    }
     if (auto t = kube::parseRfc3339Time(str("renewTime"))) {
       r.renew_time = *t;
-}
+    }
     rapidjson::StringBuffer buf;
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     s.Accept(w);

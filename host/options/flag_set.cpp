@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace ccm::options {
 namespace {
@@ -58,7 +59,8 @@ std::vector<std::string> splitList(std::string_view v) {
   size_t start = 0;
   while (true) {
     size_t comma = v.find(',', start);
-    std::string_view part = v.substr(start, comma == std::string_view::npos ? v.npos : comma - start);
+    std::string_view part =
+        v.substr(start, comma == std::string_view::npos ? v.npos : comma - start);
     out.emplace_back(part);
     if (comma == std::string_view::npos) {
       break;
@@ -167,16 +169,16 @@ std::string formatGoDuration(std::chrono::nanoseconds d) {
     return fmt::format("{}{}ns", sign, u);
   }
   if (u < 1000000) {
-    return sign + trim(fmt::format("{:.3f}", u / 1e3)) + "µs";
+    return sign + trim(fmt::format("{:.3f}", static_cast<double>(u) / 1e3)) + "µs";
   }
   if (u < 1000000000) {
-    return sign + trim(fmt::format("{:.6f}", u / 1e6)) + "ms";
+    return sign + trim(fmt::format("{:.6f}", static_cast<double>(u) / 1e6)) + "ms";
   }
   uint64_t hours = u / 3600000000000ULL;
   u -= hours * 3600000000000ULL;
   uint64_t minutes = u / 60000000000ULL;
   u -= minutes * 60000000000ULL;
-  std::string secs = trim(fmt::format("{:.9f}", u / 1e9)) + "s";
+  std::string secs = trim(fmt::format("{:.9f}", static_cast<double>(u) / 1e9)) + "s";
   std::string out = sign;
   if (hours > 0) {
     out += fmt::format("{}h{}m", hours, minutes);
@@ -192,10 +194,18 @@ FlagSet::Flag& FlagSet::add(Flag flag) {
   return flags_.back();
 }
 
-FlagSet::Flag& FlagSet::addString(std::string name, std::string* target, std::string def,
+FlagSet::Flag& FlagSet::addString(std::string name, std::string* target, const std::string& def,
                                   std::string help) {
   *target = def;
-  Flag f{name, "", "string", std::move(help), def, "", Support::Implemented, false, false,
+  Flag f{std::move(name),
+         "",
+         "string",
+         std::move(help),
+         def,
+         "",
+         Support::Implemented,
+         false,
+         false,
          [target](std::string_view v) {
            *target = std::string(v);
            return okStatus();
@@ -203,15 +213,22 @@ FlagSet::Flag& FlagSet::addString(std::string name, std::string* target, std::st
   return add(std::move(f));
 }
 
-FlagSet::Flag& FlagSet::addBool(std::string name, bool* target, bool def, std::string help) {
+FlagSet::Flag& FlagSet::addBool(const std::string& name, bool* target, bool def, std::string help) {
   *target = def;
-  std::string n = name;
-  Flag f{name, "", "bool", std::move(help), def ? "true" : "false", "", Support::Implemented,
-         false, false, [target, n](std::string_view v) {
+  Flag f{name,
+         "",
+         "bool",
+         std::move(help),
+         def ? "true" : "false",
+         "",
+         Support::Implemented,
+         false,
+         false,
+         [target, n = name](std::string_view v) {
            auto b = parseBool(v);
            if (!b) {
-             return invalid(v, n, "strconv.ParseBool: parsing \"" + std::string(v) +
-                                      "\": invalid syntax");
+             return invalid(
+                 v, n, "strconv.ParseBool: parsing \"" + std::string(v) + "\": invalid syntax");
            }
            *target = *b;
            return okStatus();
@@ -219,11 +236,19 @@ FlagSet::Flag& FlagSet::addBool(std::string name, bool* target, bool def, std::s
   return add(std::move(f));
 }
 
-FlagSet::Flag& FlagSet::addInt(std::string name, int64_t* target, int64_t def, std::string help) {
+FlagSet::Flag& FlagSet::addInt(const std::string& name, int64_t* target, int64_t def,
+                               std::string help) {
   *target = def;
-  std::string n = name;
-  Flag f{name, "", "int", std::move(help), std::to_string(def), "", Support::Implemented, false,
-         false, [target, n](std::string_view v) {
+  Flag f{name,
+         "",
+         "int",
+         std::move(help),
+         std::to_string(def),
+         "",
+         Support::Implemented,
+         false,
+         false,
+         [target, n = name](std::string_view v) {
            auto i = parseInt(v);
            if (!i) {
              return invalid(v, n, "parse error: not an integer");
@@ -234,12 +259,19 @@ FlagSet::Flag& FlagSet::addInt(std::string name, int64_t* target, int64_t def, s
   return add(std::move(f));
 }
 
-FlagSet::Flag& FlagSet::addInt32(std::string name, int32_t* target, int32_t def,
+FlagSet::Flag& FlagSet::addInt32(const std::string& name, int32_t* target, int32_t def,
                                  std::string help) {
   *target = def;
-  std::string n = name;
-  Flag f{name, "", "int32", std::move(help), std::to_string(def), "", Support::Implemented,
-         false, false, [target, n](std::string_view v) {
+  Flag f{name,
+         "",
+         "int32",
+         std::move(help),
+         std::to_string(def),
+         "",
+         Support::Implemented,
+         false,
+         false,
+         [target, n = name](std::string_view v) {
            auto i = parseInt(v);
            if (!i || *i < std::numeric_limits<int32_t>::min() ||
                *i > std::numeric_limits<int32_t>::max()) {
@@ -251,11 +283,19 @@ FlagSet::Flag& FlagSet::addInt32(std::string name, int32_t* target, int32_t def,
   return add(std::move(f));
 }
 
-FlagSet::Flag& FlagSet::addFloat(std::string name, double* target, double def, std::string help) {
+FlagSet::Flag& FlagSet::addFloat(const std::string& name, double* target, double def,
+                                 std::string help) {
   *target = def;
-  std::string n = name;
-  Flag f{name, "", "float", std::move(help), formatFloat(def), "", Support::Implemented, false,
-         false, [target, n](std::string_view v) {
+  Flag f{name,
+         "",
+         "float",
+         std::move(help),
+         formatFloat(def),
+         "",
+         Support::Implemented,
+         false,
+         false,
+         [target, n = name](std::string_view v) {
            try {
              size_t used = 0;
              double d = std::stod(std::string(v), &used);
@@ -271,12 +311,19 @@ FlagSet::Flag& FlagSet::addFloat(std::string name, double* target, double def, s
   return add(std::move(f));
 }
 
-FlagSet::Flag& FlagSet::addDuration(std::string name, std::chrono::milliseconds* target,
+FlagSet::Flag& FlagSet::addDuration(const std::string& name, std::chrono::milliseconds* target,
                                     std::chrono::milliseconds def, std::string help) {
   *target = def;
-  std::string n = name;
-  Flag f{name, "", "duration", std::move(help), formatGoDuration(def), "", Support::Implemented,
-         false, false, [target, n](std::string_view v) {
+  Flag f{name,
+         "",
+         "duration",
+         std::move(help),
+         formatGoDuration(def),
+         "",
+         Support::Implemented,
+         false,
+         false,
+         [target, n = name](std::string_view v) {
            auto d = parseGoDuration(v);
            if (!d) {
              return invalid(v, n, "time: invalid duration \"" + std::string(v) + "\"");
@@ -288,10 +335,17 @@ FlagSet::Flag& FlagSet::addDuration(std::string name, std::chrono::milliseconds*
 }
 
 FlagSet::Flag& FlagSet::addStrings(std::string name, std::vector<std::string>* target,
-                                   std::vector<std::string> def, std::string help) {
+                                   const std::vector<std::string>& def, std::string help) {
   *target = def;
-  Flag f{name, "", "strings", std::move(help), "[" + joinList(def) + "]", "",
-         Support::Implemented, false, false,
+  Flag f{std::move(name),
+         "",
+         "strings",
+         std::move(help),
+         "[" + joinList(def) + "]",
+         "",
+         Support::Implemented,
+         false,
+         false,
          [target, first = std::make_shared<bool>(true)](std::string_view v) {
            // Like pflag's StringSlice: the first use replaces the default, later uses append.
            if (*first) {
@@ -441,7 +495,8 @@ std::string FlagSet::usage() const {
       current = f.group;
       first_group = false;
     }
-    std::string lhs = f.shorthand.empty() ? "      --" + f.name : "  -" + f.shorthand + ", --" + f.name;
+    std::string lhs =
+        f.shorthand.empty() ? "      --" + f.name : "  -" + f.shorthand + ", --" + f.name;
     if (f.type != "bool") {
       lhs += " " + f.type;
     }
@@ -456,11 +511,16 @@ std::string FlagSet::usage() const {
       help += f.type == "string" ? fmt::format(" (default \"{}\")", f.default_text)
                                  : fmt::format(" (default {})", f.default_text);
     }
+    // The help text starts in column 46, on the next line when the flag is too long.
+    out += lhs;
     if (lhs.size() >= 44) {
-      out += lhs + "\n" + std::string(46, ' ') + help + "\n";
+      out += '\n';
+      out.append(46, ' ');
     } else {
-      out += lhs + std::string(46 - lhs.size(), ' ') + help + "\n";
+      out.append(46 - lhs.size(), ' ');
     }
+    out += help;
+    out += '\n';
   }
   return out;
 }

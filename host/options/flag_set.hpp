@@ -48,15 +48,15 @@ class FlagSet {
   // Groups order the --help output ("Generic flags", "Secure serving flags", ...).
   void setGroup(std::string group) { group_ = std::move(group); }
 
-  Flag& addString(std::string name, std::string* target, std::string def, std::string help);
-  Flag& addBool(std::string name, bool* target, bool def, std::string help);
-  Flag& addInt(std::string name, int64_t* target, int64_t def, std::string help);
-  Flag& addInt32(std::string name, int32_t* target, int32_t def, std::string help);
-  Flag& addFloat(std::string name, double* target, double def, std::string help);
-  Flag& addDuration(std::string name, std::chrono::milliseconds* target,
+  Flag& addString(std::string name, std::string* target, const std::string& def, std::string help);
+  Flag& addBool(const std::string& name, bool* target, bool def, std::string help);
+  Flag& addInt(const std::string& name, int64_t* target, int64_t def, std::string help);
+  Flag& addInt32(const std::string& name, int32_t* target, int32_t def, std::string help);
+  Flag& addFloat(const std::string& name, double* target, double def, std::string help);
+  Flag& addDuration(const std::string& name, std::chrono::milliseconds* target,
                     std::chrono::milliseconds def, std::string help);
   Flag& addStrings(std::string name, std::vector<std::string>* target,
-                   std::vector<std::string> def, std::string help);
+                   const std::vector<std::string>& def, std::string help);
 
   // Parses argv[1..]. Errors are InvalidArgument with pflag's wording
   // ("unknown flag: --foo", "invalid argument \"x\" for \"--v\" flag: ...").
@@ -67,7 +67,8 @@ class FlagSet {
   // Flags the user set that are Accepted but not implemented.
   std::vector<const Flag*> setButUnimplemented() const;
   // "--name=value" for every flag, for the verbose start-up dump.
-  std::vector<std::string> describeValues(const std::function<std::string(const Flag&)>& value_of) const;
+  std::vector<std::string> describeValues(
+      const std::function<std::string(const Flag&)>& value_of) const;
 
   std::string usage() const;
   const std::vector<Flag>& flags() const { return flags_; }

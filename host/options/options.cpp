@@ -40,9 +40,9 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   accepted(fs->addString("external-cloud-volume-plugin", &o.external_cloud_volume_plugin, "",
                          "The plugin to use when cloud provider is set to external. Used only by "
                          "kube-controller-manager."));
-  accepted(fs->addBool("use-service-account-credentials", &o.use_service_account_credentials,
-                       false, "If true, use individual service account credentials for each "
-                              "controller."));
+  accepted(fs->addBool("use-service-account-credentials", &o.use_service_account_credentials, false,
+                       "If true, use individual service account credentials for each "
+                       "controller."));
   accepted(fs->addBool("allow-untagged-cloud", &o.allow_untagged_cloud, false,
                        "Allow the cluster to run without the cluster-id on cloud instances "
                        "(deprecated)."));
@@ -75,7 +75,8 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   accepted(fs->addString("kube-api-content-type", &o.kube_api_content_type,
                          "application/vnd.kubernetes.protobuf",
                          "Content type of requests sent to apiserver (ccm always speaks JSON)."));
-  fs->addFloat("kube-api-qps", &o.kube_api_qps, 20, "QPS to use while talking with kubernetes apiserver.");
+  fs->addFloat("kube-api-qps", &o.kube_api_qps, 20,
+               "QPS to use while talking with kubernetes apiserver.");
   fs->addInt32("kube-api-burst", &o.kube_api_burst, 30,
                "Burst to use while talking with kubernetes apiserver.");
   fs->addDuration("controller-start-interval", &o.controller_start_interval, milliseconds(0),
@@ -185,9 +186,9 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                          "Minimum TLS version supported (ccm always requires TLS 1.2)."));
   accepted(fs->addStrings("tls-sni-cert-key", &o.tls_sni_cert_key, {},
                           "A pair of x509 certificate and private key file paths for SNI."));
-  accepted(fs->addInt32("http2-max-streams-per-connection", &o.http2_max_streams_per_connection,
-                        0, "The limit that the server gives to clients for the maximum number "
-                           "of streams in an HTTP/2 connection."));
+  accepted(fs->addInt32("http2-max-streams-per-connection", &o.http2_max_streams_per_connection, 0,
+                        "The limit that the server gives to clients for the maximum number "
+                        "of streams in an HTTP/2 connection."));
   accepted(fs->addBool("disable-http2-serving", &o.disable_http2_serving, false,
                        "If true, HTTP2 serving will be disabled (ccm serves HTTP/1.1)."));
   fs->addBool("permit-port-sharing", &o.permit_port_sharing, false,
@@ -280,13 +281,14 @@ Status validate(const Options& o) {
   }
   if (o.leader_elect) {
     if (o.leader_elect_lease_duration <= o.leader_elect_renew_deadline) {
-      return bad("--leader-elect-lease-duration must be greater than "
-                 "--leader-elect-renew-deadline");
+      return bad(
+          "--leader-elect-lease-duration must be greater than "
+          "--leader-elect-renew-deadline");
     }
-    if (o.leader_elect_renew_deadline.count() <=
-        o.leader_elect_retry_period.count() * 12 / 10) {
-      return bad("--leader-elect-renew-deadline must be greater than 1.2 x "
-                 "--leader-elect-retry-period");
+    if (o.leader_elect_renew_deadline.count() <= o.leader_elect_retry_period.count() * 12 / 10) {
+      return bad(
+          "--leader-elect-renew-deadline must be greater than 1.2 x "
+          "--leader-elect-retry-period");
     }
     if (o.leader_elect_retry_period.count() < 1) {
       return bad("--leader-elect-retry-period must be positive");
@@ -311,9 +313,10 @@ Status validate(const Options& o) {
     return bad("--tls-cert-file and --tls-private-key-file must be given together");
   }
   if (o.logging_format != "text" && o.logging_format != "json") {
-    return bad(fmt::format("--logging-format: format \"{}\" is unsupported (permitted: json, "
-                           "text)",
-                           o.logging_format));
+    return bad(
+        fmt::format("--logging-format: format \"{}\" is unsupported (permitted: json, "
+                    "text)",
+                    o.logging_format));
   }
   if (o.verbosity < 0) {
     return bad("--v must be 0 or greater");
@@ -324,10 +327,10 @@ Status validate(const Options& o) {
   if (o.unhealthy_zone_threshold <= 0 || o.unhealthy_zone_threshold > 1) {
     return bad("--unhealthy-zone-threshold must be in (0, 1]");
   }
-  for (auto [flag, d] : {std::pair{"--node-monitor-period", o.node_monitor_period},
-                         std::pair{"--route-reconciliation-period", o.route_reconciliation_period},
-                         std::pair{"--node-status-update-frequency",
-                                   o.node_status_update_frequency}}) {
+  for (auto [flag, d] :
+       {std::pair{"--node-monitor-period", o.node_monitor_period},
+        std::pair{"--route-reconciliation-period", o.route_reconciliation_period},
+        std::pair{"--node-status-update-frequency", o.node_status_update_frequency}}) {
     if (d.count() <= 0) {
       return bad(fmt::format("{} must be positive", flag));
     }

@@ -11,10 +11,10 @@ namespace {
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
     s.remove_prefix(1);
-}
+  }
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
     s.remove_suffix(1);
-}
+  }
   return s;
 }
 
@@ -31,7 +31,7 @@ std::string quoted(std::string_view s) {
   for (char c : s) {
     if (c == '"' || c == '\\') {
       out.push_back('\\');
-}
+    }
     out.push_back(c);
   }
   return out + "\"";
@@ -59,7 +59,7 @@ AuthFilter::AuthFilter(std::vector<std::string> always_allow_paths, DelegatingAu
   for (auto& p : always_allow_paths) {
     if (!p.empty()) {
       always_allow_.push_back(std::move(p));
-}
+    }
   }
 }
 

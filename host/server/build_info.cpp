@@ -16,7 +16,7 @@ std::pair<std::string, std::string> majorMinor(const std::string& version) {
   std::string v = version;
   if (!v.empty() && v[0] == 'v') {
     v.erase(0, 1);
-}
+  }
   size_t dot = v.find('.');
   std::string major = v.substr(0, dot);
   std::string minor;

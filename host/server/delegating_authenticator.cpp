@@ -8,7 +8,6 @@
 
 #include <cstdlib>
 
-
 namespace ccm::server {
 namespace {
 
@@ -49,7 +48,7 @@ std::string sha256Hex(std::string_view data) {
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(len * 2);
+  out.reserve(size_t{len} * 2);
   for (unsigned int i = 0; i < len; ++i) {
     out.push_back(kHex[digest[i] >> 4]);
     out.push_back(kHex[digest[i] & 0x0f]);

@@ -76,7 +76,7 @@ std::vector<std::shared_ptr<const HealthChecks::Entry>> HealthChecks::snapshot(
   for (const auto& e : entries_) {
     if (e->probes.includes(endpoint)) {
       out.push_back(e);
-}
+    }
   }
   return out;
 }
@@ -85,7 +85,7 @@ std::vector<std::string> HealthChecks::names(HealthEndpoint endpoint) const {
   std::vector<std::string> out;
   for (const auto& e : snapshot(endpoint)) {
     out.push_back(e->name);
-}
+  }
   return out;
 }
 
@@ -135,7 +135,7 @@ HealthAnswer HealthChecks::evaluateOne(HealthEndpoint endpoint, std::string_view
       Status st = e->check();
       if (st.ok()) {
         return {200, "ok"};
-}
+      }
       return {500, "internal server error: " + st.toString() + "\n"};
     }
   }

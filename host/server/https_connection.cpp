@@ -14,8 +14,8 @@ namespace net = boost::asio;
 
 constexpr std::chrono::seconds kShutdownTimeout{2};
 constexpr std::chrono::seconds kLingerTimeout{2};
-constexpr size_t kDrainChunk = 16 * 1024;
-constexpr size_t kDrainMax = 1024 * 1024;
+constexpr size_t kDrainChunk = size_t{16} * 1024;
+constexpr size_t kDrainMax = size_t{1024} * 1024;
 
 bool isHttpParseError(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_target).category();
@@ -31,7 +31,7 @@ HttpsConnection::HttpsConnection(net::ip::tcp::socket socket, net::ssl::context&
       limits_(limits),
       open_count_(open_count),
       // Room for the largest header plus what a client may pipeline behind it.
-      buffer_(limits.max_header_bytes + 8 * 1024) {}
+      buffer_(limits.max_header_bytes + size_t{8} * 1024) {}
 
 HttpsConnection::~HttpsConnection() {
   if (open_count_ != nullptr) {

@@ -28,8 +28,8 @@ using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
 struct ConnectionLimits {
-  size_t max_header_bytes = 16 * 1024;
-  size_t max_body_bytes = 64 * 1024;
+  size_t max_header_bytes = size_t{16} * 1024;
+  size_t max_body_bytes = size_t{64} * 1024;
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds read_timeout{30000};
   std::chrono::milliseconds write_timeout{30000};

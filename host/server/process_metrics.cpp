@@ -29,18 +29,18 @@ bool readStartTicks(unsigned long long* ticks) {
   std::string line;
   if (!std::getline(in, line)) {
     return false;
-}
+  }
   // The command (field 2) is in parentheses and may contain spaces: continue after the last ')'.
   size_t close = line.rfind(')');
   if (close == std::string::npos) {
     return false;
-}
+  }
   std::istringstream rest(line.substr(close + 1));
   std::string field;
   for (int i = 3; i <= 22; ++i) {
     if (!(rest >> field)) {
       return false;
-}
+    }
   }
   try {
     *ticks = std::stoull(field);
@@ -115,10 +115,10 @@ void ProcessMetrics::update() {
     if (statm >> size_pages >> resident_pages && page > 0) {
       if (virtual_ != nullptr) {
         virtual_->set(static_cast<double>(size_pages * page));
-}
+      }
       if (resident_ != nullptr) {
         resident_->set(static_cast<double>(resident_pages * page));
-}
+      }
     }
   }
   if (open_fds_ != nullptr) {
@@ -127,7 +127,7 @@ void ProcessMetrics::update() {
       while (dirent* e = readdir(dir)) {
         if (e->d_name[0] != '.') {
           ++count;
-}
+        }
       }
       closedir(dir);
       open_fds_->set(count - 1);  // not the descriptor opendir just used

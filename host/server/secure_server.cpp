@@ -94,13 +94,13 @@ HttpResponse accessDenied(const AccessDecision& d) {
 int hexValue(char c) {
   if (c >= '0' && c <= '9') {
     return c - '0';
-}
+  }
   if (c >= 'a' && c <= 'f') {
     return c - 'a' + 10;
-}
+  }
   if (c >= 'A' && c <= 'F') {
     return c - 'A' + 10;
-}
+  }
   return -1;
 }
 
@@ -112,12 +112,12 @@ bool percentDecode(std::string_view in, bool plus_is_space, std::string* out) {
     if (c == '%') {
       if (i + 2 >= in.size()) {
         return false;
-}
+      }
       int hi = hexValue(in[i + 1]);
       int lo = hexValue(in[i + 2]);
       if (hi < 0 || lo < 0) {
         return false;
-}
+      }
       c = static_cast<char>(hi * 16 + lo);
       i += 2;
     } else if (c == '+' && plus_is_space) {
@@ -125,7 +125,7 @@ bool percentDecode(std::string_view in, bool plus_is_space, std::string* out) {
     }
     if (c == '\0') {
       return false;
-}
+    }
     out->push_back(c);
   }
   return true;
@@ -164,7 +164,7 @@ bool splitTarget(std::string_view target, std::string* path, std::string* query)
   size_t hash = query->find('#');
   if (hash != std::string::npos) {
     query->erase(hash);
-}
+  }
   return percentDecode(raw_path, false, path);
 }
 
@@ -172,7 +172,7 @@ std::vector<std::string> queryValues(std::string_view query, std::string_view ke
   std::vector<std::string> out;
   if (present != nullptr) {
     *present = false;
-}
+  }
   while (!query.empty()) {
     size_t amp = query.find('&');
     std::string_view pair = query.substr(0, amp);
@@ -182,13 +182,13 @@ std::vector<std::string> queryValues(std::string_view query, std::string_view ke
     std::string v;
     if (!percentDecode(pair.substr(0, eq), true, &k)) {
       continue;
-}
+    }
     if (k != key) {
       continue;
-}
+    }
     if (present != nullptr) {
       *present = true;
-}
+    }
     if (eq != std::string_view::npos && percentDecode(pair.substr(eq + 1), true, &v)) {
       out.push_back(std::move(v));
     }
@@ -302,7 +302,7 @@ Status SecureServer::start() {
   acceptor.open(endpoint.protocol(), ec);
   if (ec) {
     return listenError("open a socket for");
-}
+  }
   acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (options_.reuse_port) {
     int one = 1;
@@ -314,11 +314,11 @@ Status SecureServer::start() {
   acceptor.bind(endpoint, ec);
   if (ec) {
     return listenError("bind");
-}
+  }
   acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
     return listenError("listen on");
-}
+  }
   port_.store(acceptor.local_endpoint().port());
   rt->retry_timer.emplace(rt->io);
   rt->work_guard.emplace(rt->work.get_executor());
@@ -378,7 +378,7 @@ void SecureServer::accept() {
           runtime_->retry_timer->async_wait([this](boost::system::error_code wait_ec) {
             if (!wait_ec) {
               accept();
-}
+            }
           });
           return;
         }
@@ -444,7 +444,7 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
     verb = std::string(request.method_string());
     for (char& c : verb) {
       c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-}
+    }
   }
   auto header = request.find(http::field::authorization);
   std::string_view authorization =
@@ -493,16 +493,16 @@ HttpResponse SecureServer::route(const HttpRequest& request, const std::string& 
         std::string item = v.substr(start, comma == std::string::npos ? comma : comma - start);
         while (!item.empty() && item.front() == ' ') {
           item.erase(0, 1);
-}
+        }
         while (!item.empty() && item.back() == ' ') {
           item.pop_back();
-}
+        }
         if (!item.empty()) {
           exclude.push_back(std::move(item));
-}
+        }
         if (comma == std::string::npos) {
           break;
-}
+        }
         start = comma + 1;
       }
     }

@@ -16,7 +16,7 @@ ServerOptions serverOptionsFrom(const options::Options& o) {
   for (const auto& p : o.authorization_always_allow_paths) {
     if (!p.empty()) {
       s.always_allow_paths.push_back(p);
-}
+    }
   }
   s.token_cache_ttl = o.authentication_token_webhook_cache_ttl;
   s.authorized_cache_ttl = o.authorization_webhook_cache_authorized_ttl;

@@ -46,9 +46,9 @@ struct ServerOptions {
   size_t max_pending_requests = 64;  // waiting for a worker; beyond: 503
 
   // Connection limits: a slow or idle client cannot hold a connection for longer than these.
-  size_t max_connections = 256;         // more are closed at accept
-  size_t max_header_bytes = 16 * 1024;  // request line + headers (431 above)
-  size_t max_body_bytes = 64 * 1024;    // request body (413 above)
+  size_t max_connections = 256;                 // more are closed at accept
+  size_t max_header_bytes = size_t{16} * 1024;  // request line + headers (431 above)
+  size_t max_body_bytes = size_t{64} * 1024;    // request body (413 above)
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds read_timeout{30000};   // one whole request, incl. keep-alive idle
   std::chrono::milliseconds write_timeout{30000};  // one whole response

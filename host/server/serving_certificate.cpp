@@ -75,7 +75,7 @@ Status writeFileAtomically(const std::string& path, const std::string& data, mod
     if (w < 0) {
       if (errno == EINTR) {
         continue;
-}
+      }
       int err = errno;
       ::close(fd);
       ::unlink(tmp.c_str());
@@ -123,7 +123,7 @@ StatusOr<ServingCertificate> generate(const CertificateSources& sources) {
   for (const auto& d : sources.extra_dns_names) {
     if (!d.empty()) {
       leaf.dns_names.push_back(d);
-}
+    }
   }
   for (const auto& ip : sources.extra_ip_addresses) {
     boost::system::error_code ec;
@@ -170,11 +170,11 @@ StatusOr<ServingCertificate> fromCertDir(const CertificateSources& sources) {
     auto chain = readFile(crt, "--cert-dir file " + crt);
     if (!chain.ok()) {
       return chain.status();
-}
+    }
     auto pem = readFile(key, "--cert-dir file " + key);
     if (!pem.ok()) {
       return pem.status();
-}
+    }
     CCM_RETURN_IF_ERROR(
         checkKeyPair(*chain, *pem, "--cert-dir file " + crt, "--cert-dir file " + key));
     ServingCertificate out;
@@ -200,7 +200,7 @@ StatusOr<ServingCertificate> fromCertDir(const CertificateSources& sources) {
   auto generated = generate(sources);
   if (!generated.ok()) {
     return generated.status();
-}
+  }
   CCM_RETURN_IF_ERROR(writeFileAtomically(key, generated->key_pem, 0600, "--cert-dir file " + key));
   CCM_RETURN_IF_ERROR(
       writeFileAtomically(crt, generated->chain_pem, 0644, "--cert-dir file " + crt));
@@ -248,11 +248,11 @@ StatusOr<ServingCertificate> loadServingCertificate(const CertificateSources& so
     auto chain = readFile(sources.tls_cert_file, what_cert);
     if (!chain.ok()) {
       return chain.status();
-}
+    }
     auto key = readFile(sources.tls_private_key_file, what_key);
     if (!key.ok()) {
       return key.status();
-}
+    }
     CCM_RETURN_IF_ERROR(checkKeyPair(*chain, *key, what_cert, what_key));
     ServingCertificate out;
     out.chain_pem = std::move(chain).value();
@@ -266,7 +266,7 @@ StatusOr<ServingCertificate> loadServingCertificate(const CertificateSources& so
   auto generated = generate(sources);
   if (!generated.ok()) {
     return generated.status();
-}
+  }
   generated->description = "self-signed, in memory";
   return generated;
 }

@@ -151,7 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                        "a warning quotes a secret");
     return 0;
   }
-  ccm::fuzz::require(parsed.status().code() == Code::kInvalidArgument,
+  ccm::fuzz::require(parsed.status().code() == Code::InvalidArgument,
                      "a refused cloud.conf is INVALID_ARGUMENT");
   auto refusal = [](std::string_view t) -> std::optional<std::string> {
     auto p = parseConfig(t);

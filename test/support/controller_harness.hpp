@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
-#include "host/kube/write/event_recorder.hpp"
-#include "test/support/fake_kube_api.hpp"
 #include "host/kube/cache/informer.hpp"
+#include "host/kube/write/event_recorder.hpp"
 #include "host/options/options.hpp"
 #include "host/plugin/provider.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
+#include "test/support/fake_kube_api.hpp"
 #include "test/support/wait.hpp"
 
 namespace ccm::testing {

@@ -22,7 +22,7 @@ namespace {
 std::string lower(std::string s) {
   for (char& c : s) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-}
+  }
   return s;
 }
 
@@ -215,7 +215,7 @@ void FakeApiServer::sendReply(int fd, const HttpReply& reply) {
       fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n", reply.code, reply.body.size());
   bool has_type = false;
   for (const auto& [k, v] : reply.headers) {
-    head += k + ": " + v + "\r\n";
+    head += fmt::format("{}: {}\r\n", k, v);
     has_type = has_type || lower(k) == "content-type";
   }
   if (!has_type) {
@@ -259,7 +259,7 @@ bool FakeApiServer::readRequest(int fd, std::string& buf, HttpRequest* req) {
       }
       if (amp == std::string::npos) {
         break;
-}
+      }
       start = amp + 1;
     }
   }
@@ -273,12 +273,12 @@ bool FakeApiServer::readRequest(int fd, std::string& buf, HttpRequest* req) {
       std::string v = line.substr(colon + 1);
       while (!v.empty() && v.front() == ' ') {
         v.erase(0, 1);
-}
+      }
       req->headers[lower(line.substr(0, colon))] = v;
     }
     if (e == std::string::npos) {
       break;
-}
+    }
     pos = e + 2;
   }
   size_t length = 0;
@@ -328,7 +328,7 @@ std::string FakeApiServer::collectionOf(const std::string& path, std::string* na
         path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
     if (slash == std::string::npos) {
       break;
-}
+    }
     start = slash + 1;
   }
   size_t base = parts.size() > 0 && parts[0] == "api" ? 2 : 3;
@@ -434,7 +434,7 @@ HttpReply FakeApiServer::serveList(const HttpRequest& req, const std::string& co
     }
     if (!items.empty()) {
       items += ",";
-}
+    }
     items += it->second.second;
     ++n;
   }

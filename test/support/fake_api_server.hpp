@@ -137,16 +137,16 @@ class FakeApiServer {
     int retry_after;
     std::string body;
   };
-  std::vector<Failure> failures_;      // guarded by mu_
-  int expire_watches_ = 0;             // guarded by mu_
+  std::vector<Failure> failures_;             // guarded by mu_
+  int expire_watches_ = 0;                    // guarded by mu_
   std::chrono::milliseconds split_pause_{0};  // guarded by mu_
-  int expire_continues_ = 0;           // guarded by mu_
-  std::vector<std::string> requests_;  // guarded by mu_
-  std::vector<HttpRequest> details_;   // guarded by mu_
-  int open_watches_ = 0;               // guarded by mu_
-  std::vector<int> conn_fds_;          // guarded by mu_
-  int accepted_ = 0;                   // guarded by mu_
-  bool stopping_ = false;              // guarded by mu_
+  int expire_continues_ = 0;                  // guarded by mu_
+  std::vector<std::string> requests_;         // guarded by mu_
+  std::vector<HttpRequest> details_;          // guarded by mu_
+  int open_watches_ = 0;                      // guarded by mu_
+  std::vector<int> conn_fds_;                 // guarded by mu_
+  int accepted_ = 0;                          // guarded by mu_
+  bool stopping_ = false;                     // guarded by mu_
 
   int port_ = 0;
   int listen_fd_ = -1;

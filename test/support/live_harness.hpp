@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
-#include "host/kube/write/event_recorder.hpp"
 #include "host/kube/cache/informer.hpp"
-#include "host/kube/transport/kube_client.hpp"
 #include "host/kube/config/kube_config.hpp"
+#include "host/kube/transport/kube_client.hpp"
+#include "host/kube/write/event_recorder.hpp"
 #include "host/options/options.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <variant>
 
-#include "host/kube/write/event_recorder.hpp"
-#include "host/kube/cache/informer.hpp"
 #include "host/kube/api/kube_api.hpp"
+#include "host/kube/cache/informer.hpp"
+#include "host/kube/write/event_recorder.hpp"
 #include "host/options/options.hpp"
 #include "host/plugin/provider.hpp"
 #include "host/runtime/clock.hpp"

@@ -16,7 +16,9 @@ NodeIpamController::NodeIpamController(ControllerContext& context, std::vector<C
       queue_("node_ipam", defaultControllerRateLimiter(), context.clock, &context.metrics),
       sets_(std::move(sets)) {}
 
-NodeIpamController::~NodeIpamController() { stop(); }
+NodeIpamController::~NodeIpamController() {
+  stop();
+}
 
 void NodeIpamController::occupyLocked(const kube::Node& node) {
   std::vector<std::string> owned;
@@ -149,7 +151,8 @@ void NodeIpamController::worker() {
     if (s.ok()) {
       queue_.forget(*key);
     } else {
-      log::error("Error allocating a pod CIDR; will retry", {{"node", *key}, {"err", s.toString()}});
+      log::error("Error allocating a pod CIDR; will retry",
+                 {{"node", *key}, {"err", s.toString()}});
       queue_.addRateLimited(*key);
     }
     queue_.done(*key);
@@ -193,6 +196,7 @@ Status NodeIpamController::syncNode(const std::string& name) {
       allocated.push_back(*cidr);
     }
     std::vector<std::string> texts;
+    texts.reserve(allocated.size());
     for (const auto& c : allocated) {
       texts.push_back(c.toString());
     }
@@ -200,6 +204,7 @@ Status NodeIpamController::syncNode(const std::string& name) {
     publishLocked();
   }
   std::vector<std::string> cidrs;
+  cidrs.reserve(allocated.size());
   for (const auto& c : allocated) {
     cidrs.push_back(c.toString());
   }
@@ -226,7 +231,8 @@ Status NodeIpamController::syncNode(const std::string& name) {
       f->labels({s.cluster().toString()}).inc();
     }
   }
-  log::info("Allocated pod CIDRs to node", {{"node", name}, {"podCIDRs", fmt::format("{}", fmt::join(cidrs, ","))}});
+  log::info("Allocated pod CIDRs to node",
+            {{"node", name}, {"podCIDRs", fmt::format("{}", fmt::join(cidrs, ","))}});
   return okStatus();
 }
 

@@ -11,8 +11,8 @@
 #include "host/controllers/common/parallel.hpp"
 #include "host/controllers/common/provider_refs.hpp"
 #include "host/controllers/common/well_known.hpp"
-#include "host/kube/write/patch_builder.hpp"
 #include "host/kube/api/retry.hpp"
+#include "host/kube/write/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/thread_name.hpp"
 
@@ -30,9 +30,12 @@ enum class Verdict { Ready, Exists, NotFound, Unknown };
 
 std::string_view zoneStateName(ZoneState s) {
   switch (s) {
-    case ZoneState::Normal: return "Normal";
-    case ZoneState::PartialDisruption: return "PartialDisruption";
-    case ZoneState::FullDisruption: return "FullDisruption";
+    case ZoneState::Normal:
+      return "Normal";
+    case ZoneState::PartialDisruption:
+      return "PartialDisruption";
+    case ZoneState::FullDisruption:
+      return "FullDisruption";
   }
   return "Normal";
 }
@@ -41,9 +44,8 @@ ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold)
   if (ready == 0 && not_ready > 0) {
     return ZoneState::FullDisruption;
   }
-  if (not_ready > 2 &&
-      static_cast<double>(not_ready) / static_cast<double>(not_ready + ready) >=
-          unhealthy_threshold) {
+  if (not_ready > 2 && static_cast<double>(not_ready) / static_cast<double>(not_ready + ready) >=
+                           unhealthy_threshold) {
     return ZoneState::PartialDisruption;
   }
   return ZoneState::Normal;
@@ -52,7 +54,9 @@ ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold)
 NodeLifecycleController::NodeLifecycleController(ControllerContext& context)
     : ctx_(context), recorder_(context.events.recorder("cloud-node-lifecycle-controller")) {}
 
-NodeLifecycleController::~NodeLifecycleController() { stop(); }
+NodeLifecycleController::~NodeLifecycleController() {
+  stop();
+}
 
 std::string NodeLifecycleController::zoneOf(const kube::Node& node) {
   if (auto z = node.label(keys::kZone)) {
@@ -243,12 +247,12 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
                                           "Gauge measuring percentage of healthy nodes per "
                                           "zone.",
                                           {"zone"}, metrics::Stability::Alpha);
-  auto* rate_gauge = ctx_.metrics.gauge("ccm_node_lifecycle_zone_deletion_rate",
-                                        "Node deletions per second each zone may make now.",
-                                        {"zone"});
+  auto* rate_gauge =
+      ctx_.metrics.gauge("ccm_node_lifecycle_zone_deletion_rate",
+                         "Node deletions per second each zone may make now.", {"zone"});
   for (const auto& [zone, z] : zones) {
-    for (ZoneState s : {ZoneState::Normal, ZoneState::PartialDisruption,
-                        ZoneState::FullDisruption}) {
+    for (ZoneState s :
+         {ZoneState::Normal, ZoneState::PartialDisruption, ZoneState::FullDisruption}) {
       if (state_gauge != nullptr) {
         state_gauge->labels({zone, std::string(zoneStateName(s))}).set(z.state == s ? 1 : 0);
       }
@@ -337,9 +341,10 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
       Observation& obs = observations_[uid];
       if (!obs.seen) {
         obs = Observation{now, true};
-        log::info("Instance not found in the cloud; will delete the node if this is confirmed "
-                  "after a monitor period",
-                  {{"node", nodes[i]->name}});
+        log::info(
+            "Instance not found in the cloud; will delete the node if this is confirmed "
+            "after a monitor period",
+            {{"node", nodes[i]->name}});
         continue;
       }
       if (now - obs.first_not_found >= o.node_monitor_period) {
@@ -375,9 +380,10 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     }
   }
   if (all_full && !due.empty()) {
-    log::warning("Every zone is fully disrupted: not deleting any node (this looks like a "
-                 "partition between the API server and the nodes, not a cloud event)",
-                 {{"candidates", due.size()}});
+    log::warning(
+        "Every zone is fully disrupted: not deleting any node (this looks like a "
+        "partition between the API server and the nodes, not a cloud event)",
+        {{"candidates", due.size()}});
   }
 }
 
@@ -387,8 +393,8 @@ void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>
                    "Deleting node {} because it does not exist in the cloud provider", node->name);
   log::info("Deleting node because its instance does not exist in the cloud provider",
             {{"node", node->name}, {"zone", zone}});
-  kube::ApiStatus st = ctx_.api.remove(kube::nodePath(node->name),
-                                       kube::Preconditions{std::string(node->uid), ""});
+  kube::ApiStatus st =
+      ctx_.api.remove(kube::nodePath(node->name), kube::Preconditions{std::string(node->uid), ""});
   if (!st.ok() && !st.isNotFound()) {
     recorder_.eventf(kube::referenceTo(*node), kube::EventType::Warning, "DeletingNodeFailed",
                      "Failed deleting node {}: {}", node->name, st.message());
@@ -436,8 +442,7 @@ void NodeLifecycleController::setShutdownTaint(const kube::Node& cached, bool pr
     }
     kube::NodePatch patch;
     patch.resourceVersion(rv).taints(taints);
-    return ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build())
-        .status();
+    return ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build()).status();
   });
   if (!st.ok()) {
     log::error(present ? "Failed to add the shutdown taint" : "Failed to remove the shutdown taint",

@@ -11,9 +11,9 @@
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/node/node_addresses.hpp"
 #include "host/controllers/node/node_labels.hpp"
+#include "host/kube/api/retry.hpp"
 #include "host/kube/config/kube_config.hpp"
 #include "host/kube/write/patch_builder.hpp"
-#include "host/kube/api/retry.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/memory.hpp"
 #include "host/runtime/rate_limiter.hpp"
@@ -36,14 +36,16 @@ std::vector<kube::TaintSpec> taintsWithoutUninitialized(const kube::Node& node) 
   std::vector<kube::TaintSpec> out;
   for (const auto& t : node.taints) {
     if (t.key != keys::kUninitializedTaint) {
-      out.push_back(kube::TaintSpec{std::string(t.key), std::string(t.value),
-                                    std::string(t.effect), t.time_added});
+      out.push_back(kube::TaintSpec{std::string(t.key), std::string(t.value), std::string(t.effect),
+                                    t.time_added});
     }
   }
   return out;
 }
 
-std::vector<double> delayBuckets() { return {1, 4, 16, 64, 256, 1024}; }
+std::vector<double> delayBuckets() {
+  return {1, 4, 16, 64, 256, 1024};
+}
 
 // How many nodes a worker takes at once.
 //  - Without the batch capability, every node's metadata is a provider call of its own, made
@@ -77,8 +79,9 @@ CloudNodeController::CloudNodeController(ControllerContext& context)
     : ctx_(context),
       recorder_(context.events.recorder("cloud-node-controller")),
       queue_("Nodes", defaultControllerRateLimiter(), context.clock, &context.metrics),
-      batcher_(context.provider, [this](std::string_view n) { return ctx_.nodes.get(n); },
-               context.clock) {
+      batcher_(
+          context.provider, [this](std::string_view n) { return ctx_.nodes.get(n); },
+          context.clock) {
   auto& reg = context.metrics;
   if (auto* f = reg.histogram("node_controller_cloud_provider_taint_removal_delay_seconds",
                               "Number of seconds after node creation when NodeController removed "
@@ -98,7 +101,9 @@ CloudNodeController::CloudNodeController(ControllerContext& context)
   }
 }
 
-CloudNodeController::~CloudNodeController() { stop(); }
+CloudNodeController::~CloudNodeController() {
+  stop();
+}
 
 void CloudNodeController::onNode(const std::shared_ptr<const kube::Node>& node, bool update) {
   // Kubelets update their nodes constantly; only nodes with work to do are queued.
@@ -159,9 +164,9 @@ void CloudNodeController::start() {
     refreshLoop(stop);
   });
   setControllerRunning(ctx_.metrics, "cloud-node", true);
-  log::info("Started cloud node controller",
-            {{"workers", workers},
-             {"batchMetadata", ctx_.provider.info().instances_batch.present}});
+  log::info(
+      "Started cloud node controller",
+      {{"workers", workers}, {"batchMetadata", ctx_.provider.info().instances_batch.present}});
 }
 
 void CloudNodeController::stop() {
@@ -287,9 +292,9 @@ void CloudNodeController::prepare(Init& in) {
   }
   in.md = std::move(**answer);
   if (in.md.provider_id.empty() && in.cached->provider_id.empty()) {
-    in.outcome = Status(Code::FailedPrecondition,
-                        fmt::format("cloud provider does not set node provider ID for node {}",
-                                    in.name));
+    in.outcome =
+        Status(Code::FailedPrecondition,
+               fmt::format("cloud provider does not set node provider ID for node {}", in.name));
     return;
   }
   in.node = in.cached;
@@ -502,8 +507,8 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
   auto apply = [&](const std::shared_ptr<const kube::Node>& node, const MetadataAnswer& answer) {
     if (!answer.ok()) {
       ++failed;
-      log::infoV(2, "Cannot refresh node addresses", {{"node", node->name},
-                                                      {"err", answer.status().toString()}});
+      log::infoV(2, "Cannot refresh node addresses",
+                 {{"node", node->name}, {"err", answer.status().toString()}});
       return;
     }
     if (!answer->has_value()) {
@@ -511,8 +516,8 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
     }
     auto desired = desiredAddresses(*node, (*answer)->addresses);
     if (!desired.ok()) {
-      log::error("Not updating node addresses", {{"node", node->name},
-                                                 {"err", desired.status().toString()}});
+      log::error("Not updating node addresses",
+                 {{"node", node->name}, {"err", desired.status().toString()}});
       return;
     }
     if (!desired->has_value() || !addressesChanged(node->addresses, **desired)) {
@@ -524,13 +529,13 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
       ++updated;
     } else {
       ++failed;
-      log::error("Failed to update node addresses", {{"node", node->name},
-                                                     {"err", r.status().message()}});
+      log::error("Failed to update node addresses",
+                 {{"node", node->name}, {"err", r.status().message()}});
     }
   };
   if (ctx_.provider.info().instances_batch.present) {
-    size_t chunk = ctx_.provider.info().max_batch_size > 0 ? ctx_.provider.info().max_batch_size
-                                                           : 500;
+    size_t chunk =
+        ctx_.provider.info().max_batch_size > 0 ? ctx_.provider.info().max_batch_size : 500;
     size_t chunks = (nodes.size() + chunk - 1) / chunk;
     // Every node of a chunk in flight is copied into the call's ABI input and the provider's
     // answer (about 3 KB per node for realistic nodes): bound the nodes in flight, so a

@@ -76,7 +76,7 @@ class CloudNodeController final : public Controller {
   struct Init {
     std::shared_ptr<const kube::Node> cached;  // the node as queued
     std::string name;
-    std::shared_ptr<const kube::Node> node;    // as last known: what step 3 works from
+    std::shared_ptr<const kube::Node> node;  // as last known: what step 3 works from
     plugin::InstanceMetadata md;
     std::string version;                       // step 3's precondition
     std::vector<kube::AddressSpec> addresses;  // step 2's, empty when current
@@ -90,7 +90,8 @@ class CloudNodeController final : public Controller {
   void writeTaints(std::vector<Init>& batch);
   std::string taintPatch(Init& in);
   void finish(Init& in, const kube::ApiStatus& first);
-  Status fixStableLabels(const kube::Node& node, const std::vector<std::pair<std::string, std::string>>& fixes);
+  Status fixStableLabels(const kube::Node& node,
+                         const std::vector<std::pair<std::string, std::string>>& fixes);
   void onNode(const std::shared_ptr<const kube::Node>& node, bool update);
   // Whether this update is the watch event of this controller's own address write, which
   // still shows the taint: queueing the node again for it would only give it a second,

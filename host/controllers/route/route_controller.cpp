@@ -124,19 +124,19 @@ void RouteController::registerHandlers() {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onNodeAdd(n);
-}
+      }
     };
     h.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onNodeUpdate(o, n);
-}
+      }
     };
     h.on_delete = [g](const auto& n, bool) {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onNodeDelete(n);
-}
+      }
     };
     context_.nodes.addEventHandler(std::move(h));
   });
@@ -604,7 +604,6 @@ void RouteController::conditionWorker(int index) {
   while (processNextConditionItem()) {
   }
 }
-
 
 // ---- factory ---------------------------------------------------------------------------------
 

@@ -36,9 +36,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host/controllers/common/cidr.hpp"
 #include "host/controllers/common/controller.hpp"
 #include "host/controllers/route/call_pool.hpp"
-#include "host/controllers/common/cidr.hpp"
 #include "host/controllers/route/route_planner.hpp"
 #include "host/runtime/work_queue.hpp"
 
@@ -47,7 +47,6 @@ namespace ccm::controllers::route {
 // Not started without --configure-cloud-routes or without ccm.routes/1; an error Status for an
 // invalid --cluster-cidr.
 StatusOr<ControllerOrSkip> makeRouteController(ControllerContext& context);
-
 
 class RouteController final : public Controller {
  public:

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "host/controllers/service/node_set.hpp"
-#include "host/kube/write/patch_builder.hpp"
 #include "host/kube/objects/service.hpp"
+#include "host/kube/write/patch_builder.hpp"
 
 namespace ccm::controllers::service {
 

@@ -173,19 +173,19 @@ void ServiceController::registerHandlers() {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onServiceAdd(svc);
-}
+      }
     };
     sh.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onServiceUpdate(o, n);
-}
+      }
     };
     sh.on_delete = [g](const auto& last, bool) {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onServiceDelete(last);
-}
+      }
     };
     context_.services.addEventHandler(std::move(sh), kServiceResync);
 
@@ -194,19 +194,19 @@ void ServiceController::registerHandlers() {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onNodeAdd(n);
-}
+      }
     };
     nh.on_update = [g](const auto& o, const auto& n) {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onNodeUpdate(o, n);
-}
+      }
     };
     nh.on_delete = [g](const auto& n, bool) {
       std::lock_guard lock(g->mu);
       if (g->self != nullptr) {
         g->self->onNodeDelete(n);
-}
+      }
     };
     // No resync: upstream's 100 s node resync never triggers anything (identical objects).
     context_.nodes.addEventHandler(std::move(nh));
@@ -726,7 +726,6 @@ Status ServiceController::patchStatus(const std::string& key, const kube::Servic
   });
   return okStatus();
 }
-
 
 // ---- factory ---------------------------------------------------------------------------------
 

@@ -39,7 +39,6 @@ namespace ccm::controllers::service {
 // Not started (NotStarted) when the provider lacks ccm.loadbalancer/1 or answers UNIMPLEMENTED.
 StatusOr<ControllerOrSkip> makeServiceController(ControllerContext& context);
 
-
 class ServiceController final : public Controller {
  public:
   static constexpr std::string_view kName = "service-lb-controller";

@@ -1,7 +1,6 @@
 // ResourcePath, patch content types and query escaping.
 #include "host/kube/api/kube_api.hpp"
 
-
 namespace ccm::kube {
 
 std::string ResourcePath::path() const {

@@ -73,7 +73,7 @@ std::optional<Parsed> parse(std::string_view s) {
         !digits(s, pos + 4, 2, &om)) {
       return std::nullopt;
     }
-    offset = (oh * 3600 + om * 60) * (s[pos] == '+' ? 1 : -1);
+    offset = (int64_t{oh} * 3600 + int64_t{om} * 60) * (s[pos] == '+' ? 1 : -1);
     pos += 6;
   } else {
     return std::nullopt;
@@ -82,7 +82,8 @@ std::optional<Parsed> parse(std::string_view s) {
     return std::nullopt;
   }
   int64_t days = daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  return Parsed{days * 86400 + hour * 3600 + minute * 60 + second - offset, micros};
+  return Parsed{days * 86400 + int64_t{hour} * 3600 + int64_t{minute} * 60 + second - offset,
+                micros};
 }
 
 std::string formatDate(int64_t unix_seconds) {

@@ -14,11 +14,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "host/kube/objects/envelope_decoder.hpp"
-#include "host/kube/transport/kube_client.hpp"
-#include "host/kube/objects/node_decoder.hpp"
 #include "host/kube/api/retry.hpp"
+#include "host/kube/objects/envelope_decoder.hpp"
+#include "host/kube/objects/node_decoder.hpp"
 #include "host/kube/objects/service_decoder.hpp"
+#include "host/kube/transport/kube_client.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
 #include "host/runtime/thread_name.hpp"
@@ -157,7 +157,7 @@ struct Informer<T>::Impl {
     for (auto& r : handlers) {
       if (r.handlers.on_add) {
         r.handlers.on_add(obj);
-}
+      }
     }
   }
   void notifyUpdate(const Ptr& old_obj, const Ptr& new_obj) {
@@ -165,7 +165,7 @@ struct Informer<T>::Impl {
     for (auto& r : handlers) {
       if (r.handlers.on_update) {
         r.handlers.on_update(old_obj, new_obj);
-}
+      }
     }
   }
   void notifyDelete(const Ptr& obj, bool unknown) {
@@ -173,7 +173,7 @@ struct Informer<T>::Impl {
     for (auto& r : handlers) {
       if (r.handlers.on_delete) {
         r.handlers.on_delete(obj, unknown);
-}
+      }
     }
   }
 
@@ -382,6 +382,7 @@ struct Informer<T>::Impl {
     n_lists.fetch_add(1);
     // Apply the diff: new and changed objects, then objects the list no longer has.
     std::vector<std::pair<Ptr, Ptr>> updates;  // (old, new); old null = add
+    updates.reserve(changed.size());
     for (const auto& obj : changed) {
       updates.emplace_back(put(obj), obj);
     }

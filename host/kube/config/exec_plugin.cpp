@@ -148,10 +148,11 @@ Status ExecPlugin::run(ExecCredential* out, std::chrono::milliseconds timeout) {
     }
   }
   for (const auto& [name, value] : config_.env) {
-    env_storage.push_back(name + "=" + value);
+    env_storage.push_back(fmt::format("{}={}", name, value));
   }
   env_storage.push_back("KUBERNETES_EXEC_INFO=" + execInfo());
   std::vector<char*> envp;
+  envp.reserve(env_storage.size());
   for (auto& e : env_storage) {
     envp.push_back(e.data());
   }
@@ -159,6 +160,7 @@ Status ExecPlugin::run(ExecCredential* out, std::chrono::milliseconds timeout) {
   std::vector<std::string> argv_storage{config_.command};
   argv_storage.insert(argv_storage.end(), config_.args.begin(), config_.args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_storage.size());
   for (auto& a : argv_storage) {
     argv.push_back(a.data());
   }

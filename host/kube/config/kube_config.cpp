@@ -248,9 +248,13 @@ Status checkTlsMaterial(const RestConfig& c, const Where& cluster, const Where& 
 
 }  // namespace
 
-double effectiveQps(double qps) { return qps == 0 ? 5.0 : qps; }
+double effectiveQps(double qps) {
+  return qps == 0 ? 5.0 : qps;
+}
 
-int effectiveBurst(double qps, int burst) { return qps == 0 && burst == 0 ? 10 : burst; }
+int effectiveBurst(double qps, int burst) {
+  return qps == 0 && burst == 0 ? 10 : burst;
+}
 
 std::string defaultUserAgent(std::string_view binary, std::string_view version,
                              std::string_view commit) {
@@ -269,10 +273,10 @@ std::string defaultUserAgent(std::string_view binary, std::string_view version,
     arch = u.machine;
     if (arch == "x86_64") {
       arch = "amd64";
-}
+    }
     if (arch == "aarch64") {
       arch = "arm64";
-}
+    }
   }
   return fmt::format("{}/{} ({}/{}) kubernetes/{}", binary.empty() ? "unknown" : binary,
                      v.empty() ? "unknown" : v, os, arch, c.empty() ? "unknown" : c);
@@ -282,19 +286,19 @@ std::optional<std::string> base64Decode(std::string_view in) {
   auto val = [](char c) -> int {
     if (c >= 'A' && c <= 'Z') {
       return c - 'A';
-}
+    }
     if (c >= 'a' && c <= 'z') {
       return c - 'a' + 26;
-}
+    }
     if (c >= '0' && c <= '9') {
       return c - '0' + 52;
-}
+    }
     if (c == '+' || c == '-') {
       return 62;
-}
+    }
     if (c == '/' || c == '_') {
       return 63;
-}
+    }
     return -1;
   };
   std::string out;

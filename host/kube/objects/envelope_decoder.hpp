@@ -150,19 +150,19 @@ class WatchEventHandler {
   static WatchEventType parseType(std::string_view t) {
     if (t == "ADDED") {
       return WatchEventType::Added;
-}
+    }
     if (t == "MODIFIED") {
       return WatchEventType::Modified;
-}
+    }
     if (t == "DELETED") {
       return WatchEventType::Deleted;
-}
+    }
     if (t == "BOOKMARK") {
       return WatchEventType::Bookmark;
-}
+    }
     if (t == "ERROR") {
       return WatchEventType::Error;
-}
+    }
     return WatchEventType::Unknown;
   }
 
@@ -225,10 +225,10 @@ class ListHandler {
     if (depth_ == 2 && in_metadata_) {
       if (key_ == Key_::ResourceVersion) {
         resource_version.assign(s, n);
-}
+      }
       if (key_ == Key_::Continue) {
         continue_token.assign(s, n);
-}
+      }
     }
     key_ = Key_::None;
     return true;

@@ -97,78 +97,78 @@ int NodeDecoder::key(int ctx, std::string_view k) {
     case detail::kCtxSpec:
       if (k == "providerID") {
         return kFProviderId;
-}
+      }
       if (k == "podCIDR") {
         return kFPodCidr;
-}
+      }
       if (k == "podCIDRs") {
         return kFPodCidrs;
-}
+      }
       if (k == "taints") {
         return kFTaints;
-}
+      }
       if (k == "unschedulable") {
         return kFUnschedulable;
-}
+      }
       return 0;
     case kTaint:
       if (k == "key") {
         return kFKey;
-}
+      }
       if (k == "value") {
         return kFValue;
-}
+      }
       if (k == "effect") {
         return kFEffect;
-}
+      }
       if (k == "timeAdded") {
         return kFTimeAdded;
-}
+      }
       return 0;
     case detail::kCtxStatus:
       if (k == "addresses") {
         return kFAddresses;
-}
+      }
       if (k == "conditions") {
         return kFConditions;
-}
+      }
       if (k == "nodeInfo") {
         return kFNodeInfo;
-}
+      }
       return 0;
     case kAddress:
       if (k == "type") {
         return kFType;
-}
+      }
       if (k == "address") {
         return kFAddress;
-}
+      }
       return 0;
     case kCondition:
       if (k == "type") {
         return kFType;
-}
+      }
       if (k == "status") {
         return kFStatusValue;
-}
+      }
       if (k == "reason") {
         return kFReason;
-}
+      }
       if (k == "message") {
         return kFMessage;
-}
+      }
       if (k == "lastHeartbeatTime") {
         return kFHeartbeat;
-}
+      }
       if (k == "lastTransitionTime") {
         return kFTransition;
-}
+      }
       return 0;
     case kNodeInfo:
       for (int i = 0; i < 10; ++i) {
         if (k == kInfoKeys[i]) {
           return kFInfo0 + i;
-}
+        }
       }
       return 0;
     default:
@@ -186,38 +186,38 @@ int NodeDecoder::child(int ctx, int field, bool is_array) {
     case detail::kCtxSpec:
       if (is_array && field == kFPodCidrs) {
         return kPodCidrs;
-}
+      }
       if (is_array && field == kFTaints) {
         return kTaints;
-}
+      }
       return 0;
     case kTaints:
       if (is_array) {
         return 0;
-}
+      }
       taint_ = RawTaint{};
       return kTaint;
     case detail::kCtxStatus:
       if (is_array && field == kFAddresses) {
         return kAddresses;
-}
+      }
       if (is_array && field == kFConditions) {
         return kConditions;
-}
+      }
       if (!is_array && field == kFNodeInfo) {
         return kNodeInfo;
-}
+      }
       return 0;
     case kAddresses:
       if (is_array) {
         return 0;
-}
+      }
       address_ = RawAddress{};
       return kAddress;
     case kConditions:
       if (is_array) {
         return 0;
-}
+      }
       condition_ = RawCondition{};
       return kCondition;
     default:
@@ -249,7 +249,7 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
     case kTaint:
       if (!v.isString()) {
         return;
-}
+      }
       switch (field) {
         case kFKey:
           taint_.key = text_.intern(pool, v.s);
@@ -270,18 +270,18 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
     case kAddress:
       if (!v.isString()) {
         return;
-}
+      }
       if (field == kFType) {
         address_.type = text_.intern(pool, v.s);
-}
+      }
       if (field == kFAddress) {
         address_.address = text_.add(v.s);
-}
+      }
       return;
     case kCondition:
       if (!v.isString()) {
         return;
-}
+      }
       switch (field) {
         case kFType:
           condition_.type = text_.intern(pool, v.s);
@@ -401,9 +401,8 @@ ApiResult<std::shared_ptr<const Node>> decodeNode(std::string_view json, NodePar
   decoder.decodeStatus(parts == NodeParts::kAll);
   thread_local std::string scratch;
   rapidjson::Reader reader;
-  rapidjson::ParseResult ok =
-      detail::parseInMemory<rapidjson::kParseDefaultFlags>(reader, json, scratch, decoder,
-                                                           &decoder.skipSignal());
+  rapidjson::ParseResult ok = detail::parseInMemory<rapidjson::kParseDefaultFlags>(
+      reader, json, scratch, decoder, &decoder.skipSignal());
   if (!ok) {
     return ApiStatus(0, Reason::Decode,
                      std::string("invalid Node JSON: ") + rapidjson::GetParseError_En(ok.Code()));

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "host/kube/objects/node.hpp"
 #include "host/kube/api/time_format.hpp"
+#include "host/kube/objects/node.hpp"
 
 namespace ccm::kube::detail {
 
@@ -31,31 +31,31 @@ int MetaScratch::key(int ctx, std::string_view key, ScratchText& text, StringPoo
     case kCtxMeta:
       if (key == "name") {
         return kFieldName;
-}
+      }
       if (key == "namespace") {
         return kFieldNamespace;
-}
+      }
       if (key == "uid") {
         return kFieldUid;
-}
+      }
       if (key == "resourceVersion") {
         return kFieldResourceVersion;
-}
+      }
       if (key == "creationTimestamp") {
         return kFieldCreationTimestamp;
-}
+      }
       if (key == "deletionTimestamp") {
         return kFieldDeletionTimestamp;
-}
+      }
       if (key == "labels") {
         return kFieldLabels;
-}
+      }
       if (key == "annotations") {
         return kFieldAnnotations;
-}
+      }
       if (key == "finalizers") {
         return kFieldFinalizers;
-}
+      }
       return 0;
     case kCtxAnnotations:
       pending_key_ = text.intern(pool, key);
@@ -76,13 +76,13 @@ int MetaScratch::child(int ctx, int field, bool is_array) const {
   }
   if (!is_array && field == kFieldLabels) {
     return kCtxLabels;
-}
+  }
   if (!is_array && field == kFieldAnnotations) {
     return kCtxAnnotations;
-}
+  }
   if (is_array && field == kFieldFinalizers) {
     return kCtxFinalizers;
-}
+  }
   return 0;
 }
 

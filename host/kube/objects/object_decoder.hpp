@@ -9,6 +9,8 @@
 // THREAD: a decoder is used by one thread at a time.
 #pragma once
 
+#include <rapidjson/reader.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -18,8 +20,6 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <rapidjson/reader.h>
 
 #include "host/kube/objects/string_pool.hpp"
 #include "host/kube/transport/raw_skipper.hpp"
@@ -169,13 +169,13 @@ enum MetaField : int {
 inline int rootKey(std::string_view key, bool status = true) {
   if (key == "metadata") {
     return kFieldMetadata;
-}
+  }
   if (key == "spec") {
     return kFieldSpec;
-}
+  }
   if (key == "status" && status) {
     return kFieldStatus;
-}
+  }
   return 0;
 }
 
@@ -183,7 +183,7 @@ inline int rootKey(std::string_view key, bool status = true) {
 inline int rootChild(int field, bool is_array) {
   if (is_array) {
     return 0;
-}
+  }
   switch (field) {
     case kFieldMetadata:
       return kCtxMeta;
@@ -287,8 +287,7 @@ class InsituSkipper {
  public:
   using Ch = char;
   // `end`: the input's terminating NUL.
-  InsituSkipper(Handler& h, rapidjson::InsituStringStream& in, const char* end,
-                SkipSignal* signal)
+  InsituSkipper(Handler& h, rapidjson::InsituStringStream& in, const char* end, SkipSignal* signal)
       : h_(h), in_(in), end_(end), signal_(signal) {}
 
   bool Null() { return h_.Null(); }

@@ -143,55 +143,55 @@ bool ServiceDecoder::teeClose() {
 bool ServiceDecoder::Null() {
   if (teeScalar()) {
     writer_.Null();
-}
+  }
   return Base::Null();
 }
 bool ServiceDecoder::Bool(bool b) {
   if (teeScalar()) {
     writer_.Bool(b);
-}
+  }
   return Base::Bool(b);
 }
 bool ServiceDecoder::Int(int i) {
   if (teeScalar()) {
     writer_.Int(i);
-}
+  }
   return Base::Int(i);
 }
 bool ServiceDecoder::Uint(unsigned u) {
   if (teeScalar()) {
     writer_.Uint(u);
-}
+  }
   return Base::Uint(u);
 }
 bool ServiceDecoder::Int64(int64_t i) {
   if (teeScalar()) {
     writer_.Int64(i);
-}
+  }
   return Base::Int64(i);
 }
 bool ServiceDecoder::Uint64(uint64_t u) {
   if (teeScalar()) {
     writer_.Uint64(u);
-}
+  }
   return Base::Uint64(u);
 }
 bool ServiceDecoder::Double(double d) {
   if (teeScalar()) {
     writer_.Double(d);
-}
+  }
   return Base::Double(d);
 }
 bool ServiceDecoder::String(const char* s, unsigned n, bool copy) {
   if (teeScalar()) {
     writer_.String(s, n, copy);
-}
+  }
   return Base::String(s, n, copy);
 }
 bool ServiceDecoder::StartObject() {
   if (teeOpen()) {
     writer_.StartObject();
-}
+  }
   return Base::StartObject();
 }
 bool ServiceDecoder::Key(const char* s, unsigned n, bool copy) {
@@ -211,19 +211,19 @@ bool ServiceDecoder::Key(const char* s, unsigned n, bool copy) {
 bool ServiceDecoder::EndObject(unsigned members) {
   if (teeClose()) {
     writer_.EndObject();
-}
+  }
   return Base::EndObject(members);
 }
 bool ServiceDecoder::StartArray() {
   if (teeOpen()) {
     writer_.StartArray();
-}
+  }
   return Base::StartArray();
 }
 bool ServiceDecoder::EndArray(unsigned elements) {
   if (teeClose()) {
     writer_.EndArray();
-}
+  }
   return Base::EndArray(elements);
 }
 
@@ -243,60 +243,60 @@ int ServiceDecoder::key(int ctx, std::string_view k) {
     case detail::kCtxSpec:
       if (k == "type") {
         return kFType;
-}
+      }
       if (k == "clusterIP") {
         return kFClusterIp;
-}
+      }
       if (k == "ports") {
         return kFPorts;
-}
+      }
       if (k == "loadBalancerIP") {
         return kFLbIp;
-}
+      }
       if (k == "loadBalancerSourceRanges") {
         return kFSourceRanges;
-}
+      }
       if (k == "externalTrafficPolicy") {
         return kFEtp;
-}
+      }
       if (k == "healthCheckNodePort") {
         return kFHcNodePort;
-}
+      }
       if (k == "ipFamilies") {
         return kFIpFamilies;
-}
+      }
       if (k == "loadBalancerClass") {
         return kFLbClass;
-}
+      }
       if (k == "sessionAffinity") {
         return kFAffinity;
-}
+      }
       if (k == "sessionAffinityConfig") {
         return kFAffinityConfig;
-}
+      }
       if (k == "externalIPs") {
         return kFExternalIps;
-}
+      }
       return 0;
     case kPort:
       if (k == "name") {
         return kFName;
-}
+      }
       if (k == "protocol") {
         return kFProtocol;
-}
+      }
       if (k == "port") {
         return kFPort;
-}
+      }
       if (k == "nodePort") {
         return kFNodePort;
-}
+      }
       if (k == "targetPort") {
         return kFTargetPort;
-}
+      }
       if (k == "appProtocol") {
         return kFAppProtocol;
-}
+      }
       return 0;
     case kAffinityConfig:
       return k == "clientIP" ? kFClientIp : 0;
@@ -309,27 +309,27 @@ int ServiceDecoder::key(int ctx, std::string_view k) {
     case kIngress:
       if (k == "ip") {
         return kFIp;
-}
+      }
       if (k == "hostname") {
         return kFHostname;
-}
+      }
       if (k == "ipMode") {
         return kFIpMode;
-}
+      }
       if (k == "ports") {
         return kFPorts;
-}
+      }
       return 0;
     case kIngressPort:
       if (k == "port") {
         return kFPort;
-}
+      }
       if (k == "protocol") {
         return kFProtocol;
-}
+      }
       if (k == "error") {
         return kFError;
-}
+      }
       return 0;
     default:
       return 0;
@@ -347,16 +347,16 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
       if (is_array) {
         if (field == kFPorts) {
           return kPorts;
-}
+        }
         if (field == kFSourceRanges) {
           return kSourceRanges;
-}
+        }
         if (field == kFIpFamilies) {
           return kIpFamilies;
-}
+        }
         if (field == kFExternalIps) {
           return kExternalIps;
-}
+        }
         return 0;
       }
       if (field == kFAffinityConfig) {
@@ -367,7 +367,7 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
     case kPorts:
       if (is_array) {
         return 0;
-}
+      }
       port_ = RawPort{};
       return kPort;
     case kAffinityConfig:
@@ -379,7 +379,7 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
     case kIngressList:
       if (is_array) {
         return 0;
-}
+      }
       ingress_item_ = RawIngress{};
       ingress_item_.ports_begin = static_cast<uint32_t>(port_statuses_.size());
       return kIngress;
@@ -388,7 +388,7 @@ int ServiceDecoder::child(int ctx, int field, bool is_array) {
     case kIngressPorts:
       if (is_array) {
         return 0;
-}
+      }
       port_status_ = RawPortStatus{};
       return kIngressPort;
     default:
@@ -413,7 +413,7 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
       }
       if (!v.isString()) {
         return;
-}
+      }
       switch (field) {
         case kFType:
           type_ = text_.intern(pool, v.s);
@@ -440,39 +440,39 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
     case kSourceRanges:
       if (v.isString()) {
         source_ranges_.push_back(text_.intern(pool, v.s));
-}
+      }
       return;
     case kIpFamilies:
       if (v.isString()) {
         ip_families_.push_back(text_.intern(pool, v.s));
-}
+      }
       return;
     case kExternalIps:
       if (v.isString()) {
         external_ips_.push_back(text_.add(v.s));
-}
+      }
       return;
     case kClientIp:
       if (field == kFTimeoutSeconds) {
         affinity_timeout_ = int32Of(v);
-}
+      }
       return;
     case kPort:
       switch (field) {
         case kFName:
           if (v.isString()) {
             port_.name = text_.intern(pool, v.s);
-}
+          }
           break;
         case kFProtocol:
           if (v.isString()) {
             port_.protocol = text_.intern(pool, v.s);
-}
+          }
           break;
         case kFAppProtocol:
           if (v.isString()) {
             port_.app_protocol = text_.intern(pool, v.s);
-}
+          }
           break;
         case kFPort:
           port_.port = int32Of(v);
@@ -494,27 +494,27 @@ void ServiceDecoder::value(int ctx, int field, const Scalar& v) {
     case kIngress:
       if (!v.isString()) {
         return;
-}
+      }
       if (field == kFIp) {
         ingress_item_.ip = text_.add(v.s);
-}
+      }
       if (field == kFHostname) {
         ingress_item_.hostname = text_.add(v.s);
-}
+      }
       if (field == kFIpMode) {
         ingress_item_.ip_mode = text_.intern(pool, v.s);
-}
+      }
       return;
     case kIngressPort:
       if (field == kFPort) {
         port_status_.port = int32Of(v);
-}
+      }
       if (field == kFProtocol && v.isString()) {
         port_status_.protocol = text_.intern(pool, v.s);
-}
+      }
       if (field == kFError && v.isString()) {
         port_status_.error = text_.intern(pool, v.s);
-}
+      }
       return;
     default:
       return;

@@ -7,7 +7,7 @@ namespace ccm::kube {
 
 std::string_view StringPool::intern(std::string_view s) {
   if (s.empty()) {
-    return std::string_view("", 0);
+    return {};
   }
   auto it = set_.find(s);
   if (it != set_.end()) {

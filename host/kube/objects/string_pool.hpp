@@ -30,7 +30,7 @@ class StringPool {
   size_t bytes() const { return chunks_.size() * kChunk; }
 
  private:
-  static constexpr size_t kChunk = 16 * 1024;
+  static constexpr size_t kChunk = size_t{16} * 1024;
   const size_t max_entries_;
   std::unordered_set<std::string_view> set_;
   std::vector<std::unique_ptr<char[]>> chunks_;

@@ -5,8 +5,12 @@
 
 namespace ccm::kube::http {
 namespace {
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+char lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+}
+bool blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 }  // namespace
 
 bool iequals(std::string_view a, std::string_view b) {

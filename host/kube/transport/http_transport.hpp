@@ -128,8 +128,7 @@ class HttpTransport {
   // `nothing_received` is set when the failure happened before any byte of it arrived.
   Status readAnswer(Conn& conn, const Request& request, std::stop_token stop,
                     std::chrono::steady_clock::time_point deadline, bool more_follow,
-                    Response* response, std::string* body, bool* nothing_received,
-                    bool* reusable);
+                    Response* response, std::string* body, bool* nothing_received, bool* reusable);
   // The receive timeout for the next read: the stall timeout, or less before the deadline.
   std::chrono::milliseconds receiveTimeout(std::chrono::steady_clock::time_point deadline) const;
   // How a failed exchange is reported (Cancelled, DeadlineExceeded or Unavailable).

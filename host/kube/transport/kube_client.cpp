@@ -50,8 +50,8 @@ Request KubeClient::writeRequest(Verb verb, const ResourcePath& path, std::strin
 ApiResult<std::string> KubeClient::write(Verb verb, const ResourcePath& path, std::string body,
                                          std::string_view content_type,
                                          const CallOptions& options) {
-  auto r = rest_->call(writeRequest(verb, path, std::move(body), content_type, options),
-                       options.stop);
+  auto r =
+      rest_->call(writeRequest(verb, path, std::move(body), content_type, options), options.stop);
   if (!r.ok()) {
     return r.status();
   }

@@ -92,8 +92,8 @@ class RawSkipper {
     const __m128i backslash = _mm_set1_epi8('\\');
     for (; i + 16 <= n; i += 16) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      auto m = static_cast<unsigned>(_mm_movemask_epi8(
-          _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash))));
+      auto m = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash))));
       if (m != 0) {
         return i + static_cast<size_t>(__builtin_ctz(m));
       }

@@ -1,18 +1,18 @@
 // ResponseStream: pulling a response body from libcurl's multi interface on demand.
 #include "host/kube/transport/response_stream.hpp"
 
+#include <cstring>
+
 #include "host/kube/transport/curl_transfer.hpp"
 #include "host/kube/transport/raw_skipper.hpp"
 #include "host/kube/transport/rest_client.hpp"
 #include "host/runtime/rate_limiter.hpp"
 
-#include <cstring>
-
 namespace ccm::kube {
 namespace {
 
 // At most this much body is buffered; libcurl is paused beyond it.
-constexpr size_t kBufferLimit = 256 * 1024;
+constexpr size_t kBufferLimit = size_t{256} * 1024;
 
 }  // namespace
 

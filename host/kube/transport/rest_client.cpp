@@ -25,7 +25,7 @@ bool retryLater(long code, long retry_after) {
   return (code == 429 || code >= 500) && retry_after >= 0;
 }
 constexpr size_t kMaxIdleHandles = 64;
-constexpr size_t kErrorBodyLimit = 64 * 1024;
+constexpr size_t kErrorBodyLimit = size_t{64} * 1024;
 // A non-watch request that receives nothing for this long is considered dead (the API
 // server's own request timeout is 60 s).
 constexpr long kStallSeconds = 120;
@@ -228,8 +228,7 @@ Status RestClient::init() {
       http_ = std::move(http).value();
     } else {
       // libcurl reports the same problem at the first request.
-      ccm::log::warning("Using libcurl for every request",
-                        {{"reason", http.status().toString()}});
+      ccm::log::warning("Using libcurl for every request", {{"reason", http.status().toString()}});
     }
   }
   share_ = curl_share_init();
@@ -514,10 +513,9 @@ ApiResult<Response> RestClient::call(const Request& request, std::stop_token sto
     long code = 0;
     long retry_after = -1;
     std::vector<std::string> warnings;
-    ApiStatus sent = http_ ? sendHttp(request, creds, stop, &response, &code, &retry_after,
-                                      &warnings)
-                           : sendCurl(request, creds, stop, &response, &code, &retry_after,
-                                      &warnings);
+    ApiStatus sent =
+        http_ ? sendHttp(request, creds, stop, &response, &code, &retry_after, &warnings)
+              : sendCurl(request, creds, stop, &response, &code, &retry_after, &warnings);
     if (!sent.ok()) {
       return sent;
     }
@@ -761,10 +759,9 @@ std::vector<ApiResult<Response>> RestClient::callBatch(std::span<const Request> 
       }
     } else if (retryLater(code, retry_after)) {
       if (!waited) {
-        ccm::log::infoV(2, "Server asked to retry later",
-                        {{"code", code},
-                         {"retryAfterSeconds", retry_after},
-                         {"verb", verbName(request.verb)}});
+        ccm::log::infoV(
+            2, "Server asked to retry later",
+            {{"code", code}, {"retryAfterSeconds", retry_after}, {"verb", verbName(request.verb)}});
         waited = true;
         if (!sleepFor(std::chrono::seconds(retry_after), stop)) {
           results.push_back(ApiStatus::cancelled());
@@ -772,11 +769,11 @@ std::vector<ApiResult<Response>> RestClient::callBatch(std::span<const Request> 
         }
       }
       results.push_back(stop.stop_requested() ? ApiResult<Response>(ApiStatus::cancelled())
-                                               : call(request, stop));
+                                              : call(request, stop));
       continue;
     }
-    results.push_back(ApiStatus::fromResponse(code, e.body,
-                                              std::chrono::seconds(std::max(retry_after, 0L))));
+    results.push_back(
+        ApiStatus::fromResponse(code, e.body, std::chrono::seconds(std::max(retry_after, 0L))));
   }
   return results;
 }

@@ -33,8 +33,8 @@
 #include "host/kube/api/api_status.hpp"
 #include "host/kube/api/kube_api.hpp"
 #include "host/kube/config/credentials.hpp"
-#include "host/kube/transport/http_transport.hpp"
 #include "host/kube/config/kube_config.hpp"
+#include "host/kube/transport/http_transport.hpp"
 #include "host/kube/transport/response_stream.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
@@ -137,7 +137,7 @@ class RestClient {
   // The lean transport's form of `request`; its header lines go to `headers`, which must
   // outlive the result.
   HttpTransport::Request httpRequest(const Request& request, const Credentials::Current& creds,
-                                   std::vector<std::string>* headers) const;
+                                     std::vector<std::string>* headers) const;
   // A transport failure as a call's status (recorded in the metrics).
   ApiStatus httpFailure(Verb verb, const Status& st, std::chrono::steady_clock::duration elapsed);
   // The write guard's answer for a write (OK for reads and without a guard).

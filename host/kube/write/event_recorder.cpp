@@ -7,9 +7,9 @@
 #include <chrono>
 #include <optional>
 
-#include "host/kube/write/json_writer.hpp"
 #include "host/kube/api/retry.hpp"
 #include "host/kube/api/time_format.hpp"
+#include "host/kube/write/json_writer.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/thread_name.hpp"
 
@@ -45,7 +45,7 @@ std::string join(std::initializer_list<std::string_view> parts) {
 bool validName(std::string_view name) {
   if (name.empty() || name.size() > 253) {
     return false;
-}
+  }
   for (char c : name) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) {
       return false;
@@ -313,7 +313,7 @@ void EventBroadcaster::prepare(Outgoing* out, const Pending& p) {
       std::chrono::floor<std::chrono::seconds>(p.time.time_since_epoch()).count();
 }
 
-void EventBroadcaster::processBatch(std::vector<Pending> batch, bool final_attempt_only,
+void EventBroadcaster::processBatch(const std::vector<Pending>& batch, bool final_attempt_only,
                                     std::stop_token stop) {
   std::vector<std::pair<const Pending*, Outgoing>> ready;
   std::unordered_set<std::string> keys;
@@ -416,8 +416,7 @@ Write EventBroadcaster::writeFor(const Outgoing& out, const Pending& p) const {
   w.Key("reportingInstance");
   str(w, options_.host);
   w.EndObject();
-  return Write{Write::Verb::Create, eventPath(r.namespace_), buf.GetString(),
-               PatchType::Strategic};
+  return Write{Write::Verb::Create, eventPath(r.namespace_), buf.GetString(), PatchType::Strategic};
 }
 
 void EventBroadcaster::deliver(Outgoing& out, const Pending& p, std::optional<ApiStatus> first,

@@ -178,7 +178,8 @@ class EventBroadcaster {
   void enqueue(Pending p);
   void run(std::stop_token stop);
   // Several queued events, their first writes sent together (KubeApi::writeBatch).
-  void processBatch(std::vector<Pending> batch, bool final_attempt_only, std::stop_token stop);
+  void processBatch(const std::vector<Pending>& batch, bool final_attempt_only,
+                    std::stop_token stop);
   // Up to `most` events (at least one, if any) from the front of the queue; mu_ is held.
   std::vector<Pending> takeLocked(size_t most);
   // Steps 1 and 2, the spam filter and aggregation; nullopt when the spam filter drops it.
@@ -191,7 +192,7 @@ class EventBroadcaster {
   // Counts a success or failure in the stats; retries a transport failure
   // (options_.max_attempts in all).
   void deliver(Outgoing& out, const Pending& p, std::optional<ApiStatus> first,
-                    bool final_attempt_only, std::stop_token stop);
+               bool final_attempt_only, std::stop_token stop);
 
   KubeApi& api_;
   EventRecorderOptions options_;
@@ -200,9 +201,9 @@ class EventBroadcaster {
 
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<Pending> queue_;  // guarded by mu_
-  bool shut_down_ = false;     // guarded by mu_
-  Stats stats_;                // guarded by mu_
+  std::deque<Pending> queue_;            // guarded by mu_
+  bool shut_down_ = false;               // guarded by mu_
+  Stats stats_;                          // guarded by mu_
   Clock::MonoTime last_drop_warning_{};  // guarded by mu_
 
   // Sender-thread state (only the sender touches these).

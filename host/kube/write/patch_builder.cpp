@@ -1,8 +1,8 @@
 // Patch body builders (RapidJSON writer, so every string is escaped correctly).
 #include "host/kube/write/patch_builder.hpp"
 
-#include "host/kube/write/json_writer.hpp"
 #include "host/kube/api/time_format.hpp"
+#include "host/kube/write/json_writer.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -67,8 +67,8 @@ void writeIngress(Writer& w, const IngressSpec& g) {
 // {"<outer>": {"<inner>": <what write_value writes>}}: the shape of every single-field patch,
 // after {"metadata":{"resourceVersion":..}} when `resource_version` is set (a precondition).
 template <typename WriteValue>
-std::string twoLevelPatch(std::string_view outer, std::string_view inner,
-                          WriteValue&& write_value, std::string_view resource_version = {}) {
+std::string twoLevelPatch(std::string_view outer, std::string_view inner, WriteValue&& write_value,
+                          std::string_view resource_version = {}) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();
