@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "plugins/openstack/text.hpp"
+
 namespace ccm::openstack {
 namespace {
 
@@ -21,10 +23,6 @@ void removeAddress(std::vector<NodeAddress>& out, const std::string& addr) {
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const NodeAddress& a) { return a.address == addr; }),
             out.end());
-}
-
-bool contains(const std::vector<std::string>& list, const std::string& s) {
-  return std::find(list.begin(), list.end(), s) != list.end();
 }
 
 }  // namespace

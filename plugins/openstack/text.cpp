@@ -1,6 +1,7 @@
 // String helpers for the OpenStack plugin.
 #include "plugins/openstack/text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -51,6 +52,10 @@ bool iequals(std::string_view a, std::string_view b) {
     }
   }
   return true;
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
 }
 
 std::vector<std::string> splitAny(std::string_view s, std::string_view separators) {
