@@ -10,7 +10,7 @@ namespace ccm::openstack {
 namespace {
 
 Status bad(const std::string& key, const std::string& what) {
-  return Status(Code::kInvalidArgument, "[Global] " + key + ": " + what);
+  return Status(Code::InvalidArgument, "[Global] " + key + ": " + what);
 }
 
 // Sets field from node[key] when the field is still empty.

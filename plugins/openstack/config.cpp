@@ -25,7 +25,7 @@ struct KeySpec {
 };
 
 Status bad(std::string_view section, std::string_view key, const std::string& what) {
-  return Status(Code::kInvalidArgument,
+  return Status(Code::InvalidArgument,
                 "[" + std::string(section) + "] " + std::string(key) + ": " + what);
 }
 
@@ -67,7 +67,7 @@ KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
             auto v = parseGcfgBool(e.value);
             if (!v) {
               return Status(
-                  Code::kInvalidArgument,
+                  Code::InvalidArgument,
                   "invalid boolean \"" + e.value + "\" (want true/false, yes/no, on/off or 1/0)");
             }
             (c.*sec).*field = *v;
@@ -81,9 +81,9 @@ KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t
           [sec, field, min, max](Config& c, const IniEntry& e) {
             auto v = parseGcfgInt(e.value);
             if (!v)
-              return Status(Code::kInvalidArgument, "invalid integer \"" + e.value + "\"");
+              return Status(Code::InvalidArgument, "invalid integer \"" + e.value + "\"");
             if (*v < min || *v > max) {
-              return Status(Code::kInvalidArgument, "value " + std::to_string(*v) +
+              return Status(Code::InvalidArgument, "value " + std::to_string(*v) +
                                                         " out of range [" + std::to_string(min) +
                                                         ", " + std::to_string(max) + "]");
             }
@@ -97,12 +97,12 @@ KeySpec durationKey(SectionOf<Section> sec, Duration Section::*field, bool allow
   return {Kind::kDuration, [sec, field, allow_zero](Config& c, const IniEntry& e) {
             auto v = parseGoDuration(e.value);
             if (!v) {
-              return Status(Code::kInvalidArgument,
+              return Status(Code::InvalidArgument,
                             "invalid duration \"" + e.value +
                                 "\" (a Go duration with a unit, e.g. \"5s\" or \"1m30s\")");
             }
             if (v->count() < 0 || (!allow_zero && v->count() == 0)) {
-              return Status(Code::kInvalidArgument,
+              return Status(Code::InvalidArgument,
                             "duration \"" + e.value + "\" must be " +
                                 (allow_zero ? "zero or positive" : "positive"));
             }
@@ -159,7 +159,7 @@ KeyTable globalKeys() {
                                         c.global.tls_insecure = false;
                                       } else {
                                         return Status(
-                                            Code::kInvalidArgument,
+                                            Code::InvalidArgument,
                                             "only \"true\" or \"false\" are accepted, got \"" + v +
                                                 "\" (OCCM would read it as false)");
                                       }
@@ -470,11 +470,11 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
     auto eq = piece.find('=');
     std::string key(trim(std::string_view(piece).substr(0, eq)));
     if (key.empty())
-      return Status(Code::kInvalidArgument, "empty label key in \"" + piece + "\"");
+      return Status(Code::InvalidArgument, "empty label key in \"" + piece + "\"");
     for (char ch : key) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.' &&
           ch != '/') {
-        return Status(Code::kInvalidArgument, "invalid label key \"" + key + "\"");
+        return Status(Code::InvalidArgument, "invalid label key \"" + key + "\"");
       }
     }
     if (eq == std::string::npos) {
@@ -482,7 +482,7 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
     } else {
       std::string value(trim(std::string_view(piece).substr(eq + 1)));
       if (!isValidLabelValue(value)) {
-        return Status(Code::kInvalidArgument, "invalid label value \"" + value + "\"");
+        return Status(Code::InvalidArgument, "invalid label value \"" + value + "\"");
       }
       out[key] = value;
     }
@@ -507,7 +507,7 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
   }
   auto tags = splitAny(s, ",");
   if (tags.empty())
-    return Status(Code::kInvalidArgument, "no tags in \"" + std::string(text) + "\"");
+    return Status(Code::InvalidArgument, "no tags in \"" + std::string(text) + "\"");
   for (size_t i = 0; i < tags.size(); ++i)
     f.tags += (i ? "," : "") + tags[i];
   if (negate) {
@@ -535,7 +535,7 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
     std::string sec_name = canonicalSection(section.name);
     if (section.name == "loadbalancerclass") {
       if (!section.has_subsection || section.subsection.empty()) {
-        return Status(Code::kInvalidArgument,
+        return Status(Code::InvalidArgument,
                       "[LoadBalancerClass] needs a class name: [LoadBalancerClass \"name\"]");
       }
       LoadBalancerClass& cls = out.config.load_balancer.classes[section.subsection];
@@ -560,7 +560,7 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
       continue;
     }
     if (section.has_subsection) {
-      return Status(Code::kInvalidArgument, "[" + sec_name + " \"" + section.subsection +
+      return Status(Code::InvalidArgument, "[" + sec_name + " \"" + section.subsection +
                                                 "\"]: this section takes no name");
     }
     for (const IniEntry& e : section.entries) {

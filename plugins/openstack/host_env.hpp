@@ -72,10 +72,10 @@ class CallContext {
   // CANCELLED once the host says stop, DEADLINE_EXCEEDED past the deadline, else OK.
   Status checkAlive() const {
     if (auto left = remaining(); left && left->count() <= 0) {
-      return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
+      return Status(Code::DeadlineExceeded, "the call's deadline has passed");
     }
     if (probe_cancellation_ && env_->isCancelled(call_id_)) {
-      return Status(Code::kCancelled, "the host cancelled the call");
+      return Status(Code::Cancelled, "the host cancelled the call");
     }
     return {};
   }
@@ -113,7 +113,7 @@ inline StatusOr<std::chrono::milliseconds> requestTimeout(const CallContext& cal
     timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(*left));
   }
   if (timeout.count() <= 0)
-    return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
+    return Status(Code::DeadlineExceeded, "the call's deadline has passed");
   return timeout;
 }
 

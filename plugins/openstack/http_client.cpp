@@ -88,7 +88,7 @@ void HttpClient::release(void* handle) {
 StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
   CURL* curl = static_cast<CURL*>(acquire());
   if (curl == nullptr)
-    return Status(Code::kInternal, "curl_easy_init failed");
+    return Status(Code::Internal, "curl_easy_init failed");
   curl_easy_reset(curl);
 
   HttpResponse response;
@@ -153,11 +153,11 @@ StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
     std::string what = request.method + " " + request.url + ": " + detail;
     switch (rc) {
       case CURLE_OPERATION_TIMEDOUT:
-        return Status(Code::kDeadlineExceeded, what);
+        return Status(Code::DeadlineExceeded, what);
       case CURLE_ABORTED_BY_CALLBACK:
-        return Status(Code::kCancelled, what);
+        return Status(Code::Cancelled, what);
       default:
-        return Status(Code::kUnavailable, what);
+        return Status(Code::Unavailable, what);
     }
   }
   response.status = status;

@@ -45,32 +45,32 @@ Status httpError(const std::string& what, const HttpResponse& response) {
   Code code;
   switch (response.status) {
     case 400:
-      code = Code::kInvalidArgument;
+      code = Code::InvalidArgument;
       break;
     case 401:
-      code = Code::kUnauthenticated;
+      code = Code::Unauthenticated;
       break;
     case 403:
-      code = Code::kPermissionDenied;
+      code = Code::PermissionDenied;
       break;
     case 404:
-      code = Code::kNotFound;
+      code = Code::NotFound;
       break;
     case 409:
-      code = Code::kAborted;
+      code = Code::Aborted;
       break;
     case 413:
     case 429:
-      code = Code::kResourceExhausted;
+      code = Code::ResourceExhausted;
       break;
     case 500:
     case 502:
     case 503:
     case 504:
-      code = Code::kUnavailable;
+      code = Code::Unavailable;
       break;
     default:
-      code = Code::kInternal;
+      code = Code::Internal;
       break;
   }
   std::chrono::milliseconds retry_after{0};

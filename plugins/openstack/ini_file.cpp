@@ -9,7 +9,7 @@ namespace ccm::openstack {
 namespace {
 
 Status syntaxError(int line, const std::string& what) {
-  return Status(Code::kInvalidArgument, "cloud config line " + std::to_string(line) + ": " + what);
+  return Status(Code::InvalidArgument, "cloud config line " + std::to_string(line) + ": " + what);
 }
 
 bool isNameChar(char c) {

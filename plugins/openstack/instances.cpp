@@ -22,7 +22,7 @@ StatusOr<ProviderId> parseProviderId(const std::string& provider_id) {
     full = "openstack://" + full;
   std::smatch m;
   if (!std::regex_match(full, m, kRe)) {
-    return Status(Code::kInvalidArgument, "providerID \"" + provider_id +
+    return Status(Code::InvalidArgument, "providerID \"" + provider_id +
                                               "\" is not openstack:///<server-id> or "
                                               "openstack://<region>/<server-id>");
   }
@@ -40,24 +40,24 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
   if (!node.provider_id.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
     if (!pid.region.empty() && pid.region != config_.global.region) {
-      return Status(Code::kInvalidArgument, "providerID " + node.provider_id + " is in region " +
+      return Status(Code::InvalidArgument, "providerID " + node.provider_id + " is in region " +
                                                 pid.region + ", this provider serves region \"" +
                                                 config_.global.region + "\"");
     }
     auto server = nova_.getServer(call, pid.server_id);
-    if (!server.ok() && server.status().code() == Code::kNotFound) {
-      return Status(Code::kNotFound, "server " + pid.server_id + " of node " + node.name +
+    if (!server.ok() && server.status().code() == Code::NotFound) {
+      return Status(Code::NotFound, "server " + pid.server_id + " of node " + node.name +
                                          " does not exist (Nova answered 404)");
     }
     return server;
   }
   CCM_OS_ASSIGN_OR_RETURN(std::vector<Server> found, nova_.findByName(call, node.name));
   if (found.empty()) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "node " + node.name + " has no providerID and no server is named so");
   }
   if (found.size() > 1) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "node " + node.name + " has no providerID and several servers are named so");
   }
   return std::move(found.front());
@@ -67,7 +67,7 @@ StatusOr<Existence> Instances::exists(const CallContext& call, const KubeNode& n
   auto server = findServer(call, node);
   if (server.ok())
     return Existence::kExists;
-  if (server.status().code() == Code::kNotFound && !node.provider_id.empty()) {
+  if (server.status().code() == Code::NotFound && !node.provider_id.empty()) {
     return Existence::kNotFound;
   }
   return server.status();
@@ -95,7 +95,7 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
     auto name = nova_.flavorName(call, server.flavor_id);
     if (name.ok() && isValidLabelValue(*name) && !name->empty()) {
       md.instance_type = *name;
-    } else if (name.ok() || name.status().code() == Code::kNotFound) {
+    } else if (name.ok() || name.status().code() == Code::NotFound) {
       // A deleted flavor (404) still identifies the instance type by its ID.
       md.instance_type = isValidLabelValue(server.flavor_id) ? server.flavor_id : "";
     } else {
@@ -129,8 +129,8 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
 StatusOr<InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (!server.ok()) {
-    if (server.status().code() == Code::kFailedPrecondition && node.provider_id.empty()) {
-      return Status(Code::kNotFound, server.status().message());
+    if (server.status().code() == Code::FailedPrecondition && node.provider_id.empty()) {
+      return Status(Code::NotFound, server.status().message());
     }
     return server.status();
   }
@@ -168,10 +168,10 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       if (!pid.ok()) {
         resolved.push_back(pid.status());
       } else if (!pid->region.empty() && pid->region != config_.global.region) {
-        resolved.push_back(Status(Code::kInvalidArgument,
+        resolved.push_back(Status(Code::InvalidArgument,
                                   "providerID " + node.provider_id + " is in another region"));
       } else if (by_id.count(pid->server_id) == 0) {
-        resolved.push_back(Status(Code::kNotFound, "server " + pid->server_id + " of node " +
+        resolved.push_back(Status(Code::NotFound, "server " + pid->server_id + " of node " +
                                                        node.name + " does not exist"));
       } else {
         resolved.push_back(pid->server_id);
@@ -179,10 +179,10 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     } else {
       auto it = ids_by_name.find(node.name);
       if (it == ids_by_name.end()) {
-        resolved.push_back(Status(Code::kNotFound, "no server is named " + node.name));
+        resolved.push_back(Status(Code::NotFound, "no server is named " + node.name));
       } else if (it->second.size() > 1) {
         resolved.push_back(
-            Status(Code::kFailedPrecondition, "several servers are named " + node.name));
+            Status(Code::FailedPrecondition, "several servers are named " + node.name));
       } else {
         resolved.push_back(it->second.front());
       }

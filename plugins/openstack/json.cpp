@@ -67,7 +67,7 @@ StatusOr<rapidjson::Document> parseJson(std::string_view text) {
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
-    return Status(Code::kInternal, std::string("invalid JSON in response: ") +
+    return Status(Code::Internal, std::string("invalid JSON in response: ") +
                                        rapidjson::GetParseError_En(doc.GetParseError()) +
                                        " at offset " + std::to_string(doc.GetErrorOffset()));
   }

@@ -89,7 +89,7 @@ StatusOr<std::string> Catalog::endpointFor(const std::string& type, const std::s
       return ep.url;
     }
   }
-  return Status(Code::kNotFound, "the Keystone catalog has no " + interface + " endpoint of type " +
+  return Status(Code::NotFound, "the Keystone catalog has no " + interface + " endpoint of type " +
                                      type + (region.empty() ? "" : " in region " + region));
 }
 
@@ -202,7 +202,7 @@ StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& 
   if (values == nullptr)
     values = jsonArray(*doc, "versions");
   if (values == nullptr) {
-    return Status(Code::kUnavailable,
+    return Status(Code::Unavailable,
                   "Keystone version discovery at " + base + " listed no versions");
   }
   std::string chosen;
@@ -230,7 +230,7 @@ StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& 
       chosen = self;
   }
   if (chosen.empty()) {
-    return Status(Code::kUnavailable, "Keystone at " + base + " offers no v3 API");
+    return Status(Code::Unavailable, "Keystone at " + base + " offers no v3 API");
   }
   return chosen;
 }
@@ -275,7 +275,7 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   Token token;
   token.value = resp.header("x-subject-token");
   if (token.value.empty()) {
-    return Status(Code::kUnavailable, "Keystone answered without an X-Subject-Token header");
+    return Status(Code::Unavailable, "Keystone answered without an X-Subject-Token header");
   }
   env_.registerSecret(token.value);
   auto doc = parseJson(resp.body);
@@ -283,7 +283,7 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
     return doc.status().withPrefix("Keystone token response");
   const JsonValue* tok = jsonObject(*doc, "token");
   if (tok == nullptr)
-    return Status(Code::kUnavailable, "Keystone token response has no token");
+    return Status(Code::Unavailable, "Keystone token response has no token");
   if (auto exp = parseRfc3339(jsonString(*tok, "expires_at")))
     token.expires_unix_ns = *exp;
   token.issued_unix_ns = env_.unixNs();
@@ -296,7 +296,7 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   if (catalog_out != nullptr) {
     const JsonValue* cat = jsonArray(*tok, "catalog");
     if (cat == nullptr) {
-      return Status(Code::kPermissionDenied,
+      return Status(Code::PermissionDenied,
                     "Keystone returned a token without a service catalog (is it scoped?)");
     }
     for (const auto& s : cat->GetArray()) {

@@ -47,7 +47,7 @@ Json loadBalancerBody(const LbRun& run) {
 // The subnet of the first node's address, for a VIP nothing else places.
 StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
   if (nodes.empty() || nodes.front().provider_id.empty()) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "cannot find a VIP subnet: set [LoadBalancer] subnet-id or network-id "
                   "(no node with a providerID to detect it from)");
   }
@@ -69,7 +69,7 @@ StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNo
     }
   }
   if (subnet.empty()) {
-    return Status(Code::kFailedPrecondition, "cannot find the subnet of node " + node.name + " (" +
+    return Status(Code::FailedPrecondition, "cannot find the subnet of node " + node.name + " (" +
                                                  addr + "); set [LoadBalancer] subnet-id");
   }
   return subnet;

@@ -23,7 +23,7 @@ StatusOr<std::optional<OctaviaLoadBalancer>> settle(const LbRun& run, OctaviaLoa
     auto active = run.waitActive(lb.id, "waiting before deleting it");
     if (active.ok()) {
       lb = *active;
-    } else if (active.status().code() == Code::kUnavailable) {
+    } else if (active.status().code() == Code::Unavailable) {
       lb.provisioning_status = "ERROR";
     } else {
       return active.status();
@@ -47,7 +47,7 @@ Status deleteWholeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) 
     }
   }
   Status del = oct.deleteLoadBalancer(call, lb.id, cascade);
-  if (!del.ok() && del.code() != Code::kNotFound) {
+  if (!del.ok() && del.code() != Code::NotFound) {
     return busyAware(del, "deleting load balancer " + lb.id);
   }
   call.info("Deleting load balancer", {{"lb", lb.id}, {"name", lb.name}});

@@ -66,7 +66,7 @@ Status releaseFloatingIp(const LbRun& run, const FloatingIp& fip) {
   }
   run.call().info("Detaching floating IP", {{"fip", fip.floating_ip_address}});
   Status st = neu.setFloatingIpPort(run.call(), fip.id, "");
-  return st.code() == Code::kNotFound ? Status() : st;
+  return st.code() == Code::NotFound ? Status() : st;
 }
 
 // The subnets of `network` to try a new floating IP in, in order; empty lets Neutron pick.
@@ -78,7 +78,7 @@ StatusOr<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::
   if (!s.floating_subnet_id.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(Subnet subnet, neu.getSubnet(run.call(), s.floating_subnet_id));
     if (subnet.network_id != network) {
-      return Status(Code::kInvalidArgument, "floating subnet " + s.floating_subnet_id +
+      return Status(Code::InvalidArgument, "floating subnet " + s.floating_subnet_id +
                                                 " is not in floating network " + network);
     }
     subnets.push_back(subnet.id);
@@ -96,7 +96,7 @@ StatusOr<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::
       }
     }
     if (subnets.empty()) {
-      return Status(Code::kFailedPrecondition,
+      return Status(Code::FailedPrecondition,
                     "no subnet of floating network " + network + " matches floating-subnet \"" +
                         s.floating_subnet + "\" / floating-subnet-tags \"" +
                         s.floating_subnet_tags + "\"");
@@ -155,7 +155,7 @@ StatusOr<std::optional<std::string>> adoptFloatingIp(const LbRun& run,
     }
     const FloatingIp& f = existing.front();
     if (!f.port_id.empty() && f.port_id != lb.vip_port_id) {
-      return Status(Code::kFailedPrecondition, "floating IP " + wanted_ip +
+      return Status(Code::FailedPrecondition, "floating IP " + wanted_ip +
                                                    " (loadBalancerIP) is attached to port " +
                                                    f.port_id + " already");
     }
@@ -219,7 +219,7 @@ StatusOr<std::string> floatingNetwork(const LbRun& run) {
     }
   }
   if (candidates.empty()) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "no external network with an IPv4 subnet was found for the floating IP: set "
                   "[LoadBalancer] floating-network-id or the annotation " +
                       std::string(kAnnotationPrefix) +
@@ -230,7 +230,7 @@ StatusOr<std::string> floatingNetwork(const LbRun& run) {
     for (const auto& c : candidates) {
       list += (list.empty() ? "" : ", ") + c;
     }
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "several external networks could hold the floating IP (" + list +
                       "): set [LoadBalancer] floating-network-id or the annotation " +
                       std::string(kAnnotationPrefix) + "floating-network-id");
@@ -259,13 +259,13 @@ StatusOr<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalanc
       return attached->floating_ip_address;
     }
     if (!owner) {
-      return Status(Code::kFailedPrecondition, "only the Service that created load balancer " +
+      return Status(Code::FailedPrecondition, "only the Service that created load balancer " +
                                                    lb.id + " can change its floating IP");
     }
     CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(run, *attached));
   }
   if (!owner) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "load balancer " + lb.id +
                       " has no floating IP and only the Service that "
                       "created it can add one (or make this Service internal)");

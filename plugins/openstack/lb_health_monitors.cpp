@@ -68,7 +68,7 @@ Status reconcileMonitor(const LbRun& run, const std::string& lb_id, const Octavi
   const DesiredMonitor& want = *d.monitor;
   auto existing = oct.getMonitor(run.call(), pool.healthmonitor_id);
   if (!existing.ok()) {
-    if (existing.status().code() == Code::kNotFound) {
+    if (existing.status().code() == Code::NotFound) {
       return createMonitor(run, lb_id, pool, want);
     }
     return existing.status();

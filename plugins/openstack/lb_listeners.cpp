@@ -122,14 +122,14 @@ StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb
                                          bool members_only) {
   std::optional<OctaviaListener> listener = listenerFor(listeners, d);
   if (listener && !ownsListener(*listener, run.settings().lb_name, owner)) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "port " + std::to_string(d.port) + "/" + d.listener_protocol +
                       " of load balancer " + lb_id + " is already used by listener " +
                       listener->id + ", which does not belong to this Service");
   }
   if (!listener) {
     if (members_only) {
-      return Status(Code::kFailedPrecondition,
+      return Status(Code::FailedPrecondition,
                     "load balancer " + lb_id + " has no listener for port " +
                         std::to_string(d.port) + "/" + d.listener_protocol +
                         " yet; EnsureLoadBalancer will create it");

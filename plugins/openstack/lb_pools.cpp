@@ -80,7 +80,7 @@ StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, con
   }
   if (!pool) {
     if (members_only) {
-      return Status(Code::kFailedPrecondition, "listener " + listener.id +
+      return Status(Code::FailedPrecondition, "listener " + listener.id +
                                                    " has no pool yet; EnsureLoadBalancer will "
                                                    "create it");
     }

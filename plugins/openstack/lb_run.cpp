@@ -18,8 +18,8 @@ constexpr milliseconds kCancelCheckInterval{100};
 }  // namespace
 
 Status busyAware(Status st, const std::string& what) {
-  if (st.code() == Code::kAborted) {
-    return Status(Code::kFailedPrecondition,
+  if (st.code() == Code::Aborted) {
+    return Status(Code::FailedPrecondition,
                   what + ": Octavia is busy with this load balancer (" + st.message() + ")",
                   kRetryAfterBusy);
   }
@@ -42,8 +42,8 @@ StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
   for (;;) {
     auto lb = octavia_.getLoadBalancer(call_, lb_id);
     if (!lb.ok()) {
-      if (lb.status().code() == Code::kNotFound) {
-        return Status(Code::kAborted, "load balancer " + lb_id + " disappeared while " + what);
+      if (lb.status().code() == Code::NotFound) {
+        return Status(Code::Aborted, "load balancer " + lb_id + " disappeared while " + what);
       }
       return lb.status().withPrefix("waiting for load balancer " + lb_id);
     }
@@ -52,14 +52,14 @@ StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
       return lb;
     }
     if (ps == "ERROR") {
-      return Status(Code::kUnavailable, "load balancer " + lb_id +
+      return Status(Code::Unavailable, "load balancer " + lb_id +
                                             " went into provisioning "
                                             "status ERROR while " +
                                             what);
     }
     if (!canWait(interval)) {
       milliseconds retry = ps == "PENDING_CREATE" ? kRetryAfterCreate : kRetryAfterBusy;
-      return Status(Code::kFailedPrecondition,
+      return Status(Code::FailedPrecondition,
                     "load balancer " + lb_id + " is " + ps + " (" + what +
                         "); Octavia is still working, try again later",
                     retry);
@@ -73,7 +73,7 @@ Status LbRun::waitDeleted(const std::string& lb_id) const {
   for (;;) {
     auto lb = octavia_.getLoadBalancer(call_, lb_id);
     if (!lb.ok()) {
-      if (lb.status().code() == Code::kNotFound) {
+      if (lb.status().code() == Code::NotFound) {
         return {};
       }
       return lb.status().withPrefix("waiting for load balancer " + lb_id + " to go");
@@ -82,7 +82,7 @@ Status LbRun::waitDeleted(const std::string& lb_id) const {
       return {};
     }
     if (!canWait(interval)) {
-      return Status(Code::kFailedPrecondition,
+      return Status(Code::FailedPrecondition,
                     "load balancer " + lb_id + " is " + lb->provisioning_status +
                         " (being deleted); try again later",
                     kRetryAfterBusy);
@@ -103,7 +103,7 @@ Status LbRun::mutate(const std::string& lb_id, const std::string& what,
 
 Status LbRun::mutateDeletion(const std::string& lb_id, const std::string& what,
                              const Status& result) const {
-  if (result.code() == Code::kNotFound) {
+  if (result.code() == Code::NotFound) {
     return {};
   }
   return mutate(lb_id, what, result);

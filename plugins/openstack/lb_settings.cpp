@@ -36,7 +36,7 @@ class Annotations {
       return true;
     if (*v == "false")
       return false;
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "annotation " + full_name + ": want \"true\" or \"false\", got \"" + *v + "\"");
   }
   StatusOr<int64_t> integer(const std::string& short_name, int64_t fallback, int64_t min,
@@ -51,7 +51,7 @@ class Annotations {
     if (ec == std::errc() && end == t.data() + t.size() && !t.empty())
       n = parsed;
     if (!n || *n < min || *n > max) {
-      return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+      return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
                                                 short_name + ": want an integer in [" +
                                                 std::to_string(min) + ", " + std::to_string(max) +
                                                 "], got \"" + *v + "\"");
@@ -120,7 +120,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   if (const std::string* name = a.lb("class")) {
     auto it = cfg.classes.find(*name);
     if (it == cfg.classes.end()) {
-      return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+      return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
                                                 "class: no [LoadBalancerClass \"" + *name +
                                                 "\"] in the cloud config");
     }
@@ -154,7 +154,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     s.floating_subnet_tags = cfg.floating_subnet_tags;
   }
   if (auto tags = parseTagFilter(s.floating_subnet_tags); !tags.ok()) {
-    return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+    return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
                                               "floating-subnet-tags: " + tags.status().message());
   }
 
@@ -167,7 +167,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     } else if (*proxy == "v2") {
       s.proxy_protocol = "PROXYV2";
     } else if (*proxy != "false" && !proxy->empty()) {
-      return Status(Code::kInvalidArgument,
+      return Status(Code::InvalidArgument,
                     std::string("annotation ") + kAnnotationPrefix +
                         "proxy-protocol: want true, v1, v2 or false, got \"" + *proxy + "\"");
     }
@@ -175,7 +175,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   CCM_OS_ASSIGN_OR_RETURN(s.x_forwarded_for,
                           a.boolean(std::string(kAnnotationPrefix) + "x-forwarded-for", false));
   if (s.x_forwarded_for && !s.proxy_protocol.empty()) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "annotations loadbalancer.openstack.org/proxy-protocol and x-forwarded-for "
                   "cannot be used together");
   }
@@ -183,7 +183,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   static const std::set<std::string> kMethods = {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP",
                                                  "SOURCE_IP_PORT"};
   if (kMethods.count(s.lb_method) == 0) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   std::string("annotation ") + kAnnotationPrefix +
                       "lb-method: want ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or "
                       "SOURCE_IP_PORT, got \"" +
@@ -217,7 +217,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries_down, a.integer("health-monitor-max-retries-down",
                                                            cfg.monitor_max_retries_down, 1, 10));
   if (s.health_monitor && s.hm_timeout > s.hm_delay) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "health monitor timeout (" + std::to_string(s.hm_timeout) +
                       "s) must not exceed its delay (" + std::to_string(s.hm_delay) + "s)");
   }
@@ -238,7 +238,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   for (const std::string& r : ranges) {
     auto cidr = Cidr::parse(trim(r));
     if (!cidr) {
-      return Status(Code::kInvalidArgument, range_source + ": \"" + r + "\" is not a CIDR");
+      return Status(Code::InvalidArgument, range_source + ": \"" + r + "\" is not a CIDR");
     }
     normalised.insert(cidr->toString());
   }

@@ -25,7 +25,7 @@ constexpr auto kFeaturesTtl = std::chrono::hours(1);
 // A Service with a loadBalancerClass is some other controller's.
 Status checkNoLoadBalancerClass(const KubeService& svc) {
   if (!svc.load_balancer_class.empty()) {
-    return Status(Code::kImplementedElsewhere,
+    return Status(Code::ImplementedElsewhere,
                   "Service has loadBalancerClass " + svc.load_balancer_class);
   }
   return {};
@@ -34,15 +34,15 @@ Status checkNoLoadBalancerClass(const KubeService& svc) {
 // What this provider cannot build for a Service.
 Status checkSupported(const LbSettings& s, const KubeService& svc) {
   if (svc.ports.empty()) {
-    return Status(Code::kInvalidArgument, "the Service has no ports");
+    return Status(Code::InvalidArgument, "the Service has no ports");
   }
   if (!s.tls_container_ref.empty()) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "TLS termination (default-tls-container-ref) is not supported by this provider");
   }
   for (const ServicePort& p : svc.ports) {
     if (s.x_forwarded_for && p.protocol != "TCP" && !p.protocol.empty()) {
-      return Status(Code::kInvalidArgument, "x-forwarded-for needs TCP ports; port " +
+      return Status(Code::InvalidArgument, "x-forwarded-for needs TCP ports; port " +
                                                 std::to_string(p.port) + " is " + p.protocol);
     }
   }
@@ -62,17 +62,17 @@ void warnIfSourceRangesIgnored(const LbRun& run, const KubeService& svc) {
 // attempt creates it again; one it adopted must be repaired by hand. Always an error.
 Status handleErrorState(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner) {
   if (!owner) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "load balancer " + lb.id + " (from annotation " + kAnnotationPrefix +
                       "load-balancer-id) is in provisioning status ERROR; repair it in Octavia");
   }
   run.call().error("Load balancer is in ERROR state; deleting it so that it is created again",
                    {{"lb", lb.id}, {"name", lb.name}});
   Status del = run.octavia().deleteLoadBalancer(run.call(), lb.id, true);
-  if (!del.ok() && del.code() != Code::kNotFound) {
+  if (!del.ok() && del.code() != Code::NotFound) {
     return busyAware(del, "deleting load balancer " + lb.id + " in ERROR state");
   }
-  return Status(Code::kUnavailable,
+  return Status(Code::Unavailable,
                 "load balancer " + lb.id +
                     " went into provisioning status ERROR; it is being "
                     "deleted and will be created again on the next attempt",
@@ -90,7 +90,7 @@ StatusOr<OctaviaLoadBalancer> activeLoadBalancer(const LbRun& run, const Octavia
 // annotation): it needs tags, and room under max-shared-lb when it is not a user yet.
 Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
   if (!run.features().tags()) {
-    return Status(Code::kFailedPrecondition, "using load balancer " + lb.id +
+    return Status(Code::FailedPrecondition, "using load balancer " + lb.id +
                                                  " made by someone else needs Octavia API "
                                                  "2.5 (tags)");
   }
@@ -100,7 +100,7 @@ Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
   long others = otherServiceTags(lb, run.settings().lb_name);
   int64_t max_shared = run.config().max_shared_lb;
   if (others + 1 > max_shared) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "load balancer " + lb.id + " is already shared by " + std::to_string(others) +
                       " Services ([LoadBalancer] max-shared-lb = " + std::to_string(max_shared) +
                       ")");
@@ -210,11 +210,11 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
       found.lb = std::move(lb).value();
       return found;
     }
-    if (lb.status().code() != Code::kNotFound) {
+    if (lb.status().code() != Code::NotFound) {
       return lb.status();
     }
     if (!lenient) {
-      return Status(Code::kFailedPrecondition,
+      return Status(Code::FailedPrecondition,
                     "load balancer " + s.lb_id + " named by annotation " + kAnnotationPrefix +
                         "load-balancer-id does not exist; remove the annotation to have a new "
                         "one created");
@@ -229,7 +229,7 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
                              }),
               lbs.end());
     if (lbs.size() > 1) {
-      return Status(Code::kFailedPrecondition,
+      return Status(Code::FailedPrecondition,
                     "several load balancers are named " + name +
                         "; delete the extra ones or set the load-balancer-id annotation");
     }
@@ -340,11 +340,11 @@ Status LoadBalancers::update(const CallContext& call, const std::string& cluster
   const LbSettings& s = run.settings();
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, false));
   if (!found.lb) {
-    return Status(Code::kNotFound,
+    return Status(Code::NotFound,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
   if (found.lb->provisioning_status == "ERROR") {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "load balancer " + found.lb->id + " is in provisioning status ERROR");
   }
   CCM_OS_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));

@@ -116,7 +116,7 @@ StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string
       os_.getJson(call, Service::kNetwork, "ports/" + urlEncode(id), "port_get"));
   const JsonValue* port = jsonObject(doc, "port");
   if (port == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a port");
+    return Status(Code::Internal, "Neutron answered without a port");
   return parsePort(*port);
 }
 
@@ -141,7 +141,7 @@ StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::
       os_.getJson(call, Service::kNetwork, "networks/" + urlEncode(id), "network_get"));
   const JsonValue* net = jsonObject(doc, "network");
   if (net == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a network");
+    return Status(Code::Internal, "Neutron answered without a network");
   return parseNetwork(*net);
 }
 
@@ -168,7 +168,7 @@ StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::st
       os_.getJson(call, Service::kNetwork, "subnets/" + urlEncode(id), "subnet_get"));
   const JsonValue* sub = jsonObject(doc, "subnet");
   if (sub == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a subnet");
+    return Status(Code::Internal, "Neutron answered without a subnet");
   return parseSubnet(*sub);
 }
 
@@ -212,7 +212,7 @@ StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, co
       os_.sendJson(call, Service::kNetwork, "POST", "floatingips", body, "floatingip_create"));
   const JsonValue* fip = jsonObject(doc, "floatingip");
   if (fip == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a floating IP");
+    return Status(Code::Internal, "Neutron answered without a floating IP");
   return parseFloatingIp(*fip);
 }
 
@@ -233,7 +233,7 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
 Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
   auto resp = os_.request(call, Service::kNetwork, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
-  if (!resp.ok() && resp.status().code() != Code::kNotFound)
+  if (!resp.ok() && resp.status().code() != Code::NotFound)
     return resp.status();
   return {};
 }
@@ -255,7 +255,7 @@ StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::st
       os_.getJson(call, Service::kNetwork, "routers/" + urlEncode(id), "router_get"));
   const JsonValue* router = jsonObject(doc, "router");
   if (router == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a router");
+    return Status(Code::Internal, "Neutron answered without a router");
   return parseRouter(*router);
 }
 
@@ -290,7 +290,7 @@ Status NeutronClient::removeRouterTag(const CallContext& call, const std::string
   auto resp = os_.request(call, Service::kNetwork, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_delete");
-  if (!resp.ok() && resp.status().code() != Code::kNotFound)
+  if (!resp.ok() && resp.status().code() != Code::NotFound)
     return resp.status();
   return {};
 }

@@ -49,7 +49,7 @@ StatusOr<Server> NovaClient::getServer(const CallContext& call, const std::strin
       os_.getJson(call, Service::kCompute, "servers/" + urlEncode(id), "server_get"));
   const JsonValue* server = jsonObject(doc, "server");
   if (server == nullptr)
-    return Status(Code::kInternal, "Nova answered without a server object");
+    return Status(Code::Internal, "Nova answered without a server object");
   return parseServer(*server);
 }
 
@@ -100,7 +100,7 @@ StatusOr<std::string> NovaClient::flavorName(const CallContext& call,
       os_.getJson(call, Service::kCompute, "flavors/" + urlEncode(flavor_id), "flavor_get"));
   const JsonValue* flavor = jsonObject(doc, "flavor");
   if (flavor == nullptr)
-    return Status(Code::kInternal, "Nova answered without a flavor object");
+    return Status(Code::Internal, "Nova answered without a flavor object");
   std::string name = jsonString(*flavor, "name");
   std::lock_guard<std::mutex> lock(mu_);
   flavor_names_[flavor_id] = name;

@@ -138,7 +138,7 @@ StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
     }
   }
   if (!any)
-    return Status(Code::kUnavailable, "Octavia's root lists no API versions");
+    return Status(Code::Unavailable, "Octavia's root lists no API versions");
   return best;
 }
 
@@ -149,7 +149,7 @@ StatusOr<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& 
                                       "lbaas/loadbalancers/" + urlEncode(id), "loadbalancer_get"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
   if (lb == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+    return Status(Code::Internal, "Octavia answered without a loadbalancer");
   return parseLoadBalancer(*lb);
 }
 
@@ -166,7 +166,7 @@ StatusOr<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContex
                                        body, "loadbalancer_create"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
   if (lb == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+    return Status(Code::Internal, "Octavia answered without a loadbalancer");
   return parseLoadBalancer(*lb);
 }
 
@@ -194,7 +194,7 @@ StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call,
                                        body, "listener_create"));
   const JsonValue* l = jsonObject(doc, "listener");
   if (l == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a listener");
+    return Status(Code::Internal, "Octavia answered without a listener");
   return parseListener(*l);
 }
 
@@ -219,7 +219,7 @@ StatusOr<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const J
       os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
   const JsonValue* p = jsonObject(doc, "pool");
   if (p == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a pool");
+    return Status(Code::Internal, "Octavia answered without a pool");
   return parsePool(*p);
 }
 
@@ -263,7 +263,7 @@ StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, cons
                   "healthmonitor_get"));
   const JsonValue* m = jsonObject(doc, "healthmonitor");
   if (m == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a health monitor");
+    return Status(Code::Internal, "Octavia answered without a health monitor");
   return parseMonitor(*m);
 }
 

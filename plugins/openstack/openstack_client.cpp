@@ -189,7 +189,7 @@ Status OpenStackClient::forEachPage(const CallContext& call, Service service,
   std::string next = path;
   for (int pages = 0; !next.empty(); ++pages) {
     if (pages >= 1000)
-      return Status(Code::kInternal, "more than 1000 pages listing " + path);
+      return Status(Code::Internal, "more than 1000 pages listing " + path);
     CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc, getJson(call, service, next, op));
     if (!on_page(doc))
       return {};

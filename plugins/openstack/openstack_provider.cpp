@@ -16,7 +16,7 @@ OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std:
 StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
     const CallContext& call, HostEnv& env, std::string_view config_text) {
   if (config_text.empty()) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "the openstack provider needs a cloud config (--cloud-config) with [Global] "
                   "auth-url and credentials");
   }

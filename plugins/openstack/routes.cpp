@@ -102,7 +102,7 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
   if (on_router.empty())
     return std::optional<Port>();
   if (on_router.size() > 1) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "several ports on the router's networks hold address " + ip);
   }
   return std::optional<Port>(std::move(on_router.front()));
@@ -111,7 +111,7 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
 StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRoute& route) {
   int family = ipFamilyOf(route.destination_cidr);
   if (family == 0) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
   for (const NodeAddress& a : route.target_node_addresses) {
@@ -126,7 +126,7 @@ StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRout
         return a.addr;
     }
   }
-  return Status(Code::kFailedPrecondition, "no IPv" + std::to_string(family) +
+  return Status(Code::FailedPrecondition, "no IPv" + std::to_string(family) +
                                                " InternalIP found for node " + route.target_node);
 }
 
@@ -205,7 +205,7 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
 Status Routes::remove(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
   auto cidr = Cidr::parse(route.destination_cidr);
   if (!cidr) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
   std::string dest = cidr->toString();

@@ -33,7 +33,7 @@ std::string parseErr(const std::string& text) {
   auto r = parseConfig(text);
   INFO(text);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::kInvalidArgument);
+  CHECK(r.status().code() == Code::InvalidArgument);
   return r.status().message();
 }
 
