@@ -15,7 +15,7 @@
 namespace ccm::openstack {
 namespace {
 
-enum class Kind { kString, kBool, kInt, kUint, kDuration, kList };
+enum class Kind { String, Bool, Int, Uint, Duration, List };
 
 using Setter = std::function<Status(Config&, const IniEntry&)>;
 
@@ -51,7 +51,7 @@ using SectionOf = Section Config::*;
 
 template <typename Section>
 KeySpec stringKey(SectionOf<Section> sec, std::string Section::*field) {
-  return {Kind::kString, [sec, field](Config& c, const IniEntry& e) {
+  return {Kind::String, [sec, field](Config& c, const IniEntry& e) {
             (c.*sec).*field = e.value;
             return Status();
           }};
@@ -59,7 +59,7 @@ KeySpec stringKey(SectionOf<Section> sec, std::string Section::*field) {
 
 template <typename Section>
 KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
-  return {Kind::kBool, [sec, field](Config& c, const IniEntry& e) {
+  return {Kind::Bool, [sec, field](Config& c, const IniEntry& e) {
             if (!e.has_value) {
               (c.*sec).*field = true;  // "key" alone means true
               return Status();
@@ -77,7 +77,7 @@ KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
 
 template <typename Section, typename Int>
 KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t max) {
-  return {std::is_unsigned_v<Int> ? Kind::kUint : Kind::kInt,
+  return {std::is_unsigned_v<Int> ? Kind::Uint : Kind::Int,
           [sec, field, min, max](Config& c, const IniEntry& e) {
             auto v = parseGcfgInt(e.value);
             if (!v)
@@ -94,7 +94,7 @@ KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t
 
 template <typename Section>
 KeySpec durationKey(SectionOf<Section> sec, Duration Section::*field, bool allow_zero) {
-  return {Kind::kDuration, [sec, field, allow_zero](Config& c, const IniEntry& e) {
+  return {Kind::Duration, [sec, field, allow_zero](Config& c, const IniEntry& e) {
             auto v = parseGoDuration(e.value);
             if (!v) {
               return Status(Code::InvalidArgument,
@@ -113,7 +113,7 @@ KeySpec durationKey(SectionOf<Section> sec, Duration Section::*field, bool allow
 
 template <typename Section>
 KeySpec listKey(SectionOf<Section> sec, std::vector<std::string> Section::*field) {
-  return {Kind::kList, [sec, field](Config& c, const IniEntry& e) {
+  return {Kind::List, [sec, field](Config& c, const IniEntry& e) {
             if (e.value.empty()) {
               ((c.*sec).*field).clear();  // gcfg: a blank value resets a list
             } else {
@@ -142,7 +142,7 @@ KeyTable globalKeys() {
   t.emplace("tenant-domain-id", stringKey(s, &G::tenant_domain_id));
   t.emplace("tenant-domain-name", stringKey(s, &G::tenant_domain_name));
   t.emplace("region", stringKey(s, &G::region));
-  t.emplace("os-endpoint-type", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+  t.emplace("os-endpoint-type", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                           c.global.endpoint_type = e.value;
                                           c.global.endpoint_type_set = true;
                                           return Status();
@@ -151,7 +151,7 @@ KeyTable globalKeys() {
   t.emplace("cert-file", stringKey(s, &G::cert_file));
   t.emplace("key-file", stringKey(s, &G::key_file));
   // tls-insecure is a string upstream where only "true" counts; see validate().
-  t.emplace("tls-insecure", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+  t.emplace("tls-insecure", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                       std::string v = e.has_value ? e.value : "true";
                                       if (v == "true") {
                                         c.global.tls_insecure = true;
@@ -202,7 +202,7 @@ KeyTable loadBalancerKeys() {
   t.emplace("floating-subnet-id", stringKey(s, &L::floating_subnet_id));
   t.emplace("floating-subnet", stringKey(s, &L::floating_subnet));
   t.emplace("floating-subnet-tags", stringKey(s, &L::floating_subnet_tags));
-  t.emplace("lb-method", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+  t.emplace("lb-method", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                    c.load_balancer.lb_method = e.value;
                                    c.load_balancer.lb_method_set = true;
                                    return Status();
@@ -570,10 +570,10 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
         continue;
       }
       const KeySpec& spec = key->second;
-      if (!e.has_value && spec.kind != Kind::kBool && e.key != "tls-insecure") {
+      if (!e.has_value && spec.kind != Kind::Bool && e.key != "tls-insecure") {
         return bad(sec_name, e.key, "missing value (write " + e.key + " = <value>)");
       }
-      if (spec.kind != Kind::kList && !seen.emplace(section.name, e.key).second) {
+      if (spec.kind != Kind::List && !seen.emplace(section.name, e.key).second) {
         out.warnings.push_back("[" + sec_name + "] " + e.key +
                                ": set more than once, the last wins");
       }

@@ -16,8 +16,8 @@
 
 namespace ccm::openstack {
 
-enum class LogLevel { kError, kWarning, kInfo, kDebug };
-enum class MetricKind { kCounter, kGauge, kHistogram };
+enum class LogLevel { Error, Warning, Info, Debug };
+enum class MetricKind { Counter, Gauge, Histogram };
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -81,16 +81,16 @@ class CallContext {
   }
 
   void info(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kInfo, msg, f);
+    logAt(*env_, LogLevel::Info, msg, f);
   }
   void debug(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kDebug, msg, f);
+    logAt(*env_, LogLevel::Debug, msg, f);
   }
   void warning(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kWarning, msg, f);
+    logAt(*env_, LogLevel::Warning, msg, f);
   }
   void error(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kError, msg, f);
+    logAt(*env_, LogLevel::Error, msg, f);
   }
 
  private:

@@ -66,16 +66,16 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
 StatusOr<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (server.ok())
-    return Existence::kExists;
+    return Existence::Exists;
   if (server.status().code() == Code::NotFound && !node.provider_id.empty()) {
-    return Existence::kNotFound;
+    return Existence::NotFound;
   }
   return server.status();
 }
 
 StatusOr<Power> Instances::shutdown(const CallContext& call, const KubeNode& node) {
   CCM_OS_ASSIGN_OR_RETURN(Server server, findServer(call, node));
-  return server.status == "SHUTOFF" ? Power::kShutdown : Power::kRunning;
+  return server.status == "SHUTOFF" ? Power::Shutdown : Power::Running;
 }
 
 StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Server& server,

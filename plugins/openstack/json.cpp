@@ -27,25 +27,25 @@ Json& Json::push(Json value) {
 template <typename Writer>
 void Json::write(Writer& w) const {
   switch (type_) {
-    case Type::kNull:
+    case Type::Null:
       w.Null();
       break;
-    case Type::kBool:
+    case Type::Bool:
       w.Bool(b_);
       break;
-    case Type::kInt:
+    case Type::Int:
       w.Int64(i_);
       break;
-    case Type::kString:
+    case Type::String:
       w.String(s_.data(), static_cast<rapidjson::SizeType>(s_.size()));
       break;
-    case Type::kArray:
+    case Type::Array:
       w.StartArray();
       for (const Json& item : items_)
         item.write(w);
       w.EndArray();
       break;
-    case Type::kObject:
+    case Type::Object:
       w.StartObject();
       for (size_t i = 0; i < keys_.size(); ++i) {
         w.Key(keys_[i].data(), static_cast<rapidjson::SizeType>(keys_[i].size()));

@@ -97,7 +97,7 @@ FloatingIp parseFloatingIp(const JsonValue& obj) {
 StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
                                                      const std::string& query) {
   std::vector<Port> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("ports", query), "ports_links",
+  Status st = os_.forEachPage(call, Service::Network, withQuery("ports", query), "ports_links",
                               "port_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "ports")) {
                                   for (const auto& p : arr->GetArray())
@@ -113,7 +113,7 @@ StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
 StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "ports/" + urlEncode(id), "port_get"));
+      os_.getJson(call, Service::Network, "ports/" + urlEncode(id), "port_get"));
   const JsonValue* port = jsonObject(doc, "port");
   if (port == nullptr)
     return Status(Code::Internal, "Neutron answered without a port");
@@ -130,7 +130,7 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
     arr.push(std::move(pair));
   }
   Json body = Json::object().set("port", Json::object().set("allowed_address_pairs", arr));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "ports/" + urlEncode(port_id), &body,
+  auto resp = os_.request(call, Service::Network, "PUT", "ports/" + urlEncode(port_id), &body,
                           "port_update");
   return resp.ok() ? Status() : resp.status();
 }
@@ -138,7 +138,7 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
 StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "networks/" + urlEncode(id), "network_get"));
+      os_.getJson(call, Service::Network, "networks/" + urlEncode(id), "network_get"));
   const JsonValue* net = jsonObject(doc, "network");
   if (net == nullptr)
     return Status(Code::Internal, "Neutron answered without a network");
@@ -148,7 +148,7 @@ StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::
 StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& call,
                                                            const std::string& query) {
   std::vector<Network> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("networks", query),
+  Status st = os_.forEachPage(call, Service::Network, withQuery("networks", query),
                               "networks_links", "network_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "networks")) {
                                   for (const auto& n : arr->GetArray()) {
@@ -165,7 +165,7 @@ StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& ca
 StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "subnets/" + urlEncode(id), "subnet_get"));
+      os_.getJson(call, Service::Network, "subnets/" + urlEncode(id), "subnet_get"));
   const JsonValue* sub = jsonObject(doc, "subnet");
   if (sub == nullptr)
     return Status(Code::Internal, "Neutron answered without a subnet");
@@ -175,7 +175,7 @@ StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::st
 StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
                                                          const std::string& query) {
   std::vector<Subnet> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("subnets", query), "subnets_links",
+  Status st = os_.forEachPage(call, Service::Network, withQuery("subnets", query), "subnets_links",
                               "subnet_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "subnets")) {
                                   for (const auto& s : arr->GetArray()) {
@@ -192,7 +192,7 @@ StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call
 StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallContext& call,
                                                                  const std::string& query) {
   std::vector<FloatingIp> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("floatingips", query),
+  Status st = os_.forEachPage(call, Service::Network, withQuery("floatingips", query),
                               "floatingips_links", "floatingip_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "floatingips")) {
                                   for (const auto& f : arr->GetArray()) {
@@ -209,7 +209,7 @@ StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallConte
 StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.sendJson(call, Service::kNetwork, "POST", "floatingips", body, "floatingip_create"));
+      os_.sendJson(call, Service::Network, "POST", "floatingips", body, "floatingip_create"));
   const JsonValue* fip = jsonObject(doc, "floatingip");
   if (fip == nullptr)
     return Status(Code::Internal, "Neutron answered without a floating IP");
@@ -225,13 +225,13 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
     inner.set("port_id", port_id);
   }
   Json body = Json::object().set("floatingip", std::move(inner));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "floatingips/" + urlEncode(fip_id), &body,
+  auto resp = os_.request(call, Service::Network, "PUT", "floatingips/" + urlEncode(fip_id), &body,
                           "floatingip_update");
   return resp.ok() ? Status() : resp.status();
 }
 
 Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
-  auto resp = os_.request(call, Service::kNetwork, "DELETE", "floatingips/" + urlEncode(fip_id),
+  auto resp = os_.request(call, Service::Network, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
   if (!resp.ok() && resp.status().code() != Code::NotFound)
     return resp.status();
@@ -240,7 +240,7 @@ Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::strin
 
 StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContext& call) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kNetwork, "extensions", "extension_list"));
+                          os_.getJson(call, Service::Network, "extensions", "extension_list"));
   std::set<std::string> out;
   if (const JsonValue* arr = jsonArray(doc, "extensions")) {
     for (const auto& e : arr->GetArray())
@@ -252,7 +252,7 @@ StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContex
 StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "routers/" + urlEncode(id), "router_get"));
+      os_.getJson(call, Service::Network, "routers/" + urlEncode(id), "router_get"));
   const JsonValue* router = jsonObject(doc, "router");
   if (router == nullptr)
     return Status(Code::Internal, "Neutron answered without a router");
@@ -262,7 +262,7 @@ StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::st
 Status NeutronClient::setRouterRoutes(const CallContext& call, const std::string& router_id,
                                       const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "routers/" + urlEncode(router_id), &body,
+  auto resp = os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id), &body,
                           "router_update");
   return resp.ok() ? Status() : resp.status();
 }
@@ -272,14 +272,14 @@ Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::stri
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   std::string action = add ? "add_extraroutes" : "remove_extraroutes";
   auto resp =
-      os_.request(call, Service::kNetwork, "PUT", "routers/" + urlEncode(router_id) + "/" + action,
+      os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id) + "/" + action,
                   &body, "router_" + action);
   return resp.ok() ? Status() : resp.status();
 }
 
 Status NeutronClient::addRouterTag(const CallContext& call, const std::string& router_id,
                                    const std::string& tag) {
-  auto resp = os_.request(call, Service::kNetwork, "PUT",
+  auto resp = os_.request(call, Service::Network, "PUT",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_add");
   return resp.ok() ? Status() : resp.status();
@@ -287,7 +287,7 @@ Status NeutronClient::addRouterTag(const CallContext& call, const std::string& r
 
 Status NeutronClient::removeRouterTag(const CallContext& call, const std::string& router_id,
                                       const std::string& tag) {
-  auto resp = os_.request(call, Service::kNetwork, "DELETE",
+  auto resp = os_.request(call, Service::Network, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_delete");
   if (!resp.ok() && resp.status().code() != Code::NotFound)

@@ -46,7 +46,7 @@ Server parseServer(const JsonValue& obj) {
 StatusOr<Server> NovaClient::getServer(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kCompute, "servers/" + urlEncode(id), "server_get"));
+      os_.getJson(call, Service::Compute, "servers/" + urlEncode(id), "server_get"));
   const JsonValue* server = jsonObject(doc, "server");
   if (server == nullptr)
     return Status(Code::Internal, "Nova answered without a server object");
@@ -57,7 +57,7 @@ StatusOr<std::vector<Server>> NovaClient::findByName(const CallContext& call,
                                                      const std::string& name) {
   std::vector<Server> found;
   std::string path = "servers/detail?name=" + urlEncode("^" + quoteRegex(name) + "$");
-  Status st = os_.forEachPage(call, Service::kCompute, path, "servers_links", "server_list",
+  Status st = os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
                               [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "servers")) {
                                   for (const auto& s : arr->GetArray()) {
@@ -77,7 +77,7 @@ StatusOr<std::vector<Server>> NovaClient::findByName(const CallContext& call,
 Status NovaClient::listServers(const CallContext& call,
                                const std::function<void(Server)>& on_server) {
   std::string path = "servers/detail?limit=" + std::to_string(kServerPageSize);
-  return os_.forEachPage(call, Service::kCompute, path, "servers_links", "server_list",
+  return os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
                          [&](const JsonValue& page) {
                            if (const JsonValue* arr = jsonArray(page, "servers")) {
                              for (const auto& s : arr->GetArray())
@@ -97,7 +97,7 @@ StatusOr<std::string> NovaClient::flavorName(const CallContext& call,
   }
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kCompute, "flavors/" + urlEncode(flavor_id), "flavor_get"));
+      os_.getJson(call, Service::Compute, "flavors/" + urlEncode(flavor_id), "flavor_get"));
   const JsonValue* flavor = jsonObject(doc, "flavor");
   if (flavor == nullptr)
     return Status(Code::Internal, "Nova answered without a flavor object");

@@ -34,11 +34,11 @@ std::string octaviaRootOf(const std::string& url) {
 
 const char* serviceName(Service s) {
   switch (s) {
-    case Service::kCompute:
+    case Service::Compute:
       return "compute";
-    case Service::kNetwork:
+    case Service::Network:
       return "network";
-    case Service::kLoadBalancer:
+    case Service::LoadBalancer:
       return "load-balancer";
   }
   return "?";
@@ -75,11 +75,11 @@ Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) 
 
 const std::string& OpenStackClient::baseUrl(Service service) const {
   switch (service) {
-    case Service::kCompute:
+    case Service::Compute:
       return compute_url_;
-    case Service::kNetwork:
+    case Service::Network:
       return network_url_;
-    case Service::kLoadBalancer:
+    case Service::LoadBalancer:
       return lb_url_;
   }
   return compute_url_;
@@ -98,7 +98,7 @@ StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Servic
   req.headers = {{"Accept", "application/json"}, {"X-Auth-Token", token}};
   if (!body.empty())
     req.headers.emplace_back("Content-Type", "application/json");
-  bool microversion = service == Service::kCompute && nova_microversion_.load();
+  bool microversion = service == Service::Compute && nova_microversion_.load();
   if (microversion) {
     req.headers.emplace_back("X-OpenStack-Nova-API-Version", kNovaMicroversion);
     req.headers.emplace_back("OpenStack-API-Version", std::string("compute ") + kNovaMicroversion);
@@ -133,17 +133,17 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   Fields labels = {{"request", op}};
-  env_.metric(MetricKind::kHistogram, "openstack_api_request_duration_seconds",
+  env_.metric(MetricKind::Histogram, "openstack_api_request_duration_seconds",
               "Latency of OpenStack API requests", labels, seconds);
-  env_.metric(MetricKind::kCounter, "openstack_api_requests_total", "OpenStack API requests",
+  env_.metric(MetricKind::Counter, "openstack_api_requests_total", "OpenStack API requests",
               labels, 1);
   if (!resp.ok()) {
-    env_.metric(MetricKind::kCounter, "openstack_api_request_errors_total",
+    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     return resp.status();
   }
   if (resp->status < 200 || resp->status > 299) {
-    env_.metric(MetricKind::kCounter, "openstack_api_request_errors_total",
+    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     std::string what = std::string(serviceName(service)) + " " + method + " " + url;
     if (resp->status == 401)

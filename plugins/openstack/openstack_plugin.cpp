@@ -33,16 +33,16 @@ class SdkHostEnv final : public HostEnv {
   void log(LogLevel level, std::string_view message) override {
     ccm_log_level l = CCM_LOG_INFO;
     switch (level) {
-      case LogLevel::kError:
+      case LogLevel::Error:
         l = CCM_LOG_ERROR;
         break;
-      case LogLevel::kWarning:
+      case LogLevel::Warning:
         l = CCM_LOG_WARNING;
         break;
-      case LogLevel::kInfo:
+      case LogLevel::Info:
         l = CCM_LOG_INFO;
         break;
-      case LogLevel::kDebug:
+      case LogLevel::Debug:
         l = CCM_LOG_DEBUG;
         break;
     }
@@ -62,13 +62,13 @@ class SdkHostEnv final : public HostEnv {
               double value) override {
     sdk::Labels l(labels.begin(), labels.end());
     switch (kind) {
-      case MetricKind::kCounter:
+      case MetricKind::Counter:
         host().counterAdd(name, help, l, value);
         break;
-      case MetricKind::kGauge:
+      case MetricKind::Gauge:
         host().gaugeSet(name, help, l, value);
         break;
-      case MetricKind::kHistogram:
+      case MetricKind::Histogram:
         host().observeSeconds(name, help, l, value);
         break;
     }
@@ -199,14 +199,14 @@ class InstancesCapability final : public sdk::Instances {
     auto r = core_.exists(contextOf(call), nodeOf(node));
     if (!r.ok())
       return toError(r.status());
-    return *r == Existence::kExists ? sdk::Existence::Exists : sdk::Existence::NotFound;
+    return *r == Existence::Exists ? sdk::Existence::Exists : sdk::Existence::NotFound;
   }
   sdk::Result<sdk::Power> instanceShutdown(const sdk::Call& call,
                                            const sdk::NodeView& node) override {
     auto r = core_.shutdown(contextOf(call), nodeOf(node));
     if (!r.ok())
       return toError(r.status());
-    return *r == Power::kShutdown ? sdk::Power::Shutdown : sdk::Power::Running;
+    return *r == Power::Shutdown ? sdk::Power::Shutdown : sdk::Power::Running;
   }
   sdk::Result<std::optional<sdk::InstanceMetadata>> instanceMetadata(
       const sdk::Call& call, const sdk::NodeView& node) override {
