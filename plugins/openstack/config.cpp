@@ -31,18 +31,24 @@ Status bad(std::string_view section, std::string_view key, const std::string& wh
 
 // Canonical spelling of the known sections, for messages.
 std::string canonicalSection(const std::string& lower) {
-  if (lower == "global")
+  if (lower == "global") {
     return "Global";
-  if (lower == "networking")
+  }
+  if (lower == "networking") {
     return "Networking";
-  if (lower == "loadbalancer")
+  }
+  if (lower == "loadbalancer") {
     return "LoadBalancer";
-  if (lower == "loadbalancerclass")
+  }
+  if (lower == "loadbalancerclass") {
     return "LoadBalancerClass";
-  if (lower == "route")
+  }
+  if (lower == "route") {
     return "Route";
-  if (lower == "metadata")
+  }
+  if (lower == "metadata") {
     return "Metadata";
+  }
   return lower;
 }
 
@@ -80,12 +86,13 @@ KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t
   return {std::is_unsigned_v<Int> ? Kind::Uint : Kind::Int,
           [sec, field, min, max](Config& c, const IniEntry& e) {
             auto v = parseGcfgInt(e.value);
-            if (!v)
+            if (!v) {
               return Status(Code::InvalidArgument, "invalid integer \"" + e.value + "\"");
+            }
             if (*v < min || *v > max) {
               return Status(Code::InvalidArgument, "value " + std::to_string(*v) +
-                                                        " out of range [" + std::to_string(min) +
-                                                        ", " + std::to_string(max) + "]");
+                                                       " out of range [" + std::to_string(min) +
+                                                       ", " + std::to_string(max) + "]");
             }
             (c.*sec).*field = static_cast<Int>(*v);
             return Status();
@@ -275,14 +282,16 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
                  "/etc/openstack)");
     }
     std::ifstream in(path);
-    if (!in)
+    if (!in) {
       return bad("Global", "clouds-file", "cannot read \"" + path + "\"");
+    }
     std::stringstream text;
     text << in.rdbuf();
     CCM_OS_RETURN_IF_ERROR(mergeCloudsYaml(text.str(), path, g));
   }
-  if (g.auth_url.empty())
+  if (g.auth_url.empty()) {
     return bad("Global", "auth-url", "required");
+  }
   if (!startsWith(g.auth_url, "http://") && !startsWith(g.auth_url, "https://")) {
     return bad("Global", "auth-url",
                "must be an http:// or https:// URL, got \"" + g.auth_url + "\"");
@@ -339,8 +348,9 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
     if (g.trustee_id.empty() && g.user_id.empty() && g.username.empty()) {
       return bad("Global", "trustee-id", "trust auth needs trustee-id (or user-id/username)");
     }
-    if (!has_password)
+    if (!has_password) {
       return bad("Global", "trustee-password", "trust auth needs a password");
+    }
   } else if (has_password) {
     if (g.username.empty() && g.user_id.empty()) {
       return bad("Global", "username", "password auth needs username or user-id");
@@ -409,15 +419,17 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
                "must be ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or SOURCE_IP_PORT, got \"" +
                    lb.lb_method + "\"");
   }
-  if (lb.lb_provider.empty())
+  if (lb.lb_provider.empty()) {
     return bad("LoadBalancer", "lb-provider", "must not be empty");
+  }
   static const std::set<std::string> kProviders = {"amphora", "octavia", "ovn", "f5", "amphorav2"};
   if (kProviders.count(lb.lb_provider) == 0) {
     warnings.push_back("[LoadBalancer] lb-provider \"" + lb.lb_provider +
                        "\" is not one of amphora, octavia, ovn, f5, amphorav2; using it anyway");
   }
-  if (lb.lb_provider == "ovn" && !lb.lb_method_set)
+  if (lb.lb_provider == "ovn" && !lb.lb_method_set) {
     lb.lb_method = "SOURCE_IP_PORT";
+  }
   if (lb.container_store != "barbican" && lb.container_store != "external") {
     return bad("LoadBalancer", "container-store",
                "must be barbican or external, got \"" + lb.container_store + "\"");
@@ -469,8 +481,9 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
   for (const std::string& piece : splitAny(text, ",")) {
     auto eq = piece.find('=');
     std::string key(trim(std::string_view(piece).substr(0, eq)));
-    if (key.empty())
+    if (key.empty()) {
       return Status(Code::InvalidArgument, "empty label key in \"" + piece + "\"");
+    }
     for (char ch : key) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.' &&
           ch != '/') {
@@ -493,8 +506,9 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
 StatusOr<TagFilter> parseTagFilter(std::string_view text) {
   TagFilter f;
   std::string_view s = trim(text);
-  if (s.empty())
+  if (s.empty()) {
     return f;
+  }
   bool negate = false;
   bool all = false;
   if (!s.empty() && s.front() == '!') {
@@ -506,10 +520,12 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
     s.remove_prefix(1);
   }
   auto tags = splitAny(s, ",");
-  if (tags.empty())
+  if (tags.empty()) {
     return Status(Code::InvalidArgument, "no tags in \"" + std::string(text) + "\"");
-  for (size_t i = 0; i < tags.size(); ++i)
+  }
+  for (size_t i = 0; i < tags.size(); ++i) {
     f.tags += (i ? "," : "") + tags[i];
+  }
   if (negate) {
     f.param = all ? "not-tags-any" : "not-tags";
   } else {
@@ -520,8 +536,9 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
 
 StatusOr<ParsedConfig> parseConfig(std::string_view text) {
   auto ini = IniFile::parse(text);
-  if (!ini.ok())
+  if (!ini.ok()) {
     return ini.status();
+  }
   ParsedConfig out;
   static const std::map<std::string, KeyTable, std::less<>> tables = {
       {"global", globalKeys()},
@@ -546,8 +563,9 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
           out.warnings.push_back("[" + where + "] " + e.key + ": unknown key, ignored");
           continue;
         }
-        if (!e.has_value)
+        if (!e.has_value) {
           return bad(where, e.key, "missing value");
+        }
         cls.*(it->second) = e.value;
       }
       continue;
@@ -561,7 +579,7 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
     }
     if (section.has_subsection) {
       return Status(Code::InvalidArgument, "[" + sec_name + " \"" + section.subsection +
-                                                "\"]: this section takes no name");
+                                               "\"]: this section takes no name");
     }
     for (const IniEntry& e : section.entries) {
       auto key = table->second.find(e.key);
@@ -578,13 +596,15 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
                                ": set more than once, the last wins");
       }
       Status st = spec.set(out.config, e);
-      if (!st.ok())
+      if (!st.ok()) {
         return bad(sec_name, e.key, st.message());
+      }
     }
   }
   Status st = validate(out.config, out.warnings);
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -592,8 +612,9 @@ std::vector<std::string> configSecrets(const Config& c) {
   std::vector<std::string> out;
   for (const std::string* s : {&c.global.password, &c.global.application_credential_secret,
                                &c.global.trustee_password, &c.global.token}) {
-    if (!s->empty())
+    if (!s->empty()) {
       out.push_back(*s);
+    }
   }
   return out;
 }

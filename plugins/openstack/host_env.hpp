@@ -64,8 +64,9 @@ class CallContext {
 
   // Time left before the deadline on the host's monotonic clock; nullopt without a deadline.
   std::optional<std::chrono::nanoseconds> remaining() const {
-    if (deadline_ns_ == 0)
+    if (deadline_ns_ == 0) {
       return std::nullopt;
+    }
     return std::chrono::nanoseconds(deadline_ns_ - env_->monotonicNs());
   }
 
@@ -106,14 +107,16 @@ class CallContext {
 inline StatusOr<std::chrono::milliseconds> requestTimeout(const CallContext& call,
                                                           std::chrono::nanoseconds configured) {
   Status alive = call.checkAlive();
-  if (!alive.ok())
+  if (!alive.ok()) {
     return alive;
+  }
   auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(configured);
   if (auto left = call.remaining()) {
     timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(*left));
   }
-  if (timeout.count() <= 0)
+  if (timeout.count() <= 0) {
     return Status(Code::DeadlineExceeded, "the call's deadline has passed");
+  }
   return timeout;
 }
 

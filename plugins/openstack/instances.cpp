@@ -18,13 +18,14 @@ constexpr size_t kPortQueryChunk = 40;
 StatusOr<ProviderId> parseProviderId(const std::string& provider_id) {
   static const std::regex kRe(R"(^openstack://([^/]*)/([^/]+)$)");
   std::string full = provider_id;
-  if (full.find("://") == std::string::npos)
+  if (full.find("://") == std::string::npos) {
     full = "openstack://" + full;
+  }
   std::smatch m;
   if (!std::regex_match(full, m, kRe)) {
     return Status(Code::InvalidArgument, "providerID \"" + provider_id +
-                                              "\" is not openstack:///<server-id> or "
-                                              "openstack://<region>/<server-id>");
+                                             "\" is not openstack:///<server-id> or "
+                                             "openstack://<region>/<server-id>");
   }
   return ProviderId{m[1].str(), m[2].str()};
 }
@@ -41,13 +42,13 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
     CCM_OS_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
     if (!pid.region.empty() && pid.region != config_.global.region) {
       return Status(Code::InvalidArgument, "providerID " + node.provider_id + " is in region " +
-                                                pid.region + ", this provider serves region \"" +
-                                                config_.global.region + "\"");
+                                               pid.region + ", this provider serves region \"" +
+                                               config_.global.region + "\"");
     }
     auto server = nova_.getServer(call, pid.server_id);
     if (!server.ok() && server.status().code() == Code::NotFound) {
       return Status(Code::NotFound, "server " + pid.server_id + " of node " + node.name +
-                                         " does not exist (Nova answered 404)");
+                                        " does not exist (Nova answered 404)");
     }
     return server;
   }
@@ -65,8 +66,9 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
 
 StatusOr<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
-  if (server.ok())
+  if (server.ok()) {
     return Existence::Exists;
+  }
   if (server.status().code() == Code::NotFound && !node.provider_id.empty()) {
     return Existence::NotFound;
   }
@@ -143,8 +145,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     const CallContext& call, const std::vector<KubeNode>& nodes) {
   std::vector<StatusOr<InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
-    for (const KubeNode& node : nodes)
+    for (const KubeNode& node : nodes) {
       out.push_back(metadata(call, node));
+    }
     return out;
   }
   std::map<std::string, Server> by_id;
@@ -155,8 +158,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     by_id.emplace(std::move(id), std::move(s));
   });
   if (!listed.ok()) {
-    for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t i = 0; i < nodes.size(); ++i) {
       out.push_back(listed);
+    }
     return out;
   }
   // Resolve each node to a server ID (or an error).
@@ -172,7 +176,7 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
                                   "providerID " + node.provider_id + " is in another region"));
       } else if (by_id.count(pid->server_id) == 0) {
         resolved.push_back(Status(Code::NotFound, "server " + pid->server_id + " of node " +
-                                                       node.name + " does not exist"));
+                                                      node.name + " does not exist"));
       } else {
         resolved.push_back(pid->server_id);
       }
@@ -187,8 +191,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
         resolved.push_back(it->second.front());
       }
     }
-    if (resolved.back().ok())
+    if (resolved.back().ok()) {
       wanted.push_back(*resolved.back());
+    }
   }
   // Ports of all wanted servers, a chunk of device IDs per request.
   std::map<std::string, std::vector<Port>> ports_by_device;
@@ -203,8 +208,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       ports_status = ports.status();
       break;
     }
-    for (Port& p : *ports)
+    for (Port& p : *ports) {
       ports_by_device[p.device_id].push_back(std::move(p));
+    }
   }
   for (auto& r : resolved) {
     if (!r.ok()) {

@@ -18,8 +18,8 @@ namespace ccm::openstack {
 // A JSON value under construction. Objects keep insertion order.
 class Json {
  public:
-  Json() = default;                                     // null
-  Json(std::nullptr_t) {}                               // NOLINT(google-explicit-constructor)
+  Json() = default;                                    // null
+  Json(std::nullptr_t) {}                              // NOLINT(google-explicit-constructor)
   Json(bool b) : type_(Type::Bool), b_(b) {}           // NOLINT(google-explicit-constructor)
   Json(int v) : type_(Type::Int), i_(v) {}             // NOLINT(google-explicit-constructor)
   Json(int64_t v) : type_(Type::Int), i_(v) {}         // NOLINT(google-explicit-constructor)
@@ -40,8 +40,9 @@ class Json {
   }
   static Json stringArray(const std::vector<std::string>& items) {
     Json j = array();
-    for (const auto& s : items)
+    for (const auto& s : items) {
       j.push(s);
+    }
     return j;
   }
 

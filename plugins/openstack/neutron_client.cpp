@@ -76,8 +76,9 @@ Port parsePort(const JsonValue& obj) {
     if (const JsonValue* subs = jsonArray(*trunk, "sub_ports")) {
       for (const auto& sp : subs->GetArray()) {
         std::string id = jsonString(sp, "port_id");
-        if (!id.empty())
+        if (!id.empty()) {
           p.trunk_subport_ids.push_back(id);
+        }
       }
     }
   }
@@ -100,13 +101,15 @@ StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
   Status st = os_.forEachPage(call, Service::Network, withQuery("ports", query), "ports_links",
                               "port_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "ports")) {
-                                  for (const auto& p : arr->GetArray())
+                                  for (const auto& p : arr->GetArray()) {
                                     out.push_back(parsePort(p));
+                                  }
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -115,8 +118,9 @@ StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "ports/" + urlEncode(id), "port_get"));
   const JsonValue* port = jsonObject(doc, "port");
-  if (port == nullptr)
+  if (port == nullptr) {
     return Status(Code::Internal, "Neutron answered without a port");
+  }
   return parsePort(*port);
 }
 
@@ -125,8 +129,9 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
   Json arr = Json::array();
   for (const auto& p : pairs) {
     Json pair = Json::object().set("ip_address", p.ip_address);
-    if (!p.mac_address.empty())
+    if (!p.mac_address.empty()) {
       pair.set("mac_address", p.mac_address);
+    }
     arr.push(std::move(pair));
   }
   Json body = Json::object().set("port", Json::object().set("allowed_address_pairs", arr));
@@ -140,8 +145,9 @@ StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "networks/" + urlEncode(id), "network_get"));
   const JsonValue* net = jsonObject(doc, "network");
-  if (net == nullptr)
+  if (net == nullptr) {
     return Status(Code::Internal, "Neutron answered without a network");
+  }
   return parseNetwork(*net);
 }
 
@@ -157,8 +163,9 @@ StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& ca
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -167,8 +174,9 @@ StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::st
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "subnets/" + urlEncode(id), "subnet_get"));
   const JsonValue* sub = jsonObject(doc, "subnet");
-  if (sub == nullptr)
+  if (sub == nullptr) {
     return Status(Code::Internal, "Neutron answered without a subnet");
+  }
   return parseSubnet(*sub);
 }
 
@@ -184,8 +192,9 @@ StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -201,8 +210,9 @@ StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallConte
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -211,8 +221,9 @@ StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, co
       rapidjson::Document doc,
       os_.sendJson(call, Service::Network, "POST", "floatingips", body, "floatingip_create"));
   const JsonValue* fip = jsonObject(doc, "floatingip");
-  if (fip == nullptr)
+  if (fip == nullptr) {
     return Status(Code::Internal, "Neutron answered without a floating IP");
+  }
   return parseFloatingIp(*fip);
 }
 
@@ -233,8 +244,9 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
 Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
-  if (!resp.ok() && resp.status().code() != Code::NotFound)
+  if (!resp.ok() && resp.status().code() != Code::NotFound) {
     return resp.status();
+  }
   return {};
 }
 
@@ -243,8 +255,9 @@ StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContex
                           os_.getJson(call, Service::Network, "extensions", "extension_list"));
   std::set<std::string> out;
   if (const JsonValue* arr = jsonArray(doc, "extensions")) {
-    for (const auto& e : arr->GetArray())
+    for (const auto& e : arr->GetArray()) {
       out.insert(jsonString(e, "alias"));
+    }
   }
   return out;
 }
@@ -254,8 +267,9 @@ StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::st
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "routers/" + urlEncode(id), "router_get"));
   const JsonValue* router = jsonObject(doc, "router");
-  if (router == nullptr)
+  if (router == nullptr) {
     return Status(Code::Internal, "Neutron answered without a router");
+  }
   return parseRouter(*router);
 }
 
@@ -290,8 +304,9 @@ Status NeutronClient::removeRouterTag(const CallContext& call, const std::string
   auto resp = os_.request(call, Service::Network, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_delete");
-  if (!resp.ok() && resp.status().code() != Code::NotFound)
+  if (!resp.ok() && resp.status().code() != Code::NotFound) {
     return resp.status();
+  }
   return {};
 }
 

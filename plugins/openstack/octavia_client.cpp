@@ -83,8 +83,9 @@ StatusOr<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
         }
         return true;
       });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -118,27 +119,31 @@ StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
       os_.getJson(call, Service::LoadBalancer, os_.octaviaRoot(), "loadbalancer_versions"));
   const JsonValue* versions = jsonArray(doc, "versions");
   if (versions == nullptr) {
-    if (const JsonValue* obj = jsonObject(doc, "versions"))
+    if (const JsonValue* obj = jsonObject(doc, "versions")) {
       versions = jsonArray(*obj, "values");
+    }
   }
   OctaviaVersion best;
   bool any = false;
   if (versions != nullptr) {
     for (const auto& v : versions->GetArray()) {
       std::string id = jsonString(v, "id");
-      if (id.size() < 2 || id[0] != 'v')
+      if (id.size() < 2 || id[0] != 'v') {
         continue;
+      }
       OctaviaVersion ver;
       ver.major = std::atoi(id.c_str() + 1);
       auto dot = id.find('.');
       ver.minor = dot == std::string::npos ? 0 : std::atoi(id.c_str() + dot + 1);
-      if (!any || ver.atLeast(best.major, best.minor))
+      if (!any || ver.atLeast(best.major, best.minor)) {
         best = ver;
+      }
       any = true;
     }
   }
-  if (!any)
+  if (!any) {
     return Status(Code::Unavailable, "Octavia's root lists no API versions");
+  }
   return best;
 }
 
@@ -148,8 +153,9 @@ StatusOr<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& 
                           os_.getJson(call, Service::LoadBalancer,
                                       "lbaas/loadbalancers/" + urlEncode(id), "loadbalancer_get"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
-  if (lb == nullptr)
+  if (lb == nullptr) {
     return Status(Code::Internal, "Octavia answered without a loadbalancer");
+  }
   return parseLoadBalancer(*lb);
 }
 
@@ -165,8 +171,9 @@ StatusOr<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContex
                           os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/loadbalancers",
                                        body, "loadbalancer_create"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
-  if (lb == nullptr)
+  if (lb == nullptr) {
     return Status(Code::Internal, "Octavia answered without a loadbalancer");
+  }
   return parseLoadBalancer(*lb);
 }
 
@@ -190,11 +197,12 @@ StatusOr<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallCo
 
 StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call, const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/listeners",
-                                       body, "listener_create"));
+                          os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/listeners", body,
+                                       "listener_create"));
   const JsonValue* l = jsonObject(doc, "listener");
-  if (l == nullptr)
+  if (l == nullptr) {
     return Status(Code::Internal, "Octavia answered without a listener");
+  }
   return parseListener(*l);
 }
 
@@ -218,8 +226,9 @@ StatusOr<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const J
       rapidjson::Document doc,
       os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
   const JsonValue* p = jsonObject(doc, "pool");
-  if (p == nullptr)
+  if (p == nullptr) {
     return Status(Code::Internal, "Octavia answered without a pool");
+  }
   return parsePool(*p);
 }
 
@@ -262,8 +271,9 @@ StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, cons
       os_.getJson(call, Service::LoadBalancer, "lbaas/healthmonitors/" + urlEncode(id),
                   "healthmonitor_get"));
   const JsonValue* m = jsonObject(doc, "healthmonitor");
-  if (m == nullptr)
+  if (m == nullptr) {
     return Status(Code::Internal, "Octavia answered without a health monitor");
+  }
   return parseMonitor(*m);
 }
 

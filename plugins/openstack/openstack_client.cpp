@@ -13,16 +13,18 @@ namespace {
 constexpr const char* kUserAgent = "ccm-openstack/0.1.0";
 
 std::string withSlash(std::string url) {
-  if (!endsWith(url, "/"))
+  if (!endsWith(url, "/")) {
     url += "/";
+  }
   return url;
 }
 
 // Neutron's resource base: <url>/v2.0/ unless the catalog URL already carries the version.
 std::string neutronBase(const std::string& url) {
   std::string u = withSlash(url);
-  if (endsWith(u, "/v2.0/"))
+  if (endsWith(u, "/v2.0/")) {
     return u;
+  }
   return u + "v2.0/";
 }
 
@@ -96,8 +98,9 @@ StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Servic
   req.timeout = timeout;
   req.body = body;
   req.headers = {{"Accept", "application/json"}, {"X-Auth-Token", token}};
-  if (!body.empty())
+  if (!body.empty()) {
     req.headers.emplace_back("Content-Type", "application/json");
+  }
   bool microversion = service == Service::Compute && nova_microversion_.load();
   if (microversion) {
     req.headers.emplace_back("X-OpenStack-Nova-API-Version", kNovaMicroversion);
@@ -126,8 +129,9 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
   auto resp = sendOnce(call, service, method, url, payload, token);
   if (resp.ok() && resp->status == 401) {
     auto fresh = keystone_->renewAfterRejection(call, token);
-    if (!fresh.ok())
+    if (!fresh.ok()) {
       return fresh.status().withPrefix("re-authenticating after a 401");
+    }
     resp = sendOnce(call, service, method, url, payload, *fresh);
   }
   double seconds =
@@ -135,8 +139,8 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
   Fields labels = {{"request", op}};
   env_.metric(MetricKind::Histogram, "openstack_api_request_duration_seconds",
               "Latency of OpenStack API requests", labels, seconds);
-  env_.metric(MetricKind::Counter, "openstack_api_requests_total", "OpenStack API requests",
-              labels, 1);
+  env_.metric(MetricKind::Counter, "openstack_api_requests_total", "OpenStack API requests", labels,
+              1);
   if (!resp.ok()) {
     env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
@@ -146,8 +150,9 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
     env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     std::string what = std::string(serviceName(service)) + " " + method + " " + url;
-    if (resp->status == 401)
+    if (resp->status == 401) {
       what += " (after re-authentication)";
+    }
     Status st = httpError(what, *resp);
     // 404s are routine answers (lookups); everything else is worth a line.
     if (resp->status != 404) {
@@ -177,8 +182,9 @@ StatusOr<rapidjson::Document> OpenStackClient::sendJson(const CallContext& call,
                                                         const std::string& path, const Json& body,
                                                         const std::string& op) {
   CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, method, path, &body, op));
-  if (trim(resp.body).empty())
+  if (trim(resp.body).empty()) {
     return rapidjson::Document();
+  }
   return parseJson(resp.body);
 }
 
@@ -188,16 +194,19 @@ Status OpenStackClient::forEachPage(const CallContext& call, Service service,
                                     const std::function<bool(const JsonValue& page)>& on_page) {
   std::string next = path;
   for (int pages = 0; !next.empty(); ++pages) {
-    if (pages >= 1000)
+    if (pages >= 1000) {
       return Status(Code::Internal, "more than 1000 pages listing " + path);
+    }
     CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc, getJson(call, service, next, op));
-    if (!on_page(doc))
+    if (!on_page(doc)) {
       return {};
+    }
     next.clear();
     if (const JsonValue* links = jsonArray(doc, links_key.c_str())) {
       for (const auto& l : links->GetArray()) {
-        if (jsonString(l, "rel") == "next")
+        if (jsonString(l, "rel") == "next") {
           next = jsonString(l, "href");
+        }
       }
     }
   }

@@ -66,8 +66,9 @@ class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (status_.ok())
+    if (status_.ok()) {
       status_ = Status(Code::Internal, "StatusOr built from OK without a value");
+    }
   }
 
   bool ok() const { return value_.has_value(); }
@@ -93,13 +94,15 @@ class [[nodiscard]] StatusOr {
 #define CCM_OS_RETURN_IF_ERROR(expr)                  \
   do {                                                \
     ::ccm::openstack::Status ccm_os_status_ = (expr); \
-    if (!ccm_os_status_.ok())                         \
+    if (!ccm_os_status_.ok()) {                       \
       return ccm_os_status_;                          \
+    }                                                 \
   } while (false)
 #define CCM_OS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
-  if (!tmp.ok())                                     \
+  if (!tmp.ok()) {                                   \
     return tmp.status();                             \
+  }                                                  \
   lhs = std::move(tmp).value()
 #define CCM_OS_ASSIGN_OR_RETURN(lhs, expr) \
   CCM_OS_ASSIGN_OR_RETURN_IMPL(CCM_OS_CONCAT(ccm_os_statusor_, __LINE__), lhs, expr)

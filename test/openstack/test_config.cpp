@@ -39,8 +39,9 @@ std::string parseErr(const std::string& text) {
 
 bool warned(const ParsedConfig& c, const std::string& needle) {
   for (const auto& w : c.warnings) {
-    if (w.find(needle) != std::string::npos)
+    if (w.find(needle) != std::string::npos) {
       return true;
+    }
   }
   return false;
 }

@@ -15,10 +15,12 @@ using namespace ccm::openstack;
 using std::chrono::nanoseconds;
 
 TEST_CASE("gcfg booleans, integers and Go durations") {
-  for (const char* t : {"true", "YES", "On", "1"})
+  for (const char* t : {"true", "YES", "On", "1"}) {
     CHECK(parseGcfgBool(t) == true);
-  for (const char* f : {"false", "no", "OFF", "0"})
+  }
+  for (const char* f : {"false", "no", "OFF", "0"}) {
     CHECK(parseGcfgBool(f) == false);
+  }
   CHECK_FALSE(parseGcfgBool("y").has_value());
   CHECK(parseGcfgInt("42") == 42);
   CHECK(parseGcfgInt("-7") == -7);

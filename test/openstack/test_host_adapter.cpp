@@ -64,8 +64,9 @@ struct Node {
   std::string uid = {};  // the view in NodeRef must outlive ref()
   NodeRef ref() {
     refs.clear();
-    for (auto& [t, a] : addresses)
+    for (auto& [t, a] : addresses) {
       refs.push_back({t, a});
+    }
     uid = "uid-" + name;
     NodeRef r;
     r.name = name;
@@ -134,13 +135,15 @@ TEST_CASE_FIXTURE(Fixture, "instances: the host accepts the metadata and the tri
     many.push_back({name, "", {}, {}});
   }
   std::vector<NodeRef> refs;
-  for (auto& m : many)
+  for (auto& m : many) {
     refs.push_back(m.ref());
+  }
   auto batch = p->instanceMetadataBatch(refs);
   REQUIRE(batch.ok());
   REQUIRE(batch->size() == 5);
-  for (const auto& r : *batch)
+  for (const auto& r : *batch) {
     CHECK(r.ok());
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture, "load balancers: status accepted, busy Octavia gives a retry-after") {
@@ -168,8 +171,9 @@ TEST_CASE_FIXTURE(Fixture, "load balancers: status accepted, busy Octavia gives 
   StatusOr<LoadBalancerStatus> st = busy.status();
   for (int i = 0; i < 5; ++i) {
     st = p->ensureLoadBalancer("kubernetes", svc, nodes);
-    if (st.ok())
+    if (st.ok()) {
       break;
+    }
   }
   REQUIRE_MESSAGE(st.ok(), st.status().toString());
   REQUIRE(st->ingress.size() == 1);

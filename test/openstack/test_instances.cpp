@@ -25,8 +25,9 @@ struct Fixture {
 
 bool hasAddress(const TMetadata& md, const std::string& type, const std::string& addr) {
   for (const auto& [t, a] : md.addresses) {
-    if (t == type && a == addr)
+    if (t == type && a == addr) {
       return true;
+    }
   }
   return false;
 }
@@ -293,8 +294,9 @@ TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels
     // Cancel once the request is in the simulator's hands (its log shows it).
     for (int i = 0; i < 2000; ++i) {
       auto reqs = sim.requests();
-      if (!matching(reqs, "GET", "compute").empty())
+      if (!matching(reqs, "GET", "compute").empty()) {
         break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     FakeHost::instance().setCancelAll(true);

@@ -25,8 +25,9 @@ struct Fixture {
   Fixture() {
     sim.reset();
     host.clearLogs();
-    for (int i = 1; i <= 3; ++i)
+    for (int i = 1; i <= 3; ++i) {
       nodes.push_back(addNode(i));
+    }
   }
 
   TNode addNode(int i) {
@@ -68,8 +69,9 @@ struct Fixture {
   const rapidjson::Value* byName(const rapidjson::Document& st, const char* kind,
                                  const std::string& name) {
     for (const auto& o : st[kind].GetArray()) {
-      if (str(o, "name") == name)
+      if (str(o, "name") == name) {
         return &o;
+      }
     }
     return nullptr;
   }
@@ -461,8 +463,9 @@ TEST_CASE_FIXTURE(Fixture, "source ranges become allowed_cidrs and follow change
   const auto* l = byName(st, "listeners", "listener_0_" + kName);
   REQUIRE((*l)["allowed_cidrs"].IsArray());
   std::set<std::string> cidrs;
-  for (const auto& c : (*l)["allowed_cidrs"].GetArray())
+  for (const auto& c : (*l)["allowed_cidrs"].GetArray()) {
     cidrs.insert(c.GetString());
+  }
   CHECK(cidrs == std::set<std::string>{"10.1.0.0/16", "192.168.0.0/24"});
 
   s.source_ranges.clear();
@@ -533,8 +536,9 @@ TEST_CASE_FIXTURE(Fixture, "x-forwarded-for: HTTP listeners that insert the head
   REQUIRE_MESSAGE(r.ok(), r.error);
   st = state();
   REQUIRE(st["listeners"].Size() == 2);
-  for (const auto& x : st["listeners"].GetArray())
+  for (const auto& x : st["listeners"].GetArray()) {
     CHECK(str(x, "protocol") == "TCP");
+  }
 
   s.annotations = {{annotation("x-forwarded-for"), "true"}, {annotation("proxy-protocol"), "true"}};
   r = p().ensure(s, nodes);
@@ -673,8 +677,9 @@ TEST_CASE_FIXTURE(Fixture, "adoption by load-balancer-id: only our listeners and
   const auto& got = onlyLb(st);
   CHECK(str(got, "name") == "shared-by-hand");
   std::set<std::string> tags;
-  for (const auto& t : got["tags"].GetArray())
+  for (const auto& t : got["tags"].GetArray()) {
     tags.insert(t.GetString());
+  }
   CHECK(tags == std::set<std::string>{"owner-tag", kName});
   CHECK(st["listeners"].Size() == 3);
 
