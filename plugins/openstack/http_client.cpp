@@ -101,7 +101,10 @@ StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
   char error_buf[CURL_ERROR_SIZE] = {};
   curl_slist* headers = nullptr;
   for (const auto& [k, v] : request.headers) {
-    headers = curl_slist_append(headers, (k + ": " + v).c_str());
+    std::string line = k;
+    line += ": ";
+    line += v;
+    headers = curl_slist_append(headers, line.c_str());
   }
   // libcurl adds "Expect: 100-continue" to large bodies; OpenStack services do not need it.
   headers = curl_slist_append(headers, "Expect:");

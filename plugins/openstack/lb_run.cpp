@@ -15,9 +15,33 @@ constexpr milliseconds kFirstPollInterval{500};
 constexpr milliseconds kLongestPollInterval{5000};
 constexpr milliseconds kCancelCheckInterval{100};
 
+// How a wait ends when the load balancer does not get where it should.
+Status disappeared(const std::string& lb_id, const std::string& what) {
+  return Status(Code::Aborted, "load balancer " + lb_id + " disappeared while " + what);
+}
+
+Status wentIntoError(const std::string& lb_id, const std::string& what) {
+  return Status(Code::Unavailable,
+                "load balancer " + lb_id + " went into provisioning status ERROR while " + what);
+}
+
+Status stillWorking(const std::string& lb_id, const std::string& status, const std::string& what) {
+  milliseconds retry = status == "PENDING_CREATE" ? kRetryAfterCreate : kRetryAfterBusy;
+  return Status(Code::FailedPrecondition,
+                "load balancer " + lb_id + " is " + status + " (" + what +
+                    "); Octavia is still working, try again later",
+                retry);
+}
+
+Status stillBeingDeleted(const std::string& lb_id, const std::string& status) {
+  return Status(Code::FailedPrecondition,
+                "load balancer " + lb_id + " is " + status + " (being deleted); try again later",
+                kRetryAfterBusy);
+}
+
 }  // namespace
 
-Status busyAware(Status st, const std::string& what) {
+Status busyAware(const Status& st, const std::string& what) {
   if (st.code() == Code::Aborted) {
     return Status(Code::FailedPrecondition,
                   what + ": Octavia is busy with this load balancer (" + st.message() + ")",
@@ -43,7 +67,7 @@ StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
     auto lb = octavia_.getLoadBalancer(call_, lb_id);
     if (!lb.ok()) {
       if (lb.status().code() == Code::NotFound) {
-        return Status(Code::Aborted, "load balancer " + lb_id + " disappeared while " + what);
+        return disappeared(lb_id, what);
       }
       return lb.status().withPrefix("waiting for load balancer " + lb_id);
     }
@@ -52,17 +76,10 @@ StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
       return lb;
     }
     if (ps == "ERROR") {
-      return Status(Code::Unavailable, "load balancer " + lb_id +
-                                            " went into provisioning "
-                                            "status ERROR while " +
-                                            what);
+      return wentIntoError(lb_id, what);
     }
     if (!canWait(interval)) {
-      milliseconds retry = ps == "PENDING_CREATE" ? kRetryAfterCreate : kRetryAfterBusy;
-      return Status(Code::FailedPrecondition,
-                    "load balancer " + lb_id + " is " + ps + " (" + what +
-                        "); Octavia is still working, try again later",
-                    retry);
+      return stillWorking(lb_id, ps, what);
     }
     CCM_OS_RETURN_IF_ERROR(sleepAndBackOff(interval));
   }
@@ -82,10 +99,7 @@ Status LbRun::waitDeleted(const std::string& lb_id) const {
       return {};
     }
     if (!canWait(interval)) {
-      return Status(Code::FailedPrecondition,
-                    "load balancer " + lb_id + " is " + lb->provisioning_status +
-                        " (being deleted); try again later",
-                    kRetryAfterBusy);
+      return stillBeingDeleted(lb_id, lb->provisioning_status);
     }
     CCM_OS_RETURN_IF_ERROR(sleepAndBackOff(interval));
   }

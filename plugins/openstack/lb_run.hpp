@@ -23,7 +23,7 @@ inline constexpr std::chrono::milliseconds kRetryAfterBusy{5000};
 
 // Octavia answers 409 while a load balancer is PENDING_*: that is "busy, retry soon". Other
 // errors get `what` as a prefix.
-Status busyAware(Status st, const std::string& what);
+Status busyAware(const Status& st, const std::string& what);
 
 // THREAD: the worker running the call; one LbRun lives for one call.
 class LbRun {

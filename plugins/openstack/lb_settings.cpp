@@ -77,6 +77,11 @@ std::string firstNonEmpty(std::initializer_list<std::string> values) {
   return {};
 }
 
+// A source range that does not parse, named with where it came from.
+Status notACidr(const std::string& source, const std::string& range) {
+  return Status(Code::InvalidArgument, source + ": \"" + range + "\" is not a CIDR");
+}
+
 }  // namespace
 
 std::string loadBalancerName(const std::string& cluster, const KubeService& svc) {
@@ -248,7 +253,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   for (const std::string& r : ranges) {
     auto cidr = Cidr::parse(trim(r));
     if (!cidr) {
-      return Status(Code::InvalidArgument, range_source + ": \"" + r + "\" is not a CIDR");
+      return notACidr(range_source, r);
     }
     normalised.insert(cidr->toString());
   }

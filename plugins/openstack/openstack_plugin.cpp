@@ -100,6 +100,7 @@ sdk::Status toSdk(const Status& st) {
 
 std::vector<NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
   std::vector<NodeAddress> out;
+  out.reserve(in.size());
   for (const auto& a : in) {
     out.push_back({std::string(a.type), std::string(a.address)});
   }

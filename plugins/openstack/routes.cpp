@@ -33,7 +33,7 @@ std::optional<std::string> Routes::cachedNodeName(const std::string& ip) {
 
 Status Routes::refreshNodeNames(const CallContext& call) {
   std::map<std::string, std::string> found;
-  CCM_OS_RETURN_IF_ERROR(nova_.listServers(call, [&](Server s) {
+  CCM_OS_RETURN_IF_ERROR(nova_.listServers(call, [&](const Server& s) {
     for (const NovaAddress& a : s.addresses) {
       found[a.addr] = s.name;
     }

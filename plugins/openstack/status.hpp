@@ -98,11 +98,14 @@ class [[nodiscard]] StatusOr {
       return ccm_os_status_;                          \
     }                                                 \
   } while (false)
+// NOLINTBEGIN(bugprone-macro-parentheses): tmp is the name this declares and lhs a declaration
+// ("Type name") or an lvalue; neither may be wrapped in parentheses.
 #define CCM_OS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
   if (!tmp.ok()) {                                   \
     return tmp.status();                             \
   }                                                  \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 #define CCM_OS_ASSIGN_OR_RETURN(lhs, expr) \
   CCM_OS_ASSIGN_OR_RETURN_IMPL(CCM_OS_CONCAT(ccm_os_statusor_, __LINE__), lhs, expr)

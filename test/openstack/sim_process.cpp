@@ -50,6 +50,7 @@ SimProcess::SimProcess(bool tls) {
     args.push_back("--tls");
   }
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) {
     argv.push_back(a.data());
   }
@@ -148,6 +149,12 @@ rapidjson::Document SimProcess::post(const std::string& path, const std::string&
 std::string SimProcess::addServer(const std::string& json) {
   auto doc = post("/_sim/add_server", json);
   return doc["server"]["id"].GetString();
+}
+
+std::string SimProcess::addPrivateServer(const std::string& name, const std::string& ip,
+                                         const std::string& extra) {
+  return addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" + ip +
+                   R"("}])" + extra + "}");
 }
 
 }  // namespace ccm::openstack::testing

@@ -130,11 +130,11 @@ TEST_CASE_FIXTURE(Fixture, "instances: the host accepts the metadata and the tri
   std::vector<Node> many;
   for (int i = 0; i < 5; ++i) {
     std::string name = "b" + std::to_string(i);
-    sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":"10.0.0.)" +
-                  std::to_string(70 + i) + R"("}]})");
+    sim.addPrivateServer(name, "10.0.0." + std::to_string(70 + i));
     many.push_back({name, "", {}, {}});
   }
   std::vector<NodeRef> refs;
+  refs.reserve(many.size());
   for (auto& m : many) {
     refs.push_back(m.ref());
   }

@@ -18,8 +18,7 @@ struct Fixture {
   }
   std::string server(const std::string& name, const std::string& ip,
                      const std::string& extra = "") {
-    return sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" +
-                         ip + R"("}])" + extra + "}");
+    return sim.addPrivateServer(name, ip, extra);
   }
 };
 

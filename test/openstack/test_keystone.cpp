@@ -259,8 +259,10 @@ TEST_CASE_FIXTURE(Fixture, "concurrent 401s cause a single re-authentication") {
   sim.post("/_sim/revoke_tokens", "{}");
   int before = authCount();
   std::atomic<int> ok{0};
+  constexpr int kThreads = 8;
   std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) {
+  threads.reserve(kThreads);
+  for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, prov = p.get()] {
       if (prov->exists(node("n6", "openstack:///" + id)).ok()) {
         ++ok;
@@ -270,7 +272,7 @@ TEST_CASE_FIXTURE(Fixture, "concurrent 401s cause a single re-authentication") {
   for (auto& t : threads) {
     t.join();
   }
-  CHECK(ok.load() == 8);
+  CHECK(ok.load() == kThreads);
   CHECK(authCount() == before + 1);
 }
 

@@ -33,8 +33,7 @@ struct Fixture {
   TNode addNode(int i) {
     std::string name = "node-" + std::to_string(i);
     std::string ip = "10.0.0." + std::to_string(10 + i);
-    std::string id = sim.addServer(R"({"name":")" + name +
-                                   R"(","networks":[{"network":"private","ip":")" + ip + R"("}]})");
+    std::string id = sim.addPrivateServer(name, ip);
     return node(name, "openstack:///" + id, {{"InternalIP", ip}, {"Hostname", name}});
   }
 
@@ -83,6 +82,11 @@ struct Fixture {
 
 const std::string kName = "kube_service_kubernetes_default_web";
 
+// The name the provider gives a listener, pool or monitor ("pool") of port `index` of web().
+std::string childName(const char* kind, int index) {
+  return std::string(kind) + "_" + std::to_string(index) + "_" + kName;
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "ensure: listeners, pools and members per port, floating IP") {
@@ -101,13 +105,12 @@ TEST_CASE_FIXTURE(Fixture, "ensure: listeners, pools and members per port, float
 
   REQUIRE(st["listeners"].Size() == 2);
   for (int i = 0; i < 2; ++i) {
-    std::string idx = std::to_string(i);
-    const auto* l = byName(st, "listeners", "listener_" + idx + "_" + kName);
+    const auto* l = byName(st, "listeners", childName("listener", i));
     REQUIRE(l != nullptr);
     CHECK(str(*l, "protocol") == "TCP");
     CHECK((*l)["protocol_port"].GetInt() == (i == 0 ? 80 : 443));
     CHECK(std::string((*l)["tags"][0].GetString()) == kName);
-    const auto* pool = byName(st, "pools", "pool_" + idx + "_" + kName);
+    const auto* pool = byName(st, "pools", childName("pool", i));
     REQUIRE(pool != nullptr);
     CHECK(str(*pool, "lb_algorithm") == "ROUND_ROBIN");
     CHECK(str(*pool, "protocol") == "TCP");
@@ -642,8 +645,7 @@ TEST_CASE_FIXTURE(Fixture, "IPv6 Services: VIP on the v6 subnet, no floating IP"
   for (int i = 1; i <= 2; ++i) {
     std::string name = "v6-" + std::to_string(i);
     std::string ip = "fd00::" + std::to_string(100 + i);
-    std::string id = sim.addServer(R"({"name":")" + name +
-                                   R"(","networks":[{"network":"private","ip":")" + ip + R"("}]})");
+    std::string id = sim.addPrivateServer(name, ip);
     v6.push_back(node(name, "openstack:///" + id, {{"InternalIP", ip}}));
   }
   TService s = web();
