@@ -70,7 +70,7 @@ StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNo
   }
   if (subnet.empty()) {
     return Status(Code::FailedPrecondition, "cannot find the subnet of node " + node.name + " (" +
-                                                 addr + "); set [LoadBalancer] subnet-id");
+                                                addr + "); set [LoadBalancer] subnet-id");
   }
   return subnet;
 }

@@ -79,7 +79,7 @@ StatusOr<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::
     CCM_OS_ASSIGN_OR_RETURN(Subnet subnet, neu.getSubnet(run.call(), s.floating_subnet_id));
     if (subnet.network_id != network) {
       return Status(Code::InvalidArgument, "floating subnet " + s.floating_subnet_id +
-                                                " is not in floating network " + network);
+                                               " is not in floating network " + network);
     }
     subnets.push_back(subnet.id);
   } else if ((!s.floating_subnet.empty() || !s.floating_subnet_tags.empty()) &&
@@ -156,8 +156,8 @@ StatusOr<std::optional<std::string>> adoptFloatingIp(const LbRun& run,
     const FloatingIp& f = existing.front();
     if (!f.port_id.empty() && f.port_id != lb.vip_port_id) {
       return Status(Code::FailedPrecondition, "floating IP " + wanted_ip +
-                                                   " (loadBalancerIP) is attached to port " +
-                                                   f.port_id + " already");
+                                                  " (loadBalancerIP) is attached to port " +
+                                                  f.port_id + " already");
     }
     if (f.port_id.empty()) {
       CCM_OS_RETURN_IF_ERROR(neu.setFloatingIpPort(run.call(), f.id, lb.vip_port_id));
@@ -260,7 +260,7 @@ StatusOr<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalanc
     }
     if (!owner) {
       return Status(Code::FailedPrecondition, "only the Service that created load balancer " +
-                                                   lb.id + " can change its floating IP");
+                                                  lb.id + " can change its floating IP");
     }
     CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(run, *attached));
   }

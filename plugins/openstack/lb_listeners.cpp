@@ -122,10 +122,10 @@ StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb
                                          bool members_only) {
   std::optional<OctaviaListener> listener = listenerFor(listeners, d);
   if (listener && !ownsListener(*listener, run.settings().lb_name, owner)) {
-    return Status(Code::FailedPrecondition,
-                  "port " + std::to_string(d.port) + "/" + d.listener_protocol +
-                      " of load balancer " + lb_id + " is already used by listener " +
-                      listener->id + ", which does not belong to this Service");
+    return Status(Code::FailedPrecondition, "port " + std::to_string(d.port) + "/" +
+                                                d.listener_protocol + " of load balancer " + lb_id +
+                                                " is already used by listener " + listener->id +
+                                                ", which does not belong to this Service");
   }
   if (!listener) {
     if (members_only) {

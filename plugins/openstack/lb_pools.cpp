@@ -81,8 +81,8 @@ StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, con
   if (!pool) {
     if (members_only) {
       return Status(Code::FailedPrecondition, "listener " + listener.id +
-                                                   " has no pool yet; EnsureLoadBalancer will "
-                                                   "create it");
+                                                  " has no pool yet; EnsureLoadBalancer will "
+                                                  "create it");
     }
     Json p = poolJson(run, d, svc.session_affinity);
     p.set("listener_id", listener.id);

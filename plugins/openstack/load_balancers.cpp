@@ -43,7 +43,7 @@ Status checkSupported(const LbSettings& s, const KubeService& svc) {
   for (const ServicePort& p : svc.ports) {
     if (s.x_forwarded_for && p.protocol != "TCP" && !p.protocol.empty()) {
       return Status(Code::InvalidArgument, "x-forwarded-for needs TCP ports; port " +
-                                                std::to_string(p.port) + " is " + p.protocol);
+                                               std::to_string(p.port) + " is " + p.protocol);
     }
   }
   return {};
@@ -91,8 +91,8 @@ StatusOr<OctaviaLoadBalancer> activeLoadBalancer(const LbRun& run, const Octavia
 Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
   if (!run.features().tags()) {
     return Status(Code::FailedPrecondition, "using load balancer " + lb.id +
-                                                 " made by someone else needs Octavia API "
-                                                 "2.5 (tags)");
+                                                " made by someone else needs Octavia API "
+                                                "2.5 (tags)");
   }
   if (contains(lb.tags, run.settings().lb_name)) {
     return {};
