@@ -10,23 +10,26 @@ namespace ccm::openstack {
 namespace {
 
 Status bad(const std::string& key, const std::string& what) {
-  return Status(Code::kInvalidArgument, "[Global] " + key + ": " + what);
+  return Status(Code::InvalidArgument, "[Global] " + key + ": " + what);
 }
 
 // Sets field from node[key] when the field is still empty.
 void fill(std::string& field, const YAML::Node& node, const char* key) {
-  if (!field.empty() || !node || !node.IsMap())
+  if (!field.empty() || !node || !node.IsMap()) {
     return;
+  }
   YAML::Node v = node[key];
-  if (v && v.IsScalar())
+  if (v && v.IsScalar()) {
     field = v.as<std::string>();
+  }
 }
 
 }  // namespace
 
 std::string findCloudsYaml(const GlobalConfig& global) {
-  if (!global.clouds_file.empty())
+  if (!global.clouds_file.empty()) {
     return global.clouds_file;
+  }
   if (const char* env = std::getenv("OS_CLIENT_CONFIG_FILE"); env != nullptr && *env != '\0') {
     return env;
   }
@@ -37,8 +40,9 @@ std::string findCloudsYaml(const GlobalConfig& global) {
   candidates.push_back("/etc/openstack/clouds.yaml");
   for (const auto& c : candidates) {
     std::error_code ec;
-    if (std::filesystem::is_regular_file(c, ec))
+    if (std::filesystem::is_regular_file(c, ec)) {
       return c;
+    }
   }
   return {};
 }
@@ -58,21 +62,24 @@ Status mergeCloudsYaml(const std::string& yaml_text, const std::string& source, 
   YAML::Node entry;
   if (!g.cloud.empty()) {
     entry = clouds[g.cloud];
-    if (!entry)
+    if (!entry) {
       return bad("cloud", "no cloud \"" + g.cloud + "\" in " + source);
+    }
   } else if (clouds.size() == 1) {
     entry = clouds.begin()->second;
   } else {
     return bad("cloud", source + " has several clouds: name one");
   }
-  if (!entry.IsMap())
+  if (!entry.IsMap()) {
     return bad("cloud", "the cloud entry in " + source + " is not a map");
+  }
   try {
     YAML::Node auth = entry["auth"];
     fill(g.auth_url, auth, "auth_url");
     fill(g.user_id, auth, "user_id");
-    if (g.user_id.empty())
+    if (g.user_id.empty()) {
       fill(g.username, auth, "username");
+    }
     fill(g.password, auth, "password");
     fill(g.tenant_id, auth, "project_id");
     fill(g.tenant_name, auth, "project_name");

@@ -15,7 +15,7 @@
 namespace ccm::openstack {
 namespace {
 
-enum class Kind { kString, kBool, kInt, kUint, kDuration, kList };
+enum class Kind { String, Bool, Int, Uint, Duration, List };
 
 using Setter = std::function<Status(Config&, const IniEntry&)>;
 
@@ -25,24 +25,30 @@ struct KeySpec {
 };
 
 Status bad(std::string_view section, std::string_view key, const std::string& what) {
-  return Status(Code::kInvalidArgument,
+  return Status(Code::InvalidArgument,
                 "[" + std::string(section) + "] " + std::string(key) + ": " + what);
 }
 
 // Canonical spelling of the known sections, for messages.
 std::string canonicalSection(const std::string& lower) {
-  if (lower == "global")
+  if (lower == "global") {
     return "Global";
-  if (lower == "networking")
+  }
+  if (lower == "networking") {
     return "Networking";
-  if (lower == "loadbalancer")
+  }
+  if (lower == "loadbalancer") {
     return "LoadBalancer";
-  if (lower == "loadbalancerclass")
+  }
+  if (lower == "loadbalancerclass") {
     return "LoadBalancerClass";
-  if (lower == "route")
+  }
+  if (lower == "route") {
     return "Route";
-  if (lower == "metadata")
+  }
+  if (lower == "metadata") {
     return "Metadata";
+  }
   return lower;
 }
 
@@ -51,7 +57,7 @@ using SectionOf = Section Config::*;
 
 template <typename Section>
 KeySpec stringKey(SectionOf<Section> sec, std::string Section::*field) {
-  return {Kind::kString, [sec, field](Config& c, const IniEntry& e) {
+  return {Kind::String, [sec, field](Config& c, const IniEntry& e) {
             (c.*sec).*field = e.value;
             return Status();
           }};
@@ -59,7 +65,7 @@ KeySpec stringKey(SectionOf<Section> sec, std::string Section::*field) {
 
 template <typename Section>
 KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
-  return {Kind::kBool, [sec, field](Config& c, const IniEntry& e) {
+  return {Kind::Bool, [sec, field](Config& c, const IniEntry& e) {
             if (!e.has_value) {
               (c.*sec).*field = true;  // "key" alone means true
               return Status();
@@ -67,7 +73,7 @@ KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
             auto v = parseGcfgBool(e.value);
             if (!v) {
               return Status(
-                  Code::kInvalidArgument,
+                  Code::InvalidArgument,
                   "invalid boolean \"" + e.value + "\" (want true/false, yes/no, on/off or 1/0)");
             }
             (c.*sec).*field = *v;
@@ -77,15 +83,16 @@ KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
 
 template <typename Section, typename Int>
 KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t max) {
-  return {std::is_unsigned_v<Int> ? Kind::kUint : Kind::kInt,
+  return {std::is_unsigned_v<Int> ? Kind::Uint : Kind::Int,
           [sec, field, min, max](Config& c, const IniEntry& e) {
             auto v = parseGcfgInt(e.value);
-            if (!v)
-              return Status(Code::kInvalidArgument, "invalid integer \"" + e.value + "\"");
+            if (!v) {
+              return Status(Code::InvalidArgument, "invalid integer \"" + e.value + "\"");
+            }
             if (*v < min || *v > max) {
-              return Status(Code::kInvalidArgument, "value " + std::to_string(*v) +
-                                                        " out of range [" + std::to_string(min) +
-                                                        ", " + std::to_string(max) + "]");
+              return Status(Code::InvalidArgument, "value " + std::to_string(*v) +
+                                                       " out of range [" + std::to_string(min) +
+                                                       ", " + std::to_string(max) + "]");
             }
             (c.*sec).*field = static_cast<Int>(*v);
             return Status();
@@ -94,15 +101,15 @@ KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t
 
 template <typename Section>
 KeySpec durationKey(SectionOf<Section> sec, Duration Section::*field, bool allow_zero) {
-  return {Kind::kDuration, [sec, field, allow_zero](Config& c, const IniEntry& e) {
+  return {Kind::Duration, [sec, field, allow_zero](Config& c, const IniEntry& e) {
             auto v = parseGoDuration(e.value);
             if (!v) {
-              return Status(Code::kInvalidArgument,
+              return Status(Code::InvalidArgument,
                             "invalid duration \"" + e.value +
                                 "\" (a Go duration with a unit, e.g. \"5s\" or \"1m30s\")");
             }
             if (v->count() < 0 || (!allow_zero && v->count() == 0)) {
-              return Status(Code::kInvalidArgument,
+              return Status(Code::InvalidArgument,
                             "duration \"" + e.value + "\" must be " +
                                 (allow_zero ? "zero or positive" : "positive"));
             }
@@ -113,7 +120,7 @@ KeySpec durationKey(SectionOf<Section> sec, Duration Section::*field, bool allow
 
 template <typename Section>
 KeySpec listKey(SectionOf<Section> sec, std::vector<std::string> Section::*field) {
-  return {Kind::kList, [sec, field](Config& c, const IniEntry& e) {
+  return {Kind::List, [sec, field](Config& c, const IniEntry& e) {
             if (e.value.empty()) {
               ((c.*sec).*field).clear();  // gcfg: a blank value resets a list
             } else {
@@ -142,7 +149,7 @@ KeyTable globalKeys() {
   t.emplace("tenant-domain-id", stringKey(s, &G::tenant_domain_id));
   t.emplace("tenant-domain-name", stringKey(s, &G::tenant_domain_name));
   t.emplace("region", stringKey(s, &G::region));
-  t.emplace("os-endpoint-type", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+  t.emplace("os-endpoint-type", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                           c.global.endpoint_type = e.value;
                                           c.global.endpoint_type_set = true;
                                           return Status();
@@ -151,7 +158,7 @@ KeyTable globalKeys() {
   t.emplace("cert-file", stringKey(s, &G::cert_file));
   t.emplace("key-file", stringKey(s, &G::key_file));
   // tls-insecure is a string upstream where only "true" counts; see validate().
-  t.emplace("tls-insecure", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+  t.emplace("tls-insecure", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                       std::string v = e.has_value ? e.value : "true";
                                       if (v == "true") {
                                         c.global.tls_insecure = true;
@@ -159,7 +166,7 @@ KeyTable globalKeys() {
                                         c.global.tls_insecure = false;
                                       } else {
                                         return Status(
-                                            Code::kInvalidArgument,
+                                            Code::InvalidArgument,
                                             "only \"true\" or \"false\" are accepted, got \"" + v +
                                                 "\" (OCCM would read it as false)");
                                       }
@@ -202,7 +209,7 @@ KeyTable loadBalancerKeys() {
   t.emplace("floating-subnet-id", stringKey(s, &L::floating_subnet_id));
   t.emplace("floating-subnet", stringKey(s, &L::floating_subnet));
   t.emplace("floating-subnet-tags", stringKey(s, &L::floating_subnet_tags));
-  t.emplace("lb-method", KeySpec{Kind::kString, [](Config& c, const IniEntry& e) {
+  t.emplace("lb-method", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                    c.load_balancer.lb_method = e.value;
                                    c.load_balancer.lb_method_set = true;
                                    return Status();
@@ -275,14 +282,16 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
                  "/etc/openstack)");
     }
     std::ifstream in(path);
-    if (!in)
+    if (!in) {
       return bad("Global", "clouds-file", "cannot read \"" + path + "\"");
+    }
     std::stringstream text;
     text << in.rdbuf();
     CCM_OS_RETURN_IF_ERROR(mergeCloudsYaml(text.str(), path, g));
   }
-  if (g.auth_url.empty())
+  if (g.auth_url.empty()) {
     return bad("Global", "auth-url", "required");
+  }
   if (!startsWith(g.auth_url, "http://") && !startsWith(g.auth_url, "https://")) {
     return bad("Global", "auth-url",
                "must be an http:// or https:// URL, got \"" + g.auth_url + "\"");
@@ -339,8 +348,9 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
     if (g.trustee_id.empty() && g.user_id.empty() && g.username.empty()) {
       return bad("Global", "trustee-id", "trust auth needs trustee-id (or user-id/username)");
     }
-    if (!has_password)
+    if (!has_password) {
       return bad("Global", "trustee-password", "trust auth needs a password");
+    }
   } else if (has_password) {
     if (g.username.empty() && g.user_id.empty()) {
       return bad("Global", "username", "password auth needs username or user-id");
@@ -409,15 +419,17 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
                "must be ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or SOURCE_IP_PORT, got \"" +
                    lb.lb_method + "\"");
   }
-  if (lb.lb_provider.empty())
+  if (lb.lb_provider.empty()) {
     return bad("LoadBalancer", "lb-provider", "must not be empty");
+  }
   static const std::set<std::string> kProviders = {"amphora", "octavia", "ovn", "f5", "amphorav2"};
   if (kProviders.count(lb.lb_provider) == 0) {
     warnings.push_back("[LoadBalancer] lb-provider \"" + lb.lb_provider +
                        "\" is not one of amphora, octavia, ovn, f5, amphorav2; using it anyway");
   }
-  if (lb.lb_provider == "ovn" && !lb.lb_method_set)
+  if (lb.lb_provider == "ovn" && !lb.lb_method_set) {
     lb.lb_method = "SOURCE_IP_PORT";
+  }
   if (lb.container_store != "barbican" && lb.container_store != "external") {
     return bad("LoadBalancer", "container-store",
                "must be barbican or external, got \"" + lb.container_store + "\"");
@@ -469,12 +481,13 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
   for (const std::string& piece : splitAny(text, ",")) {
     auto eq = piece.find('=');
     std::string key(trim(std::string_view(piece).substr(0, eq)));
-    if (key.empty())
-      return Status(Code::kInvalidArgument, "empty label key in \"" + piece + "\"");
+    if (key.empty()) {
+      return Status(Code::InvalidArgument, "empty label key in \"" + piece + "\"");
+    }
     for (char ch : key) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.' &&
           ch != '/') {
-        return Status(Code::kInvalidArgument, "invalid label key \"" + key + "\"");
+        return Status(Code::InvalidArgument, "invalid label key \"" + key + "\"");
       }
     }
     if (eq == std::string::npos) {
@@ -482,7 +495,7 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
     } else {
       std::string value(trim(std::string_view(piece).substr(eq + 1)));
       if (!isValidLabelValue(value)) {
-        return Status(Code::kInvalidArgument, "invalid label value \"" + value + "\"");
+        return Status(Code::InvalidArgument, "invalid label value \"" + value + "\"");
       }
       out[key] = value;
     }
@@ -493,8 +506,9 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
 StatusOr<TagFilter> parseTagFilter(std::string_view text) {
   TagFilter f;
   std::string_view s = trim(text);
-  if (s.empty())
+  if (s.empty()) {
     return f;
+  }
   bool negate = false;
   bool all = false;
   if (!s.empty() && s.front() == '!') {
@@ -506,10 +520,12 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
     s.remove_prefix(1);
   }
   auto tags = splitAny(s, ",");
-  if (tags.empty())
-    return Status(Code::kInvalidArgument, "no tags in \"" + std::string(text) + "\"");
-  for (size_t i = 0; i < tags.size(); ++i)
+  if (tags.empty()) {
+    return Status(Code::InvalidArgument, "no tags in \"" + std::string(text) + "\"");
+  }
+  for (size_t i = 0; i < tags.size(); ++i) {
     f.tags += (i ? "," : "") + tags[i];
+  }
   if (negate) {
     f.param = all ? "not-tags-any" : "not-tags";
   } else {
@@ -520,8 +536,9 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
 
 StatusOr<ParsedConfig> parseConfig(std::string_view text) {
   auto ini = IniFile::parse(text);
-  if (!ini.ok())
+  if (!ini.ok()) {
     return ini.status();
+  }
   ParsedConfig out;
   static const std::map<std::string, KeyTable, std::less<>> tables = {
       {"global", globalKeys()},
@@ -535,7 +552,7 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
     std::string sec_name = canonicalSection(section.name);
     if (section.name == "loadbalancerclass") {
       if (!section.has_subsection || section.subsection.empty()) {
-        return Status(Code::kInvalidArgument,
+        return Status(Code::InvalidArgument,
                       "[LoadBalancerClass] needs a class name: [LoadBalancerClass \"name\"]");
       }
       LoadBalancerClass& cls = out.config.load_balancer.classes[section.subsection];
@@ -546,8 +563,9 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
           out.warnings.push_back("[" + where + "] " + e.key + ": unknown key, ignored");
           continue;
         }
-        if (!e.has_value)
+        if (!e.has_value) {
           return bad(where, e.key, "missing value");
+        }
         cls.*(it->second) = e.value;
       }
       continue;
@@ -560,8 +578,8 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
       continue;
     }
     if (section.has_subsection) {
-      return Status(Code::kInvalidArgument, "[" + sec_name + " \"" + section.subsection +
-                                                "\"]: this section takes no name");
+      return Status(Code::InvalidArgument, "[" + sec_name + " \"" + section.subsection +
+                                               "\"]: this section takes no name");
     }
     for (const IniEntry& e : section.entries) {
       auto key = table->second.find(e.key);
@@ -570,21 +588,23 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
         continue;
       }
       const KeySpec& spec = key->second;
-      if (!e.has_value && spec.kind != Kind::kBool && e.key != "tls-insecure") {
+      if (!e.has_value && spec.kind != Kind::Bool && e.key != "tls-insecure") {
         return bad(sec_name, e.key, "missing value (write " + e.key + " = <value>)");
       }
-      if (spec.kind != Kind::kList && !seen.emplace(section.name, e.key).second) {
+      if (spec.kind != Kind::List && !seen.emplace(section.name, e.key).second) {
         out.warnings.push_back("[" + sec_name + "] " + e.key +
                                ": set more than once, the last wins");
       }
       Status st = spec.set(out.config, e);
-      if (!st.ok())
+      if (!st.ok()) {
         return bad(sec_name, e.key, st.message());
+      }
     }
   }
   Status st = validate(out.config, out.warnings);
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -592,8 +612,9 @@ std::vector<std::string> configSecrets(const Config& c) {
   std::vector<std::string> out;
   for (const std::string* s : {&c.global.password, &c.global.application_credential_secret,
                                &c.global.trustee_password, &c.global.token}) {
-    if (!s->empty())
+    if (!s->empty()) {
       out.push_back(*s);
+    }
   }
   return out;
 }

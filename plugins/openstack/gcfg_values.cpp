@@ -11,10 +11,12 @@ namespace ccm::openstack {
 
 std::optional<bool> parseGcfgBool(std::string_view s) {
   std::string v = toLower(trim(s));
-  if (v == "true" || v == "yes" || v == "on" || v == "1")
+  if (v == "true" || v == "yes" || v == "on" || v == "1") {
     return true;
-  if (v == "false" || v == "no" || v == "off" || v == "0")
+  }
+  if (v == "false" || v == "no" || v == "off" || v == "0") {
     return false;
+  }
   return std::nullopt;
 }
 
@@ -25,8 +27,9 @@ std::optional<int64_t> parseGcfgInt(std::string_view text) {
     negative = s[0] == '-';
     s.remove_prefix(1);
   }
-  if (s.empty())
+  if (s.empty()) {
     return std::nullopt;
+  }
   int base = 10;
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     base = 16;
@@ -47,11 +50,13 @@ std::optional<int64_t> parseGcfgInt(std::string_view text) {
     } else {
       return std::nullopt;
     }
-    if (digit >= base)
+    if (digit >= base) {
       return std::nullopt;
+    }
     value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(digit);
-    if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return std::nullopt;
+    }
   }
   auto v = static_cast<int64_t>(value);
   return negative ? -v : v;
@@ -64,10 +69,12 @@ std::optional<std::chrono::nanoseconds> parseGoDuration(std::string_view text) {
     negative = s[0] == '-';
     s.remove_prefix(1);
   }
-  if (s == "0")
+  if (s == "0") {
     return std::chrono::nanoseconds(0);
-  if (s.empty())
+  }
+  if (s.empty()) {
     return std::nullopt;
+  }
   long double total = 0;
   while (!s.empty()) {
     size_t i = 0;
@@ -88,11 +95,13 @@ std::optional<std::chrono::nanoseconds> parseGoDuration(std::string_view text) {
         ++i;
       }
     }
-    if (!any_digit)
+    if (!any_digit) {
       return std::nullopt;
+    }
     size_t unit_start = i;
-    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.')
+    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i])) && s[i] != '.') {
       ++i;
+    }
     std::string_view unit = s.substr(unit_start, i - unit_start);
     long double factor;
     if (unit == "ns") {
@@ -111,8 +120,9 @@ std::optional<std::chrono::nanoseconds> parseGoDuration(std::string_view text) {
       return std::nullopt;  // missing or unknown unit
     }
     total += number * factor;
-    if (total > static_cast<long double>(std::numeric_limits<int64_t>::max()))
+    if (total > static_cast<long double>(std::numeric_limits<int64_t>::max())) {
       return std::nullopt;
+    }
     s.remove_prefix(i);
   }
   auto ns = static_cast<int64_t>(total + 0.5L);

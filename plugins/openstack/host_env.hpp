@@ -16,8 +16,8 @@
 
 namespace ccm::openstack {
 
-enum class LogLevel { kError, kWarning, kInfo, kDebug };
-enum class MetricKind { kCounter, kGauge, kHistogram };
+enum class LogLevel { Error, Warning, Info, Debug };
+enum class MetricKind { Counter, Gauge, Histogram };
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
@@ -64,33 +64,34 @@ class CallContext {
 
   // Time left before the deadline on the host's monotonic clock; nullopt without a deadline.
   std::optional<std::chrono::nanoseconds> remaining() const {
-    if (deadline_ns_ == 0)
+    if (deadline_ns_ == 0) {
       return std::nullopt;
+    }
     return std::chrono::nanoseconds(deadline_ns_ - env_->monotonicNs());
   }
 
   // CANCELLED once the host says stop, DEADLINE_EXCEEDED past the deadline, else OK.
   Status checkAlive() const {
     if (auto left = remaining(); left && left->count() <= 0) {
-      return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
+      return Status(Code::DeadlineExceeded, "the call's deadline has passed");
     }
     if (probe_cancellation_ && env_->isCancelled(call_id_)) {
-      return Status(Code::kCancelled, "the host cancelled the call");
+      return Status(Code::Cancelled, "the host cancelled the call");
     }
     return {};
   }
 
   void info(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kInfo, msg, f);
+    logAt(*env_, LogLevel::Info, msg, f);
   }
   void debug(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kDebug, msg, f);
+    logAt(*env_, LogLevel::Debug, msg, f);
   }
   void warning(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kWarning, msg, f);
+    logAt(*env_, LogLevel::Warning, msg, f);
   }
   void error(std::string_view msg, const Fields& f = {}) const {
-    logAt(*env_, LogLevel::kError, msg, f);
+    logAt(*env_, LogLevel::Error, msg, f);
   }
 
  private:
@@ -106,14 +107,16 @@ class CallContext {
 inline StatusOr<std::chrono::milliseconds> requestTimeout(const CallContext& call,
                                                           std::chrono::nanoseconds configured) {
   Status alive = call.checkAlive();
-  if (!alive.ok())
+  if (!alive.ok()) {
     return alive;
+  }
   auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(configured);
   if (auto left = call.remaining()) {
     timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(*left));
   }
-  if (timeout.count() <= 0)
-    return Status(Code::kDeadlineExceeded, "the call's deadline has passed");
+  if (timeout.count() <= 0) {
+    return Status(Code::DeadlineExceeded, "the call's deadline has passed");
+  }
   return timeout;
 }
 

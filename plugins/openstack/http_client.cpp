@@ -20,8 +20,9 @@ size_t onBody(char* data, size_t size, size_t count, void* user) {
 size_t onHeader(char* data, size_t size, size_t count, void* user) {
   auto* headers = static_cast<std::vector<std::pair<std::string, std::string>>*>(user);
   std::string_view line(data, size * count);
-  if (startsWith(line, "HTTP/"))
+  if (startsWith(line, "HTTP/")) {
     headers->clear();  // a new response (after 100-continue)
+  }
   auto colon = line.find(':');
   if (colon != std::string_view::npos) {
     headers->emplace_back(toLower(trim(line.substr(0, colon))),
@@ -37,11 +38,13 @@ struct Progress {
 
 int onProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* p = static_cast<Progress*>(user);
-  if (p->cancelled == nullptr || !*p->cancelled)
+  if (p->cancelled == nullptr || !*p->cancelled) {
     return 0;
+  }
   auto now = std::chrono::steady_clock::now();
-  if (now - p->last_check < std::chrono::milliseconds(100))
+  if (now - p->last_check < std::chrono::milliseconds(100)) {
     return 0;
+  }
   p->last_check = now;
   return (*p->cancelled)() ? 1 : 0;
 }
@@ -50,8 +53,9 @@ int onProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 std::string HttpResponse::header(const std::string& lower_name) const {
   for (const auto& [k, v] : headers) {
-    if (k == lower_name)
+    if (k == lower_name) {
       return v;
+    }
   }
   return {};
 }
@@ -60,8 +64,9 @@ HttpClient::HttpClient(TlsOptions tls, std::string user_agent)
     : tls_(std::move(tls)), user_agent_(std::move(user_agent)) {}
 
 HttpClient::~HttpClient() {
-  for (void* h : idle_)
+  for (void* h : idle_) {
     curl_easy_cleanup(static_cast<CURL*>(h));
+  }
 }
 
 void* HttpClient::acquire() {
@@ -87,15 +92,19 @@ void HttpClient::release(void* handle) {
 
 StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
   CURL* curl = static_cast<CURL*>(acquire());
-  if (curl == nullptr)
-    return Status(Code::kInternal, "curl_easy_init failed");
+  if (curl == nullptr) {
+    return Status(Code::Internal, "curl_easy_init failed");
+  }
   curl_easy_reset(curl);
 
   HttpResponse response;
   char error_buf[CURL_ERROR_SIZE] = {};
   curl_slist* headers = nullptr;
   for (const auto& [k, v] : request.headers) {
-    headers = curl_slist_append(headers, (k + ": " + v).c_str());
+    std::string line = k;
+    line += ": ";
+    line += v;
+    headers = curl_slist_append(headers, line.c_str());
   }
   // libcurl adds "Expect: 100-continue" to large bodies; OpenStack services do not need it.
   headers = curl_slist_append(headers, "Expect:");
@@ -129,8 +138,9 @@ StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(request.body.size()));
   }
-  if (!tls_.ca_file.empty())
+  if (!tls_.ca_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_CAINFO, tls_.ca_file.c_str());
+  }
   if (!tls_.cert_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLCERT, tls_.cert_file.c_str());
     curl_easy_setopt(curl, CURLOPT_SSLKEY, tls_.key_file.c_str());
@@ -153,11 +163,11 @@ StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
     std::string what = request.method + " " + request.url + ": " + detail;
     switch (rc) {
       case CURLE_OPERATION_TIMEDOUT:
-        return Status(Code::kDeadlineExceeded, what);
+        return Status(Code::DeadlineExceeded, what);
       case CURLE_ABORTED_BY_CALLBACK:
-        return Status(Code::kCancelled, what);
+        return Status(Code::Cancelled, what);
       default:
-        return Status(Code::kUnavailable, what);
+        return Status(Code::Unavailable, what);
     }
   }
   response.status = status;

@@ -10,8 +10,9 @@ namespace ccm::openstack {
 
 std::string requestIdOf(const HttpResponse& response) {
   std::string id = response.header("x-openstack-request-id");
-  if (id.empty())
+  if (id.empty()) {
     id = response.header("x-compute-request-id");
+  }
   return id;
 }
 
@@ -23,21 +24,24 @@ std::string errorMessageOf(const std::string& body) {
     const JsonValue& root = *doc;
     for (const char* key : {"faultstring", "message", "description", "detail"}) {
       msg = jsonString(root, key);
-      if (!msg.empty())
+      if (!msg.empty()) {
         break;
+      }
     }
     if (msg.empty()) {
       for (const auto& m : root.GetObject()) {
         if (m.value.IsObject()) {
           msg = jsonString(m.value, "message");
-          if (!msg.empty())
+          if (!msg.empty()) {
             break;
+          }
         }
       }
     }
   }
-  if (msg.empty())
+  if (msg.empty()) {
     msg = std::string(trim(body));
+  }
   return truncateUtf8(msg, kMax);
 }
 
@@ -45,32 +49,32 @@ Status httpError(const std::string& what, const HttpResponse& response) {
   Code code;
   switch (response.status) {
     case 400:
-      code = Code::kInvalidArgument;
+      code = Code::InvalidArgument;
       break;
     case 401:
-      code = Code::kUnauthenticated;
+      code = Code::Unauthenticated;
       break;
     case 403:
-      code = Code::kPermissionDenied;
+      code = Code::PermissionDenied;
       break;
     case 404:
-      code = Code::kNotFound;
+      code = Code::NotFound;
       break;
     case 409:
-      code = Code::kAborted;
+      code = Code::Aborted;
       break;
     case 413:
     case 429:
-      code = Code::kResourceExhausted;
+      code = Code::ResourceExhausted;
       break;
     case 500:
     case 502:
     case 503:
     case 504:
-      code = Code::kUnavailable;
+      code = Code::Unavailable;
       break;
     default:
-      code = Code::kInternal;
+      code = Code::Internal;
       break;
   }
   std::chrono::milliseconds retry_after{0};
@@ -80,11 +84,13 @@ Status httpError(const std::string& what, const HttpResponse& response) {
   }
   std::string msg = what + ": HTTP " + std::to_string(response.status);
   std::string detail = errorMessageOf(response.body);
-  if (!detail.empty())
+  if (!detail.empty()) {
     msg += ": " + detail;
+  }
   std::string id = requestIdOf(response);
-  if (!id.empty())
+  if (!id.empty()) {
     msg += " (request " + id + ")";
+  }
   return Status(code, msg, retry_after);
 }
 

@@ -9,7 +9,7 @@ namespace ccm::openstack {
 namespace {
 
 Status syntaxError(int line, const std::string& what) {
-  return Status(Code::kInvalidArgument, "cloud config line " + std::to_string(line) + ": " + what);
+  return Status(Code::InvalidArgument, "cloud config line " + std::to_string(line) + ": " + what);
 }
 
 bool isNameChar(char c) {
@@ -22,8 +22,9 @@ StatusOr<std::string> parseValue(std::string_view s, int line) {
   bool quoted = false;
   size_t committed = 0;  // length of out that must survive trailing-space trimming
   size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
     ++i;
+  }
   for (; i < s.size(); ++i) {
     char c = s[i];
     if (c == '"') {
@@ -31,11 +32,13 @@ StatusOr<std::string> parseValue(std::string_view s, int line) {
       committed = out.size();
       continue;
     }
-    if (!quoted && (c == '#' || c == ';'))
+    if (!quoted && (c == '#' || c == ';')) {
       break;
+    }
     if (c == '\\') {
-      if (i + 1 >= s.size())
+      if (i + 1 >= s.size()) {
         return syntaxError(line, "value ends with a lone backslash");
+      }
       char n = s[++i];
       switch (n) {
         case '"':
@@ -51,8 +54,9 @@ StatusOr<std::string> parseValue(std::string_view s, int line) {
           out.push_back('\t');
           break;
         case 'b':
-          if (!out.empty())
+          if (!out.empty()) {
             out.pop_back();
+          }
           break;
         default:
           return syntaxError(line, std::string("unknown escape sequence \\") + n);
@@ -61,11 +65,13 @@ StatusOr<std::string> parseValue(std::string_view s, int line) {
       continue;
     }
     out.push_back(c);
-    if (quoted || (c != ' ' && c != '\t'))
+    if (quoted || (c != ' ' && c != '\t')) {
       committed = out.size();
+    }
   }
-  if (quoted)
+  if (quoted) {
     return syntaxError(line, "unterminated quoted value");
+  }
   out.resize(committed);
   return out;
 }
@@ -87,14 +93,17 @@ StatusOr<IniFile> IniFile::parse(std::string_view text) {
       std::string_view raw =
           text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
       ++line_no;
-      if (!raw.empty() && raw.back() == '\r')
+      if (!raw.empty() && raw.back() == '\r') {
         raw.remove_suffix(1);
-      if (!continuing)
+      }
+      if (!continuing) {
         start_line = line_no;
+      }
       // A trailing backslash (not itself escaped) continues the logical line.
       size_t backslashes = 0;
-      while (backslashes < raw.size() && raw[raw.size() - 1 - backslashes] == '\\')
+      while (backslashes < raw.size() && raw[raw.size() - 1 - backslashes] == '\\') {
         ++backslashes;
+      }
       if (backslashes % 2 == 1) {
         current.append(raw.substr(0, raw.size() - 1));
         continuing = true;
@@ -104,33 +113,40 @@ StatusOr<IniFile> IniFile::parse(std::string_view text) {
         current.clear();
         continuing = false;
       }
-      if (nl == std::string_view::npos)
+      if (nl == std::string_view::npos) {
         break;
+      }
       pos = nl + 1;
     }
-    if (continuing)
+    if (continuing) {
       lines.emplace_back(start_line, std::move(current));
+    }
   }
 
   IniSection* section = nullptr;
   for (auto& [line, content] : lines) {
     std::string_view s = trim(content);
-    if (s.empty() || s.front() == '#' || s.front() == ';')
+    if (s.empty() || s.front() == '#' || s.front() == ';') {
       continue;
+    }
     if (s.front() == '[') {
       size_t i = 1;
-      while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+      while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
         ++i;
+      }
       size_t name_start = i;
-      while (i < s.size() && isNameChar(s[i]))
+      while (i < s.size() && isNameChar(s[i])) {
         ++i;
-      if (i == name_start)
+      }
+      if (i == name_start) {
         return syntaxError(line, "missing section name");
+      }
       IniSection sec;
       sec.name = toLower(s.substr(name_start, i - name_start));
       sec.line = line;
-      while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+      while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
         ++i;
+      }
       if (i < s.size() && s[i] == '"') {
         ++i;
         std::string sub;
@@ -146,15 +162,18 @@ StatusOr<IniFile> IniFile::parse(std::string_view text) {
             sub.push_back(s[i]);
           }
         }
-        if (!closed)
+        if (!closed) {
           return syntaxError(line, "unterminated subsection name");
+        }
         sec.subsection = std::move(sub);
         sec.has_subsection = true;
-        while (i < s.size() && (s[i] == ' ' || s[i] == '\t'))
+        while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
           ++i;
+        }
       }
-      if (i >= s.size() || s[i] != ']')
+      if (i >= s.size() || s[i] != ']') {
         return syntaxError(line, "malformed section header");
+      }
       ++i;
       std::string_view rest = trim(s.substr(i));
       if (!rest.empty() && rest.front() != '#' && rest.front() != ';') {
@@ -164,14 +183,16 @@ StatusOr<IniFile> IniFile::parse(std::string_view text) {
       section = &file.sections_.back();
       continue;
     }
-    if (section == nullptr)
+    if (section == nullptr) {
       return syntaxError(line, "key outside of any [section]");
+    }
     size_t i = 0;
     if (!std::isalpha(static_cast<unsigned char>(s[0]))) {
       return syntaxError(line, "invalid key name");
     }
-    while (i < s.size() && isNameChar(s[i]))
+    while (i < s.size() && isNameChar(s[i])) {
       ++i;
+    }
     IniEntry entry;
     entry.key = toLower(s.substr(0, i));
     entry.line = line;
@@ -180,8 +201,9 @@ StatusOr<IniFile> IniFile::parse(std::string_view text) {
       entry.has_value = false;
     } else if (rest.front() == '=') {
       auto value = parseValue(rest.substr(1), line);
-      if (!value.ok())
+      if (!value.ok()) {
         return value.status();
+      }
       entry.value = std::move(value).value();
       entry.has_value = true;
     } else {

@@ -18,13 +18,14 @@ constexpr size_t kPortQueryChunk = 40;
 StatusOr<ProviderId> parseProviderId(const std::string& provider_id) {
   static const std::regex kRe(R"(^openstack://([^/]*)/([^/]+)$)");
   std::string full = provider_id;
-  if (full.find("://") == std::string::npos)
+  if (full.find("://") == std::string::npos) {
     full = "openstack://" + full;
+  }
   std::smatch m;
   if (!std::regex_match(full, m, kRe)) {
-    return Status(Code::kInvalidArgument, "providerID \"" + provider_id +
-                                              "\" is not openstack:///<server-id> or "
-                                              "openstack://<region>/<server-id>");
+    return Status(Code::InvalidArgument, "providerID \"" + provider_id +
+                                             "\" is not openstack:///<server-id> or "
+                                             "openstack://<region>/<server-id>");
   }
   return ProviderId{m[1].str(), m[2].str()};
 }
@@ -40,24 +41,24 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
   if (!node.provider_id.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
     if (!pid.region.empty() && pid.region != config_.global.region) {
-      return Status(Code::kInvalidArgument, "providerID " + node.provider_id + " is in region " +
-                                                pid.region + ", this provider serves region \"" +
-                                                config_.global.region + "\"");
+      return Status(Code::InvalidArgument, "providerID " + node.provider_id + " is in region " +
+                                               pid.region + ", this provider serves region \"" +
+                                               config_.global.region + "\"");
     }
     auto server = nova_.getServer(call, pid.server_id);
-    if (!server.ok() && server.status().code() == Code::kNotFound) {
-      return Status(Code::kNotFound, "server " + pid.server_id + " of node " + node.name +
-                                         " does not exist (Nova answered 404)");
+    if (!server.ok() && server.status().code() == Code::NotFound) {
+      return Status(Code::NotFound, "server " + pid.server_id + " of node " + node.name +
+                                        " does not exist (Nova answered 404)");
     }
     return server;
   }
   CCM_OS_ASSIGN_OR_RETURN(std::vector<Server> found, nova_.findByName(call, node.name));
   if (found.empty()) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "node " + node.name + " has no providerID and no server is named so");
   }
   if (found.size() > 1) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "node " + node.name + " has no providerID and several servers are named so");
   }
   return std::move(found.front());
@@ -65,17 +66,18 @@ StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& 
 
 StatusOr<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
-  if (server.ok())
-    return Existence::kExists;
-  if (server.status().code() == Code::kNotFound && !node.provider_id.empty()) {
-    return Existence::kNotFound;
+  if (server.ok()) {
+    return Existence::Exists;
+  }
+  if (server.status().code() == Code::NotFound && !node.provider_id.empty()) {
+    return Existence::NotFound;
   }
   return server.status();
 }
 
 StatusOr<Power> Instances::shutdown(const CallContext& call, const KubeNode& node) {
   CCM_OS_ASSIGN_OR_RETURN(Server server, findServer(call, node));
-  return server.status == "SHUTOFF" ? Power::kShutdown : Power::kRunning;
+  return server.status == "SHUTOFF" ? Power::Shutdown : Power::Running;
 }
 
 StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Server& server,
@@ -95,7 +97,7 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
     auto name = nova_.flavorName(call, server.flavor_id);
     if (name.ok() && isValidLabelValue(*name) && !name->empty()) {
       md.instance_type = *name;
-    } else if (name.ok() || name.status().code() == Code::kNotFound) {
+    } else if (name.ok() || name.status().code() == Code::NotFound) {
       // A deleted flavor (404) still identifies the instance type by its ID.
       md.instance_type = isValidLabelValue(server.flavor_id) ? server.flavor_id : "";
     } else {
@@ -129,8 +131,8 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
 StatusOr<InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (!server.ok()) {
-    if (server.status().code() == Code::kFailedPrecondition && node.provider_id.empty()) {
-      return Status(Code::kNotFound, server.status().message());
+    if (server.status().code() == Code::FailedPrecondition && node.provider_id.empty()) {
+      return Status(Code::NotFound, server.status().message());
     }
     return server.status();
   }
@@ -143,8 +145,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     const CallContext& call, const std::vector<KubeNode>& nodes) {
   std::vector<StatusOr<InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
-    for (const KubeNode& node : nodes)
+    for (const KubeNode& node : nodes) {
       out.push_back(metadata(call, node));
+    }
     return out;
   }
   std::map<std::string, Server> by_id;
@@ -155,8 +158,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     by_id.emplace(std::move(id), std::move(s));
   });
   if (!listed.ok()) {
-    for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t i = 0; i < nodes.size(); ++i) {
       out.push_back(listed);
+    }
     return out;
   }
   // Resolve each node to a server ID (or an error).
@@ -168,27 +172,28 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       if (!pid.ok()) {
         resolved.push_back(pid.status());
       } else if (!pid->region.empty() && pid->region != config_.global.region) {
-        resolved.push_back(Status(Code::kInvalidArgument,
+        resolved.push_back(Status(Code::InvalidArgument,
                                   "providerID " + node.provider_id + " is in another region"));
       } else if (by_id.count(pid->server_id) == 0) {
-        resolved.push_back(Status(Code::kNotFound, "server " + pid->server_id + " of node " +
-                                                       node.name + " does not exist"));
+        resolved.push_back(Status(Code::NotFound, "server " + pid->server_id + " of node " +
+                                                      node.name + " does not exist"));
       } else {
         resolved.push_back(pid->server_id);
       }
     } else {
       auto it = ids_by_name.find(node.name);
       if (it == ids_by_name.end()) {
-        resolved.push_back(Status(Code::kNotFound, "no server is named " + node.name));
+        resolved.push_back(Status(Code::NotFound, "no server is named " + node.name));
       } else if (it->second.size() > 1) {
         resolved.push_back(
-            Status(Code::kFailedPrecondition, "several servers are named " + node.name));
+            Status(Code::FailedPrecondition, "several servers are named " + node.name));
       } else {
         resolved.push_back(it->second.front());
       }
     }
-    if (resolved.back().ok())
+    if (resolved.back().ok()) {
       wanted.push_back(*resolved.back());
+    }
   }
   // Ports of all wanted servers, a chunk of device IDs per request.
   std::map<std::string, std::vector<Port>> ports_by_device;
@@ -203,8 +208,9 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       ports_status = ports.status();
       break;
     }
-    for (Port& p : *ports)
+    for (Port& p : *ports) {
       ports_by_device[p.device_id].push_back(std::move(p));
+    }
   }
   for (auto& r : resolved) {
     if (!r.ok()) {

@@ -14,8 +14,8 @@
 
 namespace ccm::openstack {
 
-enum class Existence { kUnknown, kExists, kNotFound };
-enum class Power { kUnknown, kRunning, kShutdown };
+enum class Existence { Unknown, Exists, NotFound };
+enum class Power { Unknown, Running, Shutdown };
 
 struct ProviderId {
   std::string region;  // empty in the default form

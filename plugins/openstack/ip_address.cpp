@@ -40,22 +40,27 @@ std::string IpAddress::toString() const {
 
 std::optional<Cidr> Cidr::parse(std::string_view text) {
   auto slash = text.find('/');
-  if (slash == std::string_view::npos)
+  if (slash == std::string_view::npos) {
     return std::nullopt;
+  }
   auto ip = IpAddress::parse(text.substr(0, slash));
-  if (!ip)
+  if (!ip) {
     return std::nullopt;
+  }
   std::string bits(text.substr(slash + 1));
-  if (bits.empty() || bits.size() > 3)
+  if (bits.empty() || bits.size() > 3) {
     return std::nullopt;
+  }
   for (char c : bits) {
-    if (c < '0' || c > '9')
+    if (c < '0' || c > '9') {
       return std::nullopt;
+    }
   }
   int prefix = std::atoi(bits.c_str());
   int max = ip->family == 4 ? 32 : 128;
-  if (prefix > max)
+  if (prefix > max) {
     return std::nullopt;
+  }
   Cidr c;
   c.prefix = prefix;
   c.base = *ip;
@@ -67,14 +72,16 @@ std::optional<Cidr> Cidr::parse(std::string_view text) {
 }
 
 bool Cidr::contains(const IpAddress& ip) const {
-  if (ip.family != base.family)
+  if (ip.family != base.family) {
     return false;
+  }
   int offset = base.family == 4 ? 96 : 0;
   for (int bit = offset; bit < offset + prefix; ++bit) {
     auto idx = static_cast<size_t>(bit / 8);
     uint8_t mask = static_cast<uint8_t>(0x80u >> (bit % 8));
-    if ((ip.bytes[idx] & mask) != (base.bytes[idx] & mask))
+    if ((ip.bytes[idx] & mask) != (base.bytes[idx] & mask)) {
       return false;
+    }
   }
   return true;
 }

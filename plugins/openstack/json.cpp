@@ -27,25 +27,26 @@ Json& Json::push(Json value) {
 template <typename Writer>
 void Json::write(Writer& w) const {
   switch (type_) {
-    case Type::kNull:
+    case Type::Null:
       w.Null();
       break;
-    case Type::kBool:
+    case Type::Bool:
       w.Bool(b_);
       break;
-    case Type::kInt:
+    case Type::Int:
       w.Int64(i_);
       break;
-    case Type::kString:
+    case Type::String:
       w.String(s_.data(), static_cast<rapidjson::SizeType>(s_.size()));
       break;
-    case Type::kArray:
+    case Type::Array:
       w.StartArray();
-      for (const Json& item : items_)
+      for (const Json& item : items_) {
         item.write(w);
+      }
       w.EndArray();
       break;
-    case Type::kObject:
+    case Type::Object:
       w.StartObject();
       for (size_t i = 0; i < keys_.size(); ++i) {
         w.Key(keys_[i].data(), static_cast<rapidjson::SizeType>(keys_[i].size()));
@@ -67,42 +68,48 @@ StatusOr<rapidjson::Document> parseJson(std::string_view text) {
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
-    return Status(Code::kInternal, std::string("invalid JSON in response: ") +
-                                       rapidjson::GetParseError_En(doc.GetParseError()) +
-                                       " at offset " + std::to_string(doc.GetErrorOffset()));
+    return Status(Code::Internal, std::string("invalid JSON in response: ") +
+                                      rapidjson::GetParseError_En(doc.GetParseError()) +
+                                      " at offset " + std::to_string(doc.GetErrorOffset()));
   }
   return doc;
 }
 
 const JsonValue* jsonMember(const JsonValue& obj, const char* key) {
-  if (!obj.IsObject())
+  if (!obj.IsObject()) {
     return nullptr;
+  }
   auto it = obj.FindMember(key);
   return it == obj.MemberEnd() ? nullptr : &it->value;
 }
 
 std::string jsonString(const JsonValue& obj, const char* key) {
   const JsonValue* v = jsonMember(obj, key);
-  if (v == nullptr || !v->IsString())
+  if (v == nullptr || !v->IsString()) {
     return {};
+  }
   return std::string(v->GetString(), v->GetStringLength());
 }
 
 std::optional<int64_t> jsonInt(const JsonValue& obj, const char* key) {
   const JsonValue* v = jsonMember(obj, key);
-  if (v == nullptr)
+  if (v == nullptr) {
     return std::nullopt;
-  if (v->IsInt64())
+  }
+  if (v->IsInt64()) {
     return v->GetInt64();
-  if (v->IsDouble())
+  }
+  if (v->IsDouble()) {
     return static_cast<int64_t>(v->GetDouble());
+  }
   return std::nullopt;
 }
 
 std::optional<bool> jsonBool(const JsonValue& obj, const char* key) {
   const JsonValue* v = jsonMember(obj, key);
-  if (v == nullptr || !v->IsBool())
+  if (v == nullptr || !v->IsBool()) {
     return std::nullopt;
+  }
   return v->GetBool();
 }
 
@@ -114,11 +121,13 @@ bool jsonIsNull(const JsonValue& obj, const char* key) {
 std::vector<std::string> jsonStrings(const JsonValue& obj, const char* key) {
   std::vector<std::string> out;
   const JsonValue* v = jsonArray(obj, key);
-  if (v == nullptr)
+  if (v == nullptr) {
     return out;
+  }
   for (const auto& item : v->GetArray()) {
-    if (item.IsString())
+    if (item.IsString()) {
       out.emplace_back(item.GetString(), item.GetStringLength());
+    }
   }
   return out;
 }
@@ -126,12 +135,14 @@ std::vector<std::string> jsonStrings(const JsonValue& obj, const char* key) {
 std::vector<std::string> jsonIds(const JsonValue& obj, const char* key) {
   std::vector<std::string> out;
   const JsonValue* v = jsonArray(obj, key);
-  if (v == nullptr)
+  if (v == nullptr) {
     return out;
+  }
   for (const auto& item : v->GetArray()) {
     std::string id = jsonString(item, "id");
-    if (!id.empty())
+    if (!id.empty()) {
       out.push_back(std::move(id));
+    }
   }
   return out;
 }

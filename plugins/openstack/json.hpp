@@ -18,30 +18,31 @@ namespace ccm::openstack {
 // A JSON value under construction. Objects keep insertion order.
 class Json {
  public:
-  Json() = default;                                     // null
-  Json(std::nullptr_t) {}                               // NOLINT(google-explicit-constructor)
-  Json(bool b) : type_(Type::kBool), b_(b) {}           // NOLINT(google-explicit-constructor)
-  Json(int v) : type_(Type::kInt), i_(v) {}             // NOLINT(google-explicit-constructor)
-  Json(int64_t v) : type_(Type::kInt), i_(v) {}         // NOLINT(google-explicit-constructor)
-  Json(uint32_t v) : type_(Type::kInt), i_(v) {}        // NOLINT(google-explicit-constructor)
-  Json(const char* s) : type_(Type::kString), s_(s) {}  // NOLINT(google-explicit-constructor)
-  Json(std::string s) : type_(Type::kString), s_(std::move(s)) {}  // NOLINT
-  Json(std::string_view s) : type_(Type::kString), s_(s) {}        // NOLINT
+  Json() = default;                                    // null
+  Json(std::nullptr_t) {}                              // NOLINT(google-explicit-constructor)
+  Json(bool b) : type_(Type::Bool), b_(b) {}           // NOLINT(google-explicit-constructor)
+  Json(int v) : type_(Type::Int), i_(v) {}             // NOLINT(google-explicit-constructor)
+  Json(int64_t v) : type_(Type::Int), i_(v) {}         // NOLINT(google-explicit-constructor)
+  Json(uint32_t v) : type_(Type::Int), i_(v) {}        // NOLINT(google-explicit-constructor)
+  Json(const char* s) : type_(Type::String), s_(s) {}  // NOLINT(google-explicit-constructor)
+  Json(std::string s) : type_(Type::String), s_(std::move(s)) {}  // NOLINT
+  Json(std::string_view s) : type_(Type::String), s_(s) {}        // NOLINT
 
   static Json object() {
     Json j;
-    j.type_ = Type::kObject;
+    j.type_ = Type::Object;
     return j;
   }
   static Json array() {
     Json j;
-    j.type_ = Type::kArray;
+    j.type_ = Type::Array;
     return j;
   }
   static Json stringArray(const std::vector<std::string>& items) {
     Json j = array();
-    for (const auto& s : items)
+    for (const auto& s : items) {
       j.push(s);
+    }
     return j;
   }
 
@@ -53,11 +54,11 @@ class Json {
   std::string dump() const;
 
  private:
-  enum class Type { kNull, kBool, kInt, kString, kArray, kObject };
+  enum class Type { Null, Bool, Int, String, Array, Object };
   template <typename Writer>
   void write(Writer& w) const;
 
-  Type type_ = Type::kNull;
+  Type type_ = Type::Null;
   bool b_ = false;
   int64_t i_ = 0;
   std::string s_;

@@ -67,8 +67,9 @@ std::string identityBase(const std::string& auth_url) {
       base = auth_url.substr(0, path_start + static_cast<size_t>(m.position(0)));
     }
   }
-  if (!endsWith(base, "/"))
+  if (!endsWith(base, "/")) {
     base += "/";
+  }
   return base;
 }
 
@@ -77,20 +78,24 @@ std::string identityBase(const std::string& auth_url) {
 StatusOr<std::string> Catalog::endpointFor(const std::string& type, const std::string& interface,
                                            const std::string& region) const {
   for (const CatalogService& svc : services) {
-    if (svc.type != type)
+    if (svc.type != type) {
       continue;
+    }
     for (const CatalogEndpoint& ep : svc.endpoints) {
-      if (ep.interface != interface)
+      if (ep.interface != interface) {
         continue;
-      if (!region.empty() && ep.region != region && ep.region_id != region)
+      }
+      if (!region.empty() && ep.region != region && ep.region_id != region) {
         continue;
-      if (ep.url.empty())
+      }
+      if (ep.url.empty()) {
         continue;
+      }
       return ep.url;
     }
   }
-  return Status(Code::kNotFound, "the Keystone catalog has no " + interface + " endpoint of type " +
-                                     type + (region.empty() ? "" : " in region " + region));
+  return Status(Code::NotFound, "the Keystone catalog has no " + interface + " endpoint of type " +
+                                    type + (region.empty() ? "" : " in region " + region));
 }
 
 Json buildAuthBody(const GlobalConfig& g) {
@@ -129,8 +134,9 @@ Json buildAuthBody(const GlobalConfig& g) {
   Json auth = Json::object();
   auth.set("identity", std::move(identity));
   if (scoped) {
-    if (auto scope = scopeOf(g))
+    if (auto scope = scopeOf(g)) {
       auth.set("scope", std::move(*scope));
+    }
   }
   return Json::object().set("auth", std::move(auth));
 }
@@ -139,8 +145,9 @@ std::optional<int64_t> parseRfc3339(const std::string& text) {
   static const std::regex kRe(
       R"((\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?)");
   std::smatch m;
-  if (!std::regex_match(text, m, kRe))
+  if (!std::regex_match(text, m, kRe)) {
     return std::nullopt;
+  }
   std::tm tm{};
   tm.tm_year = std::stoi(m[1]) - 1900;
   tm.tm_mon = std::stoi(m[2]) - 1;
@@ -160,8 +167,9 @@ std::optional<int64_t> parseRfc3339(const std::string& text) {
     int sign = off[0] == '-' ? -1 : 1;
     std::string digits;
     for (char c : off.substr(1)) {
-      if (c != ':')
+      if (c != ':') {
         digits.push_back(c);
+      }
     }
     int64_t offset = std::stoi(digits.substr(0, 2)) * 3600 + std::stoi(digits.substr(2, 2)) * 60;
     secs -= sign * offset;
@@ -180,10 +188,12 @@ uint64_t KeystoneAuth::authCount() const {
 
 StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& call) {
   std::string url = global_.auth_url;
-  if (!endsWith(url, "/"))
+  if (!endsWith(url, "/")) {
     url += "/";
-  if (endsWith(url, "/v3/"))
+  }
+  if (endsWith(url, "/v3/")) {
     return url;
+  }
   std::string base = identityBase(global_.auth_url);
   CCM_OS_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
   HttpRequest req;
@@ -195,55 +205,66 @@ StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& 
     return httpError("Keystone version discovery GET " + base, resp);
   }
   auto doc = parseJson(resp.body);
-  if (!doc.ok())
+  if (!doc.ok()) {
     return doc.status().withPrefix("Keystone version discovery");
+  }
   const JsonValue* versions = jsonObject(*doc, "versions");
   const JsonValue* values = versions != nullptr ? jsonArray(*versions, "values") : nullptr;
-  if (values == nullptr)
-    values = jsonArray(*doc, "versions");
   if (values == nullptr) {
-    return Status(Code::kUnavailable,
+    values = jsonArray(*doc, "versions");
+  }
+  if (values == nullptr) {
+    return Status(Code::Unavailable,
                   "Keystone version discovery at " + base + " listed no versions");
   }
   std::string chosen;
   for (const auto& v : values->GetArray()) {
     std::string id = jsonString(v, "id");
     std::string status = toLower(jsonString(v, "status"));
-    if (!startsWith(id, "v3"))
+    if (!startsWith(id, "v3")) {
       continue;
-    if (status != "stable" && status != "current" && status != "supported")
+    }
+    if (status != "stable" && status != "current" && status != "supported") {
       continue;
+    }
     std::string self;
     if (const JsonValue* links = jsonArray(v, "links")) {
       for (const auto& l : links->GetArray()) {
-        if (jsonString(l, "rel") == "self")
+        if (jsonString(l, "rel") == "self") {
           self = jsonString(l, "href");
+        }
       }
     }
-    if (self.empty())
+    if (self.empty()) {
       continue;
-    if (!endsWith(self, "/"))
+    }
+    if (!endsWith(self, "/")) {
       self += "/";
-    if (self == url)
+    }
+    if (self == url) {
       return self;
-    if (chosen.empty())
+    }
+    if (chosen.empty()) {
       chosen = self;
+    }
   }
   if (chosen.empty()) {
-    return Status(Code::kUnavailable, "Keystone at " + base + " offers no v3 API");
+    return Status(Code::Unavailable, "Keystone at " + base + " offers no v3 API");
   }
   return chosen;
 }
 
 Status KeystoneAuth::start(const CallContext& call) {
   auto endpoint = discoverIdentityEndpoint(call);
-  if (!endpoint.ok())
+  if (!endpoint.ok()) {
     return endpoint.status();
+  }
   identity_url_ = *endpoint;
   Catalog catalog;
   auto token = authenticate(call, &catalog);
-  if (!token.ok())
+  if (!token.ok()) {
     return token.status();
+  }
   catalog_ = std::move(catalog);
   std::lock_guard<std::mutex> lock(mu_);
   current_ = std::move(token).value();
@@ -275,17 +296,20 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   Token token;
   token.value = resp.header("x-subject-token");
   if (token.value.empty()) {
-    return Status(Code::kUnavailable, "Keystone answered without an X-Subject-Token header");
+    return Status(Code::Unavailable, "Keystone answered without an X-Subject-Token header");
   }
   env_.registerSecret(token.value);
   auto doc = parseJson(resp.body);
-  if (!doc.ok())
+  if (!doc.ok()) {
     return doc.status().withPrefix("Keystone token response");
+  }
   const JsonValue* tok = jsonObject(*doc, "token");
-  if (tok == nullptr)
-    return Status(Code::kUnavailable, "Keystone token response has no token");
-  if (auto exp = parseRfc3339(jsonString(*tok, "expires_at")))
+  if (tok == nullptr) {
+    return Status(Code::Unavailable, "Keystone token response has no token");
+  }
+  if (auto exp = parseRfc3339(jsonString(*tok, "expires_at"))) {
     token.expires_unix_ns = *exp;
+  }
   token.issued_unix_ns = env_.unixNs();
   if (auto issued = parseRfc3339(jsonString(*tok, "issued_at"))) {
     // Keystone's clock may differ from ours: keep the lifetime, anchored on our clock.
@@ -296,7 +320,7 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   if (catalog_out != nullptr) {
     const JsonValue* cat = jsonArray(*tok, "catalog");
     if (cat == nullptr) {
-      return Status(Code::kPermissionDenied,
+      return Status(Code::PermissionDenied,
                     "Keystone returned a token without a service catalog (is it scoped?)");
     }
     for (const auto& s : cat->GetArray()) {
@@ -321,10 +345,12 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
 }
 
 bool KeystoneAuth::expiresSoon(const Token& token) const {
-  if (token.value.empty())
+  if (token.value.empty()) {
     return true;
-  if (token.expires_unix_ns == 0)
+  }
+  if (token.expires_unix_ns == 0) {
     return false;
+  }
   int64_t lifetime = token.expires_unix_ns - token.issued_unix_ns;
   int64_t margin = std::min<int64_t>(600 * kNsPerSec, lifetime / 2);
   return env_.unixNs() >= token.expires_unix_ns - margin;
@@ -333,14 +359,16 @@ bool KeystoneAuth::expiresSoon(const Token& token) const {
 StatusOr<std::string> KeystoneAuth::token(const CallContext& call) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!expiresSoon(current_))
+    if (!expiresSoon(current_)) {
       return current_.value;
+    }
   }
   std::lock_guard<std::mutex> renew(renew_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!expiresSoon(current_))
+    if (!expiresSoon(current_)) {
       return current_.value;  // another thread renewed it
+    }
   }
   call.info("Renewing the Keystone token before it expires");
   CCM_OS_ASSIGN_OR_RETURN(Token fresh, authenticate(call, nullptr));
@@ -354,8 +382,9 @@ StatusOr<std::string> KeystoneAuth::renewAfterRejection(const CallContext& call,
   std::lock_guard<std::mutex> renew(renew_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (current_.value != rejected && !current_.value.empty())
+    if (current_.value != rejected && !current_.value.empty()) {
       return current_.value;
+    }
   }
   call.info("The cloud rejected the token (401); authenticating again");
   CCM_OS_ASSIGN_OR_RETURN(Token fresh, authenticate(call, nullptr));

@@ -30,31 +30,36 @@ class Annotations {
   }
   StatusOr<bool> boolean(const std::string& full_name, bool fallback) const {
     const std::string* v = find(full_name);
-    if (v == nullptr)
+    if (v == nullptr) {
       return fallback;
-    if (*v == "true")
+    }
+    if (*v == "true") {
       return true;
-    if (*v == "false")
+    }
+    if (*v == "false") {
       return false;
-    return Status(Code::kInvalidArgument,
+    }
+    return Status(Code::InvalidArgument,
                   "annotation " + full_name + ": want \"true\" or \"false\", got \"" + *v + "\"");
   }
   StatusOr<int64_t> integer(const std::string& short_name, int64_t fallback, int64_t min,
                             int64_t max) const {
     const std::string* v = lb(short_name);
-    if (v == nullptr)
+    if (v == nullptr) {
       return fallback;
+    }
     std::string_view t = trim(*v);
     int64_t parsed = 0;
     auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), parsed);
     std::optional<int64_t> n;
-    if (ec == std::errc() && end == t.data() + t.size() && !t.empty())
+    if (ec == std::errc() && end == t.data() + t.size() && !t.empty()) {
       n = parsed;
+    }
     if (!n || *n < min || *n > max) {
-      return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
-                                                short_name + ": want an integer in [" +
-                                                std::to_string(min) + ", " + std::to_string(max) +
-                                                "], got \"" + *v + "\"");
+      return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+                                               short_name + ": want an integer in [" +
+                                               std::to_string(min) + ", " + std::to_string(max) +
+                                               "], got \"" + *v + "\"");
     }
     return *n;
   }
@@ -65,10 +70,16 @@ class Annotations {
 
 std::string firstNonEmpty(std::initializer_list<std::string> values) {
   for (const auto& v : values) {
-    if (!v.empty())
+    if (!v.empty()) {
       return v;
+    }
   }
   return {};
+}
+
+// A source range that does not parse, named with where it came from.
+Status notACidr(const std::string& source, const std::string& range) {
+  return Status(Code::InvalidArgument, source + ": \"" + range + "\" is not a CIDR");
 }
 
 }  // namespace
@@ -81,10 +92,12 @@ bool matchesSelector(const KubeNode& node,
                      const std::map<std::string, std::optional<std::string>>& selector) {
   for (const auto& [key, value] : selector) {
     auto it = node.labels.find(key);
-    if (it == node.labels.end())
+    if (it == node.labels.end()) {
       return false;
-    if (value && it->second != *value)
+    }
+    if (value && it->second != *value) {
       return false;
+    }
   }
   return true;
 }
@@ -97,8 +110,9 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   s.lb_name = loadBalancerName(cluster, svc);
   std::string uid;
   for (char c : svc.uid) {
-    if (c != '-')
+    if (c != '-') {
       uid.push_back(c);
+    }
   }
   s.legacy_name = ("a" + uid).substr(0, 32);
   s.description = "Kubernetes external service " + ns_name + " from cluster " + cluster;
@@ -106,8 +120,9 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
       "Floating IP for Kubernetes external service " + ns_name + " from cluster " + cluster;
   s.lb_id = a.str("load-balancer-id", "");
 
-  if (!svc.ip_families.empty() && svc.ip_families.front() == "IPv6")
+  if (!svc.ip_families.empty() && svc.ip_families.front() == "IPv6") {
     s.ip_family = 6;
+  }
 
   if (cfg.internal_lb) {
     s.internal = true;
@@ -120,9 +135,9 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   if (const std::string* name = a.lb("class")) {
     auto it = cfg.classes.find(*name);
     if (it == cfg.classes.end()) {
-      return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
-                                                "class: no [LoadBalancerClass \"" + *name +
-                                                "\"] in the cloud config");
+      return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+                                               "class: no [LoadBalancerClass \"" + *name +
+                                               "\"] in the cloud config");
     }
     cls = &it->second;
   }
@@ -154,8 +169,8 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     s.floating_subnet_tags = cfg.floating_subnet_tags;
   }
   if (auto tags = parseTagFilter(s.floating_subnet_tags); !tags.ok()) {
-    return Status(Code::kInvalidArgument, std::string("annotation ") + kAnnotationPrefix +
-                                              "floating-subnet-tags: " + tags.status().message());
+    return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+                                             "floating-subnet-tags: " + tags.status().message());
   }
 
   CCM_OS_ASSIGN_OR_RETURN(s.keep_floating_ip,
@@ -167,7 +182,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     } else if (*proxy == "v2") {
       s.proxy_protocol = "PROXYV2";
     } else if (*proxy != "false" && !proxy->empty()) {
-      return Status(Code::kInvalidArgument,
+      return Status(Code::InvalidArgument,
                     std::string("annotation ") + kAnnotationPrefix +
                         "proxy-protocol: want true, v1, v2 or false, got \"" + *proxy + "\"");
     }
@@ -175,7 +190,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   CCM_OS_ASSIGN_OR_RETURN(s.x_forwarded_for,
                           a.boolean(std::string(kAnnotationPrefix) + "x-forwarded-for", false));
   if (s.x_forwarded_for && !s.proxy_protocol.empty()) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "annotations loadbalancer.openstack.org/proxy-protocol and x-forwarded-for "
                   "cannot be used together");
   }
@@ -183,7 +198,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   static const std::set<std::string> kMethods = {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP",
                                                  "SOURCE_IP_PORT"};
   if (kMethods.count(s.lb_method) == 0) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   std::string("annotation ") + kAnnotationPrefix +
                       "lb-method: want ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or "
                       "SOURCE_IP_PORT, got \"" +
@@ -217,9 +232,9 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries_down, a.integer("health-monitor-max-retries-down",
                                                            cfg.monitor_max_retries_down, 1, 10));
   if (s.health_monitor && s.hm_timeout > s.hm_delay) {
-    return Status(Code::kInvalidArgument,
-                  "health monitor timeout (" + std::to_string(s.hm_timeout) +
-                      "s) must not exceed its delay (" + std::to_string(s.hm_delay) + "s)");
+    return Status(Code::InvalidArgument, "health monitor timeout (" + std::to_string(s.hm_timeout) +
+                                             "s) must not exceed its delay (" +
+                                             std::to_string(s.hm_delay) + "s)");
   }
 
   s.hostname = a.str("hostname", "");
@@ -238,7 +253,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   for (const std::string& r : ranges) {
     auto cidr = Cidr::parse(trim(r));
     if (!cidr) {
-      return Status(Code::kInvalidArgument, range_source + ": \"" + r + "\" is not a CIDR");
+      return notACidr(range_source, r);
     }
     normalised.insert(cidr->toString());
   }

@@ -1,7 +1,9 @@
 // LoadBalancers: Octavia load balancers for Services of type LoadBalancer, with OCCM's names,
 // annotations and ownership rules. Every entry point reconciles from what the cloud holds, so
 // it is idempotent and resumable: when Octavia is still provisioning after a bounded in-call
-// wait it answers FAILED_PRECONDITION with a retry-after, and the next call carries on.
+// wait it answers FAILED_PRECONDITION with a retry-after, and the next call carries on. The
+// steps live in lb_*.hpp (creation, listeners, pools, members, monitors, floating IPs,
+// deletion); this class finds the load balancer and runs them in order.
 #pragma once
 
 #include <chrono>
@@ -15,21 +17,11 @@
 #include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
 #include "plugins/openstack/octavia_client.hpp"
+#include "plugins/openstack/octavia_features.hpp"
 
 namespace ccm::openstack {
 
-// What the Octavia deployment supports (API version and provider).
-struct OctaviaFeatures {
-  OctaviaVersion version;
-  bool ovn = false;
-
-  bool tags() const { return version.atLeast(2, 5); }
-  bool timeouts() const { return version.atLeast(2, 1) && !ovn; }
-  bool flavors() const { return version.atLeast(2, 6) && !ovn; }
-  bool allowedCidrs() const { return version.atLeast(2, 12) && !ovn; }
-  bool availabilityZones() const { return version.atLeast(2, 14) && !ovn; }
-  bool httpMonitorsOnUdp() const { return version.atLeast(2, 16) && !ovn; }
-};
+class LbRun;
 
 // THREAD: any worker; the host never runs two calls for the same Service at once.
 class LoadBalancers {
@@ -52,9 +44,10 @@ class LoadBalancers {
     std::optional<OctaviaLoadBalancer> lb;
     bool owner = false;
   };
-  class Run;  // the state of one reconcile (defined in the .cpp)
 
   StatusOr<OctaviaFeatures> features(const CallContext& call);
+  // The state of this call for the Service with these settings (LbRun, lb_run.hpp).
+  StatusOr<LbRun> startRun(const CallContext& call, LbSettings settings);
   // The Service's settings, or (when an annotation is invalid) the names and the few
   // annotations that lookup and deletion need, so that a bad annotation never blocks them.
   LbSettings lenientSettings(const CallContext& call, const std::string& cluster,

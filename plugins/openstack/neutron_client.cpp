@@ -76,8 +76,9 @@ Port parsePort(const JsonValue& obj) {
     if (const JsonValue* subs = jsonArray(*trunk, "sub_ports")) {
       for (const auto& sp : subs->GetArray()) {
         std::string id = jsonString(sp, "port_id");
-        if (!id.empty())
+        if (!id.empty()) {
           p.trunk_subport_ids.push_back(id);
+        }
       }
     }
   }
@@ -97,26 +98,29 @@ FloatingIp parseFloatingIp(const JsonValue& obj) {
 StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
                                                      const std::string& query) {
   std::vector<Port> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("ports", query), "ports_links",
+  Status st = os_.forEachPage(call, Service::Network, withQuery("ports", query), "ports_links",
                               "port_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "ports")) {
-                                  for (const auto& p : arr->GetArray())
+                                  for (const auto& p : arr->GetArray()) {
                                     out.push_back(parsePort(p));
+                                  }
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
 StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "ports/" + urlEncode(id), "port_get"));
+      os_.getJson(call, Service::Network, "ports/" + urlEncode(id), "port_get"));
   const JsonValue* port = jsonObject(doc, "port");
-  if (port == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a port");
+  if (port == nullptr) {
+    return Status(Code::Internal, "Neutron answered without a port");
+  }
   return parsePort(*port);
 }
 
@@ -125,12 +129,13 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
   Json arr = Json::array();
   for (const auto& p : pairs) {
     Json pair = Json::object().set("ip_address", p.ip_address);
-    if (!p.mac_address.empty())
+    if (!p.mac_address.empty()) {
       pair.set("mac_address", p.mac_address);
+    }
     arr.push(std::move(pair));
   }
   Json body = Json::object().set("port", Json::object().set("allowed_address_pairs", arr));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "ports/" + urlEncode(port_id), &body,
+  auto resp = os_.request(call, Service::Network, "PUT", "ports/" + urlEncode(port_id), &body,
                           "port_update");
   return resp.ok() ? Status() : resp.status();
 }
@@ -138,17 +143,18 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
 StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "networks/" + urlEncode(id), "network_get"));
+      os_.getJson(call, Service::Network, "networks/" + urlEncode(id), "network_get"));
   const JsonValue* net = jsonObject(doc, "network");
-  if (net == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a network");
+  if (net == nullptr) {
+    return Status(Code::Internal, "Neutron answered without a network");
+  }
   return parseNetwork(*net);
 }
 
 StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& call,
                                                            const std::string& query) {
   std::vector<Network> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("networks", query),
+  Status st = os_.forEachPage(call, Service::Network, withQuery("networks", query),
                               "networks_links", "network_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "networks")) {
                                   for (const auto& n : arr->GetArray()) {
@@ -157,25 +163,27 @@ StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& ca
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
 StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "subnets/" + urlEncode(id), "subnet_get"));
+      os_.getJson(call, Service::Network, "subnets/" + urlEncode(id), "subnet_get"));
   const JsonValue* sub = jsonObject(doc, "subnet");
-  if (sub == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a subnet");
+  if (sub == nullptr) {
+    return Status(Code::Internal, "Neutron answered without a subnet");
+  }
   return parseSubnet(*sub);
 }
 
 StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
                                                          const std::string& query) {
   std::vector<Subnet> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("subnets", query), "subnets_links",
+  Status st = os_.forEachPage(call, Service::Network, withQuery("subnets", query), "subnets_links",
                               "subnet_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "subnets")) {
                                   for (const auto& s : arr->GetArray()) {
@@ -184,15 +192,16 @@ StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
 StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallContext& call,
                                                                  const std::string& query) {
   std::vector<FloatingIp> out;
-  Status st = os_.forEachPage(call, Service::kNetwork, withQuery("floatingips", query),
+  Status st = os_.forEachPage(call, Service::Network, withQuery("floatingips", query),
                               "floatingips_links", "floatingip_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "floatingips")) {
                                   for (const auto& f : arr->GetArray()) {
@@ -201,18 +210,20 @@ StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallConte
                                 }
                                 return true;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
 StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.sendJson(call, Service::kNetwork, "POST", "floatingips", body, "floatingip_create"));
+      os_.sendJson(call, Service::Network, "POST", "floatingips", body, "floatingip_create"));
   const JsonValue* fip = jsonObject(doc, "floatingip");
-  if (fip == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a floating IP");
+  if (fip == nullptr) {
+    return Status(Code::Internal, "Neutron answered without a floating IP");
+  }
   return parseFloatingIp(*fip);
 }
 
@@ -225,26 +236,28 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
     inner.set("port_id", port_id);
   }
   Json body = Json::object().set("floatingip", std::move(inner));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "floatingips/" + urlEncode(fip_id), &body,
+  auto resp = os_.request(call, Service::Network, "PUT", "floatingips/" + urlEncode(fip_id), &body,
                           "floatingip_update");
   return resp.ok() ? Status() : resp.status();
 }
 
 Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
-  auto resp = os_.request(call, Service::kNetwork, "DELETE", "floatingips/" + urlEncode(fip_id),
+  auto resp = os_.request(call, Service::Network, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
-  if (!resp.ok() && resp.status().code() != Code::kNotFound)
+  if (!resp.ok() && resp.status().code() != Code::NotFound) {
     return resp.status();
+  }
   return {};
 }
 
 StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContext& call) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kNetwork, "extensions", "extension_list"));
+                          os_.getJson(call, Service::Network, "extensions", "extension_list"));
   std::set<std::string> out;
   if (const JsonValue* arr = jsonArray(doc, "extensions")) {
-    for (const auto& e : arr->GetArray())
+    for (const auto& e : arr->GetArray()) {
       out.insert(jsonString(e, "alias"));
+    }
   }
   return out;
 }
@@ -252,17 +265,18 @@ StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContex
 StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kNetwork, "routers/" + urlEncode(id), "router_get"));
+      os_.getJson(call, Service::Network, "routers/" + urlEncode(id), "router_get"));
   const JsonValue* router = jsonObject(doc, "router");
-  if (router == nullptr)
-    return Status(Code::kInternal, "Neutron answered without a router");
+  if (router == nullptr) {
+    return Status(Code::Internal, "Neutron answered without a router");
+  }
   return parseRouter(*router);
 }
 
 Status NeutronClient::setRouterRoutes(const CallContext& call, const std::string& router_id,
                                       const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
-  auto resp = os_.request(call, Service::kNetwork, "PUT", "routers/" + urlEncode(router_id), &body,
+  auto resp = os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id), &body,
                           "router_update");
   return resp.ok() ? Status() : resp.status();
 }
@@ -272,14 +286,14 @@ Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::stri
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   std::string action = add ? "add_extraroutes" : "remove_extraroutes";
   auto resp =
-      os_.request(call, Service::kNetwork, "PUT", "routers/" + urlEncode(router_id) + "/" + action,
+      os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id) + "/" + action,
                   &body, "router_" + action);
   return resp.ok() ? Status() : resp.status();
 }
 
 Status NeutronClient::addRouterTag(const CallContext& call, const std::string& router_id,
                                    const std::string& tag) {
-  auto resp = os_.request(call, Service::kNetwork, "PUT",
+  auto resp = os_.request(call, Service::Network, "PUT",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_add");
   return resp.ok() ? Status() : resp.status();
@@ -287,11 +301,12 @@ Status NeutronClient::addRouterTag(const CallContext& call, const std::string& r
 
 Status NeutronClient::removeRouterTag(const CallContext& call, const std::string& router_id,
                                       const std::string& tag) {
-  auto resp = os_.request(call, Service::kNetwork, "DELETE",
+  auto resp = os_.request(call, Service::Network, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_delete");
-  if (!resp.ok() && resp.status().code() != Code::kNotFound)
+  if (!resp.ok() && resp.status().code() != Code::NotFound) {
     return resp.status();
+  }
   return {};
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "plugins/openstack/text.hpp"
+
 namespace ccm::openstack {
 namespace {
 
@@ -13,18 +15,15 @@ bool isV6(const std::string& addr) {
 
 void add(std::vector<NodeAddress>& out, const std::string& type, const std::string& addr) {
   NodeAddress a{type, addr};
-  if (std::find(out.begin(), out.end(), a) == out.end())
+  if (std::find(out.begin(), out.end(), a) == out.end()) {
     out.push_back(std::move(a));
+  }
 }
 
 void removeAddress(std::vector<NodeAddress>& out, const std::string& addr) {
   out.erase(std::remove_if(out.begin(), out.end(),
                            [&](const NodeAddress& a) { return a.address == addr; }),
             out.end());
-}
-
-bool contains(const std::vector<std::string>& list, const std::string& s) {
-  return std::find(list.begin(), list.end(), s) != list.end();
 }
 
 }  // namespace
@@ -35,32 +34,39 @@ std::vector<NodeAddress> mapNodeAddresses(const Server& server, const std::vecto
   std::vector<NodeAddress> out;
   bool v6_off = cfg.ipv6_support_disabled;
   for (const Port& port : ports) {
-    if (port.status != "ACTIVE")
+    if (port.status != "ACTIVE") {
       continue;
+    }
     for (const FixedIp& ip : port.fixed_ips) {
-      if (v6_off && isV6(ip.ip_address))
+      if (v6_off && isV6(ip.ip_address)) {
         continue;
+      }
       add(out, "InternalIP", ip.ip_address);
     }
   }
-  if (!server.access_ipv4.empty())
+  if (!server.access_ipv4.empty()) {
     add(out, "ExternalIP", server.access_ipv4);
-  if (!server.access_ipv6.empty() && !v6_off)
+  }
+  if (!server.access_ipv6.empty() && !v6_off) {
     add(out, "ExternalIP", server.access_ipv6);
+  }
   if (auto it = server.metadata.find("hostname");
       it != server.metadata.end() && !it->second.empty()) {
     add(out, "Hostname", it->second);
   }
 
   std::map<std::string, std::vector<const NovaAddress*>> by_network;  // sorted by name
-  for (const NovaAddress& a : server.addresses)
+  for (const NovaAddress& a : server.addresses) {
     by_network[a.network].push_back(&a);
-  for (const NovaAddress& a : extra)
+  }
+  for (const NovaAddress& a : extra) {
     by_network[a.network].push_back(&a);
+  }
   for (const auto& [network, addrs] : by_network) {
     for (const NovaAddress* a : addrs) {
-      if (v6_off && (a->version == 6 || isV6(a->addr)))
+      if (v6_off && (a->version == 6 || isV6(a->addr))) {
         continue;
+      }
       if (a->type == "floating") {
         add(out, "ExternalIP", a->addr);
       } else if (contains(cfg.public_network_names, network)) {
@@ -79,8 +85,9 @@ std::vector<NodeAddress> mapNodeAddresses(const Server& server, const std::vecto
 }
 
 void sortNodeAddresses(std::vector<NodeAddress>& addresses, const std::vector<Cidr>& order) {
-  if (order.empty())
+  if (order.empty()) {
     return;
+  }
   struct Keyed {
     NodeAddress addr;
     size_t priority;
@@ -103,15 +110,18 @@ void sortNodeAddresses(std::vector<NodeAddress>& addresses, const std::vector<Ci
     keyed.push_back(std::move(k));
   }
   std::stable_sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
-    if (a.priority != b.priority)
+    if (a.priority != b.priority) {
       return a.priority > b.priority;
-    if (a.priority == 0)
+    }
+    if (a.priority == 0) {
       return false;
+    }
     return a.ip.bytes < b.ip.bytes;
   });
   addresses.clear();
-  for (auto& k : keyed)
+  for (auto& k : keyed) {
     addresses.push_back(std::move(k.addr));
+  }
 }
 
 }  // namespace ccm::openstack

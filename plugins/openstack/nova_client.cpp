@@ -21,22 +21,25 @@ Server parseServer(const JsonValue& obj) {
   }
   if (const JsonValue* md = jsonObject(obj, "metadata")) {
     for (const auto& m : md->GetObject()) {
-      if (m.value.IsString())
+      if (m.value.IsString()) {
         s.metadata[m.name.GetString()] = m.value.GetString();
+      }
     }
   }
   if (const JsonValue* addrs = jsonObject(obj, "addresses")) {
     for (const auto& net : addrs->GetObject()) {
-      if (!net.value.IsArray())
+      if (!net.value.IsArray()) {
         continue;
+      }
       for (const auto& a : net.value.GetArray()) {
         NovaAddress na;
         na.network = net.name.GetString();
         na.addr = jsonString(a, "addr");
         na.version = static_cast<int>(jsonInt(a, "version").value_or(4));
         na.type = jsonString(a, "OS-EXT-IPS:type");
-        if (!na.addr.empty())
+        if (!na.addr.empty()) {
           s.addresses.push_back(std::move(na));
+        }
       }
     }
   }
@@ -46,10 +49,11 @@ Server parseServer(const JsonValue& obj) {
 StatusOr<Server> NovaClient::getServer(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kCompute, "servers/" + urlEncode(id), "server_get"));
+      os_.getJson(call, Service::Compute, "servers/" + urlEncode(id), "server_get"));
   const JsonValue* server = jsonObject(doc, "server");
-  if (server == nullptr)
-    return Status(Code::kInternal, "Nova answered without a server object");
+  if (server == nullptr) {
+    return Status(Code::Internal, "Nova answered without a server object");
+  }
   return parseServer(*server);
 }
 
@@ -57,31 +61,34 @@ StatusOr<std::vector<Server>> NovaClient::findByName(const CallContext& call,
                                                      const std::string& name) {
   std::vector<Server> found;
   std::string path = "servers/detail?name=" + urlEncode("^" + quoteRegex(name) + "$");
-  Status st = os_.forEachPage(call, Service::kCompute, path, "servers_links", "server_list",
+  Status st = os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
                               [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "servers")) {
                                   for (const auto& s : arr->GetArray()) {
                                     Server server = parseServer(s);
                                     // Nova's regex match is a search; keep exact names only.
-                                    if (server.name == name)
+                                    if (server.name == name) {
                                       found.push_back(std::move(server));
+                                    }
                                   }
                                 }
                                 return found.size() <= 1;
                               });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return found;
 }
 
 Status NovaClient::listServers(const CallContext& call,
                                const std::function<void(Server)>& on_server) {
   std::string path = "servers/detail?limit=" + std::to_string(kServerPageSize);
-  return os_.forEachPage(call, Service::kCompute, path, "servers_links", "server_list",
+  return os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
                          [&](const JsonValue& page) {
                            if (const JsonValue* arr = jsonArray(page, "servers")) {
-                             for (const auto& s : arr->GetArray())
+                             for (const auto& s : arr->GetArray()) {
                                on_server(parseServer(s));
+                             }
                            }
                            return true;
                          });
@@ -92,15 +99,17 @@ StatusOr<std::string> NovaClient::flavorName(const CallContext& call,
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = flavor_names_.find(flavor_id);
-    if (it != flavor_names_.end())
+    if (it != flavor_names_.end()) {
       return it->second;
+    }
   }
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kCompute, "flavors/" + urlEncode(flavor_id), "flavor_get"));
+      os_.getJson(call, Service::Compute, "flavors/" + urlEncode(flavor_id), "flavor_get"));
   const JsonValue* flavor = jsonObject(doc, "flavor");
-  if (flavor == nullptr)
-    return Status(Code::kInternal, "Nova answered without a flavor object");
+  if (flavor == nullptr) {
+    return Status(Code::Internal, "Nova answered without a flavor object");
+  }
   std::string name = jsonString(*flavor, "name");
   std::lock_guard<std::mutex> lock(mu_);
   flavor_names_[flavor_id] = name;

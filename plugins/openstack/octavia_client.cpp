@@ -75,7 +75,7 @@ StatusOr<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
   std::vector<T> out;
   std::string links = std::string(key) + "_links";
   Status st =
-      os.forEachPage(call, Service::kLoadBalancer, path, links, op, [&](const JsonValue& page) {
+      os.forEachPage(call, Service::LoadBalancer, path, links, op, [&](const JsonValue& page) {
         if (const JsonValue* arr = jsonArray(page, key)) {
           for (const auto& item : arr->GetArray()) {
             out.push_back(parse(item));
@@ -83,8 +83,9 @@ StatusOr<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
         }
         return true;
       });
-  if (!st.ok())
+  if (!st.ok()) {
     return st;
+  }
   return out;
 }
 
@@ -108,48 +109,53 @@ OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj) {
 
 Status OctaviaClient::send(const CallContext& call, const std::string& method,
                            const std::string& path, const Json* body, const std::string& op) {
-  auto resp = os_.request(call, Service::kLoadBalancer, method, path, body, op);
+  auto resp = os_.request(call, Service::LoadBalancer, method, path, body, op);
   return resp.ok() ? Status() : resp.status();
 }
 
 StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kLoadBalancer, os_.octaviaRoot(), "loadbalancer_versions"));
+      os_.getJson(call, Service::LoadBalancer, os_.octaviaRoot(), "loadbalancer_versions"));
   const JsonValue* versions = jsonArray(doc, "versions");
   if (versions == nullptr) {
-    if (const JsonValue* obj = jsonObject(doc, "versions"))
+    if (const JsonValue* obj = jsonObject(doc, "versions")) {
       versions = jsonArray(*obj, "values");
+    }
   }
   OctaviaVersion best;
   bool any = false;
   if (versions != nullptr) {
     for (const auto& v : versions->GetArray()) {
       std::string id = jsonString(v, "id");
-      if (id.size() < 2 || id[0] != 'v')
+      if (id.size() < 2 || id[0] != 'v') {
         continue;
+      }
       OctaviaVersion ver;
       ver.major = std::atoi(id.c_str() + 1);
       auto dot = id.find('.');
       ver.minor = dot == std::string::npos ? 0 : std::atoi(id.c_str() + dot + 1);
-      if (!any || ver.atLeast(best.major, best.minor))
+      if (!any || ver.atLeast(best.major, best.minor)) {
         best = ver;
+      }
       any = true;
     }
   }
-  if (!any)
-    return Status(Code::kUnavailable, "Octavia's root lists no API versions");
+  if (!any) {
+    return Status(Code::Unavailable, "Octavia's root lists no API versions");
+  }
   return best;
 }
 
 StatusOr<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& call,
                                                              const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.getJson(call, Service::kLoadBalancer,
+                          os_.getJson(call, Service::LoadBalancer,
                                       "lbaas/loadbalancers/" + urlEncode(id), "loadbalancer_get"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
-  if (lb == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+  if (lb == nullptr) {
+    return Status(Code::Internal, "Octavia answered without a loadbalancer");
+  }
   return parseLoadBalancer(*lb);
 }
 
@@ -162,11 +168,12 @@ StatusOr<std::vector<OctaviaLoadBalancer>> OctaviaClient::findLoadBalancers(
 StatusOr<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContext& call,
                                                                 const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/loadbalancers",
+                          os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/loadbalancers",
                                        body, "loadbalancer_create"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
-  if (lb == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a loadbalancer");
+  if (lb == nullptr) {
+    return Status(Code::Internal, "Octavia answered without a loadbalancer");
+  }
   return parseLoadBalancer(*lb);
 }
 
@@ -190,11 +197,12 @@ StatusOr<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallCo
 
 StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call, const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
-                          os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/listeners",
-                                       body, "listener_create"));
+                          os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/listeners", body,
+                                       "listener_create"));
   const JsonValue* l = jsonObject(doc, "listener");
-  if (l == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a listener");
+  if (l == nullptr) {
+    return Status(Code::Internal, "Octavia answered without a listener");
+  }
   return parseListener(*l);
 }
 
@@ -216,10 +224,11 @@ StatusOr<std::vector<OctaviaPool>> OctaviaClient::listPools(const CallContext& c
 StatusOr<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const Json& body) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.sendJson(call, Service::kLoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
+      os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
   const JsonValue* p = jsonObject(doc, "pool");
-  if (p == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a pool");
+  if (p == nullptr) {
+    return Status(Code::Internal, "Octavia answered without a pool");
+  }
   return parsePool(*p);
 }
 
@@ -259,11 +268,12 @@ Status OctaviaClient::deleteMember(const CallContext& call, const std::string& p
 StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, const std::string& id) {
   CCM_OS_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
-      os_.getJson(call, Service::kLoadBalancer, "lbaas/healthmonitors/" + urlEncode(id),
+      os_.getJson(call, Service::LoadBalancer, "lbaas/healthmonitors/" + urlEncode(id),
                   "healthmonitor_get"));
   const JsonValue* m = jsonObject(doc, "healthmonitor");
-  if (m == nullptr)
-    return Status(Code::kInternal, "Octavia answered without a health monitor");
+  if (m == nullptr) {
+    return Status(Code::Internal, "Octavia answered without a health monitor");
+  }
   return parseMonitor(*m);
 }
 

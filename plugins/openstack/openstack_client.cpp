@@ -13,16 +13,18 @@ namespace {
 constexpr const char* kUserAgent = "ccm-openstack/0.1.0";
 
 std::string withSlash(std::string url) {
-  if (!endsWith(url, "/"))
+  if (!endsWith(url, "/")) {
     url += "/";
+  }
   return url;
 }
 
 // Neutron's resource base: <url>/v2.0/ unless the catalog URL already carries the version.
 std::string neutronBase(const std::string& url) {
   std::string u = withSlash(url);
-  if (endsWith(u, "/v2.0/"))
+  if (endsWith(u, "/v2.0/")) {
     return u;
+  }
   return u + "v2.0/";
 }
 
@@ -34,11 +36,11 @@ std::string octaviaRootOf(const std::string& url) {
 
 const char* serviceName(Service s) {
   switch (s) {
-    case Service::kCompute:
+    case Service::Compute:
       return "compute";
-    case Service::kNetwork:
+    case Service::Network:
       return "network";
-    case Service::kLoadBalancer:
+    case Service::LoadBalancer:
       return "load-balancer";
   }
   return "?";
@@ -75,11 +77,11 @@ Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) 
 
 const std::string& OpenStackClient::baseUrl(Service service) const {
   switch (service) {
-    case Service::kCompute:
+    case Service::Compute:
       return compute_url_;
-    case Service::kNetwork:
+    case Service::Network:
       return network_url_;
-    case Service::kLoadBalancer:
+    case Service::LoadBalancer:
       return lb_url_;
   }
   return compute_url_;
@@ -96,9 +98,10 @@ StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Servic
   req.timeout = timeout;
   req.body = body;
   req.headers = {{"Accept", "application/json"}, {"X-Auth-Token", token}};
-  if (!body.empty())
+  if (!body.empty()) {
     req.headers.emplace_back("Content-Type", "application/json");
-  bool microversion = service == Service::kCompute && nova_microversion_.load();
+  }
+  bool microversion = service == Service::Compute && nova_microversion_.load();
   if (microversion) {
     req.headers.emplace_back("X-OpenStack-Nova-API-Version", kNovaMicroversion);
     req.headers.emplace_back("OpenStack-API-Version", std::string("compute ") + kNovaMicroversion);
@@ -126,28 +129,30 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
   auto resp = sendOnce(call, service, method, url, payload, token);
   if (resp.ok() && resp->status == 401) {
     auto fresh = keystone_->renewAfterRejection(call, token);
-    if (!fresh.ok())
+    if (!fresh.ok()) {
       return fresh.status().withPrefix("re-authenticating after a 401");
+    }
     resp = sendOnce(call, service, method, url, payload, *fresh);
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   Fields labels = {{"request", op}};
-  env_.metric(MetricKind::kHistogram, "openstack_api_request_duration_seconds",
+  env_.metric(MetricKind::Histogram, "openstack_api_request_duration_seconds",
               "Latency of OpenStack API requests", labels, seconds);
-  env_.metric(MetricKind::kCounter, "openstack_api_requests_total", "OpenStack API requests",
-              labels, 1);
+  env_.metric(MetricKind::Counter, "openstack_api_requests_total", "OpenStack API requests", labels,
+              1);
   if (!resp.ok()) {
-    env_.metric(MetricKind::kCounter, "openstack_api_request_errors_total",
+    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     return resp.status();
   }
   if (resp->status < 200 || resp->status > 299) {
-    env_.metric(MetricKind::kCounter, "openstack_api_request_errors_total",
+    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     std::string what = std::string(serviceName(service)) + " " + method + " " + url;
-    if (resp->status == 401)
+    if (resp->status == 401) {
       what += " (after re-authentication)";
+    }
     Status st = httpError(what, *resp);
     // 404s are routine answers (lookups); everything else is worth a line.
     if (resp->status != 404) {
@@ -177,8 +182,9 @@ StatusOr<rapidjson::Document> OpenStackClient::sendJson(const CallContext& call,
                                                         const std::string& path, const Json& body,
                                                         const std::string& op) {
   CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, method, path, &body, op));
-  if (trim(resp.body).empty())
+  if (trim(resp.body).empty()) {
     return rapidjson::Document();
+  }
   return parseJson(resp.body);
 }
 
@@ -188,16 +194,19 @@ Status OpenStackClient::forEachPage(const CallContext& call, Service service,
                                     const std::function<bool(const JsonValue& page)>& on_page) {
   std::string next = path;
   for (int pages = 0; !next.empty(); ++pages) {
-    if (pages >= 1000)
-      return Status(Code::kInternal, "more than 1000 pages listing " + path);
+    if (pages >= 1000) {
+      return Status(Code::Internal, "more than 1000 pages listing " + path);
+    }
     CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc, getJson(call, service, next, op));
-    if (!on_page(doc))
+    if (!on_page(doc)) {
       return {};
+    }
     next.clear();
     if (const JsonValue* links = jsonArray(doc, links_key.c_str())) {
       for (const auto& l : links->GetArray()) {
-        if (jsonString(l, "rel") == "next")
+        if (jsonString(l, "rel") == "next") {
           next = jsonString(l, "href");
+        }
       }
     }
   }

@@ -17,7 +17,7 @@
 
 namespace ccm::openstack {
 
-enum class Service { kCompute, kNetwork, kLoadBalancer };
+enum class Service { Compute, Network, LoadBalancer };
 
 // The Nova microversion asked for: 2.47 embeds the flavor (with its name) in servers.
 inline constexpr const char* kNovaMicroversion = "2.47";

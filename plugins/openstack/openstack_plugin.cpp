@@ -33,16 +33,16 @@ class SdkHostEnv final : public HostEnv {
   void log(LogLevel level, std::string_view message) override {
     ccm_log_level l = CCM_LOG_INFO;
     switch (level) {
-      case LogLevel::kError:
+      case LogLevel::Error:
         l = CCM_LOG_ERROR;
         break;
-      case LogLevel::kWarning:
+      case LogLevel::Warning:
         l = CCM_LOG_WARNING;
         break;
-      case LogLevel::kInfo:
+      case LogLevel::Info:
         l = CCM_LOG_INFO;
         break;
-      case LogLevel::kDebug:
+      case LogLevel::Debug:
         l = CCM_LOG_DEBUG;
         break;
     }
@@ -62,13 +62,13 @@ class SdkHostEnv final : public HostEnv {
               double value) override {
     sdk::Labels l(labels.begin(), labels.end());
     switch (kind) {
-      case MetricKind::kCounter:
+      case MetricKind::Counter:
         host().counterAdd(name, help, l, value);
         break;
-      case MetricKind::kGauge:
+      case MetricKind::Gauge:
         host().gaugeSet(name, help, l, value);
         break;
-      case MetricKind::kHistogram:
+      case MetricKind::Histogram:
         host().observeSeconds(name, help, l, value);
         break;
     }
@@ -92,22 +92,26 @@ sdk::Error toError(const Status& st) {
 }
 
 sdk::Status toSdk(const Status& st) {
-  if (st.ok())
+  if (st.ok()) {
     return {};
+  }
   return toError(st);
 }
 
 std::vector<NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
   std::vector<NodeAddress> out;
-  for (const auto& a : in)
+  out.reserve(in.size());
+  for (const auto& a : in) {
     out.push_back({std::string(a.type), std::string(a.address)});
+  }
   return out;
 }
 
 std::map<std::string, std::string> mapOf(const std::vector<sdk::KeyValueView>& in) {
   std::map<std::string, std::string> out;
-  for (const auto& [k, v] : in)
+  for (const auto& [k, v] : in) {
     out[std::string(k)] = std::string(v);
+  }
   return out;
 }
 
@@ -124,8 +128,9 @@ KubeNode nodeOf(const sdk::NodeView& n) {
 
 std::vector<KubeNode> nodesOf(std::span<const sdk::NodeView> nodes) {
   std::vector<KubeNode> out;
-  for (const auto& n : nodes)
+  for (const auto& n : nodes) {
     out.push_back(nodeOf(n));
+  }
   return out;
 }
 
@@ -141,12 +146,14 @@ KubeService serviceOf(const sdk::ServiceView& s) {
     k.ports.push_back({std::string(p.name), std::string(p.protocol), p.port, p.node_port});
   }
   k.load_balancer_ip = s.loadBalancerIp();
-  for (auto r : s.sourceRanges())
+  for (auto r : s.sourceRanges()) {
     k.source_ranges.emplace_back(r);
+  }
   k.external_traffic_policy = s.externalTrafficPolicy();
   k.health_check_node_port = s.healthCheckNodePort();
-  for (auto f : s.ipFamilies())
+  for (auto f : s.ipFamilies()) {
     k.ip_families.emplace_back(f);
+  }
   k.load_balancer_class = s.loadBalancerClass();
   k.session_affinity = s.sessionAffinity();
   return k;
@@ -159,8 +166,9 @@ KubeRoute routeOf(const sdk::Route& r) {
   k.destination_cidr = r.destination_cidr;
   k.blackhole = r.blackhole;
   k.enable_node_addresses = r.enable_node_addresses;
-  for (const auto& a : r.target_node_addresses)
+  for (const auto& a : r.target_node_addresses) {
     k.target_node_addresses.push_back({a.type, a.address});
+  }
   return k;
 }
 
@@ -170,8 +178,9 @@ sdk::InstanceMetadata toSdk(const InstanceMetadata& md) {
   out.instance_type = md.instance_type;
   out.zone = md.zone;
   out.region = md.region;
-  for (const auto& a : md.addresses)
+  for (const auto& a : md.addresses) {
     out.addresses.push_back({a.type, a.address});
+  }
   out.additional_labels.assign(md.additional_labels.begin(), md.additional_labels.end());
   return out;
 }
@@ -183,8 +192,9 @@ sdk::LoadBalancerStatus toSdk(const LbStatus& st) {
     i.ip = in.ip;
     i.hostname = in.hostname;
     i.ip_mode = in.ip_mode;
-    for (const PortStatus& p : in.ports)
+    for (const PortStatus& p : in.ports) {
       i.ports.push_back({p.port, p.protocol, p.error});
+    }
     out.ingress.push_back(std::move(i));
   }
   return out;
@@ -197,22 +207,25 @@ class InstancesCapability final : public sdk::Instances {
   sdk::Result<sdk::Existence> instanceExists(const sdk::Call& call,
                                              const sdk::NodeView& node) override {
     auto r = core_.exists(contextOf(call), nodeOf(node));
-    if (!r.ok())
+    if (!r.ok()) {
       return toError(r.status());
-    return *r == Existence::kExists ? sdk::Existence::Exists : sdk::Existence::NotFound;
+    }
+    return *r == Existence::Exists ? sdk::Existence::Exists : sdk::Existence::NotFound;
   }
   sdk::Result<sdk::Power> instanceShutdown(const sdk::Call& call,
                                            const sdk::NodeView& node) override {
     auto r = core_.shutdown(contextOf(call), nodeOf(node));
-    if (!r.ok())
+    if (!r.ok()) {
       return toError(r.status());
-    return *r == Power::kShutdown ? sdk::Power::Shutdown : sdk::Power::Running;
+    }
+    return *r == Power::Shutdown ? sdk::Power::Shutdown : sdk::Power::Running;
   }
   sdk::Result<std::optional<sdk::InstanceMetadata>> instanceMetadata(
       const sdk::Call& call, const sdk::NodeView& node) override {
     auto r = core_.metadata(contextOf(call), nodeOf(node));
-    if (!r.ok())
+    if (!r.ok()) {
       return toError(r.status());
+    }
     return std::optional<sdk::InstanceMetadata>(toSdk(*r));
   }
   uint32_t maxConcurrency() const override { return kInstancesConcurrency; }
@@ -252,10 +265,12 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
   sdk::Result<std::optional<sdk::LoadBalancerStatus>> getLoadBalancer(
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc) override {
     auto r = core_.get(contextOf(call), std::string(cluster), serviceOf(svc));
-    if (!r.ok())
+    if (!r.ok()) {
       return toError(r.status());
-    if (!r->has_value())
+    }
+    if (!r->has_value()) {
       return std::optional<sdk::LoadBalancerStatus>();
+    }
     return std::optional<sdk::LoadBalancerStatus>(toSdk(**r));
   }
   sdk::Result<std::string> getLoadBalancerName(const sdk::Call&, std::string_view cluster,
@@ -266,8 +281,9 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc,
       std::span<const sdk::NodeView> nodes) override {
     auto r = core_.ensure(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes));
-    if (!r.ok())
+    if (!r.ok()) {
       return toError(r.status());
+    }
     return toSdk(*r);
   }
   sdk::Status updateLoadBalancer(const sdk::Call& call, std::string_view cluster,
@@ -293,8 +309,9 @@ class RoutesCapability final : public sdk::Routes {
   sdk::Result<std::vector<sdk::Route>> listRoutes(const sdk::Call& call,
                                                   std::string_view cluster) override {
     auto r = core_.list(contextOf(call), std::string(cluster));
-    if (!r.ok())
+    if (!r.ok()) {
       return toError(r.status());
+    }
     std::vector<sdk::Route> out;
     for (const KubeRoute& k : *r) {
       sdk::Route route;
@@ -331,8 +348,9 @@ class OpenStackPlugin final : public sdk::Provider {
                                                               std::string_view config) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     auto core = OpenStackProvider::create(CallContext::lifecycle(env()), env(), config);
-    if (!core.ok())
+    if (!core.ok()) {
       return toError(core.status());
+    }
     return std::unique_ptr<OpenStackPlugin>(new OpenStackPlugin(std::move(core).value()));
   }
 

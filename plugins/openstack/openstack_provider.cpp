@@ -16,17 +16,20 @@ OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std:
 StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
     const CallContext& call, HostEnv& env, std::string_view config_text) {
   if (config_text.empty()) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "the openstack provider needs a cloud config (--cloud-config) with [Global] "
                   "auth-url and credentials");
   }
   auto parsed = parseConfig(config_text);
-  if (!parsed.ok())
+  if (!parsed.ok()) {
     return parsed.status();
-  for (const std::string& secret : configSecrets(parsed->config))
+  }
+  for (const std::string& secret : configSecrets(parsed->config)) {
     env.registerSecret(secret);
-  for (const std::string& w : parsed->warnings)
+  }
+  for (const std::string& w : parsed->warnings) {
     call.warning(w);
+  }
   Config config = std::move(parsed->config);
   const char* regional = std::getenv("OS_CCM_REGIONAL");
   config.regional_provider_id = regional != nullptr && std::string_view(regional) == "true";
@@ -39,8 +42,9 @@ StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
   }
   if (!cfg.route.router_id.empty()) {
     auto ext = p->neutron_->extensionAliases(call);
-    if (!ext.ok())
+    if (!ext.ok()) {
       return ext.status().withPrefix("reading Neutron's extensions");
+    }
     bool extraroute = ext->count("extraroute") != 0;
     RouteFeatures f;
     f.atomic = ext->count("extraroute-atomic") != 0;

@@ -22,25 +22,30 @@ std::string routeTag(const std::string& cluster, const std::string& cidr) {
 std::optional<std::string> Routes::cachedNodeName(const std::string& ip) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = node_by_ip_.find(ip);
-  if (it == node_by_ip_.end())
+  if (it == node_by_ip_.end()) {
     return std::nullopt;
-  if (std::chrono::steady_clock::now() - it->second.second > kNodeNameTtl)
+  }
+  if (std::chrono::steady_clock::now() - it->second.second > kNodeNameTtl) {
     return std::nullopt;
+  }
   return it->second.first;
 }
 
 Status Routes::refreshNodeNames(const CallContext& call) {
   std::map<std::string, std::string> found;
-  CCM_OS_RETURN_IF_ERROR(nova_.listServers(call, [&](Server s) {
-    for (const NovaAddress& a : s.addresses)
+  CCM_OS_RETURN_IF_ERROR(nova_.listServers(call, [&](const Server& s) {
+    for (const NovaAddress& a : s.addresses) {
       found[a.addr] = s.name;
-    if (!s.access_ipv4.empty())
+    }
+    if (!s.access_ipv4.empty()) {
       found[s.access_ipv4] = s.name;
+    }
   }));
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [ip, name] : found)
+  for (auto& [ip, name] : found) {
     node_by_ip_[ip] = {name, now};
+  }
   return {};
 }
 
@@ -49,8 +54,9 @@ StatusOr<std::vector<KubeRoute>> Routes::list(const CallContext& call, const std
   std::set<std::string> tags(router.tags.begin(), router.tags.end());
   std::vector<RouterRoute> mine;
   for (const RouterRoute& r : router.routes) {
-    if (!features_.tags || tags.count(routeTag(cluster, r.destination)) != 0)
+    if (!features_.tags || tags.count(routeTag(cluster, r.destination)) != 0) {
       mine.push_back(r);
+    }
   }
   bool refreshed = false;
   std::vector<KubeRoute> out;
@@ -80,15 +86,17 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
   std::set<std::string> networks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (router_networks_)
+    if (router_networks_) {
       networks = *router_networks_;
+    }
   }
   if (networks.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(
         std::vector<Port> router_ports,
         neutron_.listPorts(call, "device_id=" + urlEncode(config_.route.router_id)));
-    for (const Port& p : router_ports)
+    for (const Port& p : router_ports) {
       networks.insert(p.network_id);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     router_networks_ = networks;
   }
@@ -96,13 +104,15 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
                           neutron_.listPorts(call, "fixed_ips=" + urlEncode("ip_address=" + ip)));
   std::vector<Port> on_router;
   for (Port& p : ports) {
-    if (networks.empty() || networks.count(p.network_id) != 0)
+    if (networks.empty() || networks.count(p.network_id) != 0) {
       on_router.push_back(std::move(p));
+    }
   }
-  if (on_router.empty())
+  if (on_router.empty()) {
     return std::optional<Port>();
+  }
   if (on_router.size() > 1) {
-    return Status(Code::kFailedPrecondition,
+    return Status(Code::FailedPrecondition,
                   "several ports on the router's networks hold address " + ip);
   }
   return std::optional<Port>(std::move(on_router.front()));
@@ -111,23 +121,25 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
 StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRoute& route) {
   int family = ipFamilyOf(route.destination_cidr);
   if (family == 0) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
   for (const NodeAddress& a : route.target_node_addresses) {
-    if (a.type == "InternalIP" && ipFamilyOf(a.address) == family)
+    if (a.type == "InternalIP" && ipFamilyOf(a.address) == family) {
       return a.address;
+    }
   }
   // The host did not pass the node's addresses: ask Nova for the server of that name.
   CCM_OS_ASSIGN_OR_RETURN(std::vector<Server> servers, nova_.findByName(call, route.target_node));
   if (servers.size() == 1) {
     for (const NovaAddress& a : servers.front().addresses) {
-      if (a.type != "floating" && ipFamilyOf(a.addr) == family)
+      if (a.type != "floating" && ipFamilyOf(a.addr) == family) {
         return a.addr;
+      }
     }
   }
-  return Status(Code::kFailedPrecondition, "no IPv" + std::to_string(family) +
-                                               " InternalIP found for node " + route.target_node);
+  return Status(Code::FailedPrecondition, "no IPv" + std::to_string(family) +
+                                              " InternalIP found for node " + route.target_node);
 }
 
 Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
@@ -136,8 +148,9 @@ Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
   }
   std::lock_guard<std::mutex> lock(router_mu_);
   CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
-  if (std::find(router.routes.begin(), router.routes.end(), r) != router.routes.end())
+  if (std::find(router.routes.begin(), router.routes.end(), r) != router.routes.end()) {
     return {};
+  }
   router.routes.push_back(r);
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
@@ -149,8 +162,9 @@ Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
   std::lock_guard<std::mutex> lock(router_mu_);
   CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   auto it = std::find(router.routes.begin(), router.routes.end(), r);
-  if (it == router.routes.end())
+  if (it == router.routes.end()) {
     return {};
+  }
   router.routes.erase(it);
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
@@ -187,8 +201,9 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
           {{"node", route.target_node}, {"nexthop", nexthop}});
     }
     if (!st.ok()) {
-      if (features_.tags)
+      if (features_.tags) {
         (void)neutron_.removeRouterTag(call, config_.route.router_id, tag);
+      }
       (void)removeRoute(call, r);
       return st.withPrefix("allowing " + dest + " on the port of node " + route.target_node);
     }
@@ -205,7 +220,7 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
 Status Routes::remove(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
   auto cidr = Cidr::parse(route.destination_cidr);
   if (!cidr) {
-    return Status(Code::kInvalidArgument,
+    return Status(Code::InvalidArgument,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
   std::string dest = cidr->toString();
@@ -213,19 +228,22 @@ Status Routes::remove(const CallContext& call, const std::string& cluster, const
   std::vector<RouterRoute> candidates;
   for (const RouterRoute& r : router.routes) {
     auto c = Cidr::parse(r.destination);
-    if (c && *c == *cidr)
+    if (c && *c == *cidr) {
       candidates.push_back(r);
+    }
   }
   std::optional<RouterRoute> target;
   for (const RouterRoute& r : candidates) {
     bool match = route.blackhole ? r.nexthop == route.target_node
                                  : (r.nexthop == route.target_node ||
                                     cachedNodeName(r.nexthop) == route.target_node);
-    if (match)
+    if (match) {
       target = r;
+    }
   }
-  if (!target && candidates.size() == 1)
+  if (!target && candidates.size() == 1) {
     target = candidates.front();
+  }
   if (target) {
     CCM_OS_RETURN_IF_ERROR(removeRoute(call, *target).withPrefix("removing route " + dest));
   }
@@ -241,8 +259,9 @@ Status Routes::remove(const CallContext& call, const std::string& cluster, const
     if (port) {
       std::vector<AddressPair> pairs;
       for (const AddressPair& p : port->allowed_address_pairs) {
-        if (p.ip_address != dest)
+        if (p.ip_address != dest) {
           pairs.push_back(p);
+        }
       }
       if (pairs.size() != port->allowed_address_pairs.size()) {
         CCM_OS_RETURN_IF_ERROR(neutron_.setAllowedAddressPairs(call, port->id, pairs));

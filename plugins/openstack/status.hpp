@@ -14,21 +14,24 @@
 namespace ccm::openstack {
 
 enum class Code : int32_t {
-  kOk = CCM_STATUS_OK,
-  kCancelled = CCM_STATUS_CANCELLED,
-  kInvalidArgument = CCM_STATUS_INVALID_ARGUMENT,
-  kDeadlineExceeded = CCM_STATUS_DEADLINE_EXCEEDED,
-  kNotFound = CCM_STATUS_NOT_FOUND,
-  kAlreadyExists = CCM_STATUS_ALREADY_EXISTS,
-  kPermissionDenied = CCM_STATUS_PERMISSION_DENIED,
-  kResourceExhausted = CCM_STATUS_RESOURCE_EXHAUSTED,
-  kFailedPrecondition = CCM_STATUS_FAILED_PRECONDITION,
-  kAborted = CCM_STATUS_ABORTED,
-  kUnimplemented = CCM_STATUS_UNIMPLEMENTED,
-  kInternal = CCM_STATUS_INTERNAL,
-  kUnavailable = CCM_STATUS_UNAVAILABLE,
-  kUnauthenticated = CCM_STATUS_UNAUTHENTICATED,
-  kImplementedElsewhere = CCM_STATUS_IMPLEMENTED_ELSEWHERE,
+  Ok = CCM_STATUS_OK,
+  Cancelled = CCM_STATUS_CANCELLED,
+  InvalidArgument = CCM_STATUS_INVALID_ARGUMENT,
+  DeadlineExceeded = CCM_STATUS_DEADLINE_EXCEEDED,
+  NotFound = CCM_STATUS_NOT_FOUND,
+  AlreadyExists = CCM_STATUS_ALREADY_EXISTS,
+  PermissionDenied = CCM_STATUS_PERMISSION_DENIED,
+  ResourceExhausted = CCM_STATUS_RESOURCE_EXHAUSTED,
+  FailedPrecondition = CCM_STATUS_FAILED_PRECONDITION,
+  Aborted = CCM_STATUS_ABORTED,
+  Unimplemented = CCM_STATUS_UNIMPLEMENTED,
+  Internal = CCM_STATUS_INTERNAL,
+  Unavailable = CCM_STATUS_UNAVAILABLE,
+  Unauthenticated = CCM_STATUS_UNAUTHENTICATED,
+  ImplementedElsewhere = CCM_STATUS_IMPLEMENTED_ELSEWHERE,
+  // The old spelling, used only by test/fuzz/fuzz_openstack_config.cpp (outside this
+  // plugin's folder); remove it once that file says Code::InvalidArgument.
+  kInvalidArgument = InvalidArgument,
 };
 
 class [[nodiscard]] Status {
@@ -37,7 +40,7 @@ class [[nodiscard]] Status {
   Status(Code code, std::string message, std::chrono::milliseconds retry_after = {})
       : code_(code), message_(std::move(message)), retry_after_(retry_after) {}
 
-  bool ok() const { return code_ == Code::kOk; }
+  bool ok() const { return code_ == Code::Ok; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
   // How long the caller should wait before retrying (0 = its own back-off).
@@ -49,7 +52,7 @@ class [[nodiscard]] Status {
   }
 
  private:
-  Code code_ = Code::kOk;
+  Code code_ = Code::Ok;
   std::string message_;
   std::chrono::milliseconds retry_after_{0};
 };
@@ -63,8 +66,9 @@ class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (status_.ok())
-      status_ = Status(Code::kInternal, "StatusOr built from OK without a value");
+    if (status_.ok()) {
+      status_ = Status(Code::Internal, "StatusOr built from OK without a value");
+    }
   }
 
   bool ok() const { return value_.has_value(); }
@@ -90,13 +94,18 @@ class [[nodiscard]] StatusOr {
 #define CCM_OS_RETURN_IF_ERROR(expr)                  \
   do {                                                \
     ::ccm::openstack::Status ccm_os_status_ = (expr); \
-    if (!ccm_os_status_.ok())                         \
+    if (!ccm_os_status_.ok()) {                       \
       return ccm_os_status_;                          \
+    }                                                 \
   } while (false)
+// NOLINTBEGIN(bugprone-macro-parentheses): tmp is the name this declares and lhs a declaration
+// ("Type name") or an lvalue; neither may be wrapped in parentheses.
 #define CCM_OS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
-  if (!tmp.ok())                                     \
+  if (!tmp.ok()) {                                   \
     return tmp.status();                             \
+  }                                                  \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
 #define CCM_OS_ASSIGN_OR_RETURN(lhs, expr) \
   CCM_OS_ASSIGN_OR_RETURN_IMPL(CCM_OS_CONCAT(ccm_os_statusor_, __LINE__), lhs, expr)

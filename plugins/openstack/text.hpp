@@ -14,6 +14,8 @@ std::string_view trim(std::string_view s);
 bool startsWith(std::string_view s, std::string_view prefix);
 bool endsWith(std::string_view s, std::string_view suffix);
 bool iequals(std::string_view a, std::string_view b);
+// Whether the list holds s.
+bool contains(const std::vector<std::string>& list, std::string_view s);
 
 // Splits on any of the separator characters, trimming pieces and dropping empty ones.
 std::vector<std::string> splitAny(std::string_view s, std::string_view separators);

@@ -29,16 +29,18 @@ int64_t steadyNs() {
 struct KvStorage {
   std::vector<ccm_kv> kv;
   explicit KvStorage(const Pairs& p) {
-    for (const auto& [k, v] : p)
+    for (const auto& [k, v] : p) {
       kv.push_back({view(k), view(v)});
+    }
   }
 };
 
 struct AddrStorage {
   std::vector<ccm_node_address> a;
   explicit AddrStorage(const Pairs& p) {
-    for (const auto& [t, addr] : p)
+    for (const auto& [t, addr] : p) {
       a.push_back({view(t), view(addr)});
+    }
   }
 };
 
@@ -95,12 +97,15 @@ struct ServiceStorage {
       sp.node_port = p.node_port;
       ports.push_back(sp);
     }
-    for (const auto& p : ports)
+    for (const auto& p : ports) {
       port_ptrs.push_back(&p);
-    for (const auto& r : s.source_ranges)
+    }
+    for (const auto& r : s.source_ranges) {
       ranges.push_back(view(r));
-    for (const auto& f : s.ip_families)
+    }
+    for (const auto& f : s.ip_families) {
       families.push_back(view(f));
+    }
     status.struct_size = sizeof status;
     svc.struct_size = sizeof svc;
     svc.namespace_ = view(s.ns);
@@ -164,8 +169,9 @@ struct Services {
   static bool setError(ccm_host_handle, uint64_t call_id, ccm_str message, int64_t retry) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end())
+    if (it == h().running_.end()) {
       return false;
+    }
     it->second.error = str(message);
     it->second.retry_after_ms = retry;
     return true;
@@ -183,8 +189,9 @@ struct Services {
                            const ccm_instance_metadata* m) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end())
+    if (it == h().running_.end()) {
       return false;
+    }
     TMetadata md;
     md.provider_id = str(m->provider_id);
     md.instance_type = str(m->instance_type);
@@ -200,16 +207,18 @@ struct Services {
                             ccm_str message) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end())
+    if (it == h().running_.end()) {
       return false;
+    }
     it->second.item_errors[index] = {st, str(message)};
     return true;
   }
   static bool emitLbStatus(ccm_host_handle, uint64_t call_id, const ccm_lb_status* s) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end())
+    if (it == h().running_.end()) {
       return false;
+    }
     std::vector<TIngress> out;
     for (size_t i = 0; i < s->ingress_count; ++i) {
       out.push_back(
@@ -221,8 +230,9 @@ struct Services {
   static bool emitRoute(ccm_host_handle, uint64_t call_id, const ccm_route* r) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end())
+    if (it == h().running_.end()) {
       return false;
+    }
     TRoute route;
     route.name = str(r->name);
     route.target_node = str(r->target_node);
@@ -234,8 +244,9 @@ struct Services {
   static bool emitString(ccm_host_handle, uint64_t call_id, ccm_str value) {
     std::lock_guard<std::mutex> lock(h().mu_);
     auto it = h().running_.find(call_id);
-    if (it == h().running_.end())
+    if (it == h().running_.end()) {
       return false;
+    }
     it->second.string = str(value);
     return true;
   }
@@ -268,18 +279,21 @@ const ccm_host_services& servicesTable() {
 
 ccm_provider_entry_fn entryOf(void* lib) {
   void* sym = dlsym(lib, CCM_PROVIDER_ENTRY_SYMBOL);
-  if (sym == nullptr)
+  if (sym == nullptr) {
     throw std::runtime_error("openstack.so has no entry symbol");
+  }
   return reinterpret_cast<ccm_provider_entry_fn>(sym);
 }
 
 void* openLibrary() {
   const char* path = std::getenv("CCM_OPENSTACK_SO");
-  if (path == nullptr || *path == '\0')
+  if (path == nullptr || *path == '\0') {
     throw std::runtime_error("set CCM_OPENSTACK_SO");
+  }
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr)
+  if (lib == nullptr) {
     throw std::runtime_error(std::string("dlopen: ") + dlerror());
+  }
   return lib;
 }
 
@@ -369,8 +383,9 @@ uint64_t FakeHost::metricCount(const std::string& name) {
 bool FakeHost::logged(const std::string& needle) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& l : logs_) {
-    if (l.message.find(needle) != std::string::npos)
+    if (l.message.find(needle) != std::string::npos) {
       return true;
+    }
   }
   return false;
 }
@@ -393,8 +408,9 @@ std::pair<CallResult, std::unique_ptr<Provider>> FakeHost::create(const std::str
       },
       0);
   std::unique_ptr<Provider> provider;
-  if (r.ok() && p != nullptr)
+  if (r.ok() && p != nullptr) {
     provider = std::make_unique<Provider>(*this, p);
+  }
   return {std::move(r), std::move(provider)};
 }
 
@@ -410,8 +426,9 @@ namespace {
 template <typename T>
 const T& cap(Provider& p, const char* id) {
   const void* c = p.capability(id);
-  if (c == nullptr)
+  if (c == nullptr) {
     throw std::runtime_error(std::string("capability missing: ") + id);
+  }
   return *static_cast<const T*>(c);
 }
 }  // namespace
@@ -503,8 +520,9 @@ CallResult Provider::ensureSettled(const TService& svc, const std::vector<TNode>
   CallResult r;
   for (int i = 0; i < tries; ++i) {
     r = ensure(svc, nodes, cluster);
-    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0)
+    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0) {
       return r;
+    }
   }
   return r;
 }
@@ -513,8 +531,9 @@ CallResult Provider::removeSettled(const TService& svc, int tries, const std::st
   CallResult r;
   for (int i = 0; i < tries; ++i) {
     r = remove(svc, cluster);
-    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0)
+    if (r.status != CCM_STATUS_FAILED_PRECONDITION || r.retry_after_ms == 0) {
       return r;
+    }
   }
   return r;
 }

@@ -28,8 +28,9 @@ size_t collect(char* data, size_t size, size_t n, void* out) {
 
 std::string simScript() {
   const char* env = std::getenv("CCM_OS_SIM");
-  if (env != nullptr && *env != '\0')
+  if (env != nullptr && *env != '\0') {
     return env;
+  }
   return std::string(CCM_OS_SIM_DEFAULT);
 }
 
@@ -37,18 +38,22 @@ std::string simScript() {
 
 SimProcess::SimProcess(bool tls) {
   char tmpl[] = "/tmp/ccm-os-sim-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr)
+  if (mkdtemp(tmpl) == nullptr) {
     throw std::runtime_error("mkdtemp failed");
+  }
   dir_ = tmpl;
   std::string port_file = dir_ + "/port.json";
   std::string script = simScript();
   std::vector<std::string> args = {"/usr/bin/python3", script,   "--port", "0",
                                    "--port-file",      port_file};
-  if (tls)
+  if (tls) {
     args.push_back("--tls");
+  }
   std::vector<char*> argv;
-  for (auto& a : args)
+  argv.reserve(args.size() + 1);
+  for (auto& a : args) {
     argv.push_back(a.data());
+  }
   argv.push_back(nullptr);
   if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
     throw std::runtime_error("cannot start " + script);
@@ -102,8 +107,9 @@ rapidjson::Document call(const std::string& method, const std::string& url, cons
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
-  if (!ca_file.empty())
+  if (!ca_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file.c_str());
+  }
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   if (method != "GET") {
@@ -124,8 +130,9 @@ rapidjson::Document call(const std::string& method, const std::string& url, cons
   }
   rapidjson::Document doc;
   doc.Parse(out.c_str());
-  if (doc.HasParseError())
+  if (doc.HasParseError()) {
     throw std::runtime_error("simulator control " + url + ": bad JSON");
+  }
   return doc;
 }
 
@@ -142,6 +149,12 @@ rapidjson::Document SimProcess::post(const std::string& path, const std::string&
 std::string SimProcess::addServer(const std::string& json) {
   auto doc = post("/_sim/add_server", json);
   return doc["server"]["id"].GetString();
+}
+
+std::string SimProcess::addPrivateServer(const std::string& name, const std::string& ip,
+                                         const std::string& extra) {
+  return addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" + ip +
+                   R"("}])" + extra + "}");
 }
 
 }  // namespace ccm::openstack::testing

@@ -37,6 +37,10 @@ class SimProcess {
   void clearRequests() { post("/_sim/requests/clear", "{}"); }
   // Adds a server (see os_sim.py add_server) and returns its ID.
   std::string addServer(const std::string& json);
+  // Adds a server with one address, `ip`, on the network "private" (plus `extra`, more
+  // members of the server object starting with a comma) and returns its ID.
+  std::string addPrivateServer(const std::string& name, const std::string& ip,
+                               const std::string& extra = "");
 
  private:
   pid_t pid_ = -1;

@@ -33,14 +33,15 @@ std::string parseErr(const std::string& text) {
   auto r = parseConfig(text);
   INFO(text);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::kInvalidArgument);
+  CHECK(r.status().code() == Code::InvalidArgument);
   return r.status().message();
 }
 
 bool warned(const ParsedConfig& c, const std::string& needle) {
   for (const auto& w : c.warnings) {
-    if (w.find(needle) != std::string::npos)
+    if (w.find(needle) != std::string::npos) {
       return true;
+    }
   }
   return false;
 }

@@ -15,10 +15,12 @@ using namespace ccm::openstack;
 using std::chrono::nanoseconds;
 
 TEST_CASE("gcfg booleans, integers and Go durations") {
-  for (const char* t : {"true", "YES", "On", "1"})
+  for (const char* t : {"true", "YES", "On", "1"}) {
     CHECK(parseGcfgBool(t) == true);
-  for (const char* f : {"false", "no", "OFF", "0"})
+  }
+  for (const char* f : {"false", "no", "OFF", "0"}) {
     CHECK(parseGcfgBool(f) == false);
+  }
   CHECK_FALSE(parseGcfgBool("y").has_value());
   CHECK(parseGcfgInt("42") == 42);
   CHECK(parseGcfgInt("-7") == -7);
@@ -173,7 +175,7 @@ TEST_CASE("catalog endpoint selection") {
   CHECK(*c.endpointFor("compute", "public", "R2") == "http://r2-public");
   CHECK(*c.endpointFor("compute", "internal", "R2") == "http://r2-internal");  // by region_id
   CHECK(*c.endpointFor("compute", "public", "") == "http://r1-public");
-  CHECK(c.endpointFor("compute", "admin", "R1").status().code() == Code::kNotFound);
+  CHECK(c.endpointFor("compute", "admin", "R1").status().code() == Code::NotFound);
   CHECK_FALSE(c.endpointFor("network", "public", "R1").ok());  // empty URL skipped
   CHECK_FALSE(c.endpointFor("volume", "public", "R1").ok());
 }
@@ -203,7 +205,7 @@ TEST_CASE("load balancer names and settings precedence") {
   CHECK(s->vip_subnet_id == "ann-subnet");           // the annotation wins for the VIP
 
   svc.annotations = {{"loadbalancer.openstack.org/class", "silver"}};
-  CHECK(buildLbSettings(cfg, "prod", svc).status().code() == Code::kInvalidArgument);
+  CHECK(buildLbSettings(cfg, "prod", svc).status().code() == Code::InvalidArgument);
 
   svc.annotations = {{"loadbalancer.openstack.org/keep-floatingip", "yes"}};
   auto bad = buildLbSettings(cfg, "prod", svc);

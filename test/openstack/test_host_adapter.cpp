@@ -64,8 +64,9 @@ struct Node {
   std::string uid = {};  // the view in NodeRef must outlive ref()
   NodeRef ref() {
     refs.clear();
-    for (auto& [t, a] : addresses)
+    for (auto& [t, a] : addresses) {
       refs.push_back({t, a});
+    }
     uid = "uid-" + name;
     NodeRef r;
     r.name = name;
@@ -129,18 +130,20 @@ TEST_CASE_FIXTURE(Fixture, "instances: the host accepts the metadata and the tri
   std::vector<Node> many;
   for (int i = 0; i < 5; ++i) {
     std::string name = "b" + std::to_string(i);
-    sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":"10.0.0.)" +
-                  std::to_string(70 + i) + R"("}]})");
+    sim.addPrivateServer(name, "10.0.0." + std::to_string(70 + i));
     many.push_back({name, "", {}, {}});
   }
   std::vector<NodeRef> refs;
-  for (auto& m : many)
+  refs.reserve(many.size());
+  for (auto& m : many) {
     refs.push_back(m.ref());
+  }
   auto batch = p->instanceMetadataBatch(refs);
   REQUIRE(batch.ok());
   REQUIRE(batch->size() == 5);
-  for (const auto& r : *batch)
+  for (const auto& r : *batch) {
     CHECK(r.ok());
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture, "load balancers: status accepted, busy Octavia gives a retry-after") {
@@ -168,8 +171,9 @@ TEST_CASE_FIXTURE(Fixture, "load balancers: status accepted, busy Octavia gives 
   StatusOr<LoadBalancerStatus> st = busy.status();
   for (int i = 0; i < 5; ++i) {
     st = p->ensureLoadBalancer("kubernetes", svc, nodes);
-    if (st.ok())
+    if (st.ok()) {
       break;
+    }
   }
   REQUIRE_MESSAGE(st.ok(), st.status().toString());
   REQUIRE(st->ingress.size() == 1);

@@ -18,15 +18,15 @@ struct Fixture {
   }
   std::string server(const std::string& name, const std::string& ip,
                      const std::string& extra = "") {
-    return sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" +
-                         ip + R"("}])" + extra + "}");
+    return sim.addPrivateServer(name, ip, extra);
   }
 };
 
 bool hasAddress(const TMetadata& md, const std::string& type, const std::string& addr) {
   for (const auto& [t, a] : md.addresses) {
-    if (t == type && a == addr)
+    if (t == type && a == addr) {
       return true;
+    }
   }
   return false;
 }
@@ -293,8 +293,9 @@ TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels
     // Cancel once the request is in the simulator's hands (its log shows it).
     for (int i = 0; i < 2000; ++i) {
       auto reqs = sim.requests();
-      if (!matching(reqs, "GET", "compute").empty())
+      if (!matching(reqs, "GET", "compute").empty()) {
         break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     FakeHost::instance().setCancelAll(true);

@@ -29,8 +29,9 @@ struct Fixture {
     auto reqs = sim.requests();
     auto posts = matching(reqs, "POST", "identity", "auth/tokens");
     rapidjson::Document d;
-    if (!posts.empty())
+    if (!posts.empty()) {
       d.CopyFrom((*posts.back())["body"], d.GetAllocator());
+    }
     return d;
   }
 
@@ -205,8 +206,9 @@ TEST_CASE_FIXTURE(Fixture, "token renewal: a token about to expire is renewed be
   CHECK(e.ok());
   CHECK(authCount() == before + 1);
   auto reqs = sim.requests();
-  for (const auto& q : reqs["requests"].GetArray())
+  for (const auto& q : reqs["requests"].GetArray()) {
     CHECK(q["status"].GetInt() != 401);
+  }
 }
 
 TEST_CASE_FIXTURE(Fixture, "401: re-authenticate once and retry the request") {
@@ -242,8 +244,9 @@ TEST_CASE_FIXTURE(Fixture, "401 twice: UNAUTHENTICATED after one retry") {
   auto reqs = sim.requests();
   size_t compute = 0;
   for (const auto& q : reqs["requests"].GetArray()) {
-    if (std::string(q["service"].GetString()) == "compute")
+    if (std::string(q["service"].GetString()) == "compute") {
       ++compute;
+    }
   }
   CHECK(compute == 2);
 }
@@ -256,16 +259,20 @@ TEST_CASE_FIXTURE(Fixture, "concurrent 401s cause a single re-authentication") {
   sim.post("/_sim/revoke_tokens", "{}");
   int before = authCount();
   std::atomic<int> ok{0};
+  constexpr int kThreads = 8;
   std::vector<std::thread> threads;
-  for (int i = 0; i < 8; ++i) {
+  threads.reserve(kThreads);
+  for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([&, prov = p.get()] {
-      if (prov->exists(node("n6", "openstack:///" + id)).ok())
+      if (prov->exists(node("n6", "openstack:///" + id)).ok()) {
         ++ok;
+      }
     });
   }
-  for (auto& t : threads)
+  for (auto& t : threads) {
     t.join();
-  CHECK(ok.load() == 8);
+  }
+  CHECK(ok.load() == kThreads);
   CHECK(authCount() == before + 1);
 }
 
@@ -306,8 +313,9 @@ TEST_CASE_FIXTURE(Fixture, "create: unknown keys are warned about through the ho
   bool section = false;
   bool block_storage = false;
   for (const auto& l : host.logs()) {
-    if (l.level != CCM_LOG_WARNING)
+    if (l.level != CCM_LOG_WARNING) {
       continue;
+    }
     key = key || l.message.find("[Global] no-such-key") != std::string::npos;
     section = section || l.message.find("[mystery]") != std::string::npos;
     block_storage = block_storage || l.message.find("blockstorage") != std::string::npos;

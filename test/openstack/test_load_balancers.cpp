@@ -25,15 +25,15 @@ struct Fixture {
   Fixture() {
     sim.reset();
     host.clearLogs();
-    for (int i = 1; i <= 3; ++i)
+    for (int i = 1; i <= 3; ++i) {
       nodes.push_back(addNode(i));
+    }
   }
 
   TNode addNode(int i) {
     std::string name = "node-" + std::to_string(i);
     std::string ip = "10.0.0." + std::to_string(10 + i);
-    std::string id = sim.addServer(R"({"name":")" + name +
-                                   R"(","networks":[{"network":"private","ip":")" + ip + R"("}]})");
+    std::string id = sim.addPrivateServer(name, ip);
     return node(name, "openstack:///" + id, {{"InternalIP", ip}, {"Hostname", name}});
   }
 
@@ -68,8 +68,9 @@ struct Fixture {
   const rapidjson::Value* byName(const rapidjson::Document& st, const char* kind,
                                  const std::string& name) {
     for (const auto& o : st[kind].GetArray()) {
-      if (str(o, "name") == name)
+      if (str(o, "name") == name) {
         return &o;
+      }
     }
     return nullptr;
   }
@@ -80,6 +81,11 @@ struct Fixture {
 };
 
 const std::string kName = "kube_service_kubernetes_default_web";
+
+// The name the provider gives a listener, pool or monitor ("pool") of port `index` of web().
+std::string childName(const char* kind, int index) {
+  return std::string(kind) + "_" + std::to_string(index) + "_" + kName;
+}
 
 }  // namespace
 
@@ -99,13 +105,12 @@ TEST_CASE_FIXTURE(Fixture, "ensure: listeners, pools and members per port, float
 
   REQUIRE(st["listeners"].Size() == 2);
   for (int i = 0; i < 2; ++i) {
-    std::string idx = std::to_string(i);
-    const auto* l = byName(st, "listeners", "listener_" + idx + "_" + kName);
+    const auto* l = byName(st, "listeners", childName("listener", i));
     REQUIRE(l != nullptr);
     CHECK(str(*l, "protocol") == "TCP");
     CHECK((*l)["protocol_port"].GetInt() == (i == 0 ? 80 : 443));
     CHECK(std::string((*l)["tags"][0].GetString()) == kName);
-    const auto* pool = byName(st, "pools", "pool_" + idx + "_" + kName);
+    const auto* pool = byName(st, "pools", childName("pool", i));
     REQUIRE(pool != nullptr);
     CHECK(str(*pool, "lb_algorithm") == "ROUND_ROBIN");
     CHECK(str(*pool, "protocol") == "TCP");
@@ -461,8 +466,9 @@ TEST_CASE_FIXTURE(Fixture, "source ranges become allowed_cidrs and follow change
   const auto* l = byName(st, "listeners", "listener_0_" + kName);
   REQUIRE((*l)["allowed_cidrs"].IsArray());
   std::set<std::string> cidrs;
-  for (const auto& c : (*l)["allowed_cidrs"].GetArray())
+  for (const auto& c : (*l)["allowed_cidrs"].GetArray()) {
     cidrs.insert(c.GetString());
+  }
   CHECK(cidrs == std::set<std::string>{"10.1.0.0/16", "192.168.0.0/24"});
 
   s.source_ranges.clear();
@@ -533,8 +539,9 @@ TEST_CASE_FIXTURE(Fixture, "x-forwarded-for: HTTP listeners that insert the head
   REQUIRE_MESSAGE(r.ok(), r.error);
   st = state();
   REQUIRE(st["listeners"].Size() == 2);
-  for (const auto& x : st["listeners"].GetArray())
+  for (const auto& x : st["listeners"].GetArray()) {
     CHECK(str(x, "protocol") == "TCP");
+  }
 
   s.annotations = {{annotation("x-forwarded-for"), "true"}, {annotation("proxy-protocol"), "true"}};
   r = p().ensure(s, nodes);
@@ -638,8 +645,7 @@ TEST_CASE_FIXTURE(Fixture, "IPv6 Services: VIP on the v6 subnet, no floating IP"
   for (int i = 1; i <= 2; ++i) {
     std::string name = "v6-" + std::to_string(i);
     std::string ip = "fd00::" + std::to_string(100 + i);
-    std::string id = sim.addServer(R"({"name":")" + name +
-                                   R"(","networks":[{"network":"private","ip":")" + ip + R"("}]})");
+    std::string id = sim.addPrivateServer(name, ip);
     v6.push_back(node(name, "openstack:///" + id, {{"InternalIP", ip}}));
   }
   TService s = web();
@@ -673,8 +679,9 @@ TEST_CASE_FIXTURE(Fixture, "adoption by load-balancer-id: only our listeners and
   const auto& got = onlyLb(st);
   CHECK(str(got, "name") == "shared-by-hand");
   std::set<std::string> tags;
-  for (const auto& t : got["tags"].GetArray())
+  for (const auto& t : got["tags"].GetArray()) {
     tags.insert(t.GetString());
+  }
   CHECK(tags == std::set<std::string>{"owner-tag", kName});
   CHECK(st["listeners"].Size() == 3);
 

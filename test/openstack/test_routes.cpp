@@ -23,8 +23,9 @@ std::string tagFor(const std::string& cluster, std::string cidr) {
   char hex[9];
   std::snprintf(hex, sizeof hex, "%08x", h);
   for (char& c : cidr) {
-    if (c == '/')
+    if (c == '/') {
       c = '_';
+    }
   }
   return std::string("ccm:") + hex + ":" + cidr;
 }
@@ -62,8 +63,9 @@ struct Fixture {
     auto st = sim.state();
     rapidjson::Document d;
     for (const auto& r : st["routers"].GetArray()) {
-      if (str(r, "id") == "router-1")
+      if (str(r, "id") == "router-1") {
         d.CopyFrom(r, d.GetAllocator());
+      }
     }
     return d;
   }
@@ -80,8 +82,9 @@ struct Fixture {
   std::set<std::string> tags() {
     std::set<std::string> out;
     auto r = router();
-    for (const auto& t : r["tags"].GetArray())
+    for (const auto& t : r["tags"].GetArray()) {
       out.insert(t.GetString());
+    }
     return out;
   }
 
@@ -90,8 +93,9 @@ struct Fixture {
     auto st = sim.state();
     for (const auto& port : st["ports"].GetArray()) {
       for (const auto& f : port["fixed_ips"].GetArray()) {
-        if (str(f, "ip_address") != ip)
+        if (str(f, "ip_address") != ip) {
           continue;
+        }
         for (const auto& pair : port["allowed_address_pairs"].GetArray()) {
           out.insert(str(pair, "ip_address"));
         }
@@ -110,8 +114,9 @@ struct Fixture {
     }
     routes += R"({"destination":")" + dest + R"(","nexthop":")" + nexthop + R"("}])";
     std::string tags = "[";
-    for (const auto& t : r["tags"].GetArray())
+    for (const auto& t : r["tags"].GetArray()) {
       tags += std::string(tags.size() > 1 ? "," : "") + "\"" + t.GetString() + "\"";
+    }
     tags += "]";
     sim.post("/_sim/add", R"({"kind":"routers","object":{"id":"router-1","routes":)" + routes +
                               R"(,"tags":)" + tags + "}}");
@@ -198,8 +203,9 @@ TEST_CASE_FIXTURE(Fixture, "without extraroute-atomic: read-modify-write of the 
                                           "10.244.2.0/24 via 10.0.0.12"});
   auto listed = prov.listRoutes();
   REQUIRE(listed.routes.size() == 2);
-  for (const auto& rt : listed.routes)
+  for (const auto& rt : listed.routes) {
     REQUIRE(prov.deleteRoute(rt).ok());
+  }
   CHECK(routes() == std::set<std::string>{"192.168.50.0/24 via 10.0.0.12"});
 }
 

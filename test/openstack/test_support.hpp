@@ -40,14 +40,18 @@ inline std::vector<const rapidjson::Value*> matching(const rapidjson::Document& 
   std::vector<const rapidjson::Value*> out;
   std::regex re(rel_regex);
   for (const auto& r : reqs["requests"].GetArray()) {
-    if (!method.empty() && method != r["method"].GetString())
+    if (!method.empty() && method != r["method"].GetString()) {
       continue;
-    if (!service.empty() && service != r["service"].GetString())
+    }
+    if (!service.empty() && service != r["service"].GetString()) {
       continue;
-    if (!std::regex_search(std::string(r["rel"].GetString()), re))
+    }
+    if (!std::regex_search(std::string(r["rel"].GetString()), re)) {
       continue;
-    if (r.HasMember("status") && r["status"].IsInt() && r["status"].GetInt() == 401)
+    }
+    if (r.HasMember("status") && r["status"].IsInt() && r["status"].GetInt() == 401) {
       continue;
+    }
     out.push_back(&r);
   }
   return out;
@@ -66,16 +70,18 @@ inline size_t countMutations(SimProcess& sim) {
   for (const auto& r : reqs["requests"].GetArray()) {
     std::string m = r["method"].GetString();
     std::string s = r["service"].GetString();
-    if (s != "identity" && (m == "POST" || m == "PUT" || m == "DELETE"))
+    if (s != "identity" && (m == "POST" || m == "PUT" || m == "DELETE")) {
       ++n;
+    }
   }
   return n;
 }
 
 inline std::string str(const rapidjson::Value& v, const char* key) {
   auto it = v.FindMember(key);
-  if (it == v.MemberEnd() || !it->value.IsString())
+  if (it == v.MemberEnd() || !it->value.IsString()) {
     return {};
+  }
   return it->value.GetString();
 }
 
@@ -83,8 +89,9 @@ inline std::string str(const rapidjson::Value& v, const char* key) {
 inline std::vector<const rapidjson::Value*> objects(const rapidjson::Document& state,
                                                     const char* kind) {
   std::vector<const rapidjson::Value*> out;
-  for (const auto& o : state[kind].GetArray())
+  for (const auto& o : state[kind].GetArray()) {
     out.push_back(&o);
+  }
   return out;
 }
 
@@ -95,8 +102,9 @@ inline Provider& provider(const std::string& config) {
   if (!p || current != config) {
     p.reset();
     auto [r, created] = FakeHost::instance().create(config);
-    if (!r.ok())
+    if (!r.ok()) {
       throw std::runtime_error("create failed: " + r.error);
+    }
     p = std::move(created);
     current = config;
   }

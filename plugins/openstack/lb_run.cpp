@@ -1,0 +1,153 @@
+// LbRun: the state of one load-balancer call, its waits for Octavia and the change-and-wait
+// step.
+#include "plugins/openstack/lb_run.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace ccm::openstack {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kDeadlineMargin{2000};
+constexpr milliseconds kFirstPollInterval{500};
+constexpr milliseconds kLongestPollInterval{5000};
+constexpr milliseconds kCancelCheckInterval{100};
+
+// How a wait ends when the load balancer does not get where it should.
+Status disappeared(const std::string& lb_id, const std::string& what) {
+  return Status(Code::Aborted, "load balancer " + lb_id + " disappeared while " + what);
+}
+
+Status wentIntoError(const std::string& lb_id, const std::string& what) {
+  return Status(Code::Unavailable,
+                "load balancer " + lb_id + " went into provisioning status ERROR while " + what);
+}
+
+Status stillWorking(const std::string& lb_id, const std::string& status, const std::string& what) {
+  milliseconds retry = status == "PENDING_CREATE" ? kRetryAfterCreate : kRetryAfterBusy;
+  return Status(Code::FailedPrecondition,
+                "load balancer " + lb_id + " is " + status + " (" + what +
+                    "); Octavia is still working, try again later",
+                retry);
+}
+
+Status stillBeingDeleted(const std::string& lb_id, const std::string& status) {
+  return Status(Code::FailedPrecondition,
+                "load balancer " + lb_id + " is " + status + " (being deleted); try again later",
+                kRetryAfterBusy);
+}
+
+}  // namespace
+
+Status busyAware(const Status& st, const std::string& what) {
+  if (st.code() == Code::Aborted) {
+    return Status(Code::FailedPrecondition,
+                  what + ": Octavia is busy with this load balancer (" + st.message() + ")",
+                  kRetryAfterBusy);
+  }
+  return st.ok() ? st : st.withPrefix(what);
+}
+
+LbRun::LbRun(const LoadBalancerConfig& config, OctaviaClient& octavia, NeutronClient& neutron,
+             const CallContext& call, LbSettings settings, OctaviaFeatures features)
+    : config_(config),
+      octavia_(octavia),
+      neutron_(neutron),
+      call_(call),
+      settings_(std::move(settings)),
+      features_(features),
+      wait_until_(std::chrono::steady_clock::now() + config.active_wait_timeout) {}
+
+StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
+                                                const std::string& what) const {
+  milliseconds interval = kFirstPollInterval;
+  for (;;) {
+    auto lb = octavia_.getLoadBalancer(call_, lb_id);
+    if (!lb.ok()) {
+      if (lb.status().code() == Code::NotFound) {
+        return disappeared(lb_id, what);
+      }
+      return lb.status().withPrefix("waiting for load balancer " + lb_id);
+    }
+    const std::string& ps = lb->provisioning_status;
+    if (ps == "ACTIVE") {
+      return lb;
+    }
+    if (ps == "ERROR") {
+      return wentIntoError(lb_id, what);
+    }
+    if (!canWait(interval)) {
+      return stillWorking(lb_id, ps, what);
+    }
+    CCM_OS_RETURN_IF_ERROR(sleepAndBackOff(interval));
+  }
+}
+
+Status LbRun::waitDeleted(const std::string& lb_id) const {
+  milliseconds interval = kFirstPollInterval;
+  for (;;) {
+    auto lb = octavia_.getLoadBalancer(call_, lb_id);
+    if (!lb.ok()) {
+      if (lb.status().code() == Code::NotFound) {
+        return {};
+      }
+      return lb.status().withPrefix("waiting for load balancer " + lb_id + " to go");
+    }
+    if (lb->provisioning_status == "DELETED") {
+      return {};
+    }
+    if (!canWait(interval)) {
+      return stillBeingDeleted(lb_id, lb->provisioning_status);
+    }
+    CCM_OS_RETURN_IF_ERROR(sleepAndBackOff(interval));
+  }
+}
+
+Status LbRun::mutate(const std::string& lb_id, const std::string& what,
+                     const Status& result) const {
+  if (!result.ok()) {
+    return busyAware(result, what);
+  }
+  call_.info("Changed load balancer", {{"lb", lb_id}, {"change", what}});
+  auto lb = waitActive(lb_id, what);
+  return lb.ok() ? Status() : lb.status();
+}
+
+Status LbRun::mutateDeletion(const std::string& lb_id, const std::string& what,
+                             const Status& result) const {
+  if (result.code() == Code::NotFound) {
+    return {};
+  }
+  return mutate(lb_id, what, result);
+}
+
+bool LbRun::canWait(milliseconds next_sleep) const {
+  auto now = std::chrono::steady_clock::now();
+  if (now + next_sleep > wait_until_) {
+    return false;
+  }
+  if (auto left = call_.remaining()) {
+    if (*left <
+        std::chrono::duration_cast<std::chrono::nanoseconds>(next_sleep + kDeadlineMargin)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Status LbRun::sleepAndBackOff(milliseconds& interval) const {
+  auto until = std::chrono::steady_clock::now() + interval;
+  while (std::chrono::steady_clock::now() < until) {
+    CCM_OS_RETURN_IF_ERROR(call_.checkAlive());
+    auto left = until - std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, kCancelCheckInterval));
+  }
+  CCM_OS_RETURN_IF_ERROR(call_.checkAlive());
+  interval = std::min(kLongestPollInterval, interval * 3 / 2);
+  return {};
+}
+
+}  // namespace ccm::openstack

@@ -1,0 +1,76 @@
+// LbRun: one load-balancer call for one Service — its settings, Octavia's features, the
+// clients and the budget for waiting on Octavia — with the waits and the "change, then wait
+// for ACTIVE" step that every change to a load balancer goes through.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "plugins/openstack/config.hpp"
+#include "plugins/openstack/lb_settings.hpp"
+#include "plugins/openstack/model.hpp"
+#include "plugins/openstack/neutron_client.hpp"
+#include "plugins/openstack/octavia_client.hpp"
+#include "plugins/openstack/octavia_features.hpp"
+
+namespace ccm::openstack {
+
+// How long to wait before trying again after creating a load balancer, and after Octavia
+// said it is busy with one.
+inline constexpr std::chrono::milliseconds kRetryAfterCreate{10000};
+inline constexpr std::chrono::milliseconds kRetryAfterBusy{5000};
+
+// Octavia answers 409 while a load balancer is PENDING_*: that is "busy, retry soon". Other
+// errors get `what` as a prefix.
+Status busyAware(const Status& st, const std::string& what);
+
+// THREAD: the worker running the call; one LbRun lives for one call.
+class LbRun {
+ public:
+  LbRun(const LoadBalancerConfig& config, OctaviaClient& octavia, NeutronClient& neutron,
+        const CallContext& call, LbSettings settings, OctaviaFeatures features);
+
+  const LbSettings& settings() const { return settings_; }
+  const OctaviaFeatures& features() const { return features_; }
+  const LoadBalancerConfig& config() const { return config_; }
+  const CallContext& call() const { return call_; }
+  OctaviaClient& octavia() const { return octavia_; }
+  NeutronClient& neutron() const { return neutron_; }
+
+  // Polls until the load balancer is ACTIVE, within this call's wait budget.
+  StatusOr<OctaviaLoadBalancer> waitActive(const std::string& lb_id, const std::string& what) const;
+  // Polls until the load balancer is gone (404).
+  Status waitDeleted(const std::string& lb_id) const;
+  // A change (`result` is what Octavia answered) followed by the wait for ACTIVE; 409 reads
+  // as "busy".
+  Status mutate(const std::string& lb_id, const std::string& what, const Status& result) const;
+  // The same for a deletion, where 404 means it is gone already: done, nothing to wait for.
+  Status mutateDeletion(const std::string& lb_id, const std::string& what,
+                        const Status& result) const;
+  // The same for a creation: the new object once the load balancer is ACTIVE again.
+  template <typename T>
+  StatusOr<T> created(const std::string& lb_id, const std::string& what, StatusOr<T> result) const {
+    if (!result.ok()) {
+      return busyAware(result.status(), what);
+    }
+    CCM_OS_RETURN_IF_ERROR(mutate(lb_id, what, Status()));
+    return result;
+  }
+
+ private:
+  // Whether the wait budget and the call's deadline leave room for another sleep.
+  bool canWait(std::chrono::milliseconds next_sleep) const;
+  // Sleeps `interval` (waking early when the call is cancelled), then lengthens it.
+  Status sleepAndBackOff(std::chrono::milliseconds& interval) const;
+
+  const LoadBalancerConfig& config_;
+  OctaviaClient& octavia_;
+  NeutronClient& neutron_;
+  const CallContext& call_;
+  LbSettings settings_;
+  OctaviaFeatures features_;
+  std::chrono::steady_clock::time_point wait_until_;
+};
+
+}  // namespace ccm::openstack
