@@ -29,9 +29,6 @@ enum class Code : int32_t {
   Unavailable = CCM_STATUS_UNAVAILABLE,
   Unauthenticated = CCM_STATUS_UNAUTHENTICATED,
   ImplementedElsewhere = CCM_STATUS_IMPLEMENTED_ELSEWHERE,
-  // The old spelling, used only by test/fuzz/fuzz_openstack_config.cpp (outside this
-  // plugin's folder); remove it once that file says Code::InvalidArgument.
-  kInvalidArgument = InvalidArgument,
 };
 
 class [[nodiscard]] Status {
