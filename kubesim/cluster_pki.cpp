@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "kubesim/base64.hpp"
+#include "host/runtime/base64.hpp"
 #include "kubesim/json_util.hpp"
 
 namespace ccm::kubesim {

@@ -9,6 +9,7 @@
 #include <boost/asio/write.hpp>
 
 #include "host/log/log.hpp"
+#include "host/tls/self_signed.hpp"
 #include "kubesim/api_error.hpp"
 
 namespace ccm::kubesim {
@@ -25,23 +26,9 @@ CertificateIdentity identityFrom(SSL* ssl) {
   if (cert == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) {
     return id;
   }
-  X509_NAME* name = X509_get_subject_name(cert);
-  for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
-    X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
-    int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
-    unsigned char* utf8 = nullptr;
-    int len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
-    if (len < 0) {
-      continue;
-    }
-    std::string value(reinterpret_cast<char*>(utf8), static_cast<size_t>(len));
-    OPENSSL_free(utf8);
-    if (nid == NID_commonName) {
-      id.user = value;
-    } else if (nid == NID_organizationName) {
-      id.groups.push_back(value);
-    }
-  }
+  tls::CertificateSubject subject = tls::subjectOf(cert);
+  id.user = std::move(subject.common_name);
+  id.groups = std::move(subject.organizations);
   id.present = !id.user.empty();
   return id;
 }

@@ -1,7 +1,7 @@
 // ObjectWriter: create/update/delete semantics of the generic registry.
 #include "kubesim/object_writer.hpp"
 
-#include "kubesim/base64.hpp"
+#include "host/runtime/base64.hpp"
 #include "kubesim/object_validator.hpp"
 
 namespace ccm::kubesim {

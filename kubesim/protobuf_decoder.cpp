@@ -4,7 +4,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "kubesim/base64.hpp"
+#include "host/runtime/base64.hpp"
 
 namespace ccm::kubesim {
 namespace {

@@ -2,7 +2,7 @@
 #include "kubesim/resource_handler.hpp"
 
 #include "host/log/log.hpp"
-#include "kubesim/base64.hpp"
+#include "host/runtime/base64.hpp"
 #include "kubesim/event_conversion.hpp"
 #include "kubesim/protobuf_decoder.hpp"
 #include "kubesim/schema.hpp"

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "kubesim/api_error.hpp"
-#include "kubesim/base64.hpp"
+#include "host/runtime/base64.hpp"
 
 namespace ccm::kubesim {
 namespace {

@@ -5,7 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "kubesim/base64.hpp"
+#include "host/runtime/base64.hpp"
 
 namespace ccm::kubesim {
 

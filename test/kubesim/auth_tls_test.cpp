@@ -1,5 +1,5 @@
-// Unit tests: host/tls certificate generation, service-account JWTs, static tokens and the
-// authenticator's request handling.
+// Unit tests: service-account JWTs, static tokens and the authenticator's request handling
+// (host/tls's own tests are in test/host/tls).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -11,41 +11,6 @@
 
 namespace ccm::kubesim {
 namespace {
-
-TEST_CASE("CA, server and client certificates chain and carry CN/O") {
-  tls::CertificateOptions ca_opts;
-  ca_opts.common_name = "test-ca";
-  auto ca = tls::generateCa(ca_opts);
-  REQUIRE(ca.ok());
-  CHECK(ca->certificate_pem.find("BEGIN CERTIFICATE") != std::string::npos);
-  CHECK(ca->private_key_pem.find("BEGIN PRIVATE KEY") != std::string::npos);
-
-  tls::CertificateOptions server;
-  server.common_name = "kube-apiserver";
-  server.dns_names = {"localhost"};
-  server.ip_addresses = {"127.0.0.1", "::1"};
-  auto srv = tls::issueServerCertificate(*ca, server);
-  REQUIRE(srv.ok());
-  CHECK(tls::verifyCertificate(srv->certificate_pem, ca->certificate_pem).ok());
-
-  tls::CertificateOptions client;
-  client.common_name = "alice";
-  client.organizations = {"dev", "system:masters"};
-  auto cl = tls::issueClientCertificate(*ca, client);
-  REQUIRE(cl.ok());
-  auto subject = tls::readSubject(cl->certificate_pem);
-  REQUIRE(subject.ok());
-  CHECK(subject->common_name == "alice");
-  CHECK(subject->organizations == std::vector<std::string>{"dev", "system:masters"});
-
-  // A certificate from another CA does not verify.
-  auto other = tls::generateCa(ca_opts);
-  REQUIRE(other.ok());
-  CHECK_FALSE(tls::verifyCertificate(cl->certificate_pem, other->certificate_pem).ok());
-  CHECK_FALSE(tls::readSubject("not a pem").ok());
-  tls::PemKeyPair broken{"x", "y"};
-  CHECK_FALSE(tls::issueClientCertificate(broken, client).ok());
-}
 
 TEST_CASE("service-account tokens verify, expire and resist tampering") {
   ServiceAccountTokens tokens("0123456789abcdef0123456789abcdef");
