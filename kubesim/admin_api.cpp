@@ -9,7 +9,9 @@
 namespace ccm::kubesim {
 namespace {
 
-HttpResponse ok(std::string body) { return jsonResponse(200, std::move(body)); }
+HttpResponse ok(std::string body) {
+  return jsonResponse(200, std::move(body));
+}
 
 HttpResponse fail(int code, const std::string& message) {
   std::string reason = code == 404 ? "NotFound" : code == 400 ? "BadRequest" : "InternalError";
@@ -28,10 +30,16 @@ std::vector<std::string> splitPath(std::string_view path) {
   std::vector<std::string> out;
   size_t i = 0;
   while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
+    while (i < path.size() && path[i] == '/') {
+      ++i;
+    }
     size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    if (j > i) out.emplace_back(path.substr(i, j - i));
+    if (j == std::string_view::npos) {
+      j = path.size();
+    }
+    if (j > i) {
+      out.emplace_back(path.substr(i, j - i));
+    }
     i = j;
   }
   return out;
@@ -41,7 +49,9 @@ std::vector<std::string> strings(const JsonValue& obj, std::string_view name) {
   std::vector<std::string> out;
   if (const JsonValue* v = member(obj, name); v && v->IsArray()) {
     for (const auto& e : v->GetArray()) {
-      if (e.IsString()) out.emplace_back(e.GetString());
+      if (e.IsString()) {
+        out.emplace_back(e.GetString());
+      }
     }
   }
   return out;
@@ -59,7 +69,9 @@ bool boolMember(const JsonValue& obj, std::string_view name, bool fallback) {
 
 std::string strList(const std::vector<std::string>& v) {
   std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + jsonString(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    out += (i ? "," : "") + jsonString(v[i]);
+  }
   return out + "]";
 }
 
@@ -117,17 +129,23 @@ HttpResponse AdminApi::handleAdmin(const ApiRequest& r) {
     auto down = std::chrono::milliseconds(intMember(body, "downMs", 0));
     uint64_t before = server_.restarts();
     server_.restartAsync(keep, down);
-    HttpResponse resp = jsonResponse(
-        202, R"({"restarting":true,"restartsBefore":)" + std::to_string(before) + "}");
+    HttpResponse resp =
+        jsonResponse(202, R"({"restarting":true,"restartsBefore":)" + std::to_string(before) + "}");
     resp.close = true;
     return resp;
   }
   if (what == "state" && parts.size() == 2 && parts[1] == "save" && m == "POST") {
     std::string path(stringMember(body, "path"));
-    if (path.empty()) path = server_.options().state_file;
-    if (path.empty()) return fail(400, "no path given and no --state-file configured");
+    if (path.empty()) {
+      path = server_.options().state_file;
+    }
+    if (path.empty()) {
+      return fail(400, "no path given and no --state-file configured");
+    }
     auto s = server_.saveState(path);
-    if (!s.ok()) return fromStatus(s);
+    if (!s.ok()) {
+      return fromStatus(s);
+    }
     return ok(R"({"path":)" + jsonString(path) + "}");
   }
   if (what == "credentials" && m == "POST") {
@@ -147,7 +165,9 @@ HttpResponse AdminApi::handleAdmin(const ApiRequest& r) {
   }
   if (what == "manifests" && m == "POST") {
     auto res = ClusterBootstrap::loadManifests(server_.writer(), strings(body, "paths"));
-    if (!res.ok()) return fromStatus(res.status());
+    if (!res.ok()) {
+      return fromStatus(res.status());
+    }
     return ok(R"({"applied":)" + std::to_string(res.value().applied) + R"(,"ignored":)" +
               std::to_string(res.value().ignored) + "}");
   }
@@ -158,12 +178,14 @@ HttpResponse AdminApi::status() {
   const auto& reg = ResourceRegistry::builtin();
   std::string counts;
   for (const auto& t : reg.all()) {
-    if (!t.stored || t.group == "events.k8s.io") continue;
+    if (!t.stored || t.group == "events.k8s.io") {
+      continue;
+    }
     counts += (counts.empty() ? "" : ",") + jsonString(t.qualifiedResource()) + ":" +
               std::to_string(server_.store().count(t));
   }
-  return ok(R"({"resourceVersion":")" + decimal(server_.store().currentRv()) +
-            R"(","port":)" + std::to_string(server_.port()) + R"(,"watchers":)" +
+  return ok(R"({"resourceVersion":")" + decimal(server_.store().currentRv()) + R"(","port":)" +
+            std::to_string(server_.port()) + R"(,"watchers":)" +
             std::to_string(server_.store().watcherCount()) + R"(,"connections":)" +
             std::to_string(server_.connectionCount()) + R"(,"restarts":)" +
             std::to_string(server_.restarts()) + R"(,"simulatedNodes":)" +
@@ -188,17 +210,25 @@ HttpResponse AdminApi::nodes(const ApiRequest& r, const std::vector<std::string>
   }
   if (parts.size() == 1 && m == "POST") {
     std::string ready(stringMember(body, "ready"));
-    if (ready.empty()) ready = "True";
+    if (ready.empty()) {
+      ready = "True";
+    }
     auto names = strings(body, "names");
     if (!names.empty()) {
       auto s = kubelets.addNamedNodes(names, ready);
-      if (!s.ok()) return fromStatus(s);
+      if (!s.ok()) {
+        return fromStatus(s);
+      }
       return ok(R"({"names":)" + strList(names) + "}");
     }
     int64_t count = intMember(body, "count", 1);
-    if (count < 1 || count > 100000) return fail(400, "count must be between 1 and 100000");
+    if (count < 1 || count > 100000) {
+      return fail(400, "count must be between 1 and 100000");
+    }
     auto added = kubelets.addNodes(static_cast<int>(count), ready);
-    if (!added.ok()) return fromStatus(added.status());
+    if (!added.ok()) {
+      return fromStatus(added.status());
+    }
     // Bulk registration churns through many short-lived parse buffers: give the freed
     // pages back so RSS reflects what is kept.
     malloc_trim(0);
@@ -208,23 +238,31 @@ HttpResponse AdminApi::nodes(const ApiRequest& r, const std::vector<std::string>
     std::string st(stringMember(body, "status"));
     for (const auto& n : strings(body, "names")) {
       auto s = kubelets.setReady(n, st);
-      if (!s.ok()) return fromStatus(s);
+      if (!s.ok()) {
+        return fromStatus(s);
+      }
     }
     return ok(R"({"ok":true})");
   }
   if (parts.size() == 2 && m == "DELETE") {
     auto s = kubelets.deleteNode(parts[1]);
-    if (!s.ok()) return fromStatus(s);
+    if (!s.ok()) {
+      return fromStatus(s);
+    }
     return ok(R"({"deleted":)" + jsonString(parts[1]) + "}");
   }
   if (parts.size() == 3 && (parts[2] == "ready" || parts[2] == "condition") && m == "POST") {
     auto s = kubelets.setReady(parts[1], std::string(stringMember(body, "status")));
-    if (!s.ok()) return fromStatus(s);
+    if (!s.ok()) {
+      return fromStatus(s);
+    }
     return ok(R"({"ok":true})");
   }
   if (parts.size() == 3 && parts[2] == "heartbeats" && m == "POST") {
     auto s = kubelets.setHeartbeats(parts[1], boolMember(body, "enabled", true));
-    if (!s.ok()) return fromStatus(s);
+    if (!s.ok()) {
+      return fromStatus(s);
+    }
     return ok(R"({"ok":true})");
   }
   return fail(404, "no admin endpoint " + m + " " + r.info.path);
@@ -236,13 +274,17 @@ HttpResponse AdminApi::faults(const ApiRequest& r, const std::vector<std::string
   auto& faults = server_.faults();
   if (parts.size() == 1 && m == "GET") {
     std::string out;
-    for (const auto& f : faults.rules()) out += (out.empty() ? "" : ",") + f.toJson();
+    for (const auto& f : faults.rules()) {
+      out += (out.empty() ? "" : ",") + f.toJson();
+    }
     return ok(R"({"faults":[)" + out + "]}");
   }
   if (parts.size() == 1 && m == "POST") {
     std::string err;
     auto rule = FaultRule::fromJson(body, &err);
-    if (!rule) return fail(400, err);
+    if (!rule) {
+      return fail(400, err);
+    }
     int id = faults.add(*rule);
     return ok(R"({"id":)" + std::to_string(id) + "}");
   }
@@ -257,7 +299,9 @@ HttpResponse AdminApi::faults(const ApiRequest& r, const std::vector<std::string
     } catch (const std::exception&) {
       return fail(400, "bad fault id");
     }
-    if (!faults.remove(id)) return fail(404, "no fault " + parts[1]);
+    if (!faults.remove(id)) {
+      return fail(404, "no fault " + parts[1]);
+    }
     return ok(R"({"ok":true})");
   }
   return fail(404, "no admin endpoint " + m + " " + r.info.path);
@@ -269,7 +313,9 @@ HttpResponse AdminApi::credentials(const JsonValue& body) {
   StatusOr<KubesimServer::IssuedCredentials> issued = Status(Code::InvalidArgument, "");
   if (std::string sa(stringMember(body, "serviceAccount")); !sa.empty()) {
     size_t slash = sa.find('/');
-    if (slash == std::string::npos) return fail(400, "serviceAccount must be namespace/name");
+    if (slash == std::string::npos) {
+      return fail(400, "serviceAccount must be namespace/name");
+    }
     issued = server_.serviceAccountCredentials(
         sa.substr(0, slash), sa.substr(slash + 1),
         std::chrono::seconds(intMember(body, "expirationSeconds", 86400)),
@@ -280,10 +326,14 @@ HttpResponse AdminApi::credentials(const JsonValue& body) {
   } else {
     return fail(400, "give serviceAccount or user");
   }
-  if (!issued.ok()) return fromStatus(issued.status());
+  if (!issued.ok()) {
+    return fromStatus(issued.status());
+  }
   if (!token_file.empty() && !issued.value().token.empty()) {
     auto s = writeFileAtomically(token_file, issued.value().token);
-    if (!s.ok()) return fromStatus(s);
+    if (!s.ok()) {
+      return fromStatus(s);
+    }
   }
   return ok(R"({"user":)" + jsonString(issued.value().user) + R"(,"token":)" +
             jsonString(issued.value().token) + R"(,"kubeconfig":)" +

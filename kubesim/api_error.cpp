@@ -19,16 +19,26 @@ std::string qualified(std::string_view group, std::string_view resource) {
 
 std::string_view typeText(FieldError::Type t) {
   switch (t) {
-    case FieldError::Type::NotFound: return "Not found";
-    case FieldError::Type::Required: return "Required value";
-    case FieldError::Type::Duplicate: return "Duplicate value";
-    case FieldError::Type::Invalid: return "Invalid value";
-    case FieldError::Type::NotSupported: return "Unsupported value";
-    case FieldError::Type::Forbidden: return "Forbidden";
-    case FieldError::Type::TooLong: return "Too long";
-    case FieldError::Type::TooMany: return "Too many";
-    case FieldError::Type::Internal: return "Internal error";
-    case FieldError::Type::TypeInvalid: return "Invalid value";
+    case FieldError::Type::NotFound:
+      return "Not found";
+    case FieldError::Type::Required:
+      return "Required value";
+    case FieldError::Type::Duplicate:
+      return "Duplicate value";
+    case FieldError::Type::Invalid:
+      return "Invalid value";
+    case FieldError::Type::NotSupported:
+      return "Unsupported value";
+    case FieldError::Type::Forbidden:
+      return "Forbidden";
+    case FieldError::Type::TooLong:
+      return "Too long";
+    case FieldError::Type::TooMany:
+      return "Too many";
+    case FieldError::Type::Internal:
+      return "Internal error";
+    case FieldError::Type::TypeInvalid:
+      return "Invalid value";
   }
   return "Invalid value";
 }
@@ -40,11 +50,21 @@ std::string goQuote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           out += "\\x";
@@ -74,26 +94,37 @@ std::string FieldError::body() const {
   return s;
 }
 
-std::string FieldError::toString() const { return field + ": " + body(); }
+std::string FieldError::toString() const {
+  return field + ": " + body();
+}
 
 std::string_view FieldError::reason() const {
   switch (type) {
-    case Type::NotFound: return "FieldValueNotFound";
-    case Type::Required: return "FieldValueRequired";
-    case Type::Duplicate: return "FieldValueDuplicate";
-    case Type::Invalid: return "FieldValueInvalid";
-    case Type::NotSupported: return "FieldValueNotSupported";
-    case Type::Forbidden: return "FieldValueForbidden";
-    case Type::TooLong: return "FieldValueTooLong";
-    case Type::TooMany: return "FieldValueTooMany";
-    case Type::Internal: return "InternalError";
-    case Type::TypeInvalid: return "FieldValueTypeInvalid";
+    case Type::NotFound:
+      return "FieldValueNotFound";
+    case Type::Required:
+      return "FieldValueRequired";
+    case Type::Duplicate:
+      return "FieldValueDuplicate";
+    case Type::Invalid:
+      return "FieldValueInvalid";
+    case Type::NotSupported:
+      return "FieldValueNotSupported";
+    case Type::Forbidden:
+      return "FieldValueForbidden";
+    case Type::TooLong:
+      return "FieldValueTooLong";
+    case Type::TooMany:
+      return "FieldValueTooMany";
+    case Type::Internal:
+      return "InternalError";
+    case Type::TypeInvalid:
+      return "FieldValueTypeInvalid";
   }
   return "FieldValueInvalid";
 }
 
-FieldError FieldError::invalid(std::string field, std::string rendered_value,
-                               std::string detail) {
+FieldError FieldError::invalid(std::string field, std::string rendered_value, std::string detail) {
   return {Type::Invalid, std::move(field), std::move(rendered_value), true, std::move(detail)};
 }
 
@@ -134,8 +165,7 @@ FieldError FieldError::tooLong(std::string field, int max_length) {
 
 FieldError FieldError::typeInvalid(std::string field, std::string rendered_value,
                                    std::string detail) {
-  return {Type::TypeInvalid, std::move(field), std::move(rendered_value), true,
-          std::move(detail)};
+  return {Type::TypeInvalid, std::move(field), std::move(rendered_value), true, std::move(detail)};
 }
 
 std::string ApiError::toJson() const {
@@ -286,8 +316,8 @@ ApiError ApiError::forbidden(std::string_view group, std::string_view resource,
   } else if (name.empty()) {
     message = qualified(group, resource) + " is forbidden: " + std::string(why);
   } else {
-    message = qualified(group, resource) + " " + goQuote(name) + " is forbidden: " +
-              std::string(why);
+    message =
+        qualified(group, resource) + " " + goQuote(name) + " is forbidden: " + std::string(why);
   }
   ApiError e(403, "Forbidden", message);
   auto& d = e.mutableDetails();
@@ -317,28 +347,32 @@ ApiError ApiError::unsupportedMediaType(const std::vector<std::string>& accepted
   }
   return ApiError(
       415, "UnsupportedMediaType",
-      "the body of the request was in an unknown format - accepted media types include: " +
-          list);
+      "the body of the request was in an unknown format - accepted media types include: " + list);
 }
 
 ApiError ApiError::requestEntityTooLarge(std::string message) {
-  return ApiError(413, "RequestEntityTooLarge", "Request entity too large: " + message);
+  message.insert(0, "Request entity too large: ");
+  return ApiError(413, "RequestEntityTooLarge", std::move(message));
 }
 
 ApiError ApiError::expired(std::string message) {
   return ApiError(410, "Expired", std::move(message));
 }
 
-ApiError ApiError::gone(std::string message) { return ApiError(410, "Gone", std::move(message)); }
+ApiError ApiError::gone(std::string message) {
+  return ApiError(410, "Gone", std::move(message));
+}
 
 ApiError ApiError::timeout(std::string message, int retry_after_seconds) {
-  ApiError e(504, "Timeout", "Timeout: " + message);
+  message.insert(0, "Timeout: ");
+  ApiError e(504, "Timeout", std::move(message));
   e.mutableDetails().retry_after_seconds = retry_after_seconds;
   return e;
 }
 
 ApiError ApiError::tooManyRequests(std::string message, int retry_after_seconds) {
-  ApiError e(429, "TooManyRequests", "Too many requests: " + message);
+  message.insert(0, "Too many requests: ");
+  ApiError e(429, "TooManyRequests", std::move(message));
   if (retry_after_seconds > 0) {
     e.mutableDetails().retry_after_seconds = retry_after_seconds;
     e.headers().emplace_back("Retry-After", std::to_string(retry_after_seconds));
@@ -348,7 +382,7 @@ ApiError ApiError::tooManyRequests(std::string message, int retry_after_seconds)
 
 ApiError ApiError::internal(std::string message) {
   ApiError e(500, "InternalError", "Internal error occurred: " + message);
-  e.mutableDetails().causes.push_back({"", message, ""});
+  e.mutableDetails().causes.push_back({"", std::move(message), ""});
   return e;
 }
 

@@ -56,26 +56,31 @@ struct FieldError {
                                  const std::vector<std::string>& supported);
   static FieldError forbidden(std::string field, std::string detail);
   static FieldError tooLong(std::string field, int max_length);
-  static FieldError typeInvalid(std::string field, std::string rendered_value,
-                                std::string detail);
+  static FieldError typeInvalid(std::string field, std::string rendered_value, std::string detail);
 };
 using FieldErrors = std::vector<FieldError>;
 
+// Status.details.causes[] and Status.details. At namespace scope, not nested in ApiError:
+// clang cannot default-construct a nested struct with member initializers inside the
+// enclosing class (std::optional<Details>::emplace() in mutableDetails below).
+struct StatusCause {
+  std::string reason;
+  std::string message;
+  std::string field;
+};
+struct StatusDetails {
+  std::string name;
+  std::string group;
+  std::string kind;
+  std::string uid;
+  std::vector<StatusCause> causes;
+  int retry_after_seconds = 0;
+};
+
 class ApiError {
  public:
-  struct Cause {
-    std::string reason;
-    std::string message;
-    std::string field;
-  };
-  struct Details {
-    std::string name;
-    std::string group;
-    std::string kind;
-    std::string uid;
-    std::vector<Cause> causes;
-    int retry_after_seconds = 0;
-  };
+  using Cause = StatusCause;
+  using Details = StatusDetails;
 
   ApiError() = default;
   ApiError(int code, std::string reason, std::string message)
@@ -106,8 +111,8 @@ class ApiError {
                            std::string_view name);
   static ApiError alreadyExists(std::string_view group, std::string_view resource,
                                 std::string_view name);
-  static ApiError conflict(std::string_view group, std::string_view resource,
-                           std::string_view name, std::string_view why);
+  static ApiError conflict(std::string_view group, std::string_view resource, std::string_view name,
+                           std::string_view why);
   static ApiError invalid(std::string_view group, std::string_view kind, std::string_view name,
                           const FieldErrors& errors);
   static ApiError badRequest(std::string message);
@@ -139,8 +144,8 @@ class ApiError {
 template <typename T>
 class ApiOr {
  public:
-  ApiOr(T value) : v_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
-  ApiOr(ApiError error) : v_(std::move(error)) {}     // NOLINT(google-explicit-constructor)
+  ApiOr(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  ApiOr(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
   bool ok() const { return v_.index() == 0; }
   T& value() { return std::get<0>(v_); }
   const T& value() const { return std::get<0>(v_); }

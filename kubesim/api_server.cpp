@@ -41,8 +41,8 @@ HttpResponse expiredWatch(ObjectStore& store, const ResourceType& type, const st
 }  // namespace
 
 void ApiServer::handle(HttpRequest& request, Responder respond) {
-  auto query = UrlQuery::parse(std::string_view(request.message.target().data(),
-                                                request.message.target().size()));
+  auto query = UrlQuery::parse(
+      std::string_view(request.message.target().data(), request.message.target().size()));
   if (!query) {
     respond(errorResponse(ApiError::badRequest("malformed request URL")));
     return;
@@ -54,8 +54,8 @@ void ApiServer::handle(HttpRequest& request, Responder respond) {
   if (!admin) {
     decision = p_.faults.evaluate(method, info);
   }
-  auto finish = [this, decision, query = *query, info, respond](
-                    const std::shared_ptr<HttpRequest>& req) {
+  auto finish = [this, decision, query = *query, info,
+                 respond](const std::shared_ptr<HttpRequest>& req) {
     if (decision.drop) {
       HttpResponse r;
       r.abort = true;
@@ -64,8 +64,8 @@ void ApiServer::handle(HttpRequest& request, Responder respond) {
     }
     if (decision.response) {
       if (info.verb == "watch" && decision.response->status == 410) {
-        const auto* type = ResourceRegistry::builtin().find(info.api_group, info.api_version,
-                                                            info.resource);
+        const auto* type =
+            ResourceRegistry::builtin().find(info.api_group, info.api_version, info.resource);
         if (type != nullptr && type->stored) {
           respond(expiredWatch(p_.store, *type, decision.response->body));
           return;
@@ -117,16 +117,21 @@ std::optional<HttpResponse> ApiServer::impersonate(const HttpRequest& request,
     std::transform(lname.begin(), lname.end(), lname.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::string value(field.value());
-    if (lname == "impersonate-user") as_user = value;
-    else if (lname == "impersonate-group") as_groups.push_back(value);
-    else if (lname == "impersonate-uid") as_uid = value;
-    else if (lname.rfind("impersonate-extra-", 0) == 0) extra[lname.substr(18)].push_back(value);
+    if (lname == "impersonate-user") {
+      as_user = value;
+    } else if (lname == "impersonate-group") {
+      as_groups.push_back(value);
+    } else if (lname == "impersonate-uid") {
+      as_uid = value;
+    } else if (lname.rfind("impersonate-extra-", 0) == 0) {
+      extra[lname.substr(18)].push_back(value);
+    }
   }
   if (as_user.empty()) {
     if (!as_groups.empty() || !as_uid.empty() || !extra.empty()) {
-      return errorResponse(ApiError::internal(
-          "requested [" + std::string(as_groups.empty() ? "" : "groups") +
-          "] without impersonating a user"));
+      return errorResponse(ApiError::internal("requested [" +
+                                              std::string(as_groups.empty() ? "" : "groups") +
+                                              "] without impersonating a user"));
     }
     return std::nullopt;
   }
@@ -139,8 +144,8 @@ std::optional<HttpResponse> ApiServer::impersonate(const HttpRequest& request,
     a.name = name;
     a.ns = ns;
     if (!p_.authz.authorize(a, "impersonation").allowed) {
-      return errorResponse(ApiError::forbidden("", resource, name,
-                                               RbacAuthorizer::forbiddenMessage(a)));
+      return errorResponse(
+          ApiError::forbidden("", resource, name, RbacAuthorizer::forbiddenMessage(a)));
     }
     return std::nullopt;
   };
@@ -148,12 +153,16 @@ std::optional<HttpResponse> ApiServer::impersonate(const HttpRequest& request,
   if (as_user.rfind(kSaPrefix, 0) == 0) {
     std::string rest = as_user.substr(kSaPrefix.size());
     size_t colon = rest.find(':');
-    if (auto e = check("serviceaccounts", rest.substr(colon + 1), rest.substr(0, colon))) return e;
+    if (auto e = check("serviceaccounts", rest.substr(colon + 1), rest.substr(0, colon))) {
+      return e;
+    }
   } else if (auto e = check("users", as_user, "")) {
     return e;
   }
   for (const auto& g : as_groups) {
-    if (auto e = check("groups", g, "")) return e;
+    if (auto e = check("groups", g, "")) {
+      return e;
+    }
   }
   UserInfo impersonated;
   impersonated.name = as_user;
@@ -174,7 +183,12 @@ std::optional<HttpResponse> ApiServer::impersonate(const HttpRequest& request,
 
 HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
                               const RequestInfo& info, const UserInfo& user) {
-  ApiRequest r{request, query, info, user, nullptr, OutputFormat::Json,
+  ApiRequest r{request,
+               query,
+               info,
+               user,
+               nullptr,
+               OutputFormat::Json,
                std::string(request.message.method_string())};
   if (info.path == "/admin" || info.path.rfind("/admin/", 0) == 0) {
     if (!user.inGroup("system:masters")) {
@@ -183,8 +197,7 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
       a.verb = info.verb;
       a.resource_request = false;
       a.path = info.path;
-      return errorResponse(
-          ApiError::forbidden("", "", "", RbacAuthorizer::forbiddenMessage(a)));
+      return errorResponse(ApiError::forbidden("", "", "", RbacAuthorizer::forbiddenMessage(a)));
     }
     return p_.admin.handleAdmin(r);
   }
@@ -201,7 +214,8 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
   a.path = info.path;
   auto decision = p_.authz.authorize(a);
   if (!decision.allowed) {
-    ccm::log::infoV(3, "forbidden", {{"user", user.name}, {"verb", info.verb}, {"path", info.path}});
+    ccm::log::infoV(3, "forbidden",
+                    {{"user", user.name}, {"verb", info.verb}, {"path", info.path}});
     if (!info.resource_request) {
       return errorResponse(ApiError::forbidden("", "", "", RbacAuthorizer::forbiddenMessage(a)));
     }
@@ -229,14 +243,13 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
   }
   bool readable = info.verb == "get" || info.verb == "list" || info.verb == "watch";
   auto accept = request.message.find(http::field::accept);
-  r.format = negotiateOutput(
-      accept == request.message.end() ? std::string_view()
-                                       : std::string_view(accept->value().data(),
-                                                          accept->value().size()),
-      readable, info.verb == "list" || info.verb == "deletecollection");
+  r.format = negotiateOutput(accept == request.message.end()
+                                 ? std::string_view()
+                                 : std::string_view(accept->value().data(), accept->value().size()),
+                             readable, info.verb == "list" || info.verb == "deletecollection");
   if (r.format == OutputFormat::NotAcceptable) {
-    return errorResponse(ApiError::notAcceptable({"application/json", "application/yaml",
-                                                  "application/vnd.kubernetes.protobuf"}));
+    return errorResponse(ApiError::notAcceptable(
+        {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}));
   }
   if ((info.verb == "update" || info.verb == "patch") && info.name.empty()) {
     return errorResponse(ApiError::methodNotAllowed());
@@ -247,7 +260,9 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
 HttpResponse ApiServer::nonResource(const ApiRequest& r) {
   const std::string& path = r.info.path;
   std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  while (p.size() > 1 && p.back() == '/') {
+    p.pop_back();
+  }
   if (isHealthPath(p)) {
     return textResponse(200, "ok");
   }

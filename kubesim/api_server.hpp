@@ -7,11 +7,10 @@
 // THREAD: handle() runs on connection strands (io threads), concurrently.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <boost/asio/io_context.hpp>
 
 #include "kubesim/authenticator.hpp"
 #include "kubesim/discovery.hpp"

@@ -82,8 +82,8 @@ Status Authenticator::loadTokenFile(const std::string& path) {
     }
     auto fields = splitCsv(t);
     if (fields.size() < 3) {
-      return Status(Code::InvalidArgument, path + ":" + std::to_string(n) +
-                                               ": need at least token,user,uid");
+      return Status(Code::InvalidArgument,
+                    path + ":" + std::to_string(n) + ": need at least token,user,uid");
     }
     UserInfo u;
     u.name = std::string(trim(fields[1]));
@@ -132,8 +132,8 @@ std::optional<UserInfo> Authenticator::authenticateToken(std::string_view token,
       return std::nullopt;
     }
     if (!claims->uid.empty() && *uid != claims->uid) {
-      *reason = "service account UID (" + claims->uid + ") does not match the current one (" +
-                *uid + ")";
+      *reason =
+          "service account UID (" + claims->uid + ") does not match the current one (" + *uid + ")";
       return std::nullopt;
     }
     return serviceAccountUser(claims->ns, claims->name, *uid);

@@ -8,7 +8,9 @@
 namespace ccm::kubesim {
 namespace {
 
-const ResourceRegistry& reg() { return ResourceRegistry::builtin(); }
+const ResourceRegistry& reg() {
+  return ResourceRegistry::builtin();
+}
 const ResourceType& T(std::string_view group, std::string_view resource) {
   return *reg().find(group, "v1", resource);
 }
@@ -18,7 +20,9 @@ const ResourceType& T(std::string_view group, std::string_view resource) {
 BuiltinControllers::BuiltinControllers(ObjectWriter& writer, Options options)
     : writer_(writer), options_(std::move(options)) {}
 
-BuiltinControllers::~BuiltinControllers() { stop(); }
+BuiltinControllers::~BuiltinControllers() {
+  stop();
+}
 
 void BuiltinControllers::start() {
   std::lock_guard lock(mu_);
@@ -104,7 +108,9 @@ void BuiltinControllers::run() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     cv_.wait_until(lock, next_sweep, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) break;
+    if (stopping_) {
+      break;
+    }
     while (!queue_.empty() && !stopping_) {
       Item item = std::move(queue_.front());
       queue_.pop_front();
@@ -123,7 +129,9 @@ void BuiltinControllers::run() {
       auto list = writer_.store().list(T("", "namespaces"), {});
       if (list.ok()) {
         for (const auto& ns : list.value().items) {
-          if (ns->deleting) finalizeNamespace(ns->name);
+          if (ns->deleting) {
+            finalizeNamespace(ns->name);
+          }
         }
       }
       if (now >= next_ttl) {
@@ -176,8 +184,9 @@ void BuiltinControllers::syncService(const std::string& ns, const std::string& n
   req.labels = *LabelSelector::parse("kubernetes.io/service-name=" + name, &err);
   auto slices = writer_.store().list(T("discovery.k8s.io", "endpointslices"), req);
   if (slices.ok() && slices.value().items.empty()) {
-    std::string labels = R"({"endpointslice.kubernetes.io/managed-by":"endpointslice-controller.k8s.io","kubernetes.io/service-name":)" +
-                         jsonString(name) + "}";
+    std::string labels =
+        R"({"endpointslice.kubernetes.io/managed-by":"endpointslice-controller.k8s.io","kubernetes.io/service-name":)" +
+        jsonString(name) + "}";
     std::string body =
         R"({"kind":"EndpointSlice","apiVersion":"discovery.k8s.io/v1","metadata":{"generateName":)" +
         jsonString(name + "-") + R"(,"namespace":)" + jsonString(ns) + R"(,"labels":)" + labels +
@@ -239,14 +248,20 @@ void BuiltinControllers::finalizeNamespace(const std::string& name) {
       continue;
     }
     // Types sharing storage (events.k8s.io) are covered by their core type.
-    if (type.group == "events.k8s.io") continue;
+    if (type.group == "events.k8s.io") {
+      continue;
+    }
     ObjectStore::ListRequest req;
     req.ns = name;
     auto list = writer_.store().list(type, req);
-    if (!list.ok()) continue;
+    if (!list.ok()) {
+      continue;
+    }
     for (const auto& obj : list.value().items) {
       auto r = writer_.remove(type, name, obj->name, {});
-      if (r.ok() && !r.value().deleted) ++remaining;
+      if (r.ok() && !r.value().deleted) {
+        ++remaining;
+      }
     }
   }
   if (remaining == 0) {
@@ -261,12 +276,16 @@ void BuiltinControllers::expireEvents() {
   {
     std::lock_guard lock(events_mu_);
     for (const auto& [key, t] : event_writes_) {
-      if (t < cutoff) expired.push_back(key);
+      if (t < cutoff) {
+        expired.push_back(key);
+      }
     }
   }
   for (const auto& key : expired) {
     size_t slash = key.find('/');
-    if (slash == std::string::npos) continue;
+    if (slash == std::string::npos) {
+      continue;
+    }
     writer_.remove(T("", "events"), key.substr(0, slash), key.substr(slash + 1), {});
   }
 }

@@ -44,7 +44,8 @@ class BuiltinControllers {
 
  private:
   struct Item {
-    std::string kind;  // "service", "service-deleted", "namespace", "namespace-added", "node-deleted"
+    std::string
+        kind;  // "service", "service-deleted", "namespace", "namespace-added", "node-deleted"
     std::string ns;
     std::string name;
   };
@@ -71,7 +72,8 @@ class BuiltinControllers {
   std::thread thread_;
 
   std::mutex events_mu_;
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> event_writes_;  // events_mu_
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point>
+      event_writes_;  // events_mu_
 };
 
 }  // namespace ccm::kubesim

@@ -22,8 +22,8 @@ Status ensure(ObjectWriter& writer, const ResourceType& type, const std::string&
     return Status(Code::Internal, "bad bootstrap object: " + json.substr(0, 80));
   }
   if (const JsonValue* meta = member(doc, "metadata");
-      meta && writer.store().get(type, stringMember(*meta, "namespace"),
-                                 stringMember(*meta, "name"))) {
+      meta &&
+      writer.store().get(type, stringMember(*meta, "namespace"), stringMember(*meta, "name"))) {
     return okStatus();  // kept state: leave it alone
   }
   auto r = writer.create(type, doc, doc.GetAllocator(), false);
@@ -60,7 +60,8 @@ const char* kWriteVerbs =
 std::string readWriteRules(bool write, bool rbac) {
   const char* verbs = write ? kWriteVerbs : kReadVerbs;
   std::string rules =
-      std::string(R"([{"apiGroups":[""],"resources":["configmaps","endpoints","events","persistentvolumeclaims","pods","pods/status","replicationcontrollers","serviceaccounts","services","services/status"],"verbs":)") +
+      std::string(
+          R"([{"apiGroups":[""],"resources":["configmaps","endpoints","events","persistentvolumeclaims","pods","pods/status","replicationcontrollers","serviceaccounts","services","services/status"],"verbs":)") +
       verbs +
       R"(},{"apiGroups":[""],"resources":["namespaces","namespaces/status"],"verbs":["get","list","watch"]},{"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":)" +
       verbs + R"(},{"apiGroups":["discovery.k8s.io"],"resources":["endpointslices"],"verbs":)" +
@@ -70,9 +71,10 @@ std::string readWriteRules(bool write, bool rbac) {
              R"(},{"apiGroups":[""],"resources":["serviceaccounts/token"],"verbs":["create"]})";
   }
   if (rbac) {
-    rules += R"(,{"apiGroups":["rbac.authorization.k8s.io"],"resources":["roles","rolebindings"],"verbs":)" +
-             std::string(kWriteVerbs) +
-             R"(},{"apiGroups":["authorization.k8s.io"],"resources":["localsubjectaccessreviews"],"verbs":["create"]})";
+    rules +=
+        R"(,{"apiGroups":["rbac.authorization.k8s.io"],"resources":["roles","rolebindings"],"verbs":)" +
+        std::string(kWriteVerbs) +
+        R"(},{"apiGroups":["authorization.k8s.io"],"resources":["localsubjectaccessreviews"],"verbs":["create"]})";
   }
   return rules + "]";
 }
@@ -80,9 +82,13 @@ std::string readWriteRules(bool write, bool rbac) {
 void collectFiles(const std::filesystem::path& p, std::vector<std::string>& out) {
   if (std::filesystem::is_directory(p)) {
     std::vector<std::filesystem::path> entries;
-    for (const auto& e : std::filesystem::directory_iterator(p)) entries.push_back(e.path());
+    for (const auto& e : std::filesystem::directory_iterator(p)) {
+      entries.push_back(e.path());
+    }
     std::sort(entries.begin(), entries.end());
-    for (const auto& e : entries) collectFiles(e, out);
+    for (const auto& e : entries) {
+      collectFiles(e, out);
+    }
     return;
   }
   auto ext = p.extension().string();
@@ -103,8 +109,8 @@ bool allowedKind(std::string_view api, std::string_view kind) {
 
 Status ClusterBootstrap::seed(ObjectWriter& writer, const std::string& ca_pem) {
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
-    CCM_RETURN_IF_ERROR(ensure(writer, T("", "namespaces"),
-                               R"({"metadata":{"name":)" + jsonString(ns) + "}}"));
+    CCM_RETURN_IF_ERROR(
+        ensure(writer, T("", "namespaces"), R"({"metadata":{"name":)" + jsonString(ns) + "}}"));
   }
   const ResourceType& cr = T("rbac.authorization.k8s.io", "clusterroles");
   const ResourceType& crb = T("rbac.authorization.k8s.io", "clusterrolebindings");
@@ -182,10 +188,9 @@ Status ClusterBootstrap::apply(ObjectWriter& writer, const std::string& json) {
     ns = "default";
     setString(meta, "namespace", ns, doc.GetAllocator());
   }
-  if (type->namespaced &&
-      !writer.store().get(T("", "namespaces"), "", ns)) {
-    CCM_RETURN_IF_ERROR(ensure(writer, T("", "namespaces"),
-                               R"({"metadata":{"name":)" + jsonString(ns) + "}}"));
+  if (type->namespaced && !writer.store().get(T("", "namespaces"), "", ns)) {
+    CCM_RETURN_IF_ERROR(
+        ensure(writer, T("", "namespaces"), R"({"metadata":{"name":)" + jsonString(ns) + "}}"));
   }
   if (writer.store().get(*type, ns, name)) {
     auto r = writer.update(
@@ -224,7 +229,9 @@ StatusOr<ClusterBootstrap::LoadResult> ClusterBootstrap::loadManifests(
   }
   for (const auto& file : files) {
     auto text = readFile(file);
-    if (!text.ok()) return text.status();
+    if (!text.ok()) {
+      return text.status();
+    }
     auto docs = yamlDocumentsToJson(text.value());
     if (!docs.ok()) {
       return docs.status().withPrefix(file);
@@ -235,7 +242,9 @@ StatusOr<ClusterBootstrap::LoadResult> ClusterBootstrap::loadManifests(
       doc.Parse(d.data(), d.size());
       if (doc.IsObject() && stringMember(doc, "kind") == "List") {
         if (const JsonValue* items = member(doc, "items"); items && items->IsArray()) {
-          for (const auto& i : items->GetArray()) expanded.push_back(toJson(i));
+          for (const auto& i : items->GetArray()) {
+            expanded.push_back(toJson(i));
+          }
         }
       } else {
         expanded.push_back(d);

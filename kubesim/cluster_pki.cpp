@@ -27,7 +27,9 @@ std::string randomHex(size_t bytes) {
   return out;
 }
 
-bool exists(const std::string& p) { return std::filesystem::exists(p); }
+bool exists(const std::string& p) {
+  return std::filesystem::exists(p);
+}
 
 }  // namespace
 
@@ -71,10 +73,14 @@ Status ClusterPki::load(const Options& options) {
   }
   auto path = [&](const char* name) { return dir_ + "/" + name; };
   auto loadPair = [&](const char* crt, const char* key, tls::PemKeyPair& out) -> bool {
-    if (!exists(path(crt)) || !exists(path(key))) return false;
+    if (!exists(path(crt)) || !exists(path(key))) {
+      return false;
+    }
     auto c = readFile(path(crt));
     auto k = readFile(path(key));
-    if (!c.ok() || !k.ok()) return false;
+    if (!c.ok() || !k.ok()) {
+      return false;
+    }
     out.certificate_pem = c.value();
     out.private_key_pem = k.value();
     return true;
@@ -90,7 +96,9 @@ Status ClusterPki::load(const Options& options) {
     o.common_name = "kubesim-ca";
     o.validity = std::chrono::hours(24 * 365 * 10);
     auto ca = tls::generateCa(o);
-    if (!ca.ok()) return ca.status();
+    if (!ca.ok()) {
+      return ca.status();
+    }
     ca_ = ca.value();
     CCM_RETURN_IF_ERROR(savePair("ca.crt", "ca.key", ca_));
     new_ca = true;
@@ -98,8 +106,12 @@ Status ClusterPki::load(const Options& options) {
   if (!options.tls_cert_file.empty()) {
     auto c = readFile(options.tls_cert_file);
     auto k = readFile(options.tls_key_file);
-    if (!c.ok()) return c.status();
-    if (!k.ok()) return k.status();
+    if (!c.ok()) {
+      return c.status();
+    }
+    if (!k.ok()) {
+      return k.status();
+    }
     server_ = {c.value(), k.value()};
   } else if (new_ca || !loadPair("server.crt", "server.key", server_)) {
     tls::CertificateOptions o;
@@ -108,13 +120,17 @@ Status ClusterPki::load(const Options& options) {
                    "kubernetes.default.svc.cluster.local"};
     o.ip_addresses = {"127.0.0.1", "::1", "10.96.0.1"};
     auto s = tls::issueServerCertificate(ca_, o);
-    if (!s.ok()) return s.status();
+    if (!s.ok()) {
+      return s.status();
+    }
     server_ = s.value();
     CCM_RETURN_IF_ERROR(savePair("server.crt", "server.key", server_));
   }
   if (new_ca || !loadPair("admin.crt", "admin.key", admin_)) {
     auto a = issueClientCertificate(kAdminUser, {"system:masters"});
-    if (!a.ok()) return a.status();
+    if (!a.ok()) {
+      return a.status();
+    }
     admin_ = a.value();
     CCM_RETURN_IF_ERROR(savePair("admin.crt", "admin.key", admin_));
   }
@@ -135,7 +151,9 @@ Status ClusterPki::load(const Options& options) {
   }
   if (!options.client_ca_file.empty()) {
     auto c = readFile(options.client_ca_file);
-    if (!c.ok()) return c.status();
+    if (!c.ok()) {
+      return c.status();
+    }
     extra_client_ca_ = c.value();
   }
   return okStatus();

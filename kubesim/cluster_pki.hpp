@@ -23,10 +23,10 @@ class ClusterPki {
   static constexpr const char* kAdminUser = "kubesim-admin";
 
   struct Options {
-    std::string dir;              // created if missing
-    std::string tls_cert_file;    // optional: serve this certificate instead
+    std::string dir;            // created if missing
+    std::string tls_cert_file;  // optional: serve this certificate instead
     std::string tls_key_file;
-    std::string client_ca_file;   // optional: extra CA for client certificates
+    std::string client_ca_file;  // optional: extra CA for client certificates
   };
 
   // Loads what exists in options.dir and generates the rest.
@@ -45,14 +45,13 @@ class ClusterPki {
                                                    const std::vector<std::string>& groups) const;
 
   struct Credentials {
-    std::string user_name;     // kubeconfig user entry name
-    std::string token;         // either a token ...
-    tls::PemKeyPair client;    // ... or a client certificate
+    std::string user_name;   // kubeconfig user entry name
+    std::string token;       // either a token ...
+    tls::PemKeyPair client;  // ... or a client certificate
   };
   // Writes a kubeconfig for server_url (https://127.0.0.1:port) with these credentials.
   Status writeKubeconfig(const std::string& path, const std::string& server_url,
-                         const Credentials& credentials,
-                         const std::string& ns = "default") const;
+                         const Credentials& credentials, const std::string& ns = "default") const;
 
  private:
   std::string dir_;

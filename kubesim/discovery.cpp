@@ -24,9 +24,8 @@ std::string groupVersionJson(const std::string& gv, const std::string& version) 
 
 std::string groupJson(const ApiGroupInfo& g) {
   std::string gv = g.name + "/" + g.version;
-  return R"({"name":)" + jsonString(g.name) + R"(,"versions":[)" +
-         groupVersionJson(gv, g.version) + R"(],"preferredVersion":)" +
-         groupVersionJson(gv, g.version) + "}";
+  return R"({"name":)" + jsonString(g.name) + R"(,"versions":[)" + groupVersionJson(gv, g.version) +
+         R"(],"preferredVersion":)" + groupVersionJson(gv, g.version) + "}";
 }
 
 std::string fnvHash(const std::string& s) {
@@ -37,21 +36,22 @@ std::string fnvHash(const std::string& s) {
   }
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%016llX%016llX", static_cast<unsigned long long>(h),
-                static_cast<unsigned long long>(h * 31 + s.size()));
+                static_cast<unsigned long long>(h) * 31 + s.size());
   return buf;
 }
 
 std::string packageFor(const std::string& group) {
-  if (group.empty()) return "io.k8s.api.core.v1.";
+  if (group.empty()) {
+    return "io.k8s.api.core.v1.";
+  }
   std::string first = group.substr(0, group.find('.'));
   return "io.k8s.api." + first + ".v1.";
 }
 
 bool isMetaStruct(const std::string& name) {
-  static const std::set<std::string> kMeta = {"ObjectMeta", "OwnerReference",
-                                              "ManagedFieldsEntry", "Condition", "LabelSelector",
-                                              "LabelSelectorRequirement", "DeleteOptions",
-                                              "Preconditions"};
+  static const std::set<std::string> kMeta = {
+      "ObjectMeta",    "OwnerReference",           "ManagedFieldsEntry", "Condition",
+      "LabelSelector", "LabelSelectorRequirement", "DeleteOptions",      "Preconditions"};
   return kMeta.count(name) > 0;
 }
 
@@ -110,8 +110,8 @@ std::optional<std::string> Discovery::apiGroup(std::string_view group) const {
 
 std::optional<std::string> Discovery::resourceList(std::string_view group,
                                                    std::string_view version) const {
-  std::string key = group.empty() ? std::string(version)
-                                  : std::string(group) + "/" + std::string(version);
+  std::string key =
+      group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
   auto it = resource_lists_.find(key);
   if (it == resource_lists_.end()) {
     return std::nullopt;
@@ -177,30 +177,49 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
   std::set<std::string> reachable;
   std::function<void(const Schema::TypeRef&)> visitType;
   std::function<void(const std::string&)> visit = [&](const std::string& name) {
-    if (!reachable.insert(name).second) return;
+    if (!reachable.insert(name).second) {
+      return;
+    }
     if (const auto* def = schema.structDef(name)) {
-      for (const auto& [f, t] : def->fields) visitType(t);
+      for (const auto& [f, t] : def->fields) {
+        visitType(t);
+      }
     }
   };
   visitType = [&](const Schema::TypeRef& t) {
-    if (t.kind == Schema::Kind::Struct) visit(t.struct_name);
-    if (t.element) visitType(*t.element);
+    if (t.kind == Schema::Kind::Struct) {
+      visit(t.struct_name);
+    }
+    if (t.element) {
+      visitType(*t.element);
+    }
   };
-  for (const auto& [root, kind] : roots) visit(root);
+  for (const auto& [root, kind] : roots) {
+    visit(root);
+  }
 
   std::function<std::string(const Schema::TypeRef&)> typeSchema =
       [&](const Schema::TypeRef& t) -> std::string {
     switch (t.kind) {
-      case Schema::Kind::String: return R"({"type":"string"})";
-      case Schema::Kind::Int32: return R"({"type":"integer","format":"int32"})";
-      case Schema::Kind::Int64: return R"({"type":"integer","format":"int64"})";
-      case Schema::Kind::Bool: return R"({"type":"boolean"})";
-      case Schema::Kind::Number: return R"({"type":"number","format":"double"})";
-      case Schema::Kind::Quantity: return R"({"type":"string","description":"Quantity"})";
-      case Schema::Kind::IntOrString: return R"({"type":"string","format":"int-or-string"})";
-      case Schema::Kind::Time: return R"({"type":"string","format":"date-time"})";
-      case Schema::Kind::MicroTime: return R"({"type":"string","format":"date-time"})";
-      case Schema::Kind::Bytes: return R"({"type":"string","format":"byte"})";
+      case Schema::Kind::String:
+        return R"({"type":"string"})";
+      case Schema::Kind::Int32:
+        return R"({"type":"integer","format":"int32"})";
+      case Schema::Kind::Int64:
+        return R"({"type":"integer","format":"int64"})";
+      case Schema::Kind::Bool:
+        return R"({"type":"boolean"})";
+      case Schema::Kind::Number:
+        return R"({"type":"number","format":"double"})";
+      case Schema::Kind::Quantity:
+        return R"({"type":"string","description":"Quantity"})";
+      case Schema::Kind::IntOrString:
+        return R"({"type":"string","format":"int-or-string"})";
+      case Schema::Kind::Time:
+      case Schema::Kind::MicroTime:
+        return R"({"type":"string","format":"date-time"})";
+      case Schema::Kind::Bytes:
+        return R"({"type":"string","format":"byte"})";
       case Schema::Kind::Any:
         return R"({"type":"object","x-kubernetes-preserve-unknown-fields":true})";
       case Schema::Kind::Struct:
@@ -217,16 +236,17 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
   std::string schemas;
   for (const auto& name : reachable) {
     const auto* def = schema.structDef(name);
-    if (def == nullptr) continue;
+    if (def == nullptr) {
+      continue;
+    }
     std::string props;
     for (const auto& [f, t] : def->fields) {
       props += (props.empty() ? "" : ",") + jsonString(f) + ":" + typeSchema(t);
     }
     std::string s = R"({"type":"object","properties":{)" + props + "}";
     if (auto it = roots.find(name); it != roots.end()) {
-      s += R"(,"x-kubernetes-group-version-kind":[{"group":)" + jsonString(group) +
-           R"(,"kind":)" + jsonString(it->second) + R"(,"version":)" + jsonString(version) +
-           "}]";
+      s += R"(,"x-kubernetes-group-version-kind":[{"group":)" + jsonString(group) + R"(,"kind":)" +
+           jsonString(it->second) + R"(,"version":)" + jsonString(version) + "}]";
     }
     s += "}";
     schemas += (schemas.empty() ? "" : ",") + jsonString(schemaName(group, name)) + ":" + s;
@@ -240,32 +260,48 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
   std::string paths;
   std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
   for (const auto& t : registry_.all()) {
-    if (t.group != group || t.version != version || !t.stored) continue;
+    if (t.group != group || t.version != version || !t.stored) {
+      continue;
+    }
     std::string gvk = R"({"group":)" + jsonString(group) + R"(,"kind":)" + jsonString(t.kind) +
                       R"(,"version":)" + jsonString(version) + "}";
     std::string ref = R"({"$ref":"#/components/schemas/)" +
                       schemaName(group, schema.rootFor(t.group, t.kind)) + R"("})";
-    std::string base = t.namespaced ? prefix + "/namespaces/{namespace}/" + t.resource
-                                    : prefix + "/" + t.resource;
+    std::string base =
+        t.namespaced ? prefix + "/namespaces/{namespace}/" + t.resource : prefix + "/" + t.resource;
     auto op = [&](const std::string& action, const std::string& id) {
-      return R"({"operationId":)" + jsonString(id) +
-             R"(,"responses":{"200":{"description":"OK","content":{"application/json":{"schema":)" +
-             ref + R"(}}}},"x-kubernetes-action":)" + jsonString(action) +
-             R"(,"x-kubernetes-group-version-kind":)" + gvk +
-             (action == "patch" ? R"(,"parameters":)" + params : std::string()) + "}";
+      std::string out = R"({"operationId":)" + jsonString(id);
+      out.append(
+             R"(,"responses":{"200":{"description":"OK","content":{"application/json":{"schema":)")
+          .append(ref)
+          .append(R"(}}}},"x-kubernetes-action":)")
+          .append(jsonString(action))
+          .append(R"(,"x-kubernetes-group-version-kind":)")
+          .append(gvk);
+      if (action == "patch") {
+        out.append(R"(,"parameters":)").append(params);
+      }
+      out += '}';
+      return out;
     };
     std::string item = R"({"get":)" + op("get", "read" + t.kind) + R"(,"put":)" +
                        op("put", "replace" + t.kind) + R"(,"patch":)" +
                        op("patch", "patch" + t.kind) + R"(,"delete":)" +
                        op("delete", "delete" + t.kind) + "}";
-    paths += (paths.empty() ? "" : ",") + jsonString(base + "/{name}") + ":" + item;
-    paths += "," + jsonString(base) + R"(:{"get":)" + op("list", "list" + t.kind) +
-             R"(,"post":)" + op("post", "create" + t.kind) + "}";
+    auto addPath = [&](const std::string& path, const std::string& operations) {
+      if (!paths.empty()) {
+        paths += ',';
+      }
+      paths.append(jsonString(path)).append(":").append(operations);
+    };
+    addPath(base + "/{name}", item);
+    addPath(base, R"({"get":)" + op("list", "list" + t.kind) + R"(,"post":)" +
+                      op("post", "create" + t.kind) + "}");
     if (t.hasSubresource("status")) {
-      std::string status = R"({"get":)" + op("get", "read" + t.kind + "Status") +
-                           R"(,"put":)" + op("put", "replace" + t.kind + "Status") +
-                           R"(,"patch":)" + op("patch", "patch" + t.kind + "Status") + "}";
-      paths += "," + jsonString(base + "/{name}/status") + ":" + status;
+      addPath(base + "/{name}/status", R"({"get":)" + op("get", "read" + t.kind + "Status") +
+                                           R"(,"put":)" + op("put", "replace" + t.kind + "Status") +
+                                           R"(,"patch":)" +
+                                           op("patch", "patch" + t.kind + "Status") + "}");
     }
   }
   return R"({"openapi":"3.0.0","info":{"title":"Kubernetes","version":)" +

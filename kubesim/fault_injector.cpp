@@ -17,15 +17,27 @@ std::string lower(std::string_view s) {
 }
 
 std::optional<std::chrono::milliseconds> parseDuration(std::string_view s) {
-  if (s.empty()) return std::nullopt;
+  if (s.empty()) {
+    return std::nullopt;
+  }
   size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) {
+    ++i;
+  }
+  if (i == 0) {
+    return std::nullopt;
+  }
   double v = std::stod(std::string(s.substr(0, i)));
   std::string_view unit = s.substr(i);
-  if (unit.empty() || unit == "ms") return std::chrono::milliseconds(static_cast<int64_t>(v));
-  if (unit == "s") return std::chrono::milliseconds(static_cast<int64_t>(v * 1000));
-  if (unit == "m") return std::chrono::milliseconds(static_cast<int64_t>(v * 60000));
+  if (unit.empty() || unit == "ms") {
+    return std::chrono::milliseconds(static_cast<int64_t>(v));
+  }
+  if (unit == "s") {
+    return std::chrono::milliseconds(static_cast<int64_t>(v * 1000));
+  }
+  if (unit == "m") {
+    return std::chrono::milliseconds(static_cast<int64_t>(v * 60000));
+  }
   return std::nullopt;
 }
 
@@ -36,10 +48,13 @@ bool applyField(FaultRule& r, std::string_view key, std::string_view value, std:
     } else if (key == "path") {
       r.path = std::string(value);
     } else if (key == "action") {
-      if (value == "error") r.action = FaultRule::Action::Error;
-      else if (value == "latency") r.action = FaultRule::Action::Latency;
-      else if (value == "drop" || value == "close") r.action = FaultRule::Action::Drop;
-      else {
+      if (value == "error") {
+        r.action = FaultRule::Action::Error;
+      } else if (value == "latency") {
+        r.action = FaultRule::Action::Latency;
+      } else if (value == "drop" || value == "close") {
+        r.action = FaultRule::Action::Drop;
+      } else {
         *error = "unknown action " + std::string(value) + " (error, latency, drop)";
         return false;
       }
@@ -85,12 +100,11 @@ std::string FaultRule::toJson() const {
                                                         : "drop";
   return R"({"id":)" + std::to_string(id) + R"(,"verb":)" + jsonString(verb) + R"(,"path":)" +
          jsonString(path) + R"(,"action":)" + jsonString(action_name) + R"(,"status":)" +
-         std::to_string(status) + R"(,"retryAfterSeconds":)" +
-         std::to_string(retry_after_seconds) + R"(,"style":)" +
-         jsonString(apf_style ? "apf" : "status") + R"(,"message":)" + jsonString(message) +
-         R"(,"latencyMs":)" + std::to_string(latency.count()) + R"(,"count":)" +
-         std::to_string(count) + R"(,"probability":)" + std::to_string(probability) +
-         R"(,"fired":)" + std::to_string(fired) + "}";
+         std::to_string(status) + R"(,"retryAfterSeconds":)" + std::to_string(retry_after_seconds) +
+         R"(,"style":)" + jsonString(apf_style ? "apf" : "status") + R"(,"message":)" +
+         jsonString(message) + R"(,"latencyMs":)" + std::to_string(latency.count()) +
+         R"(,"count":)" + std::to_string(count) + R"(,"probability":)" +
+         std::to_string(probability) + R"(,"fired":)" + std::to_string(fired) + "}";
 }
 
 std::optional<FaultRule> FaultRule::fromJson(const JsonValue& v, std::string* error) {
@@ -126,7 +140,9 @@ std::optional<FaultRule> FaultRule::fromText(std::string_view text, std::string*
     size_t comma = text.find(',');
     std::string_view part = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    if (part.empty()) continue;
+    if (part.empty()) {
+      continue;
+    }
     size_t eq = part.find('=');
     if (eq == std::string_view::npos) {
       *error = "expected key=value in " + std::string(part);
@@ -158,7 +174,9 @@ bool FaultInjector::globMatch(std::string_view pattern, std::string_view text) {
       return false;
     }
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && pattern[p] == '*') {
+    ++p;
+  }
   return p == pattern.size();
 }
 
@@ -213,27 +231,42 @@ HttpResponse FaultInjector::errorFor(const FaultRule& rule, const RequestInfo& i
         r.status = 429;
         r.content_type = "text/plain; charset=utf-8";
         r.body = "Too many requests, please try again later.\n";
-        r.headers.emplace_back("Retry-After", std::to_string(std::max(1, rule.retry_after_seconds)));
-        r.headers.emplace_back("X-Kubernetes-PF-FlowSchema-UID", "00000000-0000-0000-0000-000000000000");
-        r.headers.emplace_back("X-Kubernetes-PF-PriorityLevel-UID", "00000000-0000-0000-0000-000000000000");
+        r.headers.emplace_back("Retry-After",
+                               std::to_string(std::max(1, rule.retry_after_seconds)));
+        r.headers.emplace_back("X-Kubernetes-PF-FlowSchema-UID",
+                               "00000000-0000-0000-0000-000000000000");
+        r.headers.emplace_back("X-Kubernetes-PF-PriorityLevel-UID",
+                               "00000000-0000-0000-0000-000000000000");
         return r;
       }
       e = ApiError::tooManyRequests(msg, rule.retry_after_seconds);
       break;
-    case 401: e = ApiError::unauthorized(); break;
-    case 403: e = ApiError::forbidden(info.api_group, info.resource, info.name, msg); break;
+    case 401:
+      e = ApiError::unauthorized();
+      break;
+    case 403:
+      e = ApiError::forbidden(info.api_group, info.resource, info.name, msg);
+      break;
     case 404:
       e = info.resource.empty() ? ApiError::notFoundPath()
                                 : ApiError::notFound(info.api_group, info.resource, info.name);
       break;
-    case 410: e = ApiError::expired(rule.message.empty() ? "too old resource version" : msg); break;
-    case 500: e = ApiError::internal(msg); break;
-    case 503: e = ApiError::serviceUnavailable(rule.message.empty()
-                                                   ? "the server is currently unable to handle the request"
-                                                   : msg);
+    case 410:
+      e = ApiError::expired(rule.message.empty() ? "too old resource version" : msg);
       break;
-    case 504: e = ApiError::timeout(msg, rule.retry_after_seconds); break;
-    default: e = ApiError(rule.status, "InternalError", msg); break;
+    case 500:
+      e = ApiError::internal(msg);
+      break;
+    case 503:
+      e = ApiError::serviceUnavailable(
+          rule.message.empty() ? "the server is currently unable to handle the request" : msg);
+      break;
+    case 504:
+      e = ApiError::timeout(msg, rule.retry_after_seconds);
+      break;
+    default:
+      e = ApiError(rule.status, "InternalError", msg);
+      break;
   }
   if (rule.retry_after_seconds > 0 && rule.status != 429) {
     e.mutableDetails().retry_after_seconds = rule.retry_after_seconds;
@@ -255,13 +288,21 @@ FaultInjector::Decision FaultInjector::evaluate(std::string_view method, const R
   }
   std::string m = lower(method);
   for (auto& rule : rules_) {
-    if (rule.count == 0) continue;
+    if (rule.count == 0) {
+      continue;
+    }
     if (!rule.verb.empty() && rule.verb != "*" && rule.verb != info.verb && rule.verb != m) {
       continue;
     }
-    if (!globMatch(rule.path, info.path)) continue;
-    if (rule.probability < 1.0 && randomUnit() >= rule.probability) continue;
-    if (rule.count > 0) --rule.count;
+    if (!globMatch(rule.path, info.path)) {
+      continue;
+    }
+    if (rule.probability < 1.0 && randomUnit() >= rule.probability) {
+      continue;
+    }
+    if (rule.count > 0) {
+      --rule.count;
+    }
     ++rule.fired;
     switch (rule.action) {
       case FaultRule::Action::Latency:

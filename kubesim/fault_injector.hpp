@@ -35,7 +35,7 @@ struct FaultRule {
   bool apf_style = false;  // 429 as plain text with the APF headers
   std::string message;
   std::chrono::milliseconds latency{0};
-  int64_t count = -1;       // times left to fire; -1 = unlimited
+  int64_t count = -1;  // times left to fire; -1 = unlimited
   double probability = 1.0;
   int64_t fired = 0;
 
@@ -68,8 +68,8 @@ class FaultInjector {
   HttpResponse errorFor(const FaultRule& rule, const RequestInfo& info) const;
 
   mutable std::mutex mu_;
-  std::vector<FaultRule> rules_;  // guarded by mu_
-  int next_id_ = 1;               // guarded by mu_
+  std::vector<FaultRule> rules_;          // guarded by mu_
+  int next_id_ = 1;                       // guarded by mu_
   std::chrono::milliseconds latency_{0};  // guarded by mu_
   std::chrono::milliseconds jitter_{0};   // guarded by mu_
 };

@@ -60,8 +60,7 @@ size_t findOp(std::string_view s, std::string_view op) {
 
 }  // namespace
 
-std::optional<FieldSelector> FieldSelector::parse(std::string_view text,
-                                                  const ResourceType& type,
+std::optional<FieldSelector> FieldSelector::parse(std::string_view text, const ResourceType& type,
                                                   std::string* error) {
   FieldSelector sel;
   if (text.empty()) {

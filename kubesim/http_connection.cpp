@@ -62,9 +62,8 @@ HttpConnection::~HttpConnection() {
 void HttpConnection::start() {
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] {
     beast::get_lowest_layer(self->stream_).expires_after(self->limits_.handshake_timeout);
-    self->stream_.async_handshake(
-        net::ssl::stream_base::server,
-        [self](beast::error_code ec) { self->onHandshake(ec); });
+    self->stream_.async_handshake(net::ssl::stream_base::server,
+                                  [self](beast::error_code ec) { self->onHandshake(ec); });
   });
 }
 
@@ -105,10 +104,9 @@ void HttpConnection::readRequest() {
   parser_->body_limit(limits_.hard_body_cap);
   parser_->header_limit(static_cast<uint32_t>(limits_.max_header_bytes));
   beast::get_lowest_layer(stream_).expires_after(limits_.idle_timeout);
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t n) {
-                     self->onRead(ec, n);
-                   });
+  http::async_read(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t n) { self->onRead(ec, n); });
 }
 
 void HttpConnection::onRead(beast::error_code ec, size_t /*bytes*/) {
@@ -116,8 +114,8 @@ void HttpConnection::onRead(beast::error_code ec, size_t /*bytes*/) {
     return;
   }
   if (ec == http::error::body_limit) {
-    ApiError e = ApiError::requestEntityTooLarge("limit is " +
-                                                 std::to_string(limits_.max_body_bytes));
+    ApiError e =
+        ApiError::requestEntityTooLarge("limit is " + std::to_string(limits_.max_body_bytes));
     rejectAndLinger(413, e.toJson(), "application/json");
     return;
   }
@@ -140,8 +138,8 @@ void HttpConnection::onRead(beast::error_code ec, size_t /*bytes*/) {
     return;
   }
   if (parser_->get().body().size() > limits_.max_body_bytes) {
-    ApiError e = ApiError::requestEntityTooLarge("limit is " +
-                                                 std::to_string(limits_.max_body_bytes));
+    ApiError e =
+        ApiError::requestEntityTooLarge("limit is " + std::to_string(limits_.max_body_bytes));
     rejectAndLinger(413, e.toJson(), "application/json");
     return;
   }
@@ -228,18 +226,17 @@ void HttpConnection::startStream(HttpResponse response) {
   auto sr = std::make_shared<http::response_serializer<http::empty_body>>(*res);
   in_flight_ = std::make_shared<std::pair<decltype(res), decltype(sr)>>(res, sr);
   writing_ = true;
-  http::async_write_header(stream_, *sr,
-                           [self = shared_from_this()](beast::error_code ec, size_t) {
-                             self->writing_ = false;
-                             self->in_flight_.reset();
-                             if (ec || self->closed_) {
-                               self->teardown();
-                               return;
-                             }
-                             self->source_->start(self->stream_.get_executor());
-                             self->watchPeer();
-                             self->pump();
-                           });
+  http::async_write_header(stream_, *sr, [self = shared_from_this()](beast::error_code ec, size_t) {
+    self->writing_ = false;
+    self->in_flight_.reset();
+    if (ec || self->closed_) {
+      self->teardown();
+      return;
+    }
+    self->source_->start(self->stream_.get_executor());
+    self->watchPeer();
+    self->pump();
+  });
 }
 
 void HttpConnection::watchPeer() {
@@ -269,10 +266,9 @@ void HttpConnection::pump() {
   }
   if (!chunk_.empty()) {
     writing_ = true;
-    net::async_write(stream_, http::make_chunk(net::buffer(chunk_)),
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->onChunkWritten(ec);
-                     });
+    net::async_write(
+        stream_, http::make_chunk(net::buffer(chunk_)),
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->onChunkWritten(ec); });
     return;
   }
   if (stream_done_) {
@@ -327,9 +323,9 @@ void HttpConnection::endStream() {
 }
 
 void HttpConnection::rejectAndLinger(unsigned status, std::string body,
-                                     std::string content_type) {
-  auto res = std::make_shared<http::response<http::string_body>>(
-      static_cast<http::status>(status), 11);
+                                     const std::string& content_type) {
+  auto res =
+      std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status), 11);
   res->set(http::field::content_type, content_type);
   res->body() = std::move(body);
   res->keep_alive(false);

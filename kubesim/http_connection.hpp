@@ -9,26 +9,25 @@
 // THREAD: everything runs on the connection's strand; close() may be called from any thread.
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
-
 #include "kubesim/http_types.hpp"
 
 namespace ccm::kubesim {
 
 struct ConnectionLimits {
-  size_t max_body_bytes = 3 * 1024 * 1024;  // the API server's limit (413 above)
-  size_t hard_body_cap = 64 * 1024 * 1024;  // bodies above this are not even read
-  size_t max_header_bytes = 64 * 1024;
+  size_t max_body_bytes = size_t{3} * 1024 * 1024;  // the API server's limit (413 above)
+  size_t hard_body_cap = size_t{64} * 1024 * 1024;  // bodies above this are not even read
+  size_t max_header_bytes = size_t{64} * 1024;
   std::chrono::seconds handshake_timeout{10};
   std::chrono::seconds idle_timeout{600};
 };
@@ -57,7 +56,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void onChunkWritten(boost::beast::error_code ec);
   void endStream();
   void watchPeer();
-  void rejectAndLinger(unsigned status, std::string body, std::string content_type);
+  void rejectAndLinger(unsigned status, std::string body, const std::string& content_type);
   void linger();
   void teardown();
 

@@ -1,10 +1,9 @@
 // HttpServer: accept loop and connection registry.
 #include "kubesim/http_server.hpp"
 
-#include <future>
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <future>
 
 #include "host/log/log.hpp"
 
@@ -69,8 +68,8 @@ Status HttpServer::open() {
 
 void HttpServer::accept() {
   acceptor_.async_accept(
-      net::make_strand(io_), [this, alive = alive_](boost::system::error_code ec,
-                                                    net::ip::tcp::socket socket) {
+      net::make_strand(io_),
+      [this, alive = alive_](boost::system::error_code ec, net::ip::tcp::socket socket) {
         if (!*alive || !accepting_) {
           return;
         }
@@ -80,14 +79,14 @@ void HttpServer::accept() {
           }
           ccm::log::warning("accept failed", {{"error", ec.message()}});
         } else {
-          auto conn = std::make_shared<HttpConnection>(
-              std::move(socket), tls_, handler_, limits_, [this, alive](HttpConnection* c) {
-                if (!*alive) {
-                  return;
-                }
-                std::lock_guard lock(mu_);
-                connections_.erase(c);
-              });
+          auto conn = std::make_shared<HttpConnection>(std::move(socket), tls_, handler_, limits_,
+                                                       [this, alive](HttpConnection* c) {
+                                                         if (!*alive) {
+                                                           return;
+                                                         }
+                                                         std::lock_guard lock(mu_);
+                                                         connections_.erase(c);
+                                                       });
           {
             std::lock_guard lock(mu_);
             connections_[conn.get()] = conn;

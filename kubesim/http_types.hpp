@@ -7,14 +7,13 @@
 // the wake callback passed to arm(), which may be called from any thread.
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/beast/http.hpp>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/beast/http.hpp>
 
 namespace ccm::kubesim {
 

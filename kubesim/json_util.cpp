@@ -47,13 +47,27 @@ void appendJsonString(std::string& out, std::string_view s) {
   out.push_back('"');
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -212,8 +226,7 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
         auto [it, inserted] = last.emplace(names[i], i);
         if (!inserted) {
           if (duplicates != nullptr) {
-            duplicates->push_back(path.empty() ? names[i]
-                                               : std::string(path) + "." + names[i]);
+            duplicates->push_back(path.empty() ? names[i] : std::string(path) + "." + names[i]);
           }
           it->second = i;
         }
@@ -228,9 +241,8 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
     }
   }
   for (auto a = v.MemberBegin(); a != v.MemberEnd(); ++a) {
-    std::string child = path.empty()
-                            ? std::string(a->name.GetString(), a->name.GetStringLength())
-                            : std::string(path) + "." + a->name.GetString();
+    std::string child = path.empty() ? std::string(a->name.GetString(), a->name.GetStringLength())
+                                     : std::string(path) + "." + a->name.GetString();
     dedupeKeys(a->value, alloc, child, duplicates);
   }
 }
@@ -289,7 +301,7 @@ std::optional<WallTime> parseTime(std::string_view text) {
   if (*p == 'Z' || *p == 'z') {
     ++p;
   } else if (*p == '+' || *p == '-') {
-    int sign = *p == '-' ? -1 : 1;
+    int64_t sign = *p == '-' ? -1 : 1;
     int hh = 0;
     int mm = 0;
     if (std::sscanf(p + 1, "%2d:%2d", &hh, &mm) != 2) {
@@ -314,9 +326,9 @@ std::string newUid() {
   a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
   b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // variant 10
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
-                static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48),
                 static_cast<unsigned long long>(b & 0xffffffffffffULL));
   return buf;
 }
@@ -482,7 +494,9 @@ std::string partialObjectMetadata(std::string_view object_json) {
   return out;
 }
 
-std::string decimal(uint64_t v) { return std::to_string(v); }
+std::string decimal(uint64_t v) {
+  return std::to_string(v);
+}
 
 std::optional<uint64_t> parseDecimal(std::string_view s) {
   if (s.empty() || s.size() > 19) {

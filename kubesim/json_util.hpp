@@ -4,14 +4,14 @@
 // THREAD: free functions without shared state; randomness is per thread.
 #pragma once
 
+#include <rapidjson/document.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <rapidjson/document.h>
 
 namespace ccm::kubesim {
 

@@ -8,7 +8,9 @@
 namespace ccm::kubesim {
 namespace {
 
-const ResourceType& nodesType() { return *ResourceRegistry::builtin().find("", "v1", "nodes"); }
+const ResourceType& nodesType() {
+  return *ResourceRegistry::builtin().find("", "v1", "nodes");
+}
 const ResourceType& leasesType() {
   return *ResourceRegistry::builtin().find("coordination.k8s.io", "v1", "leases");
 }
@@ -26,7 +28,9 @@ Status toStatus(const ApiError& e) {
 KubeletSimulator::KubeletSimulator(ObjectWriter& writer, Options options)
     : writer_(writer), options_(std::move(options)), factory_(options_.node) {}
 
-KubeletSimulator::~KubeletSimulator() { stop(); }
+KubeletSimulator::~KubeletSimulator() {
+  stop();
+}
 
 void KubeletSimulator::start() {
   std::lock_guard lock(mu_);
@@ -283,10 +287,14 @@ void KubeletSimulator::tick() {
   }
   std::vector<std::string> gone;
   for (const auto& name : leases) {
-    if (!renewLease(name)) gone.push_back(name);
+    if (!renewLease(name)) {
+      gone.push_back(name);
+    }
   }
   for (const auto& [name, ready] : statuses) {
-    if (!postStatus(name, ready)) gone.push_back(name);
+    if (!postStatus(name, ready)) {
+      gone.push_back(name);
+    }
   }
   for (const auto& name : gone) {
     if (!writer_.store().get(nodesType(), "", name)) {
@@ -301,7 +309,9 @@ void KubeletSimulator::tick() {
     {
       std::lock_guard lock(mu_);
       auto it = nodes_.find(name);
-      if (it == nodes_.end()) continue;
+      if (it == nodes_.end()) {
+        continue;
+      }
       index = it->second.state.index;
       ready = it->second.state.ready;
     }

@@ -7,12 +7,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <boost/asio/steady_timer.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <random>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include "host/log/log.hpp"
 #include "kubesim/cluster_bootstrap.hpp"
@@ -29,7 +28,9 @@ std::string randomToken() {
   std::random_device rd;
   static const char kHex[] = "0123456789abcdef";
   std::string out;
-  for (int i = 0; i < 40; ++i) out.push_back(kHex[rd() & 15]);
+  for (int i = 0; i < 40; ++i) {
+    out.push_back(kHex[rd() & 15]);
+  }
   return out;
 }
 
@@ -47,12 +48,18 @@ Status ensureObject(ObjectWriter& writer, const ResourceType& type, const std::s
 
 KubesimServer::KubesimServer(KubesimOptions options) : options_(std::move(options)) {}
 
-KubesimServer::~KubesimServer() { stop(); }
+KubesimServer::~KubesimServer() {
+  stop();
+}
 
 std::string KubesimServer::serverUrl() const {
   std::string host = options_.bind_address;
-  if (host == "0.0.0.0" || host == "::") host = "127.0.0.1";
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  if (host == "0.0.0.0" || host == "::") {
+    host = "127.0.0.1";
+  }
+  if (host.find(':') != std::string::npos) {
+    host = "[" + host + "]";
+  }
   return "https://" + host + ":" + std::to_string(port());
 }
 
@@ -90,8 +97,8 @@ Status KubesimServer::setUpTls() {
 
 Status KubesimServer::start() {
   if (options_.cert_dir.empty()) {
-    std::string tmpl = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") +
-                       "/kubesim-XXXXXX";
+    std::string tmpl =
+        (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/kubesim-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) {
       return Status(Code::Unavailable, "cannot create a temporary certificate directory");
     }
@@ -110,7 +117,9 @@ Status KubesimServer::start() {
   authn_ = std::make_unique<Authenticator>(
       *tokens_, [this](std::string_view ns, std::string_view name) -> std::optional<std::string> {
         ObjectPtr sa = store_->get(T("", "serviceaccounts"), ns, name);
-        if (!sa) return std::nullopt;
+        if (!sa) {
+          return std::nullopt;
+        }
         return sa->uid;
       });
   UserInfo admin;
@@ -165,9 +174,9 @@ Status KubesimServer::start() {
   controllers_ = std::make_unique<BuiltinControllers>(*writer_, copts);
 
   CCM_RETURN_IF_ERROR(setUpTls());
-  api_ = std::make_unique<ApiServer>(ApiServer::Parts{
-      io_, *store_, *authn_, *authz_, *discovery_, *resources_, *reviews_, faults_, *admin_,
-      [this] { return "127.0.0.1:" + std::to_string(port()); }});
+  api_ = std::make_unique<ApiServer>(
+      ApiServer::Parts{io_, *store_, *authn_, *authz_, *discovery_, *resources_, *reviews_, faults_,
+                       *admin_, [this] { return "127.0.0.1:" + std::to_string(port()); }});
   work_.emplace(io_.get_executor());
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
     io_threads_.emplace_back([this, i] {
@@ -180,7 +189,9 @@ Status KubesimServer::start() {
 
   if (!options_.state_file.empty() && std::filesystem::exists(options_.state_file)) {
     auto snap = StateFile::load(options_.state_file);
-    if (!snap.ok()) return snap.status();
+    if (!snap.ok()) {
+      return snap.status();
+    }
     store_->load(snap.value());
     ccm::log::info("loaded state", {{"file", options_.state_file},
                                     {"objects", snap.value().objects.size()},
@@ -210,7 +221,9 @@ Status KubesimServer::start() {
     }
     auto creds = serviceAccountCredentials(sa.substr(0, slash), sa.substr(slash + 1),
                                            options_.sa_token_ttl, true, "");
-    if (!creds.ok()) return creds.status();
+    if (!creds.ok()) {
+      return creds.status();
+    }
     CCM_RETURN_IF_ERROR(writeFileAtomically(file, creds.value().token));
   }
   controllers_->drain();
@@ -222,9 +235,11 @@ Status KubesimServer::seedCluster() {
   CCM_RETURN_IF_ERROR(ClusterBootstrap::seed(*writer_, pki_.ca().certificate_pem));
   if (!options_.manifests.empty()) {
     auto loaded = ClusterBootstrap::loadManifests(*writer_, options_.manifests);
-    if (!loaded.ok()) return loaded.status();
-    ccm::log::info("loaded manifests", {{"applied", loaded.value().applied},
-                                        {"ignored", loaded.value().ignored}});
+    if (!loaded.ok()) {
+      return loaded.status();
+    }
+    ccm::log::info("loaded manifests",
+                   {{"applied", loaded.value().applied}, {"ignored", loaded.value().ignored}});
   }
   CCM_RETURN_IF_ERROR(ClusterBootstrap::publishEndpoint(*writer_, port()));
   authz_->invalidate();
@@ -264,18 +279,22 @@ void KubesimServer::stop() {
     return;
   }
   stopped_ = true;
-  {
-    std::lock_guard lock(restart_mu_);
-  }
+  { std::lock_guard lock(restart_mu_); }
   if (restart_thread_.joinable()) {
     restart_thread_.join();
   }
-  if (kubelets_) kubelets_->stop();
-  if (controllers_) controllers_->stop();
+  if (kubelets_) {
+    kubelets_->stop();
+  }
+  if (controllers_) {
+    controllers_->stop();
+  }
   if (http_) {
     http_->stop();
   }
-  if (store_) store_->closeAllWatchers();
+  if (store_) {
+    store_->closeAllWatchers();
+  }
   work_.reset();
   io_.stop();
   for (auto& t : io_threads_) {
@@ -354,9 +373,9 @@ StatusOr<KubesimServer::IssuedCredentials> KubesimServer::serviceAccountCredenti
   if (create) {
     CCM_RETURN_IF_ERROR(ensureObject(*writer_, T("", "namespaces"),
                                      R"({"metadata":{"name":)" + jsonString(ns) + "}}"));
-    CCM_RETURN_IF_ERROR(ensureObject(*writer_, T("", "serviceaccounts"),
-                                     R"({"metadata":{"name":)" + jsonString(name) +
-                                         R"(,"namespace":)" + jsonString(ns) + "}}"));
+    CCM_RETURN_IF_ERROR(ensureObject(
+        *writer_, T("", "serviceaccounts"),
+        R"({"metadata":{"name":)" + jsonString(name) + R"(,"namespace":)" + jsonString(ns) + "}}"));
   }
   auto issued = reviews_->issueToken(ns, name, ttl);
   if (!issued.ok()) {
@@ -384,7 +403,9 @@ StatusOr<KubesimServer::IssuedCredentials> KubesimServer::userCredentials(
   c.user_name = user;
   if (certificate) {
     auto pair = pki_.issueClientCertificate(user, groups);
-    if (!pair.ok()) return pair.status();
+    if (!pair.ok()) {
+      return pair.status();
+    }
     c.client = pair.value();
   } else {
     out.token = randomToken();

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -15,9 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ssl/context.hpp>
 
 #include "host/runtime/status.hpp"
 #include "kubesim/admin_api.hpp"
@@ -114,8 +113,7 @@ class KubesimServer {
                                                         const std::string& kubeconfig_path);
   StatusOr<IssuedCredentials> userCredentials(const std::string& user,
                                               const std::vector<std::string>& groups,
-                                              bool certificate,
-                                              const std::string& kubeconfig_path);
+                                              bool certificate, const std::string& kubeconfig_path);
 
   ObjectStore& store() { return *store_; }
   ObjectWriter& writer() { return *writer_; }

@@ -10,7 +10,9 @@ namespace {
 bool isAlnum(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
-bool isLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool isLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
 
 std::string regexError(std::string msg, std::string_view fmt,
                        std::initializer_list<std::string_view> examples) {
@@ -95,7 +97,9 @@ struct Token {
 bool isSpecial(char c) {
   return c == '!' || c == '=' || c == '(' || c == ')' || c == ',' || c == '<' || c == '>';
 }
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 std::vector<Token> lex(std::string_view s) {
   std::vector<Token> out;
@@ -107,11 +111,26 @@ std::vector<Token> lex(std::string_view s) {
       continue;
     }
     switch (c) {
-      case '(': out.push_back({Tok::LParen, "("}); ++i; continue;
-      case ')': out.push_back({Tok::RParen, ")"}); ++i; continue;
-      case ',': out.push_back({Tok::Comma, ","}); ++i; continue;
-      case '>': out.push_back({Tok::Gt, ">"}); ++i; continue;
-      case '<': out.push_back({Tok::Lt, "<"}); ++i; continue;
+      case '(':
+        out.push_back({Tok::LParen, "("});
+        ++i;
+        continue;
+      case ')':
+        out.push_back({Tok::RParen, ")"});
+        ++i;
+        continue;
+      case ',':
+        out.push_back({Tok::Comma, ","});
+        ++i;
+        continue;
+      case '>':
+        out.push_back({Tok::Gt, ">"});
+        ++i;
+        continue;
+      case '<':
+        out.push_back({Tok::Lt, "<"});
+        ++i;
+        continue;
       case '!':
         if (i + 1 < s.size() && s[i + 1] == '=') {
           out.push_back({Tok::NotEq, "!="});
@@ -130,7 +149,8 @@ std::vector<Token> lex(std::string_view s) {
           ++i;
         }
         continue;
-      default: break;
+      default:
+        break;
     }
     size_t j = i;
     while (j < s.size() && !isSpace(s[j]) && !isSpecial(s[j])) {
@@ -145,7 +165,9 @@ std::vector<Token> lex(std::string_view s) {
   return out;
 }
 
-std::string tokText(const Token& t) { return t.type == Tok::End ? "EOF" : t.text; }
+std::string tokText(const Token& t) {
+  return t.type == Tok::End ? "EOF" : t.text;
+}
 
 }  // namespace
 
@@ -162,7 +184,7 @@ std::optional<LabelSelector> LabelSelector::parse(std::string_view text, std::st
   LabelSelector sel;
   auto toks = lex(text);
   size_t p = 0;
-  auto fail = [&](std::string msg) -> std::optional<LabelSelector> {
+  auto fail = [&](const std::string& msg) -> std::optional<LabelSelector> {
     *error = "unable to parse requirement: " + msg;
     return std::nullopt;
   };
@@ -189,7 +211,9 @@ std::optional<LabelSelector> LabelSelector::parse(std::string_view text, std::st
     } else {
       switch (toks[p].type) {
         case Tok::End:
-        case Tok::Comma: req.op = Op::Exists; break;
+        case Tok::Comma:
+          req.op = Op::Exists;
+          break;
         case Tok::Eq:
         case Tok::DoubleEq:
         case Tok::NotEq: {
@@ -254,8 +278,7 @@ std::optional<LabelSelector> LabelSelector::parse(std::string_view text, std::st
           break;
         }
         default:
-          return fail("found '" + tokText(toks[p]) +
-                      "', expected: in, notin, =, ==, !=, gt, lt");
+          return fail("found '" + tokText(toks[p]) + "', expected: in, notin, =, ==, !=, gt, lt");
       }
     }
     if (req.op != Op::GreaterThan && req.op != Op::LessThan) {
@@ -375,8 +398,8 @@ std::vector<std::string> validateLabelValue(std::string_view value) {
     errs.push_back("must be no more than 63 characters");
   }
   if (!value.empty() && !matchesQualifiedName(value)) {
-    errs.push_back(regexError(std::string(kLabelValueErr), kLabelValueFmt,
-                              {"MyValue", "my_value", "12345"}));
+    errs.push_back(
+        regexError(std::string(kLabelValueErr), kLabelValueFmt, {"MyValue", "my_value", "12345"}));
   }
   return errs;
 }
@@ -410,10 +433,10 @@ std::vector<std::string> validateDns1035Label(std::string_view value) {
   if (value.size() > 63) {
     errs.push_back("must be no more than 63 characters");
   }
-  bool ok = !value.empty() && value.front() >= 'a' && value.front() <= 'z' &&
-            isLowerAlnum(value.back()) &&
-            std::all_of(value.begin(), value.end(),
-                        [](char c) { return isLowerAlnum(c) || c == '-'; });
+  bool ok =
+      !value.empty() && value.front() >= 'a' && value.front() <= 'z' &&
+      isLowerAlnum(value.back()) &&
+      std::all_of(value.begin(), value.end(), [](char c) { return isLowerAlnum(c) || c == '-'; });
   if (!ok) {
     errs.push_back(
         regexError(std::string(kDns1035LabelErr), kDns1035LabelFmt, {"my-name", "abc-123"}));

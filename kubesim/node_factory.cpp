@@ -119,7 +119,8 @@ std::string NodeFactory::node(const std::string& name, int index, WallTime now) 
   setString(labels, "kubernetes.io/hostname", name, a);
   setString(labels, "kubernetes.io/os", "linux", a);
   JsonValue& ann = ensureObject(meta, "annotations", a);
-  setString(ann, "kubeadm.alpha.kubernetes.io/cri-socket", "unix:///run/containerd/containerd.sock", a);
+  setString(ann, "kubeadm.alpha.kubernetes.io/cri-socket", "unix:///run/containerd/containerd.sock",
+            a);
   setString(ann, "node.alpha.kubernetes.io/ttl", "0", a);
   setString(ann, "volumes.kubernetes.io/controller-managed-attach-detach", "true", a);
   if (options_.provided_node_ip) {
@@ -192,8 +193,8 @@ std::string NodeFactory::node(const std::string& name, int index, WallTime now) 
     const Image& img = kImages[(i + seed) % kImageCount];
     JsonValue e(rapidjson::kObjectType);
     JsonValue names(rapidjson::kArrayType);
-    names.PushBack(makeString(std::string(img.repo) + "@sha256:" +
-                                  hexDigest(std::hash<std::string>{}(img.repo), 64),
+    names.PushBack(makeString(std::string(img.repo) +
+                                  "@sha256:" + hexDigest(std::hash<std::string>{}(img.repo), 64),
                               a),
                    a);
     names.PushBack(makeString(std::string(img.repo) + ":" + img.tag, a), a);
@@ -211,9 +212,9 @@ std::string NodeFactory::lease(const std::string& name, const std::string& node_
          jsonString(name) +
          R"(,"namespace":"kube-node-lease","ownerReferences":[{"apiVersion":"v1","kind":"Node","name":)" +
          jsonString(name) + R"(,"uid":)" + jsonString(node_uid) +
-         R"(}]},"spec":{"holderIdentity":)" + jsonString(name) +
-         R"(,"leaseDurationSeconds":)" + std::to_string(options_.lease_duration_seconds) +
-         R"(,"renewTime":)" + jsonString(formatMicroTime(now)) + "}}";
+         R"(}]},"spec":{"holderIdentity":)" + jsonString(name) + R"(,"leaseDurationSeconds":)" +
+         std::to_string(options_.lease_duration_seconds) + R"(,"renewTime":)" +
+         jsonString(formatMicroTime(now)) + "}}";
 }
 
 void NodeFactory::setConditions(JsonValue& node, JsonAllocator& alloc, const std::string& ready,
@@ -228,7 +229,9 @@ void NodeFactory::setConditions(JsonValue& node, JsonAllocator& alloc, const std
   auto set = [&](std::string_view type, const std::string& st, const char* reason,
                  const char* message) {
     for (auto& c : conds->GetArray()) {
-      if (stringMember(c, "type") != type) continue;
+      if (stringMember(c, "type") != type) {
+        continue;
+      }
       if (stringMember(c, "status") != st) {
         setString(c, "status", st, alloc);
         setString(c, "lastTransitionTime", ts, alloc);

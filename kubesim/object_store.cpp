@@ -45,8 +45,7 @@ size_t ObjectStore::count(const ResourceType& type, std::string_view ns) const {
     return s.objects.size();
   }
   auto [lo, hi] = namespaceRange(ns);
-  return static_cast<size_t>(
-      std::distance(s.objects.lower_bound(lo), s.objects.lower_bound(hi)));
+  return static_cast<size_t>(std::distance(s.objects.lower_bound(lo), s.objects.lower_bound(hi)));
 }
 
 ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
@@ -204,8 +203,7 @@ ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const Objec
   return result;
 }
 
-ObjectStore::CommitResult ObjectStore::remove(const ResourceType& type,
-                                              const ObjectPtr& expected,
+ObjectStore::CommitResult ObjectStore::remove(const ResourceType& type, const ObjectPtr& expected,
                                               const PreparedObject* final_state) {
   if (!expected) {
     return {CommitStatus::Stale, nullptr};

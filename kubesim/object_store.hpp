@@ -50,15 +50,15 @@ class ObjectStore {
     std::string ns;  // empty: all namespaces
     LabelSelector labels;
     FieldSelector fields;
-    size_t limit = 0;        // 0: no paging
-    std::string start_key;   // first key to consider (inclusive); from a continue token
+    size_t limit = 0;               // 0: no paging
+    std::string start_key;          // first key to consider (inclusive); from a continue token
     std::optional<uint64_t> at_rv;  // serve the state at this RV (exact); nullopt: latest
   };
   struct ListResult {
     std::vector<ObjectPtr> items;
-    uint64_t rv = 0;        // snapshot RV
-    std::string next_key;   // non-empty: more items remain, continue from this key
-    size_t remaining = 0;   // objects after this page (meaningful without selectors)
+    uint64_t rv = 0;       // snapshot RV
+    std::string next_key;  // non-empty: more items remain, continue from this key
+    size_t remaining = 0;  // objects after this page (meaningful without selectors)
   };
   // Fails with 410 Expired when at_rv is older than the history window.
   ApiOr<ListResult> list(const ResourceType& type, const ListRequest& request) const;

@@ -9,7 +9,7 @@
 namespace ccm::kubesim {
 namespace {
 
-constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
+constexpr size_t kTotalAnnotationSizeLimit = size_t{256} * 1024;
 
 std::string render(const JsonValue& v) {
   if (v.IsString()) {
@@ -37,8 +37,12 @@ std::vector<std::string> pathSegmentName(std::string_view name) {
     return {"may not be '" + std::string(name) + "'"};
   }
   std::vector<std::string> out;
-  if (name.find('/') != std::string_view::npos) out.push_back("may not contain '/'");
-  if (name.find('%') != std::string_view::npos) out.push_back("may not contain '%'");
+  if (name.find('/') != std::string_view::npos) {
+    out.push_back("may not contain '/'");
+  }
+  if (name.find('%') != std::string_view::npos) {
+    out.push_back("may not contain '%'");
+  }
   return out;
 }
 
@@ -60,8 +64,8 @@ bool isConfigKey(std::string_view k) {
     return false;
   }
   return std::all_of(k.begin(), k.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
 }
 
@@ -98,7 +102,9 @@ void validateTaints(const JsonValue& spec, FieldErrors& errs) {
     auto vmsgs = validateLabelValue(value);
     if (!vmsgs.empty()) {
       std::string joined;
-      for (size_t j = 0; j < vmsgs.size(); ++j) joined += (j ? ";" : "") + vmsgs[j];
+      for (size_t j = 0; j < vmsgs.size(); ++j) {
+        joined += (j ? ";" : "") + vmsgs[j];
+      }
       errs.push_back(FieldError::invalidString(idx + ".value", value, joined));
     }
     if (effect.empty()) {
@@ -108,11 +114,11 @@ void validateTaints(const JsonValue& spec, FieldErrors& errs) {
                                               {"NoSchedule", "PreferNoSchedule", "NoExecute"}));
     }
     if (!seen.insert({key, effect}).second) {
-      errs.push_back(FieldError::duplicate(
-          idx,
-          "core.Taint{Key:" + goQuote(key) + ", Value:" + goQuote(value) +
-              ", Effect:" + goQuote(effect) + ", TimeAdded:(*v1.Time)(nil)}",
-          "taints must be unique by key and effect pair"));
+      errs.push_back(
+          FieldError::duplicate(idx,
+                                "core.Taint{Key:" + goQuote(key) + ", Value:" + goQuote(value) +
+                                    ", Effect:" + goQuote(effect) + ", TimeAdded:(*v1.Time)(nil)}",
+                                "taints must be unique by key and effect pair"));
     }
   }
 }
@@ -166,9 +172,9 @@ void validateService(const JsonValue& obj, FieldErrors& errs) {
       errs.push_back(FieldError::notSupported(idx + ".protocol", proto, {"SCTP", "TCP", "UDP"}));
     }
     if (!port_protocols.insert({pv, proto}).second) {
-      errs.push_back(FieldError::duplicate(
-          idx, "core.ServicePort{Name:" + goQuote(name) + ", Protocol:" + goQuote(proto) +
-                   ", Port:" + std::to_string(pv) + "}"));
+      errs.push_back(FieldError::duplicate(idx, "core.ServicePort{Name:" + goQuote(name) +
+                                                    ", Protocol:" + goQuote(proto) +
+                                                    ", Port:" + std::to_string(pv) + "}"));
     }
     if (const JsonValue* np = member(p, "nodePort"); np != nullptr && np->IsInt64()) {
       int64_t v = np->GetInt64();
@@ -224,9 +230,8 @@ void validateEvent(const JsonValue& obj, const JsonValue* v1, FieldErrors& errs)
     if (const JsonValue* series = member(*v1, "series"); series && series->IsObject()) {
       const JsonValue* count = member(*series, "count");
       if (count == nullptr || !count->IsInt64() || count->GetInt64() < 2) {
-        errs.push_back(FieldError::invalid("series.count",
-                                           count ? render(*count) : std::string("0"),
-                                           "should be at least 2"));
+        errs.push_back(FieldError::invalid(
+            "series.count", count ? render(*count) : std::string("0"), "should be at least 2"));
       }
     }
   }
@@ -276,16 +281,15 @@ void ObjectValidator::validateMeta(const ResourceType& type, const JsonValue& ob
       total += k.size() + (it->value.IsString() ? it->value.GetStringLength() : 0);
     }
     if (total > kTotalAnnotationSizeLimit) {
-      errs.push_back(FieldError::tooLong("metadata.annotations",
-                                         static_cast<int>(kTotalAnnotationSizeLimit)));
+      errs.push_back(
+          FieldError::tooLong("metadata.annotations", static_cast<int>(kTotalAnnotationSizeLimit)));
     }
   }
   if (const JsonValue* fin = member(*meta, "finalizers"); fin && fin->IsArray()) {
     for (rapidjson::SizeType i = 0; i < fin->Size(); ++i) {
       if ((*fin)[i].IsString()) {
         std::string_view f((*fin)[i].GetString(), (*fin)[i].GetStringLength());
-        addAll(errs, "metadata.finalizers[" + std::to_string(i) + "]", f,
-               validateQualifiedName(f));
+        addAll(errs, "metadata.finalizers[" + std::to_string(i) + "]", f, validateQualifiedName(f));
       }
     }
   }
@@ -304,8 +308,8 @@ void ObjectValidator::validateKind(const ResourceType& type, const JsonValue& ob
     if (const JsonValue* spec = member(obj, "spec")) {
       const JsonValue* d = member(*spec, "leaseDurationSeconds");
       if (d != nullptr && d->IsInt64() && d->GetInt64() <= 0) {
-        errs.push_back(FieldError::invalid("spec.leaseDurationSeconds", render(*d),
-                                           "must be greater than 0"));
+        errs.push_back(
+            FieldError::invalid("spec.leaseDurationSeconds", render(*d), "must be greater than 0"));
       }
       const JsonValue* t = member(*spec, "leaseTransitions");
       if (t != nullptr && t->IsInt64() && t->GetInt64() < 0) {
@@ -378,13 +382,17 @@ FieldErrors ObjectValidator::validateUpdate(const ResourceType& type, const Json
       std::set<std::string> before;
       if (const JsonValue* f = member(*old_meta, "finalizers"); f && f->IsArray()) {
         for (const auto& e : f->GetArray()) {
-          if (e.IsString()) before.insert(e.GetString());
+          if (e.IsString()) {
+            before.insert(e.GetString());
+          }
         }
       }
       std::vector<std::string> added;
       if (const JsonValue* f = member(*meta, "finalizers"); f && f->IsArray()) {
         for (const auto& e : f->GetArray()) {
-          if (e.IsString() && !before.count(e.GetString())) added.emplace_back(e.GetString());
+          if (e.IsString() && !before.count(e.GetString())) {
+            added.emplace_back(e.GetString());
+          }
         }
       }
       if (!added.empty()) {
@@ -420,12 +428,13 @@ FieldErrors ObjectValidator::validateUpdate(const ResourceType& type, const Json
     const JsonValue* ref = member(obj, "roleRef");
     const JsonValue* old_ref = member(old, "roleRef");
     if (ref != nullptr && old_ref != nullptr &&
-        (str(*ref, "kind") != str(*old_ref, "kind") || str(*ref, "name") != str(*old_ref, "name"))) {
-      errs.push_back(FieldError::invalid(
-          "roleRef",
-          "rbac.RoleRef{APIGroup:" + goQuote(str(*ref, "apiGroup")) + ", Kind:" +
-              goQuote(str(*ref, "kind")) + ", Name:" + goQuote(str(*ref, "name")) + "}",
-          "cannot change roleRef"));
+        (str(*ref, "kind") != str(*old_ref, "kind") ||
+         str(*ref, "name") != str(*old_ref, "name"))) {
+      errs.push_back(FieldError::invalid("roleRef",
+                                         "rbac.RoleRef{APIGroup:" + goQuote(str(*ref, "apiGroup")) +
+                                             ", Kind:" + goQuote(str(*ref, "kind")) +
+                                             ", Name:" + goQuote(str(*ref, "name")) + "}",
+                                         "cannot change roleRef"));
     }
   }
   return errs;

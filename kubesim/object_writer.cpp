@@ -27,14 +27,15 @@ void normalizeTypeMeta(const ResourceType& type, JsonValue& doc, JsonAllocator& 
   out.AddMember("apiVersion", makeString(type.apiVersion(), alloc), alloc);
   for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
     std::string_view n(it->name.GetString(), it->name.GetStringLength());
-    if (n == "kind" || n == "apiVersion") continue;
+    if (n == "kind" || n == "apiVersion") {
+      continue;
+    }
     out.AddMember(it->name, it->value, alloc);
   }
   doc = out;
 }
 
-void copyMember(JsonValue& to, const JsonValue& from, std::string_view name,
-                JsonAllocator& alloc) {
+void copyMember(JsonValue& to, const JsonValue& from, std::string_view name, JsonAllocator& alloc) {
   if (const JsonValue* v = member(from, name)) {
     JsonValue copy;
     copy.CopyFrom(*v, alloc);
@@ -65,9 +66,9 @@ std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
     ApiError e = ApiError::forbidden(type.group, type.resource, "",
                                      "unable to create new content in namespace " +
                                          std::string(ns) + " because it is being terminated");
-    e.mutableDetails().causes.push_back(
-        {"NamespaceTerminating", "namespace " + std::string(ns) + " is being terminated",
-         "metadata.namespace"});
+    e.mutableDetails().causes.push_back({"NamespaceTerminating",
+                                         "namespace " + std::string(ns) + " is being terminated",
+                                         "metadata.namespace"});
     return e;
   }
   return std::nullopt;
@@ -104,8 +105,12 @@ void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
     }
   } else if (r == "pods") {
     JsonValue& spec = ensureObject(doc, "spec", alloc);
-    if (stringMember(spec, "restartPolicy").empty()) setString(spec, "restartPolicy", "Always", alloc);
-    if (stringMember(spec, "dnsPolicy").empty()) setString(spec, "dnsPolicy", "ClusterFirst", alloc);
+    if (stringMember(spec, "restartPolicy").empty()) {
+      setString(spec, "restartPolicy", "Always", alloc);
+    }
+    if (stringMember(spec, "dnsPolicy").empty()) {
+      setString(spec, "dnsPolicy", "ClusterFirst", alloc);
+    }
     if (stringMember(spec, "schedulerName").empty()) {
       setString(spec, "schedulerName", "default-scheduler", alloc);
     }
@@ -117,7 +122,9 @@ void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
     }
     if (JsonValue* cs = member(spec, "containers"); cs && cs->IsArray()) {
       for (auto& c : cs->GetArray()) {
-        if (!c.IsObject()) continue;
+        if (!c.IsObject()) {
+          continue;
+        }
         if (stringMember(c, "terminationMessagePath").empty()) {
           setString(c, "terminationMessagePath", "/dev/termination-log", alloc);
         }
@@ -295,12 +302,11 @@ ApiOr<ObjectWriter::Result> ObjectWriter::remove(const ResourceType& type, std::
                                 "Precondition failed: UID in precondition: " + options.uid +
                                     ", UID in object meta: " + cur->uid);
     }
-    if (!options.resource_version.empty() &&
-        options.resource_version != decimal(cur->rv)) {
-      return ApiError::conflict(type.group, type.resource, name,
-                                "Precondition failed: ResourceVersion in precondition: " +
-                                    options.resource_version +
-                                    ", ResourceVersion in object meta: " + decimal(cur->rv));
+    if (!options.resource_version.empty() && options.resource_version != decimal(cur->rv)) {
+      return ApiError::conflict(
+          type.group, type.resource, name,
+          "Precondition failed: ResourceVersion in precondition: " + options.resource_version +
+              ", ResourceVersion in object meta: " + decimal(cur->rv));
     }
     if (options.dry_run) {
       return Result{cur, false, !cur->has_finalizers};

@@ -40,8 +40,8 @@ class ObjectWriter {
 
   // doc: the new object; its metadata.namespace must already be the request namespace.
   // events_v1_view: the events.k8s.io/v1 body when created through that API (validation).
-  ApiOr<Result> create(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc,
-                       bool dry_run, const JsonValue* events_v1_view = nullptr);
+  ApiOr<Result> create(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc, bool dry_run,
+                       const JsonValue* events_v1_view = nullptr);
 
   // mutate receives the current object (parsed) and edits it in place; an error aborts.
   using Mutation =

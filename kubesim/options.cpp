@@ -9,10 +9,16 @@ namespace ccm::kubesim {
 namespace {
 
 std::optional<std::chrono::milliseconds> parseDuration(const std::string& s) {
-  if (s.empty()) return std::nullopt;
+  if (s.empty()) {
+    return std::nullopt;
+  }
   size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) {
+    ++i;
+  }
+  if (i == 0) {
+    return std::nullopt;
+  }
   double v;
   try {
     v = std::stod(s.substr(0, i));
@@ -21,11 +27,17 @@ std::optional<std::chrono::milliseconds> parseDuration(const std::string& s) {
   }
   std::string unit = s.substr(i);
   double ms;
-  if (unit == "ms") ms = v;
-  else if (unit == "s" || unit.empty()) ms = v * 1000;
-  else if (unit == "m") ms = v * 60000;
-  else if (unit == "h") ms = v * 3600000;
-  else return std::nullopt;
+  if (unit == "ms") {
+    ms = v;
+  } else if (unit == "s" || unit.empty()) {
+    ms = v * 1000;
+  } else if (unit == "m") {
+    ms = v * 60000;
+  } else if (unit == "h") {
+    ms = v * 3600000;
+  } else {
+    return std::nullopt;
+  }
   return std::chrono::milliseconds(static_cast<int64_t>(ms));
 }
 
@@ -34,7 +46,9 @@ std::vector<std::string> splitComma(const std::string& s) {
   std::stringstream ss(s);
   std::string part;
   while (std::getline(ss, part, ',')) {
-    if (!part.empty()) out.push_back(part);
+    if (!part.empty()) {
+      out.push_back(part);
+    }
   }
   return out;
 }
@@ -147,19 +161,50 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
         return Status(Code::InvalidArgument, "--" + key + " takes true or false");
       }
       bool b = !has_value || value == "true";
-      if (key == "provided-node-ip") o.provided_node_ip = b;
-      if (key == "no-watch-list") o.watch_list = !b;
-      if (key == "record-authz") o.record_authz = b;
+      if (key == "provided-node-ip") {
+        o.provided_node_ip = b;
+      }
+      if (key == "no-watch-list") {
+        o.watch_list = !b;
+      }
+      if (key == "record-authz") {
+        o.record_authz = b;
+      }
       continue;
     }
-    static const std::set<std::string> kValued = {
-        "bind-address", "port", "threads", "ready-file", "state-file", "server-version",
-        "cert-dir", "tls-cert-file", "tls-key-file", "client-ca-file", "token-auth-file",
-        "kubeconfig-out", "kubeconfig", "cert-kubeconfig-out", "sa-token", "sa-token-ttl",
-        "manifests", "rbac", "nodes", "node-prefix", "not-ready", "heartbeat-period",
-        "node-status-period", "kubelet-version", "watch-history", "bookmark-interval",
-        "min-request-timeout", "event-ttl", "fault", "latency", "latency-jitter", "v",
-        "logging-format"};
+    static const std::set<std::string> kValued = {"bind-address",
+                                                  "port",
+                                                  "threads",
+                                                  "ready-file",
+                                                  "state-file",
+                                                  "server-version",
+                                                  "cert-dir",
+                                                  "tls-cert-file",
+                                                  "tls-key-file",
+                                                  "client-ca-file",
+                                                  "token-auth-file",
+                                                  "kubeconfig-out",
+                                                  "kubeconfig",
+                                                  "cert-kubeconfig-out",
+                                                  "sa-token",
+                                                  "sa-token-ttl",
+                                                  "manifests",
+                                                  "rbac",
+                                                  "nodes",
+                                                  "node-prefix",
+                                                  "not-ready",
+                                                  "heartbeat-period",
+                                                  "node-status-period",
+                                                  "kubelet-version",
+                                                  "watch-history",
+                                                  "bookmark-interval",
+                                                  "min-request-timeout",
+                                                  "event-ttl",
+                                                  "fault",
+                                                  "latency",
+                                                  "latency-jitter",
+                                                  "v",
+                                                  "logging-format"};
     if (!kValued.count(key)) {
       return Status(Code::InvalidArgument, "unknown flag --" + key + " (see --help)");
     }
@@ -169,77 +214,126 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       }
       value = argv[++i];
     }
+    // "--key: <what> <value>"
+    auto badValue = [&](std::string_view what) {
+      std::string message = "--" + key;
+      message.append(": ").append(what).append(" ").append(value);
+      return Status(Code::InvalidArgument, std::move(message));
+    };
     auto number = [&](int64_t lo, int64_t hi) -> StatusOr<int64_t> {
       try {
         size_t pos = 0;
         int64_t v = std::stoll(value, &pos);
-        if (pos != value.size() || v < lo || v > hi) throw std::out_of_range("range");
+        if (pos != value.size() || v < lo || v > hi) {
+          throw std::out_of_range("range");
+        }
         return v;
       } catch (const std::exception&) {
-        return Status(Code::InvalidArgument, "--" + key + ": bad number " + value);
+        return badValue("bad number");
       }
     };
     auto duration = [&]() -> StatusOr<std::chrono::milliseconds> {
       auto d = parseDuration(value);
-      if (!d) return Status(Code::InvalidArgument, "--" + key + ": bad duration " + value);
+      if (!d) {
+        return badValue("bad duration");
+      }
       return *d;
     };
-#define KUBESIM_NUMBER(field, lo, hi)     \
-  do {                                    \
-    auto n = number(lo, hi);              \
-    if (!n.ok()) return n.status();       \
-    field = static_cast<decltype(field)>(n.value()); \
+#define KUBESIM_NUMBER(field, lo, hi)                  \
+  do {                                                 \
+    auto n = number(lo, hi);                           \
+    if (!n.ok()) {                                     \
+      return n.status();                               \
+    }                                                  \
+    (field) = static_cast<decltype(field)>(n.value()); \
   } while (false)
-#define KUBESIM_DURATION(field)                                          \
-  do {                                                                   \
-    auto d = duration();                                                 \
-    if (!d.ok()) return d.status();                                      \
-    field = std::chrono::duration_cast<decltype(field)>(d.value());      \
+#define KUBESIM_DURATION(field)                                       \
+  do {                                                                \
+    auto d = duration();                                              \
+    if (!d.ok()) {                                                    \
+      return d.status();                                              \
+    }                                                                 \
+    (field) = std::chrono::duration_cast<decltype(field)>(d.value()); \
   } while (false)
-    if (key == "bind-address") o.bind_address = value;
-    else if (key == "port") KUBESIM_NUMBER(o.port, 0, 65535);
-    else if (key == "threads") KUBESIM_NUMBER(o.threads, 1, 64);
-    else if (key == "ready-file") o.ready_file = value;
-    else if (key == "state-file") o.state_file = value;
-    else if (key == "server-version") o.server_version = value;
-    else if (key == "cert-dir") o.cert_dir = value;
-    else if (key == "tls-cert-file") o.tls_cert_file = value;
-    else if (key == "tls-key-file") o.tls_key_file = value;
-    else if (key == "client-ca-file") o.client_ca_file = value;
-    else if (key == "token-auth-file") o.token_auth_file = value;
-    else if (key == "kubeconfig-out" || key == "kubeconfig") o.kubeconfig_out = value;
-    else if (key == "cert-kubeconfig-out") o.cert_kubeconfig_out = value;
-    else if (key == "sa-token") {
+    if (key == "bind-address") {
+      o.bind_address = value;
+    } else if (key == "port") {
+      KUBESIM_NUMBER(o.port, 0, 65535);
+    } else if (key == "threads") {
+      KUBESIM_NUMBER(o.threads, 1, 64);
+    } else if (key == "ready-file") {
+      o.ready_file = value;
+    } else if (key == "state-file") {
+      o.state_file = value;
+    } else if (key == "server-version") {
+      o.server_version = value;
+    } else if (key == "cert-dir") {
+      o.cert_dir = value;
+    } else if (key == "tls-cert-file") {
+      o.tls_cert_file = value;
+    } else if (key == "tls-key-file") {
+      o.tls_key_file = value;
+    } else if (key == "client-ca-file") {
+      o.client_ca_file = value;
+    } else if (key == "token-auth-file") {
+      o.token_auth_file = value;
+    } else if (key == "kubeconfig-out" || key == "kubeconfig") {
+      o.kubeconfig_out = value;
+    } else if (key == "cert-kubeconfig-out") {
+      o.cert_kubeconfig_out = value;
+    } else if (key == "sa-token") {
       size_t eq = value.find('=');
       if (eq == std::string::npos) {
         return Status(Code::InvalidArgument, "--sa-token wants NS/NAME=PATH");
       }
       o.sa_tokens.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-    } else if (key == "sa-token-ttl") KUBESIM_DURATION(o.sa_token_ttl);
-    else if (key == "manifests" || key == "rbac") o.manifests.push_back(value);
-    else if (key == "nodes") KUBESIM_NUMBER(o.nodes, 0, 100000);
-    else if (key == "node-prefix") o.node_prefix = value;
-    else if (key == "not-ready") {
-      for (auto& n : splitComma(value)) o.not_ready.push_back(n);
-    } else if (key == "heartbeat-period") KUBESIM_DURATION(o.heartbeat_period);
-    else if (key == "node-status-period") KUBESIM_DURATION(o.node_status_period);
-    else if (key == "kubelet-version") o.kubelet_version = value;
-    else if (key == "watch-history") KUBESIM_NUMBER(o.watch_history, 1, 10000000);
-    else if (key == "bookmark-interval") KUBESIM_DURATION(o.bookmark_interval);
-    else if (key == "min-request-timeout") KUBESIM_DURATION(o.min_request_timeout);
-    else if (key == "event-ttl") KUBESIM_DURATION(o.event_ttl);
-    else if (key == "fault") {
+    } else if (key == "sa-token-ttl") {
+      KUBESIM_DURATION(o.sa_token_ttl);
+    } else if (key == "manifests" || key == "rbac") {
+      o.manifests.push_back(value);
+    } else if (key == "nodes") {
+      KUBESIM_NUMBER(o.nodes, 0, 100000);
+    } else if (key == "node-prefix") {
+      o.node_prefix = value;
+    } else if (key == "not-ready") {
+      for (auto& n : splitComma(value)) {
+        o.not_ready.push_back(n);
+      }
+    } else if (key == "heartbeat-period") {
+      KUBESIM_DURATION(o.heartbeat_period);
+    } else if (key == "node-status-period") {
+      KUBESIM_DURATION(o.node_status_period);
+    } else if (key == "kubelet-version") {
+      o.kubelet_version = value;
+    } else if (key == "watch-history") {
+      KUBESIM_NUMBER(o.watch_history, 1, 10000000);
+    } else if (key == "bookmark-interval") {
+      KUBESIM_DURATION(o.bookmark_interval);
+    } else if (key == "min-request-timeout") {
+      KUBESIM_DURATION(o.min_request_timeout);
+    } else if (key == "event-ttl") {
+      KUBESIM_DURATION(o.event_ttl);
+    } else if (key == "fault") {
       std::string err;
       auto rule = FaultRule::fromText(value, &err);
-      if (!rule) return Status(Code::InvalidArgument, "--fault: " + err);
+      if (!rule) {
+        return Status(Code::InvalidArgument, "--fault: " + err);
+      }
       o.faults.push_back(*rule);
-    } else if (key == "latency") KUBESIM_DURATION(o.latency);
-    else if (key == "latency-jitter") KUBESIM_DURATION(o.latency_jitter);
-    else if (key == "v") KUBESIM_NUMBER(cl.log.verbosity, 0, 10);
-    else if (key == "logging-format") {
-      if (value == "json") cl.log.format = ccm::log::Format::Json;
-      else if (value == "text") cl.log.format = ccm::log::Format::Text;
-      else return Status(Code::InvalidArgument, "--logging-format is text or json");
+    } else if (key == "latency") {
+      KUBESIM_DURATION(o.latency);
+    } else if (key == "latency-jitter") {
+      KUBESIM_DURATION(o.latency_jitter);
+    } else if (key == "v") {
+      KUBESIM_NUMBER(cl.log.verbosity, 0, 10);
+    } else if (key == "logging-format") {
+      if (value == "json") {
+        cl.log.format = ccm::log::Format::Json;
+      } else if (value == "text") {
+        cl.log.format = ccm::log::Format::Text;
+      } else {
+        return Status(Code::InvalidArgument, "--logging-format is text or json");
+      }
     } else {
       return Status(Code::InvalidArgument, "unknown flag --" + key + " (see --help)");
     }

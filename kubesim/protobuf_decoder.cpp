@@ -70,7 +70,9 @@ class Reader {
   bool varint(uint64_t* out) {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= data_.size()) return false;
+      if (pos_ >= data_.size()) {
+        return false;
+      }
       auto b = static_cast<uint8_t>(data_[pos_++]);
       v |= static_cast<uint64_t>(b & 0x7f) << shift;
       if ((b & 0x80) == 0) {
@@ -81,7 +83,9 @@ class Reader {
     return false;
   }
   bool bytes(size_t n, std::string_view* out) {
-    if (n > data_.size() - pos_) return false;
+    if (n > data_.size() - pos_) {
+      return false;
+    }
     *out = data_.substr(pos_, n);
     pos_ += n;
     return true;
@@ -89,19 +93,27 @@ class Reader {
   // Reads one field: number, wire type, and its value (varint or payload).
   bool field(int* number, int* wire, uint64_t* varint_value, std::string_view* payload) {
     uint64_t tag;
-    if (!varint(&tag)) return false;
+    if (!varint(&tag)) {
+      return false;
+    }
     *number = static_cast<int>(tag >> 3);
     *wire = static_cast<int>(tag & 7);
-    if (*number <= 0) return false;
+    if (*number <= 0) {
+      return false;
+    }
     switch (*wire) {
-      case 0: return varint(varint_value);
-      case 1: return bytes(8, payload);
+      case 0:
+        return varint(varint_value);
+      case 1:
+        return bytes(8, payload);
       case 2: {
         uint64_t len;
         return varint(&len) && bytes(static_cast<size_t>(len), payload);
       }
-      case 5: return bytes(4, payload);
-      default: return false;  // groups are not used by Kubernetes
+      case 5:
+        return bytes(4, payload);
+      default:
+        return false;  // groups are not used by Kubernetes
     }
   }
 
@@ -114,7 +126,7 @@ class Reader {
 struct Field {
   int number = 0;
   int wire = 0;
-  uint64_t varint = 0;        // wire type 0
+  uint64_t varint = 0;       // wire type 0
   std::string_view payload;  // wire types 1, 2 and 5
 };
 
@@ -137,9 +149,8 @@ bool forEachField(std::string_view message, std::string* error, Fn&& fn) {
 }
 
 bool isZero(const JsonValue& v) {
-  return v.IsNull() || (v.IsString() && v.GetStringLength() == 0) ||
-         (v.IsBool() && !v.GetBool()) || (v.IsInt64() && v.GetInt64() == 0) ||
-         (v.IsDouble() && v.GetDouble() == 0.0);
+  return v.IsNull() || (v.IsString() && v.GetStringLength() == 0) || (v.IsBool() && !v.GetBool()) ||
+         (v.IsInt64() && v.GetInt64() == 0) || (v.IsDouble() && v.GetDouble() == 0.0);
 }
 
 }  // namespace
@@ -154,7 +165,9 @@ ProtobufDecoder::ProtobufDecoder() {
   std::string line;
   while (std::getline(lines, line)) {
     size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
+    if (colon == std::string::npos) {
+      continue;
+    }
     auto& fields = numbers_[line.substr(0, colon)];
     std::istringstream parts(line.substr(colon + 1));
     std::string f;
@@ -169,11 +182,12 @@ bool ProtobufDecoder::supports(std::string_view root_struct) const {
   return numbers_.find(root_struct) != numbers_.end();
 }
 
-bool ProtobufDecoder::decode(std::string_view body, std::string_view root_struct,
-                             JsonDocument& doc, std::string* error) const {
+bool ProtobufDecoder::decode(std::string_view body, std::string_view root_struct, JsonDocument& doc,
+                             std::string* error) const {
   constexpr std::string_view kMagic("k8s\0", 4);
   if (body.size() < 4 || body.substr(0, 4) != kMagic) {
-    *error = "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]";
+    *error =
+        "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]";
     return false;
   }
   Reader r(body.substr(4));
@@ -191,8 +205,12 @@ bool ProtobufDecoder::decode(std::string_view body, std::string_view root_struct
     }
     if (number == 1 && wire == 2) {  // TypeMeta
       bool ok = forEachField(payload, error, [&](const Field& f) {
-        if (f.number == 1 && f.wire == 2) api_version = std::string(f.payload);
-        if (f.number == 2 && f.wire == 2) kind = std::string(f.payload);
+        if (f.number == 1 && f.wire == 2) {
+          api_version = std::string(f.payload);
+        }
+        if (f.number == 2 && f.wire == 2) {
+          kind = std::string(f.payload);
+        }
         return true;
       });
       if (!ok) {
@@ -204,8 +222,12 @@ bool ProtobufDecoder::decode(std::string_view body, std::string_view root_struct
   }
   auto& alloc = doc.GetAllocator();
   doc.SetObject();
-  if (!kind.empty()) setString(doc, "kind", kind, alloc);
-  if (!api_version.empty()) setString(doc, "apiVersion", api_version, alloc);
+  if (!kind.empty()) {
+    setString(doc, "kind", kind, alloc);
+  }
+  if (!api_version.empty()) {
+    setString(doc, "apiVersion", api_version, alloc);
+  }
   JsonValue obj(rapidjson::kObjectType);
   if (!decodeMessage(root_struct, raw, obj, alloc, 0, error)) {
     return false;
@@ -290,8 +312,9 @@ bool ProtobufDecoder::decodeMessage(std::string_view struct_name, std::string_vi
       if (!decodeValue(*t, wire, payload, v, value, alloc, depth + 1, error)) {
         return false;
       }
-      if (isZero(value) || (value.IsObject() && value.ObjectEmpty() &&
-                            (t->kind == Schema::Kind::Time || t->kind == Schema::Kind::MicroTime))) {
+      if (isZero(value) ||
+          (value.IsObject() && value.ObjectEmpty() &&
+           (t->kind == Schema::Kind::Time || t->kind == Schema::Kind::MicroTime))) {
         continue;  // gogo writes zero values of non-pointer fields: omitempty drops them
       }
       setMember(out, name, std::move(value), alloc);
@@ -301,8 +324,8 @@ bool ProtobufDecoder::decodeMessage(std::string_view struct_name, std::string_vi
 }
 
 bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::string_view payload,
-                                  uint64_t varint, JsonValue& out, JsonAllocator& alloc,
-                                  int depth, std::string* error) const {
+                                  uint64_t varint, JsonValue& out, JsonAllocator& alloc, int depth,
+                                  std::string* error) const {
   auto needWire = [&](int want) {
     if (wire != want) {
       *error = "wrong wire type for a field";
@@ -312,29 +335,41 @@ bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::strin
   };
   switch (t.kind) {
     case Schema::Kind::String:
-      if (!needWire(2)) return false;
+      if (!needWire(2)) {
+        return false;
+      }
       out.SetString(payload.data(), static_cast<rapidjson::SizeType>(payload.size()), alloc);
       return true;
     case Schema::Kind::Bytes: {
-      if (!needWire(2)) return false;
+      if (!needWire(2)) {
+        return false;
+      }
       std::string b64 = base64Encode(payload);
       out.SetString(b64.data(), static_cast<rapidjson::SizeType>(b64.size()), alloc);
       return true;
     }
     case Schema::Kind::Int32:
-      if (!needWire(0)) return false;
+      if (!needWire(0)) {
+        return false;
+      }
       out.SetInt64(static_cast<int32_t>(static_cast<uint32_t>(varint)));
       return true;
     case Schema::Kind::Int64:
-      if (!needWire(0)) return false;
+      if (!needWire(0)) {
+        return false;
+      }
       out.SetInt64(static_cast<int64_t>(varint));
       return true;
     case Schema::Kind::Bool:
-      if (!needWire(0)) return false;
+      if (!needWire(0)) {
+        return false;
+      }
       out.SetBool(varint != 0);
       return true;
     case Schema::Kind::Number: {
-      if (!needWire(1)) return false;
+      if (!needWire(1)) {
+        return false;
+      }
       double d;
       std::memcpy(&d, payload.data(), sizeof(d));
       out.SetDouble(d);
@@ -342,17 +377,23 @@ bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::strin
     }
     case Schema::Kind::Time:
     case Schema::Kind::MicroTime: {
-      if (!needWire(2)) return false;
+      if (!needWire(2)) {
+        return false;
+      }
       int64_t seconds = 0;
       int64_t nanos = 0;
       bool ok = forEachField(payload, error, [&](const Field& f) {
-        if (f.number == 1 && f.wire == 0) seconds = static_cast<int64_t>(f.varint);
+        if (f.number == 1 && f.wire == 0) {
+          seconds = static_cast<int64_t>(f.varint);
+        }
         if (f.number == 2 && f.wire == 0) {
           nanos = static_cast<int32_t>(static_cast<uint32_t>(f.varint));
         }
         return true;
       });
-      if (!ok) return false;
+      if (!ok) {
+        return false;
+      }
       if (seconds == 0 && nanos == 0) {
         out.SetNull();
         return true;
@@ -364,30 +405,44 @@ bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::strin
       return true;
     }
     case Schema::Kind::Quantity: {
-      if (!needWire(2)) return false;
+      if (!needWire(2)) {
+        return false;
+      }
       std::string s;
       bool ok = forEachField(payload, error, [&](const Field& f) {
-        if (f.number == 1 && f.wire == 2) s = std::string(f.payload);
+        if (f.number == 1 && f.wire == 2) {
+          s = std::string(f.payload);
+        }
         return true;
       });
-      if (!ok) return false;
+      if (!ok) {
+        return false;
+      }
       out.SetString(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
       return true;
     }
     case Schema::Kind::IntOrString: {
-      if (!needWire(2)) return false;
+      if (!needWire(2)) {
+        return false;
+      }
       int64_t type = 0;
       int64_t iv = 0;
       std::string sv;
       bool ok = forEachField(payload, error, [&](const Field& f) {
-        if (f.number == 1 && f.wire == 0) type = static_cast<int64_t>(f.varint);
+        if (f.number == 1 && f.wire == 0) {
+          type = static_cast<int64_t>(f.varint);
+        }
         if (f.number == 2 && f.wire == 0) {
           iv = static_cast<int32_t>(static_cast<uint32_t>(f.varint));
         }
-        if (f.number == 3 && f.wire == 2) sv = std::string(f.payload);
+        if (f.number == 3 && f.wire == 2) {
+          sv = std::string(f.payload);
+        }
         return true;
       });
-      if (!ok) return false;
+      if (!ok) {
+        return false;
+      }
       if (type == 1) {
         out.SetString(sv.data(), static_cast<rapidjson::SizeType>(sv.size()), alloc);
       } else {
@@ -396,7 +451,9 @@ bool ProtobufDecoder::decodeValue(const Schema::TypeRef& t, int wire, std::strin
       return true;
     }
     case Schema::Kind::Struct:
-      if (!needWire(2)) return false;
+      if (!needWire(2)) {
+        return false;
+      }
       return decodeMessage(t.struct_name, payload, out, alloc, depth, error);
     case Schema::Kind::Any:
     case Schema::Kind::Map:

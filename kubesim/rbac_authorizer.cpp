@@ -56,10 +56,18 @@ bool selectorMatches(const JsonValue& sel, const std::map<std::string, std::stri
       auto values = stringList(e, "values");
       auto it = labels.find(key);
       bool has = it != labels.end();
-      if (op == "In" && !(has && contains(values, it->second))) return false;
-      if (op == "NotIn" && has && contains(values, it->second)) return false;
-      if (op == "Exists" && !has) return false;
-      if (op == "DoesNotExist" && has) return false;
+      if (op == "In" && !(has && contains(values, it->second))) {
+        return false;
+      }
+      if (op == "NotIn" && has && contains(values, it->second)) {
+        return false;
+      }
+      if (op == "Exists" && !has) {
+        return false;
+      }
+      if (op == "DoesNotExist" && has) {
+        return false;
+      }
     }
   }
   return true;
@@ -283,14 +291,18 @@ std::shared_ptr<const RbacAuthorizer::Snapshot> RbacAuthorizer::build() const {
         if (ns.empty()) {
           ns = obj.ns;
         }
-        key = "User:system:serviceaccount:" + ns + ":" + name;
+        key = "User:system:serviceaccount:" + ns;
+        key.append(":").append(name);
       } else {
         continue;
       }
+      std::string binding_id = cluster ? "ClusterRoleBinding/" : "RoleBinding/";
+      if (!cluster) {
+        binding_id.append(obj.ns).append("/");
+      }
+      binding_id += obj.name;
       snap->by_subject[key].push_back(
-          {cluster ? std::string() : obj.ns, rules,
-           cluster ? "ClusterRoleBinding/" + obj.name : "RoleBinding/" + obj.ns + "/" + obj.name,
-           role_id});
+          {cluster ? std::string() : obj.ns, rules, std::move(binding_id), role_id});
     }
   };
   for (const auto& obj : list("clusterrolebindings")) {

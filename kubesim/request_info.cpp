@@ -11,10 +11,16 @@ std::vector<std::string> splitPath(std::string_view path) {
   std::vector<std::string> out;
   size_t i = 0;
   while (i < path.size()) {
-    while (i < path.size() && path[i] == '/') ++i;
+    while (i < path.size() && path[i] == '/') {
+      ++i;
+    }
     size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    if (j > i) out.emplace_back(path.substr(i, j - i));
+    if (j == std::string_view::npos) {
+      j = path.size();
+    }
+    if (j > i) {
+      out.emplace_back(path.substr(i, j - i));
+    }
     i = j;
   }
   return out;
@@ -68,8 +74,12 @@ RequestInfo RequestInfo::parse(std::string_view method, const UrlQuery& query) {
     }
   }
   info.resource = p[0];
-  if (p.size() >= 2) info.name = p[1];
-  if (p.size() >= 3) info.subresource = p[2];
+  if (p.size() >= 2) {
+    info.name = p[1];
+  }
+  if (p.size() >= 3) {
+    info.subresource = p[2];
+  }
   std::string m(method);
   if (m == "GET" || m == "HEAD") {
     if (query.getBool("watch")) {

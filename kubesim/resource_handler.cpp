@@ -4,12 +4,12 @@
 #include "host/log/log.hpp"
 #include "host/runtime/base64.hpp"
 #include "kubesim/event_conversion.hpp"
+#include "kubesim/patch/patch.hpp"
 #include "kubesim/protobuf_decoder.hpp"
 #include "kubesim/schema.hpp"
 #include "kubesim/table_printer.hpp"
 #include "kubesim/watch_stream.hpp"
 #include "kubesim/yaml_json.hpp"
-#include "kubesim/patch/patch.hpp"
 
 namespace ccm::kubesim {
 namespace {
@@ -21,7 +21,9 @@ const std::vector<std::string> kPatchTypes = {"application/json-patch+json",
                                               "application/merge-patch+json",
                                               "application/strategic-merge-patch+json"};
 
-bool isEventsV1(const ResourceType& t) { return t.group == "events.k8s.io"; }
+bool isEventsV1(const ResourceType& t) {
+  return t.group == "events.k8s.io";
+}
 
 ApiError optionsInvalid(std::string_view kind, const FieldError& fe) {
   return ApiError::invalid("meta.k8s.io", kind, "", {fe});
@@ -37,20 +39,24 @@ std::optional<std::string> fieldValidation(const ApiRequest& r, std::string_view
   if (v == "Ignore" || v == "Warn" || v == "Strict") {
     return v;
   }
-  *error = optionsInvalid(options_kind, FieldError::notSupported("fieldValidation", v,
-                                                                 {"Ignore", "Strict", "Warn"}));
+  *error = optionsInvalid(
+      options_kind, FieldError::notSupported("fieldValidation", v, {"Ignore", "Strict", "Warn"}));
   return std::nullopt;
 }
 
 bool dryRun(const ApiRequest& r) {
   for (const auto& v : r.query.getAll("dryRun")) {
-    if (v == "All") return true;
+    if (v == "All") {
+      return true;
+    }
   }
   return false;
 }
 
 std::string summarize(std::string_view data) {
-  if (data.empty()) return "<empty>";
+  if (data.empty()) {
+    return "<empty>";
+  }
   if (data[0] == '{') {
     return data.size() > 30 ? std::string(data.substr(0, 30)) + " ..." : std::string(data);
   }
@@ -98,7 +104,8 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
                                   type.kind + "): couldn't get version/kind; yaml: " + err);
     }
   } else if (mt.essence() == "application/vnd.kubernetes.protobuf" &&
-             ProtobufDecoder::builtin().supports(Schema::builtin().rootFor(type.group, type.kind))) {
+             ProtobufDecoder::builtin().supports(
+                 Schema::builtin().rootFor(type.group, type.kind))) {
     std::string err;
     if (!ProtobufDecoder::builtin().decode(body, Schema::builtin().rootFor(type.group, type.kind),
                                            doc, &err)) {
@@ -109,12 +116,13 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
     return ApiError::unsupportedMediaType(kBodyTypes);
   }
   if (!doc.IsObject()) {
-    return ApiError::badRequest("the object provided is unrecognized (must be of type " +
-                                type.kind + "): couldn't get version/kind; json parse error: " +
-                                "json: cannot unmarshal " +
-                                (doc.IsArray() ? std::string("array") : std::string("value")) +
-                                " into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" } (" +
-                                summarize(body) + ")");
+    return ApiError::badRequest(
+        "the object provided is unrecognized (must be of type " + type.kind +
+        "): couldn't get version/kind; json parse error: " + "json: cannot unmarshal " +
+        (doc.IsArray() ? std::string("array") : std::string("value")) +
+        " into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; "
+        "Kind string \"json:\\\"kind,omitempty\\\"\" } (" +
+        summarize(body) + ")");
   }
   std::string_view api = stringMember(doc, "apiVersion");
   std::string_view kind = stringMember(doc, "kind");
@@ -130,6 +138,7 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
   std::vector<std::string> strict;
   std::vector<std::string> dups;
   dedupeKeys(doc, doc.GetAllocator(), "", &dups);
+  strict.reserve(dups.size());
   for (const auto& d : dups) {
     strict.push_back("json: duplicate field " + jsonString(d));
   }
@@ -137,8 +146,7 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
   auto issues = schema.check(schema.rootFor(type.group, type.kind), doc, doc.GetAllocator(), true);
   if (issues.type_error) {
     return ApiError::badRequest(type.kind + " in version " + jsonString(type.version) +
-                                " cannot be handled as a " + type.kind + ": " +
-                                *issues.type_error);
+                                " cannot be handled as a " + type.kind + ": " + *issues.type_error);
   }
   for (const auto& u : issues.unknown_fields) {
     strict.push_back("unknown field " + jsonString(u));
@@ -155,8 +163,8 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
 }
 
 std::string encodeContinue(uint64_t rv, const std::string& next_key) {
-  std::string token = R"({"v":"meta.k8s.io/v1","rv":)" + std::to_string(rv) +
-                      R"(,"start":)" + jsonString(next_key) + "}";
+  std::string token = R"({"v":"meta.k8s.io/v1","rv":)" + std::to_string(rv) + R"(,"start":)" +
+                      jsonString(next_key) + "}";
   return base64UrlEncode(token);
 }
 
@@ -174,9 +182,8 @@ std::optional<ContinueToken> decodeContinue(const std::string& token, std::strin
   JsonDocument doc;
   doc.Parse(raw->data(), raw->size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    *error = "continue key is not valid: " + (doc.HasParseError()
-                                                  ? describeParseError(doc, *raw)
-                                                  : std::string("not an object"));
+    *error = "continue key is not valid: " +
+             (doc.HasParseError() ? describeParseError(doc, *raw) : std::string("not an object"));
     return std::nullopt;
   }
   if (stringMember(doc, "v") != "meta.k8s.io/v1") {
@@ -185,7 +192,9 @@ std::optional<ContinueToken> decodeContinue(const std::string& token, std::strin
   }
   const JsonValue* rv = member(doc, "rv");
   if (rv == nullptr || !rv->IsInt64()) {
-    *error = "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)";
+    *error =
+        "continue key is not valid: incorrect encoded start resourceVersion (version "
+        "meta.k8s.io/v1)";
     return std::nullopt;
   }
   ContinueToken t;
@@ -203,9 +212,8 @@ ApiError listOptionsInvalid(const FieldError& fe) {
 }
 
 ApiError tooLargeRv(uint64_t requested, uint64_t current) {
-  ApiError e = ApiError::timeout("Too large resource version: " + decimal(requested) +
-                                     ", current: " + decimal(current),
-                                 1);
+  ApiError e = ApiError::timeout(
+      "Too large resource version: " + decimal(requested) + ", current: " + decimal(current), 1);
   e.mutableDetails().causes.push_back(
       {"ResourceVersionTooLarge", "Too large resource version", ""});
   return e;
@@ -289,9 +297,10 @@ std::string ResourceHandler::listHead(const ApiRequest& r) {
 HttpResponse ResourceHandler::objectResponse(const ApiRequest& r, unsigned status,
                                              const StoredObject& obj) {
   if (r.format == OutputFormat::Table && (r.info.verb == "get")) {
-    return jsonResponse(status, TablePrinter::table(
-                                    *r.type, {view(*r.type, obj)}, decimal(obj.rv), "",
-                                    TablePrinter::parseIncludeObject(r.query.get("includeObject"))));
+    return jsonResponse(
+        status,
+        TablePrinter::table(*r.type, {view(*r.type, obj)}, decimal(obj.rv), "",
+                            TablePrinter::parseIncludeObject(r.query.get("includeObject"))));
   }
   return jsonResponse(status, answer(r, obj));
 }
@@ -306,28 +315,42 @@ HttpResponse ResourceHandler::handle(const ApiRequest& r) {
   if (!sub.empty() && verb != "get" && verb != "update" && verb != "patch") {
     return errorResponse(ApiError::methodNotAllowed());
   }
-  if (verb == "get") return get(r);
-  if (verb == "list") return list(r);
-  if (verb == "watch") return watch(r);
+  if (verb == "get") {
+    return get(r);
+  }
+  if (verb == "list") {
+    return list(r);
+  }
+  if (verb == "watch") {
+    return watch(r);
+  }
   if (verb == "create") {
     if (!r.info.name.empty()) {
       return errorResponse(ApiError::methodNotAllowed());
     }
     return create(r);
   }
-  if (verb == "update") return update(r);
-  if (verb == "patch") return patch(r);
+  if (verb == "update") {
+    return update(r);
+  }
+  if (verb == "patch") {
+    return patch(r);
+  }
   if (verb == "delete") {
     return type.resource == "namespaces" ? removeNamespace(r) : remove(r);
   }
-  if (verb == "deletecollection") return removeCollection(r);
+  if (verb == "deletecollection") {
+    return removeCollection(r);
+  }
   return errorResponse(ApiError::methodNotAllowed());
 }
 
 HttpResponse ResourceHandler::get(const ApiRequest& r) {
   std::optional<ApiError> err;
   auto rv = parseRv(r.query.get("resourceVersion"), &err);
-  if (err) return errorResponse(*err);
+  if (err) {
+    return errorResponse(*err);
+  }
   if (rv && *rv > store_.currentRv()) {
     return errorResponse(tooLargeRv(*rv, store_.currentRv()));
   }
@@ -356,7 +379,9 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   std::string cont = r.query.get("continue");
   std::optional<ApiError> err;
   auto rv = parseRv(rv_text, &err);
-  if (err) return errorResponse(*err);
+  if (err) {
+    return errorResponse(*err);
+  }
   size_t limit = 0;
   if (std::string l = r.query.get("limit"); !l.empty()) {
     // An int64; zero or negative means "no limit", as in the API server's storage.
@@ -378,11 +403,13 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
     }
     if (rv_text.empty()) {
       return errorResponse(listOptionsInvalid(FieldError::forbidden(
-          "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")));
+          "resourceVersionMatch",
+          "resourceVersionMatch is forbidden unless resourceVersion is provided")));
     }
     if (match == "Exact" && rv_text == "0") {
       return errorResponse(listOptionsInvalid(FieldError::forbidden(
-          "resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")));
+          "resourceVersionMatch",
+          "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")));
     }
   }
   uint64_t current = store_.currentRv();
@@ -403,7 +430,7 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
     req.limit = limit;
   } else if (rv && *rv > current) {
     return errorResponse(tooLargeRv(*rv, current));
-  } else if (match == "Exact") {
+  } else if (match == "Exact") {  // NOLINT(bugprone-branch-clone): RV=0 must be tested in between
     req.at_rv = rv;
     req.limit = limit;
   } else if (rv_text == "0") {
@@ -427,7 +454,8 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
           "deleted between the time the first chunk was returned and now may show up in the "
           "list.");
       // A fresh token with rv -1: "continue inconsistently from the latest state".
-      std::string raw = R"({"v":"meta.k8s.io/v1","rv":-1,"start":)" + jsonString(req.start_key) + "}";
+      std::string raw =
+          R"({"v":"meta.k8s.io/v1","rv":-1,"start":)" + jsonString(req.start_key) + "}";
       e.setContinue(base64UrlEncode(raw));
     }
     return errorResponse(e);
@@ -441,14 +469,18 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   if (r.format == OutputFormat::Table) {
     std::vector<std::string> objs;
     objs.reserve(res.items.size());
-    for (const auto& o : res.items) objs.push_back(view(type, *o));
-    return jsonResponse(200, TablePrinter::table(type, objs, decimal(res.rv), token,
-                                                 TablePrinter::parseIncludeObject(
-                                                     r.query.get("includeObject"))));
+    for (const auto& o : res.items) {
+      objs.push_back(view(type, *o));
+    }
+    return jsonResponse(
+        200, TablePrinter::table(type, objs, decimal(res.rv), token,
+                                 TablePrinter::parseIncludeObject(r.query.get("includeObject"))));
   }
   std::string out;
   size_t total = 64;
-  for (const auto& o : res.items) total += o->json.size() + 1;
+  for (const auto& o : res.items) {
+    total += o->json.size() + 1;
+  }
   out.reserve(total);
   out += "{" + listHead(r);
   out += R"(,"metadata":{"resourceVersion":")" + decimal(res.rv) + "\"";
@@ -462,7 +494,9 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   out += R"(},"items":[)";
   bool first = true;
   for (const auto& o : res.items) {
-    if (!first) out += ",";
+    if (!first) {
+      out += ",";
+    }
     first = false;
     if (isEventsV1(type) || r.format == OutputFormat::PartialObjectMetadata) {
       out += answer(r, *o);
@@ -487,9 +521,10 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
   bool sie_given = r.query.has("sendInitialEvents");
   if (sie_given) {
     if (!options_.watch_list) {
-      return errorResponse(listOptionsInvalid(FieldError::forbidden(
-          "sendInitialEvents",
-          "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled")));
+      return errorResponse(listOptionsInvalid(
+          FieldError::forbidden("sendInitialEvents",
+                                "sendInitialEvents is forbidden for watch unless the WatchList "
+                                "feature gate is enabled")));
     }
     if (match != "NotOlderThan") {
       return errorResponse(listOptionsInvalid(FieldError::forbidden(
@@ -503,7 +538,9 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
   }
   std::optional<ApiError> err;
   auto rv = parseRv(rv_text, &err);
-  if (err) return errorResponse(*err);
+  if (err) {
+    return errorResponse(*err);
+  }
   bool bookmarks = r.query.getBool("allowWatchBookmarks");
   std::chrono::milliseconds timeout;
   std::optional<uint64_t> timeout_seconds;
@@ -532,9 +569,9 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
     renderer = std::make_unique<JsonWatchRenderer>(type);
   }
   // Watchers are registered on the storage type; the renderer shows the served view.
-  auto watcher = std::make_shared<Watcher>(storageType(type), std::move(filter),
-                                           std::move(renderer), options_.watch_queue_limit,
-                                           bookmarks);
+  auto watcher =
+      std::make_shared<Watcher>(storageType(type), std::move(filter), std::move(renderer),
+                                options_.watch_queue_limit, bookmarks);
   ObjectStore::WatchMode mode;
   uint64_t from = 0;
   if (send_initial) {
@@ -570,7 +607,9 @@ HttpResponse ResourceHandler::create(const ApiRequest& r) {
   const ResourceType& type = *r.type;
   std::optional<ApiError> err;
   auto validation = fieldValidation(r, "CreateOptions", &err);
-  if (!validation) return errorResponse(*err);
+  if (!validation) {
+    return errorResponse(*err);
+  }
   JsonDocument body;
   std::vector<std::string> warnings;
   if (auto e = decodeBody(r, type, *validation, body, warnings)) {
@@ -608,7 +647,9 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
   const ResourceType& type = *r.type;
   std::optional<ApiError> err;
   auto validation = fieldValidation(r, "UpdateOptions", &err);
-  if (!validation) return errorResponse(*err);
+  if (!validation) {
+    return errorResponse(*err);
+  }
   JsonDocument body;
   std::vector<std::string> warnings;
   if (auto e = decodeBody(r, type, *validation, body, warnings)) {
@@ -628,8 +669,7 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
   }
   const std::string name = r.info.name;
   if (body_name != name) {
-    return errorResponse(ApiError::badRequest("the name of the object (" +
-                                              std::string(body_name) +
+    return errorResponse(ApiError::badRequest("the name of the object (" + std::string(body_name) +
                                               ") does not match the name on the URL (" + name +
                                               ")"));
   }
@@ -668,7 +708,9 @@ HttpResponse ResourceHandler::patch(const ApiRequest& r) {
   }
   std::optional<ApiError> err;
   auto validation = fieldValidation(r, "PatchOptions", &err);
-  if (!validation) return errorResponse(*err);
+  if (!validation) {
+    return errorResponse(*err);
+  }
   std::string_view body = r.body();
   if (body.find(kRvMarker) != std::string_view::npos) {
     return errorResponse(ApiError::badRequest("the patch contains a reserved string"));
@@ -709,16 +751,17 @@ HttpResponse ResourceHandler::patch(const ApiRequest& r) {
           return e;
         }
         if (!target->IsObject()) {
-          return ApiError::invalid("", "", "", {FieldError::invalid(
-                                                    "patch", goQuote(toJson(*target)),
-                                                    "the patched object is not a JSON object")});
+          return ApiError::invalid(
+              "", "", "",
+              {FieldError::invalid("patch", goQuote(toJson(*target)),
+                                   "the patched object is not a JSON object")});
         }
         // The patched object decodes like a body: types, unknown fields (422 when Strict).
         auto issues = schema.check(root, *target, *alloc, true);
         if (issues.type_error) {
-          return ApiError::invalid("", "", "",
-                                   {FieldError::invalid("patch", goQuote(toJson(*target)),
-                                                        *issues.type_error)});
+          return ApiError::invalid(
+              "", "", "",
+              {FieldError::invalid("patch", goQuote(toJson(*target)), *issues.type_error)});
         }
         std::vector<std::string> strict;
         for (const auto& u : issues.unknown_fields) {
@@ -781,23 +824,27 @@ std::optional<ApiError> parseDeleteOptions(const ApiRequest& r, DeleteRequest& o
     if (parseMediaType(r.header(http::field::content_type)).essence() ==
         "application/vnd.kubernetes.protobuf") {
       if (!ProtobufDecoder::builtin().decode(body, "DeleteOptions", doc, &perr)) {
-        return ApiError::badRequest("the object provided is unrecognized (must be of type "
-                                    "DeleteOptions): " + perr);
+        return ApiError::badRequest(
+            "the object provided is unrecognized (must be of type "
+            "DeleteOptions): " +
+            perr);
       }
     } else {
       doc.Parse(body.data(), body.size());
     }
     if (doc.HasParseError() || !doc.IsObject()) {
-      return ApiError::badRequest("the object provided is unrecognized (must be of type "
-                                  "DeleteOptions): couldn't get version/kind; json parse error: " +
-                                  (doc.HasParseError() ? describeParseError(doc, body)
-                                                       : std::string("not an object")) +
-                                  " (" + summarize(body) + ")");
+      return ApiError::badRequest(
+          "the object provided is unrecognized (must be of type "
+          "DeleteOptions): couldn't get version/kind; json parse error: " +
+          (doc.HasParseError() ? describeParseError(doc, body) : std::string("not an object")) +
+          " (" + summarize(body) + ")");
     }
     auto issues = Schema::builtin().check("DeleteOptions", doc, doc.GetAllocator(), true);
     if (issues.type_error) {
-      return ApiError::badRequest("DeleteOptions in version \"v1\" cannot be handled as a "
-                                  "DeleteOptions: " + *issues.type_error);
+      return ApiError::badRequest(
+          "DeleteOptions in version \"v1\" cannot be handled as a "
+          "DeleteOptions: " +
+          *issues.type_error);
     }
     if (const JsonValue* pre = member(doc, "preconditions")) {
       out.options.uid = std::string(stringMember(*pre, "uid"));
@@ -808,12 +855,14 @@ std::optional<ApiError> parseDeleteOptions(const ApiRequest& r, DeleteRequest& o
     }
     if (const JsonValue* dr = member(doc, "dryRun"); dr && dr->IsArray()) {
       for (const auto& v : dr->GetArray()) {
-        if (v.IsString() && std::string_view(v.GetString()) == "All") out.options.dry_run = true;
+        if (v.IsString() && std::string_view(v.GetString()) == "All") {
+          out.options.dry_run = true;
+        }
       }
     }
   }
-  if (!out.propagation.empty() && out.propagation != "Orphan" &&
-      out.propagation != "Background" && out.propagation != "Foreground") {
+  if (!out.propagation.empty() && out.propagation != "Orphan" && out.propagation != "Background" &&
+      out.propagation != "Foreground") {
     return ApiError::invalid("meta.k8s.io", "DeleteOptions", "",
                              {FieldError::notSupported("propagationPolicy", out.propagation,
                                                        {"Foreground", "Background", "Orphan"})});
@@ -822,7 +871,8 @@ std::optional<ApiError> parseDeleteOptions(const ApiRequest& r, DeleteRequest& o
 }
 
 std::string successStatus(const ResourceType& type, const StoredObject& obj) {
-  std::string out = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)";
+  std::string out =
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":)";
   appendJsonString(out, obj.name);
   if (!type.group.empty()) {
     out += R"(,"group":)";
@@ -859,8 +909,8 @@ HttpResponse ResourceHandler::remove(const ApiRequest& r) {
 HttpResponse ResourceHandler::removeNamespace(const ApiRequest& r) {
   const std::string& name = r.info.name;
   if (name == "default" || name == "kube-system" || name == "kube-public") {
-    return errorResponse(ApiError::forbidden("", "namespaces", name,
-                                             "this namespace may not be deleted"));
+    return errorResponse(
+        ApiError::forbidden("", "namespaces", name, "this namespace may not be deleted"));
   }
   DeleteRequest dr;
   if (auto e = parseDeleteOptions(r, dr)) {
@@ -901,7 +951,9 @@ HttpResponse ResourceHandler::removeCollection(const ApiRequest& r) {
     opts.dry_run = dr.options.dry_run;
     auto res = writer_.remove(st, obj->ns, obj->name, opts);
     if (!res.ok()) {
-      if (res.error().code() == 404) continue;
+      if (res.error().code() == 404) {
+        continue;
+      }
       return errorResponse(res.error());
     }
     items += (items.empty() ? "" : ",") + answer(r, *res.value().object);

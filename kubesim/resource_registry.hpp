@@ -59,8 +59,7 @@ class ResourceRegistry {
   // First type with this group and Kind.
   const ResourceType* findKind(std::string_view group, std::string_view kind) const;
   // By apiVersion ("v1", "rbac.authorization.k8s.io/v1") and Kind.
-  const ResourceType* findApiVersionKind(std::string_view api_version,
-                                         std::string_view kind) const;
+  const ResourceType* findApiVersionKind(std::string_view api_version, std::string_view kind) const;
   // Groups in discovery order (core first).
   const std::vector<ApiGroupInfo>& groups() const { return groups_; }
   bool hasGroupVersion(std::string_view group, std::string_view version) const;

@@ -23,7 +23,9 @@ std::string userJson(const UserInfo& u) {
     for (const auto& [k, vs] : u.extra) {
       out += (first ? "" : ",") + jsonString(k) + ":[";
       first = false;
-      for (size_t i = 0; i < vs.size(); ++i) out += (i ? "," : "") + jsonString(vs[i]);
+      for (size_t i = 0; i < vs.size(); ++i) {
+        out += (i ? "," : "") + jsonString(vs[i]);
+      }
       out += "]";
     }
     out += "}";
@@ -35,7 +37,9 @@ std::vector<std::string> strings(const JsonValue* v) {
   std::vector<std::string> out;
   if (v != nullptr && v->IsArray()) {
     for (const auto& e : v->GetArray()) {
-      if (e.IsString()) out.emplace_back(e.GetString(), e.GetStringLength());
+      if (e.IsString()) {
+        out.emplace_back(e.GetString(), e.GetStringLength());
+      }
     }
   }
   return out;
@@ -59,11 +63,11 @@ std::optional<ApiError> parseBody(const ApiRequest& r, JsonDocument& doc, bool r
   }
   doc.Parse(body.data(), body.size());
   if (doc.HasParseError() || !doc.IsObject()) {
-    return ApiError::badRequest("the object provided is unrecognized (must be of type " +
-                                (r.type ? r.type->kind : std::string("TokenRequest")) +
-                                "): couldn't get version/kind; json parse error: " +
-                                (doc.HasParseError() ? describeParseError(doc, body)
-                                                     : std::string("not an object")));
+    return ApiError::badRequest(
+        "the object provided is unrecognized (must be of type " +
+        (r.type ? r.type->kind : std::string("TokenRequest")) +
+        "): couldn't get version/kind; json parse error: " +
+        (doc.HasParseError() ? describeParseError(doc, body) : std::string("not an object")));
   }
   return std::nullopt;
 }
@@ -134,15 +138,17 @@ HttpResponse ReviewHandler::tokenRequest(const ApiRequest& r) {
     audiences.emplace_back(ServiceAccountTokens::kIssuer);
   }
   std::string aud;
-  for (size_t i = 0; i < audiences.size(); ++i) aud += (i ? "," : "") + jsonString(audiences[i]);
+  for (size_t i = 0; i < audiences.size(); ++i) {
+    aud += (i ? "," : "") + jsonString(audiences[i]);
+  }
   return jsonResponse(
       201, R"({"kind":"TokenRequest","apiVersion":"authentication.k8s.io/v1","metadata":{"name":)" +
                jsonString(r.info.name) + R"(,"namespace":)" + jsonString(r.info.ns) +
                R"(,"creationTimestamp":null},"spec":{"audiences":[)" + aud +
                R"(],"expirationSeconds":)" + std::to_string(seconds) +
-               R"(,"boundObjectRef":null},"status":{"token":)" +
-               jsonString(issued.value().token) + R"(,"expirationTimestamp":)" +
-               jsonString(formatTime(issued.value().expires)) + "}}");
+               R"(,"boundObjectRef":null},"status":{"token":)" + jsonString(issued.value().token) +
+               R"(,"expirationTimestamp":)" + jsonString(formatTime(issued.value().expires)) +
+               "}}");
 }
 
 HttpResponse ReviewHandler::tokenReview(const ApiRequest& r, const JsonValue& body) {
@@ -155,11 +161,12 @@ HttpResponse ReviewHandler::tokenReview(const ApiRequest& r, const JsonValue& bo
   } else {
     reason = "token is empty";
   }
-  std::string out = R"({"kind":"TokenReview","apiVersion":"authentication.k8s.io/v1","metadata":{"creationTimestamp":null},"spec":)";
+  std::string out =
+      R"({"kind":"TokenReview","apiVersion":"authentication.k8s.io/v1","metadata":{"creationTimestamp":null},"spec":)";
   out += spec ? toJson(*spec) : std::string("{}");
   if (user) {
-    out += R"(,"status":{"authenticated":true,"user":)" + userJson(*user) +
-           R"(,"audiences":[)" + jsonString(ServiceAccountTokens::kIssuer) + "]}}";
+    out += R"(,"status":{"authenticated":true,"user":)" + userJson(*user) + R"(,"audiences":[)" +
+           jsonString(ServiceAccountTokens::kIssuer) + "]}}";
   } else {
     out += R"(,"status":{"user":{},"error":)" + jsonString(reason) + "}}";
   }
@@ -171,8 +178,8 @@ HttpResponse ReviewHandler::accessReview(const ApiRequest& r, const JsonValue& b
   const std::string& res = r.type->resource;
   const JsonValue* spec = member(body, "spec");
   if (spec == nullptr) {
-    return errorResponse(ApiError::invalid(r.type->group, r.type->kind, "",
-                                           {FieldError::required("spec")}));
+    return errorResponse(
+        ApiError::invalid(r.type->group, r.type->kind, "", {FieldError::required("spec")}));
   }
   AuthorizationAttributes a;
   if (res == "selfsubjectaccessreviews") {
@@ -208,10 +215,10 @@ HttpResponse ReviewHandler::accessReview(const ApiRequest& r, const JsonValue& b
     a.ns = std::string(stringMember(*ra, "namespace"));
     if (res == "localsubjectaccessreviews") {
       if (!a.ns.empty() && a.ns != r.info.ns) {
-        return errorResponse(ApiError::invalid(
-            r.type->group, r.type->kind, "",
-            {FieldError::invalidString("spec.resourceAttributes.namespace", a.ns,
-                                       "must match metadata.namespace")}));
+        return errorResponse(
+            ApiError::invalid(r.type->group, r.type->kind, "",
+                              {FieldError::invalidString("spec.resourceAttributes.namespace", a.ns,
+                                                         "must match metadata.namespace")}));
       }
       a.ns = r.info.ns;
     }
@@ -221,7 +228,9 @@ HttpResponse ReviewHandler::accessReview(const ApiRequest& r, const JsonValue& b
     a.path = std::string(stringMember(*nra, "path"));
   }
   auto decision = authz_.authorize(a, "review");
-  std::string out = R"({"kind":)" + jsonString(r.type->kind) + R"(,"apiVersion":"authorization.k8s.io/v1","metadata":{"creationTimestamp":null)";
+  std::string out =
+      R"({"kind":)" + jsonString(r.type->kind) +
+      R"(,"apiVersion":"authorization.k8s.io/v1","metadata":{"creationTimestamp":null)";
   if (res == "localsubjectaccessreviews") {
     out += R"(,"namespace":)" + jsonString(r.info.ns);
   }

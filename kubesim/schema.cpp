@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "kubesim/api_error.hpp"
 #include "host/runtime/base64.hpp"
+#include "kubesim/api_error.hpp"
 
 namespace ccm::kubesim {
 namespace {
@@ -92,33 +92,57 @@ Preconditions: uid:string resourceVersion:string
 )";
 
 std::string_view jsonTypeName(const JsonValue& v) {
-  if (v.IsString()) return "string";
-  if (v.IsNumber()) return "number";
-  if (v.IsBool()) return "bool";
-  if (v.IsObject()) return "object";
-  if (v.IsArray()) return "array";
+  if (v.IsString()) {
+    return "string";
+  }
+  if (v.IsNumber()) {
+    return "number";
+  }
+  if (v.IsBool()) {
+    return "bool";
+  }
+  if (v.IsObject()) {
+    return "object";
+  }
+  if (v.IsArray()) {
+    return "array";
+  }
   return "null";
 }
 
 bool validQuantity(std::string_view s) {
   // Loose form of ^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$
   size_t i = 0;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    ++i;
+  }
   size_t digits = i;
-  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-  if (i == digits) return false;
+  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) {
+    ++i;
+  }
+  if (i == digits) {
+    return false;
+  }
   std::string_view suffix = s.substr(i);
-  static const char* kSuffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m",
-                                    "k", "M",  "G",  "T",  "P",  "E"};
+  static const char* kSuffixes[] = {"",  "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n",
+                                    "u", "m",  "k",  "M",  "G",  "T",  "P",  "E"};
   for (const char* suf : kSuffixes) {
-    if (suffix == suf) return true;
+    if (suffix == suf) {
+      return true;
+    }
   }
   if (!suffix.empty() && (suffix[0] == 'e' || suffix[0] == 'E')) {
     size_t j = 1;
-    if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) ++j;
-    if (j == suffix.size()) return false;
+    if (j < suffix.size() && (suffix[j] == '+' || suffix[j] == '-')) {
+      ++j;
+    }
+    if (j == suffix.size()) {
+      return false;
+    }
     for (; j < suffix.size(); ++j) {
-      if (suffix[j] < '0' || suffix[j] > '9') return false;
+      if (suffix[j] < '0' || suffix[j] > '9') {
+        return false;
+      }
     }
     return true;
   }
@@ -218,20 +242,34 @@ std::string Schema::rootFor(std::string_view group, std::string_view kind) const
 
 std::string Schema::goTypeName(const TypeRef& t) const {
   switch (t.kind) {
-    case Kind::String: return "string";
-    case Kind::Int32: return "int32";
-    case Kind::Int64: return "int64";
-    case Kind::Bool: return "bool";
-    case Kind::Number: return "float64";
-    case Kind::Quantity: return "resource.Quantity";
-    case Kind::IntOrString: return "intstr.IntOrString";
-    case Kind::Time: return "v1.Time";
-    case Kind::MicroTime: return "v1.MicroTime";
-    case Kind::Bytes: return "[]uint8";
-    case Kind::Any: return "interface {}";
-    case Kind::Struct: return "v1." + t.struct_name;
-    case Kind::Map: return "map[string]" + goTypeName(*t.element);
-    case Kind::Array: return "[]" + goTypeName(*t.element);
+    case Kind::String:
+      return "string";
+    case Kind::Int32:
+      return "int32";
+    case Kind::Int64:
+      return "int64";
+    case Kind::Bool:
+      return "bool";
+    case Kind::Number:
+      return "float64";
+    case Kind::Quantity:
+      return "resource.Quantity";
+    case Kind::IntOrString:
+      return "intstr.IntOrString";
+    case Kind::Time:
+      return "v1.Time";
+    case Kind::MicroTime:
+      return "v1.MicroTime";
+    case Kind::Bytes:
+      return "[]uint8";
+    case Kind::Any:
+      return "interface {}";
+    case Kind::Struct:
+      return "v1." + t.struct_name;
+    case Kind::Map:
+      return "map[string]" + goTypeName(*t.element);
+    case Kind::Array:
+      return "[]" + goTypeName(*t.element);
   }
   return "interface {}";
 }
@@ -290,7 +328,7 @@ void Schema::checkStruct(const StructDef& def, JsonValue& v, JsonAllocator& allo
 
 void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bool prune,
                         std::string& path, const std::string& parent, Issues& issues) const {
-  auto typeError = [&](std::string detail = {}) {
+  auto typeError = [&](const std::string& detail = {}) {
     if (issues.type_error) {
       return;
     }
@@ -307,7 +345,9 @@ void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bo
   }
   switch (t.kind) {
     case Kind::String:
-      if (!v.IsString()) typeError();
+      if (!v.IsString()) {
+        typeError();
+      }
       break;
     case Kind::Int32:
     case Kind::Int64: {
@@ -327,17 +367,21 @@ void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bo
       }
       if (!integral || !range_ok) {
         std::string num = toJson(v);
-        issues.type_error = issues.type_error.value_or(
-            "json: cannot unmarshal number " + num + " into Go struct field " + parent + "." +
-            path + " of type " + goTypeName(t));
+        issues.type_error = issues.type_error.value_or("json: cannot unmarshal number " + num +
+                                                       " into Go struct field " + parent + "." +
+                                                       path + " of type " + goTypeName(t));
       }
       break;
     }
     case Kind::Bool:
-      if (!v.IsBool()) typeError();
+      if (!v.IsBool()) {
+        typeError();
+      }
       break;
     case Kind::Number:
-      if (!v.IsNumber()) typeError();
+      if (!v.IsNumber()) {
+        typeError();
+      }
       break;
     case Kind::Quantity:
       if (v.IsNumber()) {
@@ -346,12 +390,15 @@ void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bo
       if (!v.IsString()) {
         typeError();
       } else if (!validQuantity({v.GetString(), v.GetStringLength()})) {
-        typeError("quantities must match the regular expression "
-                  "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+        typeError(
+            "quantities must match the regular expression "
+            "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
       }
       break;
     case Kind::IntOrString:
-      if (!v.IsString() && !v.IsInt()) typeError();
+      if (!v.IsString() && !v.IsInt()) {
+        typeError();
+      }
       break;
     case Kind::Time:
     case Kind::MicroTime:

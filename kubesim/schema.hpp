@@ -22,11 +22,25 @@ namespace ccm::kubesim {
 
 class Schema {
  public:
-  enum class Kind { String, Int32, Int64, Bool, Number, Quantity, IntOrString, Time, MicroTime,
-                    Bytes, Any, Struct, Map, Array };
+  enum class Kind {
+    String,
+    Int32,
+    Int64,
+    Bool,
+    Number,
+    Quantity,
+    IntOrString,
+    Time,
+    MicroTime,
+    Bytes,
+    Any,
+    Struct,
+    Map,
+    Array
+  };
   struct TypeRef {
     Kind kind = Kind::Any;
-    std::string struct_name;  // Struct
+    std::string struct_name;           // Struct
     std::shared_ptr<TypeRef> element;  // Map values, Array elements
   };
   struct StructDef {

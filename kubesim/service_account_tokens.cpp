@@ -18,8 +18,7 @@ std::string ServiceAccountTokens::sign(std::string_view signing_input) const {
   return base64UrlEncode(std::string_view(reinterpret_cast<char*>(mac), len));
 }
 
-ServiceAccountTokens::Issued ServiceAccountTokens::issue(std::string_view ns,
-                                                         std::string_view name,
+ServiceAccountTokens::Issued ServiceAccountTokens::issue(std::string_view ns, std::string_view name,
                                                          std::string_view uid,
                                                          std::chrono::seconds ttl,
                                                          WallTime now) const {
@@ -28,16 +27,13 @@ ServiceAccountTokens::Issued ServiceAccountTokens::issue(std::string_view ns,
   };
   WallTime exp = now + ttl;
   std::string header = R"({"alg":"HS256","kid":"kubesim","typ":"JWT"})";
-  std::string payload = R"({"aud":[)" + jsonString(kIssuer) + R"(],"exp":)" +
-                        std::to_string(secs(exp)) + R"(,"iat":)" + std::to_string(secs(now)) +
-                        R"(,"iss":)" + jsonString(kIssuer) + R"(,"jti":)" +
-                        jsonString(newUid()) + R"(,"kubernetes.io":{"namespace":)" +
-                        jsonString(ns) + R"(,"serviceaccount":{"name":)" + jsonString(name) +
-                        R"(,"uid":)" + jsonString(uid) + R"(}},"nbf":)" +
-                        std::to_string(secs(now)) + R"(,"sub":)" +
-                        jsonString("system:serviceaccount:" + std::string(ns) + ":" +
-                                   std::string(name)) +
-                        "}";
+  std::string payload =
+      R"({"aud":[)" + jsonString(kIssuer) + R"(],"exp":)" + std::to_string(secs(exp)) +
+      R"(,"iat":)" + std::to_string(secs(now)) + R"(,"iss":)" + jsonString(kIssuer) + R"(,"jti":)" +
+      jsonString(newUid()) + R"(,"kubernetes.io":{"namespace":)" + jsonString(ns) +
+      R"(,"serviceaccount":{"name":)" + jsonString(name) + R"(,"uid":)" + jsonString(uid) +
+      R"(}},"nbf":)" + std::to_string(secs(now)) + R"(,"sub":)" +
+      jsonString("system:serviceaccount:" + std::string(ns) + ":" + std::string(name)) + "}";
   std::string input = base64UrlEncode(header) + "." + base64UrlEncode(payload);
   std::string token = input + "." + sign(input);
   return {token, exp};
@@ -52,8 +48,9 @@ bool ServiceAccountTokens::looksLikeJwt(std::string_view text) {
   return b != std::string_view::npos && text.find('.', b + 1) == std::string_view::npos;
 }
 
-std::optional<ServiceAccountTokens::Claims> ServiceAccountTokens::verify(
-    std::string_view token, WallTime now, std::string* error) const {
+std::optional<ServiceAccountTokens::Claims> ServiceAccountTokens::verify(std::string_view token,
+                                                                         WallTime now,
+                                                                         std::string* error) const {
   if (!looksLikeJwt(token)) {
     *error = "not a JWT";
     return std::nullopt;

@@ -35,17 +35,25 @@ void ServiceAllocator::collectUsed(std::set<std::string>& ips, std::set<int64_t>
     JsonDocument doc;
     doc.Parse(obj->json.data(), obj->json.size());
     const JsonValue* spec = member(doc, "spec");
-    if (spec == nullptr) continue;
+    if (spec == nullptr) {
+      continue;
+    }
     std::string_view ip = stringMember(*spec, "clusterIP");
-    if (!ip.empty() && ip != "None") ips.emplace(ip);
+    if (!ip.empty() && ip != "None") {
+      ips.emplace(ip);
+    }
     if (const JsonValue* ps = member(*spec, "ports"); ps && ps->IsArray()) {
       for (const auto& p : ps->GetArray()) {
         const JsonValue* np = member(p, "nodePort");
-        if (np && np->IsInt64() && np->GetInt64() != 0) ports.insert(np->GetInt64());
+        if (np && np->IsInt64() && np->GetInt64() != 0) {
+          ports.insert(np->GetInt64());
+        }
       }
     }
     const JsonValue* hc = member(*spec, "healthCheckNodePort");
-    if (hc && hc->IsInt64() && hc->GetInt64() != 0) ports.insert(hc->GetInt64());
+    if (hc && hc->IsInt64() && hc->GetInt64() != 0) {
+      ports.insert(hc->GetInt64());
+    }
   }
 }
 
@@ -60,7 +68,9 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
   }
   if (JsonValue* ports = member(spec, "ports"); ports && ports->IsArray()) {
     for (auto& p : ports->GetArray()) {
-      if (!p.IsObject()) continue;
+      if (!p.IsObject()) {
+        continue;
+      }
       defaultString(p, "protocol", "TCP", alloc);
       if (member(p, "targetPort") == nullptr) {
         if (const JsonValue* port = member(p, "port"); port && port->IsInt64()) {
@@ -84,14 +94,17 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
   // Keep what was allocated before (an update that omits them).
   if (old != nullptr) {
     if (const JsonValue* old_spec = member(*old, "spec")) {
-      if (stringMember(spec, "clusterIP").empty() && !stringMember(*old_spec, "clusterIP").empty()) {
+      if (stringMember(spec, "clusterIP").empty() &&
+          !stringMember(*old_spec, "clusterIP").empty()) {
         setString(spec, "clusterIP", stringMember(*old_spec, "clusterIP"), alloc);
       }
       const JsonValue* old_ports = member(*old_spec, "ports");
       JsonValue* ports = member(spec, "ports");
       if (type != "ClusterIP" && old_ports && old_ports->IsArray() && ports && ports->IsArray()) {
         for (auto& p : ports->GetArray()) {
-          if (member(p, "nodePort") != nullptr) continue;
+          if (member(p, "nodePort") != nullptr) {
+            continue;
+          }
           for (const auto& op : old_ports->GetArray()) {
             const JsonValue* a = member(p, "port");
             const JsonValue* b = member(op, "port");
@@ -128,7 +141,9 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
   if (ip.empty()) {
     do {
       ip = ipFromOffset(next_ip_++);
-      if (next_ip_ >= (1u << 20) - 1) next_ip_ = 10;
+      if (next_ip_ >= (1u << 20) - 1) {
+        next_ip_ = 10;
+      }
     } while (used_ips.count(ip));
     recent_ips_.insert(ip);
     setString(spec, "clusterIP", ip, alloc);
@@ -143,7 +158,9 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
   if (ip != "None") {
     JsonValue fam(rapidjson::kArrayType);
     fam.PushBack(JsonValue("IPv4"), alloc);
-    if (member(spec, "ipFamilies") == nullptr) setMember(spec, "ipFamilies", std::move(fam), alloc);
+    if (member(spec, "ipFamilies") == nullptr) {
+      setMember(spec, "ipFamilies", std::move(fam), alloc);
+    }
     defaultString(spec, "ipFamilyPolicy", "SingleStack", alloc);
   }
 
@@ -152,14 +169,15 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
     int guard = 0;
     do {
       p = next_port_++;
-      if (next_port_ > 32767) next_port_ = 30000;
+      if (next_port_ > 32767) {
+        next_port_ = 30000;
+      }
     } while (used_ports.count(p) && ++guard < 3000);
     used_ports.insert(p);
     recent_ports_.insert(p);
     return p;
   };
-  bool want_node_ports = type == "NodePort" ||
-                         (type == "LoadBalancer" && [&] {
+  bool want_node_ports = type == "NodePort" || (type == "LoadBalancer" && [&] {
                            const JsonValue* a = member(spec, "allocateLoadBalancerNodePorts");
                            return a == nullptr || !a->IsBool() || a->GetBool();
                          }());
@@ -175,8 +193,12 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
       member(spec, "healthCheckNodePort") == nullptr) {
     setInt(spec, "healthCheckNodePort", nextPort(), alloc);
   }
-  if (recent_ips_.size() > 4096) recent_ips_.clear();
-  if (recent_ports_.size() > 1024) recent_ports_.clear();
+  if (recent_ips_.size() > 4096) {
+    recent_ips_.clear();
+  }
+  if (recent_ports_.size() > 1024) {
+    recent_ports_.clear();
+  }
   return errs;
 }
 

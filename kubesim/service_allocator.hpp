@@ -31,10 +31,10 @@ class ServiceAllocator {
 
   const ObjectStore& store_;
   std::mutex mu_;
-  uint32_t next_ip_ = 10;     // guarded by mu_: offset into 10.96.0.0/12
-  int64_t next_port_ = 30000; // guarded by mu_
-  std::set<std::string> recent_ips_;   // guarded by mu_: handed out, maybe not stored yet
-  std::set<int64_t> recent_ports_;     // guarded by mu_
+  uint32_t next_ip_ = 10;             // guarded by mu_: offset into 10.96.0.0/12
+  int64_t next_port_ = 30000;         // guarded by mu_
+  std::set<std::string> recent_ips_;  // guarded by mu_: handed out, maybe not stored yet
+  std::set<int64_t> recent_ports_;    // guarded by mu_
 };
 
 }  // namespace ccm::kubesim

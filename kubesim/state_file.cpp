@@ -42,8 +42,8 @@ StatusOr<ObjectStore::Snapshot> StateFile::load(const std::string& path) {
     const ResourceType* t = reg.find(stringMember(e, "group"), "v1", stringMember(e, "resource"));
     const JsonValue* obj = member(e, "object");
     if (t == nullptr || obj == nullptr) {
-      return Status(Code::InvalidArgument, path + ": unknown resource " +
-                                               std::string(stringMember(e, "resource")));
+      return Status(Code::InvalidArgument,
+                    path + ": unknown resource " + std::string(stringMember(e, "resource")));
     }
     ObjectPtr stored = storedFromJson(*t, toJson(*obj));
     if (!stored) {

@@ -1,11 +1,11 @@
 // StoredObject / PreparedObject: serialisation with a resourceVersion placeholder and the index.
 #include "kubesim/stored_object.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace ccm::kubesim {
 namespace {
@@ -92,17 +92,28 @@ namespace {
 // answers and watch events read like the real server's: a client that stops at the
 // resourceVersion finds it near the top. Fields it does not know keep their order, after.
 void orderObjectMeta(JsonValue& meta, JsonAllocator& alloc) {
-  static constexpr std::string_view kOrder[] = {
-      "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-      "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
-      "annotations", "ownerReferences", "finalizers", "managedFields"};
+  static constexpr std::string_view kOrder[] = {"name",
+                                                "generateName",
+                                                "namespace",
+                                                "selfLink",
+                                                "uid",
+                                                "resourceVersion",
+                                                "generation",
+                                                "creationTimestamp",
+                                                "deletionTimestamp",
+                                                "deletionGracePeriodSeconds",
+                                                "labels",
+                                                "annotations",
+                                                "ownerReferences",
+                                                "finalizers",
+                                                "managedFields"};
   if (!meta.IsObject()) {
     return;
   }
   JsonValue ordered(rapidjson::kObjectType);
   for (std::string_view key : kOrder) {
-    auto it = meta.FindMember(rapidjson::StringRef(key.data(),
-                                                   static_cast<rapidjson::SizeType>(key.size())));
+    auto it = meta.FindMember(
+        rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size())));
     if (it != meta.MemberEnd()) {
       ordered.AddMember(it->name, it->value, alloc);  // moves both out of `meta`
       meta.EraseMember(it);
@@ -134,8 +145,7 @@ PreparedObject prepareObject(const ResourceType& type, JsonValue& doc, JsonAlloc
   needle += kRvMarker;
   size_t pos = p.json.find(needle);
   p.marker_pos = pos + needle.size() - kRvMarker.size();
-  extractIndex(type, doc, p.ns, p.name, p.uid, p.labels, p.fields, p.deleting,
-               p.has_finalizers);
+  extractIndex(type, doc, p.ns, p.name, p.uid, p.labels, p.fields, p.deleting, p.has_finalizers);
   // Drop the marker from the document so callers can keep using it.
   removeMember(meta, "resourceVersion");
   return p;
@@ -164,8 +174,8 @@ std::string fieldValue(const JsonValue& obj, std::string_view label) {
   size_t start = 0;
   while (cur != nullptr) {
     size_t dot = label.find('.', start);
-    std::string_view part = label.substr(start, dot == std::string_view::npos ? label.npos
-                                                                              : dot - start);
+    std::string_view part =
+        label.substr(start, dot == std::string_view::npos ? label.npos : dot - start);
     cur = member(*cur, part);
     if (dot == std::string_view::npos) {
       break;

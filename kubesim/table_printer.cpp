@@ -26,16 +26,17 @@ std::vector<Column> columnsFor(const ResourceType& t) {
       "CreationTimestamp is a timestamp representing the server time when this object was "
       "created.";
   if (r == "nodes") {
-    return {{"Name", "string", "name", 0, kName},
-            {"Status", "string", "", 0, "The status of the node"},
-            {"Roles", "string", "", 0, "The roles of the node"},
-            {"Age", "string", "", 0, kAge},
-            {"Version", "string", "", 0, "Kubelet Version reported by the node."},
-            {"Internal-IP", "string", "", 1, "List of internal IPs for the node."},
-            {"External-IP", "string", "", 1, "List of external IPs for the node."},
-            {"OS-Image", "string", "", 1, "OS Image reported by the node."},
-            {"Kernel-Version", "string", "", 1, "Kernel Version reported by the node."},
-            {"Container-Runtime", "string", "", 1, "Container Runtime Version reported by the node."}};
+    return {
+        {"Name", "string", "name", 0, kName},
+        {"Status", "string", "", 0, "The status of the node"},
+        {"Roles", "string", "", 0, "The roles of the node"},
+        {"Age", "string", "", 0, kAge},
+        {"Version", "string", "", 0, "Kubelet Version reported by the node."},
+        {"Internal-IP", "string", "", 1, "List of internal IPs for the node."},
+        {"External-IP", "string", "", 1, "List of external IPs for the node."},
+        {"OS-Image", "string", "", 1, "OS Image reported by the node."},
+        {"Kernel-Version", "string", "", 1, "Kernel Version reported by the node."},
+        {"Container-Runtime", "string", "", 1, "Container Runtime Version reported by the node."}};
   }
   if (r == "services") {
     return {{"Name", "string", "name", 0, kName},
@@ -48,9 +49,11 @@ std::vector<Column> columnsFor(const ResourceType& t) {
   }
   if (r == "pods") {
     return {{"Name", "string", "name", 0, kName},
-            {"Ready", "string", "", 0, "The aggregate readiness state of this pod for accepting traffic."},
+            {"Ready", "string", "", 0,
+             "The aggregate readiness state of this pod for accepting traffic."},
             {"Status", "string", "", 0, "The aggregate status of the containers in this pod."},
-            {"Restarts", "string", "", 0, "The number of times the containers in this pod have been restarted."},
+            {"Restarts", "string", "", 0,
+             "The number of times the containers in this pod have been restarted."},
             {"Age", "string", "", 0, kAge},
             {"IP", "string", "", 1, "IP address allocated to the pod."},
             {"Node", "string", "", 1, "Name of the Node that the pod is scheduled to."},
@@ -60,11 +63,14 @@ std::vector<Column> columnsFor(const ResourceType& t) {
   if (r == "events") {
     return {{"Last Seen", "string", "", 0, "Time when last event was observed."},
             {"Type", "string", "", 0, "Type of this event (Normal, Warning)."},
-            {"Reason", "string", "", 0, "Short, machine understandable string that describes the reason for the transition into the object's current status."},
+            {"Reason", "string", "", 0,
+             "Short, machine understandable string that describes the reason for the transition "
+             "into the object's current status."},
             {"Object", "string", "", 0, "The object that this event is about."},
             {"Subobject", "string", "", 1, "The subobject that this event is about."},
             {"Source", "string", "", 1, "The component reporting this event."},
-            {"Message", "string", "", 0, "A human-readable description of the status of this operation."},
+            {"Message", "string", "", 0,
+             "A human-readable description of the status of this operation."},
             {"First Seen", "string", "", 1, "The time at which the event was first recorded."},
             {"Count", "string", "", 1, "The number of times this event has occurred."},
             {"Name", "string", "name", 1, kName}};
@@ -92,7 +98,9 @@ std::vector<Column> columnsFor(const ResourceType& t) {
   }
   if (r == "serviceaccounts") {
     return {{"Name", "string", "name", 0, kName},
-            {"Secrets", "string", "", 0, "Secrets is the list of secrets allowed to be used by pods running using this ServiceAccount."},
+            {"Secrets", "string", "", 0,
+             "Secrets is the list of secrets allowed to be used by pods running using this "
+             "ServiceAccount."},
             {"Age", "string", "", 0, kAge}};
   }
   if (r == "endpoints") {
@@ -115,8 +123,7 @@ std::vector<Column> columnsFor(const ResourceType& t) {
             {"Groups", "string", "", 1, "Groups in the binding."},
             {"ServiceAccounts", "string", "", 1, "ServiceAccounts in the binding."}};
   }
-  return {{"Name", "string", "name", 0, kName},
-          {"Created At", "date", "", 0, kAge}};
+  return {{"Name", "string", "name", 0, kName}, {"Created At", "date", "", 0, kAge}};
 }
 
 std::string str(const JsonValue& obj, std::initializer_list<std::string_view> path) {
@@ -136,8 +143,7 @@ std::string joinOr(const std::vector<std::string>& parts, const char* empty) {
   return out;
 }
 
-std::string age(const JsonValue& obj, std::initializer_list<std::string_view> path,
-                WallTime now) {
+std::string age(const JsonValue& obj, std::initializer_list<std::string_view> path, WallTime now) {
   auto t = parseTime(str(obj, path));
   if (!t) {
     return "<unknown>";
@@ -182,13 +188,22 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
     if (const JsonValue* addrs = memberPath(obj, {"status", "addresses"});
         addrs && addrs->IsArray()) {
       for (const auto& a : addrs->GetArray()) {
-        if (stringMember(a, "type") == "InternalIP") internal.emplace_back(stringMember(a, "address"));
-        if (stringMember(a, "type") == "ExternalIP") external.emplace_back(stringMember(a, "address"));
+        if (stringMember(a, "type") == "InternalIP") {
+          internal.emplace_back(stringMember(a, "address"));
+        }
+        if (stringMember(a, "type") == "ExternalIP") {
+          external.emplace_back(stringMember(a, "address"));
+        }
       }
     }
-    return {name, status, joinOr({roles.begin(), roles.end()}, "<none>"), created,
-            str(obj, {"status", "nodeInfo", "kubeletVersion"}), joinOr(internal, "<none>"),
-            joinOr(external, "<none>"), str(obj, {"status", "nodeInfo", "osImage"}),
+    return {name,
+            status,
+            joinOr({roles.begin(), roles.end()}, "<none>"),
+            created,
+            str(obj, {"status", "nodeInfo", "kubeletVersion"}),
+            joinOr(internal, "<none>"),
+            joinOr(external, "<none>"),
+            str(obj, {"status", "nodeInfo", "osImage"}),
             str(obj, {"status", "nodeInfo", "kernelVersion"}),
             str(obj, {"status", "nodeInfo", "containerRuntimeVersion"})};
   }
@@ -198,7 +213,9 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
     std::vector<std::string> ext;
     if (const JsonValue* ips = memberPath(obj, {"spec", "externalIPs"}); ips && ips->IsArray()) {
       for (const auto& ip : ips->GetArray()) {
-        if (ip.IsString()) ext.emplace_back(ip.GetString());
+        if (ip.IsString()) {
+          ext.emplace_back(ip.GetString());
+        }
       }
     }
     std::string external;
@@ -238,8 +255,13 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
         }
       }
     }
-    return {name,    type_name, cluster_ip.empty() ? "<none>" : cluster_ip, external,
-            joinOr(ports, "<none>"), created, joinOr(sel, "<none>")};
+    return {name,
+            type_name,
+            cluster_ip.empty() ? "<none>" : cluster_ip,
+            external,
+            joinOr(ports, "<none>"),
+            created,
+            joinOr(sel, "<none>")};
   }
   if (r == "pods") {
     size_t total = 0;
@@ -252,33 +274,44 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
         st && st->IsArray()) {
       for (const auto& s : st->GetArray()) {
         const JsonValue* rd = member(s, "ready");
-        if (rd && rd->IsBool() && rd->GetBool()) ++ready;
+        if (rd && rd->IsBool() && rd->GetBool()) {
+          ++ready;
+        }
         const JsonValue* rc = member(s, "restartCount");
-        if (rc && rc->IsInt64()) restarts += rc->GetInt64();
+        if (rc && rc->IsInt64()) {
+          restarts += rc->GetInt64();
+        }
       }
     }
     std::string phase = str(obj, {"status", "phase"});
     std::string reason = str(obj, {"status", "reason"});
     std::string ip = str(obj, {"status", "podIP"});
     std::string node = str(obj, {"spec", "nodeName"});
-    return {name, std::to_string(ready) + "/" + std::to_string(total),
-            reason.empty() ? phase : reason, std::to_string(restarts), created,
-            ip.empty() ? "<none>" : ip, node.empty() ? "<none>" : node, "<none>", "<none>"};
+    return {name,
+            std::to_string(ready) + "/" + std::to_string(total),
+            reason.empty() ? phase : reason,
+            std::to_string(restarts),
+            created,
+            ip.empty() ? "<none>" : ip,
+            node.empty() ? "<none>" : node,
+            "<none>",
+            "<none>"};
   }
   if (r == "events") {
     bool v1 = type.group == "events.k8s.io";
-    std::string last = v1 ? age(obj, {"deprecatedLastTimestamp"}, now)
-                          : age(obj, {"lastTimestamp"}, now);
-    if (last == "<unknown>") last = age(obj, {"eventTime"}, now);
-    std::string first = v1 ? age(obj, {"deprecatedFirstTimestamp"}, now)
-                           : age(obj, {"firstTimestamp"}, now);
+    std::string last =
+        v1 ? age(obj, {"deprecatedLastTimestamp"}, now) : age(obj, {"lastTimestamp"}, now);
+    if (last == "<unknown>") {
+      last = age(obj, {"eventTime"}, now);
+    }
+    std::string first =
+        v1 ? age(obj, {"deprecatedFirstTimestamp"}, now) : age(obj, {"firstTimestamp"}, now);
     std::string_view ref = v1 ? "regarding" : "involvedObject";
     std::string kind = str(obj, {ref, "kind"});
     std::transform(kind.begin(), kind.end(), kind.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::string object = kind + "/" + str(obj, {ref, "name"});
-    std::string source = v1 ? str(obj, {"reportingController"})
-                            : str(obj, {"source", "component"});
+    std::string source = v1 ? str(obj, {"reportingController"}) : str(obj, {"source", "component"});
     const JsonValue* count = member(obj, v1 ? "deprecatedCount" : "count");
     return {last,
             str(obj, {"type"}),
@@ -317,7 +350,9 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
       for (const auto& ss : subsets->GetArray()) {
         const JsonValue* addrs = member(ss, "addresses");
         const JsonValue* ports = member(ss, "ports");
-        if (addrs == nullptr || !addrs->IsArray()) continue;
+        if (addrs == nullptr || !addrs->IsArray()) {
+          continue;
+        }
         for (const auto& a : addrs->GetArray()) {
           if (ports != nullptr && ports->IsArray() && !ports->Empty()) {
             for (const auto& p : ports->GetArray()) {
@@ -338,7 +373,9 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
     if (const JsonValue* ps = member(obj, "ports"); ps && ps->IsArray()) {
       for (const auto& p : ps->GetArray()) {
         const JsonValue* port = member(p, "port");
-        if (port && port->IsInt()) ports.push_back(std::to_string(port->GetInt()));
+        if (port && port->IsInt()) {
+          ports.push_back(std::to_string(port->GetInt()));
+        }
       }
     }
     std::vector<std::string> addrs;
@@ -346,7 +383,9 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
       for (const auto& e : es->GetArray()) {
         if (const JsonValue* a = member(e, "addresses"); a && a->IsArray()) {
           for (const auto& ip : a->GetArray()) {
-            if (ip.IsString()) addrs.emplace_back(ip.GetString());
+            if (ip.IsString()) {
+              addrs.emplace_back(ip.GetString());
+            }
           }
         }
       }
@@ -360,13 +399,23 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
       for (const auto& s : subs->GetArray()) {
         std::string_view kind = stringMember(s, "kind");
         std::string n(stringMember(s, "name"));
-        if (kind == "User") users.push_back(n);
-        if (kind == "Group") groups.push_back(n);
-        if (kind == "ServiceAccount") sas.push_back(std::string(stringMember(s, "namespace")) + "/" + n);
+        if (kind == "User") {
+          users.push_back(n);
+        }
+        if (kind == "Group") {
+          groups.push_back(n);
+        }
+        if (kind == "ServiceAccount") {
+          sas.push_back(std::string(stringMember(s, "namespace")) + "/" + n);
+        }
       }
     }
-    return {name, str(obj, {"roleRef", "kind"}) + "/" + str(obj, {"roleRef", "name"}), created,
-            joinOr(users, ""), joinOr(groups, ""), joinOr(sas, "")};
+    return {name,
+            str(obj, {"roleRef", "kind"}) + "/" + str(obj, {"roleRef", "name"}),
+            created,
+            joinOr(users, ""),
+            joinOr(groups, ""),
+            joinOr(sas, "")};
   }
   return {name, str(obj, {"metadata", "creationTimestamp"})};
 }
@@ -374,33 +423,49 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
 }  // namespace
 
 TablePrinter::IncludeObject TablePrinter::parseIncludeObject(std::string_view value) {
-  if (value == "None") return IncludeObject::None;
-  if (value == "Object") return IncludeObject::Object;
+  if (value == "None") {
+    return IncludeObject::None;
+  }
+  if (value == "Object") {
+    return IncludeObject::Object;
+  }
   return IncludeObject::Metadata;
 }
 
 std::string TablePrinter::humanDuration(std::chrono::seconds d) {
   int64_t s = d.count();
-  if (s < -1) return "<invalid>";
-  if (s < 0) return "0s";
-  if (s < 60 * 2) return std::to_string(s) + "s";
+  if (s < -1) {
+    return "<invalid>";
+  }
+  if (s < 0) {
+    return "0s";
+  }
+  if (s < int64_t{60} * 2) {
+    return std::to_string(s) + "s";
+  }
   int64_t m = s / 60;
   if (m < 10) {
     return s % 60 == 0 ? std::to_string(m) + "m"
                        : std::to_string(m) + "m" + std::to_string(s % 60) + "s";
   }
-  if (m < 60 * 3) return std::to_string(m) + "m";
+  if (m < int64_t{60} * 3) {
+    return std::to_string(m) + "m";
+  }
   int64_t h = m / 60;
   if (h < 8) {
     return m % 60 == 0 ? std::to_string(h) + "h"
                        : std::to_string(h) + "h" + std::to_string(m % 60) + "m";
   }
-  if (h < 48) return std::to_string(h) + "h";
-  if (h < 24 * 8) {
+  if (h < 48) {
+    return std::to_string(h) + "h";
+  }
+  if (h < int64_t{24} * 8) {
     return h % 24 == 0 ? std::to_string(h / 24) + "d"
                        : std::to_string(h / 24) + "d" + std::to_string(h % 24) + "h";
   }
-  if (h < 24 * 365 * 2) return std::to_string(h / 24) + "d";
+  if (h < int64_t{24} * 365 * 2) {
+    return std::to_string(h / 24) + "d";
+  }
   int64_t y = h / 24 / 365;
   if (y < 8) {
     int64_t days = (h / 24) % 365;
@@ -428,7 +493,9 @@ void TablePrinter::appendRow(std::string& out, const ResourceType& type, const J
   out += R"({"cells":[)";
   auto cs = cells(type, obj, now);
   for (size_t i = 0; i < cs.size(); ++i) {
-    if (i) out += ",";
+    if (i) {
+      out += ",";
+    }
     appendJsonString(out, cs[i]);
   }
   out += "]";
@@ -444,7 +511,8 @@ std::string TablePrinter::table(const ResourceType& type, const std::vector<std:
                                 const std::string& rv, const std::string& continue_token,
                                 IncludeObject include, bool with_columns) {
   WallTime now = std::chrono::system_clock::now();
-  std::string out = R"({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":)";
+  std::string out =
+      R"({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":)";
   appendJsonString(out, rv);
   if (!continue_token.empty()) {
     out += R"(,"continue":)";
@@ -460,8 +528,12 @@ std::string TablePrinter::table(const ResourceType& type, const std::vector<std:
   for (size_t i = 0; i < objects.size(); ++i) {
     JsonDocument doc;
     doc.Parse(objects[i].data(), objects[i].size());
-    if (doc.HasParseError()) continue;
-    if (i) out += ",";
+    if (doc.HasParseError()) {
+      continue;
+    }
+    if (i) {
+      out += ",";
+    }
     appendRow(out, type, doc, objects[i], include, now);
   }
   out += "]}";

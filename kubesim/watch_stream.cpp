@@ -14,7 +14,9 @@ WatchStream::WatchStream(ObjectStore& store, std::shared_ptr<Watcher> watcher,
       timeout_(timeout),
       bookmark_interval_(bookmark_interval) {}
 
-WatchStream::~WatchStream() { stop(); }
+WatchStream::~WatchStream() {
+  stop();
+}
 
 void WatchStream::start(const boost::asio::any_io_executor& strand) {
   deadline_.emplace(strand);
@@ -50,9 +52,13 @@ void WatchStream::scheduleBookmark() {
   });
 }
 
-bool WatchStream::poll(std::string& out) { return watcher_->drain(out); }
+bool WatchStream::poll(std::string& out) {
+  return watcher_->drain(out);
+}
 
-void WatchStream::arm(std::function<void()> wake) { watcher_->setWaker(std::move(wake)); }
+void WatchStream::arm(std::function<void()> wake) {
+  watcher_->setWaker(std::move(wake));
+}
 
 void WatchStream::stop() {
   if (stopped_) {

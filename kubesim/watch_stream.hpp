@@ -7,11 +7,10 @@
 // THREAD: StreamSource methods run on the connection's strand; see http_types.hpp.
 #pragma once
 
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include "kubesim/http_types.hpp"
 #include "kubesim/object_store.hpp"

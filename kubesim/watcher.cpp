@@ -5,9 +5,12 @@ namespace ccm::kubesim {
 
 std::string_view eventTypeName(EventType t) {
   switch (t) {
-    case EventType::Added: return "ADDED";
-    case EventType::Modified: return "MODIFIED";
-    case EventType::Deleted: return "DELETED";
+    case EventType::Added:
+      return "ADDED";
+    case EventType::Modified:
+      return "MODIFIED";
+    case EventType::Deleted:
+      return "DELETED";
   }
   return "MODIFIED";
 }

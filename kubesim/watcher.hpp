@@ -111,11 +111,11 @@ class Watcher {
   const bool bookmarks_;
 
   mutable std::mutex mu_;
-  std::deque<Item> queue_;          // guarded by mu_
-  std::function<void()> waker_;     // guarded by mu_
-  bool ended_ = false;              // guarded by mu_: no more items will be queued
-  bool overflow_ = false;           // guarded by mu_
-  uint64_t last_rv_ = 0;            // guarded by mu_
+  std::deque<Item> queue_;       // guarded by mu_
+  std::function<void()> waker_;  // guarded by mu_
+  bool ended_ = false;           // guarded by mu_: no more items will be queued
+  bool overflow_ = false;        // guarded by mu_
+  uint64_t last_rv_ = 0;         // guarded by mu_
 };
 
 }  // namespace ccm::kubesim

@@ -25,7 +25,8 @@ void scalarToJson(const YAML::Node& node, JsonValue& out, JsonAllocator& alloc) 
     char* end = nullptr;
     errno = 0;
     long long i = std::strtoll(s.c_str(), &end, 10);
-    if (end != nullptr && *end == '\0' && errno == 0 && (std::isdigit(s[0]) || s[0] == '-' || s[0] == '+')) {
+    if (end != nullptr && *end == '\0' && errno == 0 &&
+        (std::isdigit(s[0]) || s[0] == '-' || s[0] == '+')) {
       out.SetInt64(i);
       return;
     }

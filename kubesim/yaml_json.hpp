@@ -5,11 +5,11 @@
 // THREAD: pure functions.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "host/runtime/status.hpp"
 #include "kubesim/json_util.hpp"
