@@ -448,8 +448,8 @@ def kubesim_bench(build_dir, seconds=10):
     s = "6 kubesim"
     out = os.path.join(build_dir, "bench-kubesim.json")
     load = benchlib.load_average()
-    subprocess.run([os.path.join(build_dir, "test", "kubesim", "kubesim-bench"),
-                    "--kubesim=" + os.path.join(build_dir, "test", "kubesim", "kubesim"),
+    subprocess.run([os.path.join(build_dir, "kubesim", "kubesim-bench"),
+                    "--kubesim=" + os.path.join(build_dir, "kubesim", "kubesim"),
                     "--seconds=%d" % seconds, "--clients=16", "--watchers=10",
                     "--memory-nodes=5000", "--json-out=" + out],
                    check=True, stdout=subprocess.DEVNULL)

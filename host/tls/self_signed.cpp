@@ -246,15 +246,14 @@ StatusOr<PemKeyPair> issueClientCertificate(const PemKeyPair& ca,
   return build(Role::Client, options, &ca);
 }
 
-StatusOr<CertificateSubject> readSubject(std::string_view certificate_pem) {
-  auto cert = readCert(certificate_pem);
-  if (!cert.ok()) {
-    return cert.status();
-  }
+CertificateSubject subjectOf(const X509* certificate) {
   CertificateSubject subject;
-  X509_NAME* name = X509_get_subject_name(cert.value().get());
+  if (certificate == nullptr) {
+    return subject;
+  }
+  const X509_NAME* name = X509_get_subject_name(certificate);
   for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
-    X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
+    const X509_NAME_ENTRY* entry = X509_NAME_get_entry(name, i);
     int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
     unsigned char* utf8 = nullptr;
     int len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
@@ -264,12 +263,20 @@ StatusOr<CertificateSubject> readSubject(std::string_view certificate_pem) {
     std::string value(reinterpret_cast<char*>(utf8), static_cast<size_t>(len));
     OPENSSL_free(utf8);
     if (nid == NID_commonName) {
-      subject.common_name = value;
+      subject.common_name = std::move(value);
     } else if (nid == NID_organizationName) {
-      subject.organizations.push_back(value);
+      subject.organizations.push_back(std::move(value));
     }
   }
   return subject;
+}
+
+StatusOr<CertificateSubject> readSubject(std::string_view certificate_pem) {
+  auto cert = readCert(certificate_pem);
+  if (!cert.ok()) {
+    return cert.status();
+  }
+  return subjectOf(cert.value().get());
 }
 
 Status verifyCertificate(std::string_view certificate_pem, std::string_view ca_pem) {

@@ -9,6 +9,8 @@
 // THREAD: every function may be called from any thread (OpenSSL 3 is thread-safe).
 #pragma once
 
+#include <openssl/types.h>
+
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -48,6 +50,10 @@ struct CertificateSubject {
 };
 
 StatusOr<CertificateSubject> readSubject(std::string_view certificate_pem);
+
+// The subject of a parsed certificate, e.g. a TLS peer's (SSL_get0_peer_certificate): the last
+// CN and every O in order. Empty for nullptr; entries that are not valid strings are skipped.
+CertificateSubject subjectOf(const X509* certificate);
 
 // Verifies that certificate_pem chains to ca_pem and is valid now (tests and diagnostics).
 Status verifyCertificate(std::string_view certificate_pem, std::string_view ca_pem);

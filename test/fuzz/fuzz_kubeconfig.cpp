@@ -5,6 +5,7 @@
 #include <string>
 
 #include "host/kube/config/kube_config.hpp"
+#include "host/runtime/base64.hpp"
 #include "test/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -25,9 +26,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ccm::fuzz::require(st.message().find(path) != std::string::npos, "error names the file");
   }
   // The base64 decoder used for *-data fields: decode(encode(x)) == x.
-  std::string round = ccm::kube::base64Encode(text);
-  auto back = ccm::kube::base64Decode(round);
+  std::string round = ccm::base64Encode(text);
+  auto back = ccm::base64Decode(round);
   ccm::fuzz::require(back && *back == text, "base64 round trip");
-  ccm::kube::base64Decode(text);
+  ccm::base64Decode(text);
   return 0;
 }

@@ -191,7 +191,7 @@ class Cluster:
         ready = os.path.join(self.tmp, "kubesim.ready")
         if os.path.exists(ready):
             os.unlink(ready)
-        args = [os.path.join(BUILD, "test", "kubesim", "kubesim"),
+        args = [os.path.join(BUILD, "kubesim", "kubesim"),
                 "--cert-dir=" + os.path.join(self.tmp, "certs"),
                 "--ready-file=" + ready,
                 "--kubeconfig-out=" + os.path.join(self.tmp, "admin.kubeconfig"),

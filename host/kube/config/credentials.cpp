@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "host/log/log.hpp"
+#include "host/runtime/base64.hpp"
 
 namespace ccm::kube {
 namespace {

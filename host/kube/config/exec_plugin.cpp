@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "host/kube/api/time_format.hpp"
+#include "host/runtime/base64.hpp"
 
 extern char** environ;
 

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "host/log/log.hpp"
+#include "host/runtime/base64.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -280,85 +281,6 @@ std::string defaultUserAgent(std::string_view binary, std::string_view version,
   }
   return fmt::format("{}/{} ({}/{}) kubernetes/{}", binary.empty() ? "unknown" : binary,
                      v.empty() ? "unknown" : v, os, arch, c.empty() ? "unknown" : c);
-}
-
-std::optional<std::string> base64Decode(std::string_view in) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') {
-      return c - 'A';
-    }
-    if (c >= 'a' && c <= 'z') {
-      return c - 'a' + 26;
-    }
-    if (c >= '0' && c <= '9') {
-      return c - '0' + 52;
-    }
-    if (c == '+' || c == '-') {
-      return 62;
-    }
-    if (c == '/' || c == '_') {
-      return 63;
-    }
-    return -1;
-  };
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  bool padding = false;
-  for (char c : in) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-      continue;
-    }
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    if (padding) {
-      return std::nullopt;
-    }
-    int v = val(c);
-    if (v < 0) {
-      return std::nullopt;
-    }
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  if (bits >= 6) {
-    return std::nullopt;  // a dangling single character
-  }
-  return out;
-}
-
-std::string base64Encode(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                 static_cast<uint8_t>(in[i + 2]);
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(kAlphabet[(n >> 6) & 63]);
-    out.push_back(kAlphabet[n & 63]);
-  }
-  if (i < in.size()) {
-    uint32_t n = static_cast<uint8_t>(in[i]) << 16;
-    if (i + 1 < in.size()) {
-      n |= static_cast<uint8_t>(in[i + 1]) << 8;
-    }
-    out.push_back(kAlphabet[(n >> 18) & 63]);
-    out.push_back(kAlphabet[(n >> 12) & 63]);
-    out.push_back(i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=');
-    out.push_back('=');
-  }
-  return out;
 }
 
 Status parseKubeconfig(const std::string& text, const std::string& path,

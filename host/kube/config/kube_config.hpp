@@ -89,8 +89,4 @@ Status loadRestConfig(const ClientOptions& options, RestConfig* out);
 Status parseKubeconfig(const std::string& text, const std::string& path, const std::string& context,
                        RestConfig* out);
 
-// Base64 decoding (standard alphabet, padding optional, whitespace ignored).
-std::optional<std::string> base64Decode(std::string_view in);
-std::string base64Encode(std::string_view in);
-
 }  // namespace ccm::kube

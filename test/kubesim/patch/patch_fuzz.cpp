@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "test/kubesim/patch/patch.hpp"
+#include "kubesim/patch/patch.hpp"
 
 namespace ccm::kubesim {
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "test/kubesim/patch/patch.hpp"
+#include "kubesim/patch/patch.hpp"
 
 namespace ccm::kubesim::testing {
 

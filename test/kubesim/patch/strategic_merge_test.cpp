@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "test/kubesim/patch/patch_schema.hpp"
+#include "kubesim/patch/patch_schema.hpp"
 #include "test/kubesim/patch/patch_test_util.hpp"
 
 namespace ccm::kubesim {

@@ -12,6 +12,7 @@
 
 #include "host/kube/config/credentials.hpp"
 #include "host/kube/config/exec_plugin.hpp"
+#include "host/runtime/base64.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -298,14 +299,6 @@ TEST_CASE("User-Agent in Kubernetes' format") {
   CHECK(ua.rfind("cloud-controller-manager/v0.1.0 (linux/", 0) == 0);
   CHECK(ua.find(") kubernetes/0123456") != std::string::npos);
   CHECK(defaultUserAgent("", "", "").find("unknown/unknown (linux/") == 0);
-}
-
-TEST_CASE("base64") {
-  CHECK(base64Encode("hello") == "aGVsbG8=");
-  CHECK(base64Decode("aGVsbG8=") == "hello");
-  CHECK(base64Decode("aGVs\nbG8") == "hello");
-  CHECK_FALSE(base64Decode("a").has_value());
-  CHECK_FALSE(base64Decode("a$b").has_value());
 }
 
 }  // namespace ccm::kube

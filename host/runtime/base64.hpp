@@ -1,0 +1,24 @@
+// Base64 (RFC 4648) for the host and kubesim: the standard alphabet with padding (kubeconfig
+// *-data fields, Secret data, HTTP basic authentication) and the URL-safe alphabet without
+// padding (JWTs, list continue tokens).
+//
+// THREAD: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ccm {
+
+// Standard alphabet ('+', '/'), padded with '='.
+std::string base64Encode(std::string_view data);
+
+// URL-safe alphabet ('-', '_'), without padding.
+std::string base64UrlEncode(std::string_view data);
+
+// Decodes either alphabet, padded or not. White space (space, tab, CR, LF) is skipped.
+// nullopt on any other character, on data after padding and on a dangling single character.
+std::optional<std::string> base64Decode(std::string_view text);
+
+}  // namespace ccm

@@ -1,0 +1,64 @@
+// Authenticator: who is calling. Bearer tokens are looked up in the static token table
+// (--token-auth-file, admin-added tokens) or verified as service-account JWTs; otherwise a
+// verified client certificate names the user (CN) and groups (O). Requests with neither are
+// anonymous, which kubesim rejects (401), like a server started with --anonymous-auth=false.
+// Every authenticated user also gets the group system:authenticated.
+//
+// THREAD: all methods may be called from any thread; mu_ guards the token table.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "host/runtime/status.hpp"
+#include "kubesim/http_types.hpp"
+#include "kubesim/service_account_tokens.hpp"
+
+namespace ccm::kubesim {
+
+struct UserInfo {
+  std::string name;
+  std::string uid;
+  std::vector<std::string> groups;
+  std::map<std::string, std::vector<std::string>> extra;
+
+  bool inGroup(std::string_view group) const;
+};
+
+class Authenticator {
+ public:
+  // Returns the uid of service account ns/name, or nullopt when it does not exist.
+  using ServiceAccountLookup =
+      std::function<std::optional<std::string>(std::string_view ns, std::string_view name)>;
+
+  Authenticator(const ServiceAccountTokens& tokens, ServiceAccountLookup lookup)
+      : tokens_(tokens), lookup_(std::move(lookup)) {}
+
+  // Adds (or replaces) a static bearer token.
+  void addToken(std::string token, UserInfo user);
+  // Loads a token file in the API server's CSV format: token,user,uid,"group1,group2".
+  Status loadTokenFile(const std::string& path);
+
+  enum class Outcome { Authenticated, Anonymous, Rejected };
+  // Authenticates a request; *user is set on success, *reason on rejection.
+  Outcome authenticate(const HttpRequest& request, UserInfo* user, std::string* reason) const;
+  // Authenticates a bare bearer token (TokenReview).
+  std::optional<UserInfo> authenticateToken(std::string_view token, std::string* reason) const;
+
+  static UserInfo serviceAccountUser(std::string_view ns, std::string_view name,
+                                     std::string_view uid);
+
+ private:
+  const ServiceAccountTokens& tokens_;
+  ServiceAccountLookup lookup_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, UserInfo> static_tokens_;  // guarded by mu_
+};
+
+}  // namespace ccm::kubesim

@@ -1,0 +1,138 @@
+// ObjectStore: kubesim's etcd + watch cache. Holds every object of every resource type,
+// the one global, strictly increasing resourceVersion counter, a bounded per-type history of
+// changes (the watch window), and the registered watchers.
+//
+// Writes are optimistic: callers read an ObjectPtr, compute the new object outside the lock,
+// and commit with "expected = what I read"; a concurrent change makes the commit Stale and the
+// caller recomputes (the API server's GuaranteedUpdate loop). The lock is held only to
+// compare pointers, splice the RV into the prepared JSON, update the map and history, and
+// hand the event to matching watchers — so events reach watchers in RV order.
+//
+// Lists can be served at an older RV within the history window (exact-RV lists, consistent
+// continue pages) by undoing the newer history entries.
+//
+// THREAD: all methods may be called from any thread; mu_ guards all state. Observers run
+// after the lock is released, on the committing thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kubesim/api_error.hpp"
+#include "kubesim/resource_registry.hpp"
+#include "kubesim/stored_object.hpp"
+#include "kubesim/watcher.hpp"
+
+namespace ccm::kubesim {
+
+class ObjectStore {
+ public:
+  struct Options {
+    size_t history_size = 5000;  // events kept per storage (resource type)
+  };
+
+  ObjectStore(const ResourceRegistry& registry, Options options);
+
+  uint64_t currentRv() const;
+
+  ObjectPtr get(const ResourceType& type, std::string_view ns, std::string_view name) const;
+  // Number of objects of a type (optionally in one namespace).
+  size_t count(const ResourceType& type, std::string_view ns = {}) const;
+
+  struct ListRequest {
+    std::string ns;  // empty: all namespaces
+    LabelSelector labels;
+    FieldSelector fields;
+    size_t limit = 0;               // 0: no paging
+    std::string start_key;          // first key to consider (inclusive); from a continue token
+    std::optional<uint64_t> at_rv;  // serve the state at this RV (exact); nullopt: latest
+  };
+  struct ListResult {
+    std::vector<ObjectPtr> items;
+    uint64_t rv = 0;       // snapshot RV
+    std::string next_key;  // non-empty: more items remain, continue from this key
+    size_t remaining = 0;  // objects after this page (meaningful without selectors)
+  };
+  // Fails with 410 Expired when at_rv is older than the history window.
+  ApiOr<ListResult> list(const ResourceType& type, const ListRequest& request) const;
+
+  enum class CommitStatus { Ok, Stale, NoOp };
+  struct CommitResult {
+    CommitStatus status = CommitStatus::Ok;
+    ObjectPtr object;  // the stored object (Ok, NoOp) or the current one (Stale)
+  };
+  // Stores next under (ns, name) if the current object is still `expected` (nullptr: must
+  // not exist). NoOp when next has the same content as the current object.
+  CommitResult put(const ResourceType& type, const ObjectPtr& expected, const PreparedObject& next);
+  // Deletes (ns, name) if the current object is still `expected`. final_state, when given, is
+  // the content watchers see in the DELETED event (an update that removed the last finalizer).
+  CommitResult remove(const ResourceType& type, const ObjectPtr& expected,
+                      const PreparedObject* final_state = nullptr);
+
+  // --- watches ---
+  enum class WatchMode { FromRv, InitialState, InitialStateWithBookmark };
+  // Registers w: replays history after rv (FromRv) or sends the current state as ADDED
+  // (Initial*, then the initial-events-end bookmark for the WithBookmark mode). Fails with
+  // 410 Expired (FromRv older than the window) or 504 (rv in the future).
+  ApiOr<bool> watch(const std::shared_ptr<Watcher>& w, WatchMode mode, uint64_t rv);
+  void unregister(const std::shared_ptr<Watcher>& w);
+  // Queues a bookmark at the current RV (ordering is exact: under the lock).
+  void bookmark(Watcher& w);
+  // Ends every watch (clients re-watch from their last RV).
+  size_t closeAllWatchers();
+  size_t watcherCount() const;
+
+  // --- history ---
+  // Forgets all history: every watch/list at an RV below the current one gets 410.
+  void compact();
+  // The oldest RV a watch of this type can resume from.
+  uint64_t compactedRv(const ResourceType& type) const;
+
+  // --- bulk state (state file, restart) ---
+  struct Snapshot {
+    uint64_t rv = 0;
+    std::vector<std::pair<int, ObjectPtr>> objects;  // (type id, object)
+  };
+  Snapshot snapshot() const;
+  // Replaces everything; the counter becomes max(current, snapshot.rv); history is empty.
+  void load(const Snapshot& snapshot);
+  // Drops every object (keeps the counter); history is empty.
+  void clear();
+
+  // Called after every commit (outside the lock) with the committed event.
+  using Observer = std::function<void(const WatchEvent&)>;
+  void addObserver(Observer observer);
+
+ private:
+  struct Storage {
+    std::map<std::string, ObjectPtr, std::less<>> objects;
+    std::deque<EventPtr> history;
+    uint64_t compacted = 0;  // history holds every event with rv > compacted
+    std::vector<std::shared_ptr<Watcher>> watchers;
+  };
+
+  Storage& storage(const ResourceType& type) { return storages_[type.storage_id]; }
+  const Storage& storage(const ResourceType& type) const { return storages_[type.storage_id]; }
+  // mu_ held. Appends to history, trims, and offers to watchers.
+  void publish(Storage& s, const EventPtr& ev);
+  void notify(const EventPtr& ev);
+
+  const ResourceRegistry& registry_;
+  const Options options_;
+
+  mutable std::mutex mu_;
+  uint64_t rv_ = 0;                // guarded by mu_
+  std::vector<Storage> storages_;  // guarded by mu_
+
+  std::mutex observers_mu_;
+  std::vector<Observer> observers_;  // guarded by observers_mu_ (append-only at start-up)
+};
+
+}  // namespace ccm::kubesim

@@ -1,0 +1,345 @@
+// ObjectWriter: create/update/delete semantics of the generic registry.
+#include "kubesim/object_writer.hpp"
+
+#include "host/runtime/base64.hpp"
+#include "kubesim/object_validator.hpp"
+
+namespace ccm::kubesim {
+namespace {
+
+constexpr int kMaxAttempts = 64;
+
+const ResourceType& namespacesType() {
+  return *ResourceRegistry::builtin().find("", "v1", "namespaces");
+}
+
+// Puts kind and apiVersion first (as the API server serialises them) with the type's values.
+void normalizeTypeMeta(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc) {
+  const JsonValue* kind = member(doc, "kind");
+  const JsonValue* api = member(doc, "apiVersion");
+  if (doc.MemberCount() >= 2 && kind && api && kind == &doc.MemberBegin()->value &&
+      api == &(doc.MemberBegin() + 1)->value && stringMember(doc, "kind") == type.kind &&
+      stringMember(doc, "apiVersion") == type.apiVersion()) {
+    return;
+  }
+  JsonValue out(rapidjson::kObjectType);
+  out.AddMember("kind", makeString(type.kind, alloc), alloc);
+  out.AddMember("apiVersion", makeString(type.apiVersion(), alloc), alloc);
+  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+    std::string_view n(it->name.GetString(), it->name.GetStringLength());
+    if (n == "kind" || n == "apiVersion") {
+      continue;
+    }
+    out.AddMember(it->name, it->value, alloc);
+  }
+  doc = out;
+}
+
+void copyMember(JsonValue& to, const JsonValue& from, std::string_view name, JsonAllocator& alloc) {
+  if (const JsonValue* v = member(from, name)) {
+    JsonValue copy;
+    copy.CopyFrom(*v, alloc);
+    setMember(to, name, std::move(copy), alloc);
+  } else {
+    removeMember(to, name);
+  }
+}
+
+}  // namespace
+
+ApiError ObjectWriter::staleConflict(const ResourceType& type, std::string_view name) {
+  return ApiError::conflict(type.group, type.resource, name,
+                            "the object has been modified; please apply your changes to the "
+                            "latest version and try again");
+}
+
+std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
+                                                     std::string_view ns) const {
+  if (!type.namespaced) {
+    return std::nullopt;
+  }
+  ObjectPtr nsobj = store_.get(namespacesType(), "", ns);
+  if (!nsobj) {
+    return ApiError::notFound("", "namespaces", ns);
+  }
+  if (nsobj->deleting) {
+    ApiError e = ApiError::forbidden(type.group, type.resource, "",
+                                     "unable to create new content in namespace " +
+                                         std::string(ns) + " because it is being terminated");
+    e.mutableDetails().causes.push_back({"NamespaceTerminating",
+                                         "namespace " + std::string(ns) + " is being terminated",
+                                         "metadata.namespace"});
+    return e;
+  }
+  return std::nullopt;
+}
+
+void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
+                                       JsonAllocator& alloc) {
+  const std::string& r = type.resource;
+  if (r == "services") {
+    // The API server wipes status on create.
+    JsonValue status(rapidjson::kObjectType);
+    status.AddMember("loadBalancer", JsonValue(rapidjson::kObjectType), alloc);
+    setMember(doc, "status", std::move(status), alloc);
+  } else if (r == "namespaces") {
+    JsonValue& spec = ensureObject(doc, "spec", alloc);
+    JsonValue fin(rapidjson::kArrayType);
+    fin.PushBack(JsonValue("kubernetes"), alloc);
+    setMember(spec, "finalizers", std::move(fin), alloc);
+    JsonValue& status = ensureObject(doc, "status", alloc);
+    setString(status, "phase", "Active", alloc);
+  } else if (r == "secrets") {
+    if (stringMember(doc, "type").empty()) {
+      setString(doc, "type", "Opaque", alloc);
+    }
+    if (JsonValue* sd = member(doc, "stringData"); sd && sd->IsObject()) {
+      JsonValue& data = ensureObject(doc, "data", alloc);
+      for (auto it = sd->MemberBegin(); it != sd->MemberEnd(); ++it) {
+        if (it->value.IsString()) {
+          setString(data, {it->name.GetString(), it->name.GetStringLength()},
+                    base64Encode({it->value.GetString(), it->value.GetStringLength()}), alloc);
+        }
+      }
+      removeMember(doc, "stringData");
+    }
+  } else if (r == "pods") {
+    JsonValue& spec = ensureObject(doc, "spec", alloc);
+    if (stringMember(spec, "restartPolicy").empty()) {
+      setString(spec, "restartPolicy", "Always", alloc);
+    }
+    if (stringMember(spec, "dnsPolicy").empty()) {
+      setString(spec, "dnsPolicy", "ClusterFirst", alloc);
+    }
+    if (stringMember(spec, "schedulerName").empty()) {
+      setString(spec, "schedulerName", "default-scheduler", alloc);
+    }
+    if (member(spec, "terminationGracePeriodSeconds") == nullptr) {
+      setInt(spec, "terminationGracePeriodSeconds", 30, alloc);
+    }
+    if (stringMember(spec, "serviceAccountName").empty()) {
+      setString(spec, "serviceAccountName", "default", alloc);
+    }
+    if (JsonValue* cs = member(spec, "containers"); cs && cs->IsArray()) {
+      for (auto& c : cs->GetArray()) {
+        if (!c.IsObject()) {
+          continue;
+        }
+        if (stringMember(c, "terminationMessagePath").empty()) {
+          setString(c, "terminationMessagePath", "/dev/termination-log", alloc);
+        }
+        if (stringMember(c, "terminationMessagePolicy").empty()) {
+          setString(c, "terminationMessagePolicy", "File", alloc);
+        }
+        if (stringMember(c, "imagePullPolicy").empty()) {
+          std::string_view image = stringMember(c, "image");
+          bool latest = image.find(':') == std::string_view::npos ||
+                        image.substr(image.rfind(':')) == ":latest";
+          setString(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent", alloc);
+        }
+      }
+    }
+    // No scheduler, no kubelet for pods: they stay Pending.
+    JsonValue status(rapidjson::kObjectType);
+    status.AddMember("phase", "Pending", alloc);
+    status.AddMember("qosClass", "BestEffort", alloc);
+    setMember(doc, "status", std::move(status), alloc);
+  }
+}
+
+ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonValue& doc,
+                                                 JsonAllocator& alloc, bool dry_run,
+                                                 const JsonValue* events_v1_view) {
+  normalizeTypeMeta(type, doc, alloc);
+  JsonValue& meta = ensureObject(doc, "metadata", alloc);
+  std::string ns(stringMember(meta, "namespace"));
+  if (!type.namespaced) {
+    removeMember(meta, "namespace");
+    ns.clear();
+  }
+  if (auto err = checkNamespace(type, ns)) {
+    return *err;
+  }
+  std::string generate(stringMember(meta, "generateName"));
+  bool generated = stringMember(meta, "name").empty() && !generate.empty();
+  if (generated) {
+    setString(meta, "name", generate + randomNameSuffix(), alloc);
+  }
+  setString(meta, "uid", newUid(), alloc);
+  setString(meta, "creationTimestamp", formatTime(std::chrono::system_clock::now()), alloc);
+  removeMember(meta, "deletionTimestamp");
+  removeMember(meta, "deletionGracePeriodSeconds");
+  removeMember(meta, "resourceVersion");
+  removeMember(meta, "selfLink");
+  applyCreateDefaults(type, doc, alloc);
+  FieldErrors errs;
+  if (type.resource == "services") {
+    errs = services_.prepare(doc, alloc, nullptr);
+  }
+  FieldErrors verrs = ObjectValidator::validateCreate(type, doc, events_v1_view);
+  errs.insert(errs.end(), verrs.begin(), verrs.end());
+  if (!errs.empty()) {
+    return ApiError::invalid(type.group, type.kind, stringMember(*member(doc, "metadata"), "name"),
+                             errs);
+  }
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    PreparedObject prepared = prepareObject(type, doc, alloc);
+    if (dry_run) {
+      return Result{prepared.finish(0), true, false};
+    }
+    auto r = store_.put(type, nullptr, prepared);
+    if (r.status == ObjectStore::CommitStatus::Ok) {
+      return Result{r.object, true, false};
+    }
+    if (!generated) {
+      return ApiError::alreadyExists(type.group, type.resource, prepared.name);
+    }
+    setString(*member(doc, "metadata"), "name", generate + randomNameSuffix(), alloc);
+  }
+  ApiError e = ApiError::alreadyExists(type.group, type.resource, generate);
+  e.mutableDetails().retry_after_seconds = 1;
+  return e;
+}
+
+ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::string_view ns,
+                                                 std::string_view name,
+                                                 std::string_view subresource,
+                                                 const Mutation& mutate, bool dry_run) {
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    ObjectPtr cur = store_.get(type, ns, name);
+    if (!cur) {
+      return ApiError::notFound(type.group, type.resource, name);
+    }
+    // Parse in place from private copies (faster than copying every string into the
+    // documents); the buffers live until this attempt is over.
+    std::string doc_text = cur->json;
+    std::string old_text = cur->json;
+    JsonDocument doc;
+    doc.ParseInsitu(doc_text.data());
+    JsonDocument old;
+    old.ParseInsitu(old_text.data());
+    if (auto err = mutate(doc, *cur)) {
+      return *err;
+    }
+    JsonAllocator& alloc = doc.GetAllocator();
+    if (!doc.IsObject()) {
+      return ApiError::badRequest("the object provided is not a JSON object");
+    }
+    normalizeTypeMeta(type, doc, alloc);
+    JsonValue& meta = ensureObject(doc, "metadata", alloc);
+    const JsonValue& old_meta = *member(old, "metadata");
+    std::string_view new_name = stringMember(meta, "name");
+    if (new_name != name) {
+      return ApiError::badRequest("the name of the object (" + std::string(new_name) +
+                                  ") does not match the name on the URL (" + std::string(name) +
+                                  ")");
+    }
+    if (type.namespaced) {
+      std::string_view new_ns = stringMember(meta, "namespace");
+      if (new_ns.empty()) {
+        setString(meta, "namespace", ns, alloc);
+      } else if (new_ns != ns) {
+        return ApiError::badRequest("the namespace of the object (" + std::string(new_ns) +
+                                    ") does not match the namespace on the request (" +
+                                    std::string(ns) + ")");
+      }
+    } else {
+      removeMember(meta, "namespace");
+    }
+    if (stringMember(meta, "uid").empty()) {
+      setString(meta, "uid", stringMember(old_meta, "uid"), alloc);
+    }
+    for (auto field : {"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                       "generation", "selfLink"}) {
+      copyMember(meta, old_meta, field, alloc);
+    }
+    if (subresource == "status") {
+      copyMember(doc, old, "spec", alloc);
+    } else if (type.hasSubresource("status")) {
+      copyMember(doc, old, "status", alloc);
+    }
+    FieldErrors errs;
+    if (type.resource == "services" && subresource.empty()) {
+      errs = services_.prepare(doc, alloc, &old);
+    }
+    FieldErrors verrs = ObjectValidator::validateUpdate(type, doc, old);
+    errs.insert(errs.end(), verrs.begin(), verrs.end());
+    if (!errs.empty()) {
+      return ApiError::invalid(type.group, type.kind, name, errs);
+    }
+    PreparedObject prepared = prepareObject(type, doc, alloc);
+    if (dry_run) {
+      return Result{prepared.finish(cur->rv), false, false};
+    }
+    if (prepared.deleting && !prepared.has_finalizers) {
+      auto r = store_.remove(type, cur, &prepared);
+      if (r.status == ObjectStore::CommitStatus::Stale) {
+        continue;
+      }
+      return Result{r.object, false, true};
+    }
+    auto r = store_.put(type, cur, prepared);
+    if (r.status == ObjectStore::CommitStatus::Stale) {
+      continue;
+    }
+    return Result{r.object, false, false};
+  }
+  return ApiError(500, "ServerTimeout",
+                  "The update operation against " + type.qualifiedResource() +
+                      " could not be completed at this time, please try again.");
+}
+
+ApiOr<ObjectWriter::Result> ObjectWriter::remove(const ResourceType& type, std::string_view ns,
+                                                 std::string_view name,
+                                                 const DeleteOptions& options) {
+  for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
+    ObjectPtr cur = store_.get(type, ns, name);
+    if (!cur) {
+      return ApiError::notFound(type.group, type.resource, name);
+    }
+    if (!options.uid.empty() && options.uid != cur->uid) {
+      return ApiError::conflict(type.group, type.resource, name,
+                                "Precondition failed: UID in precondition: " + options.uid +
+                                    ", UID in object meta: " + cur->uid);
+    }
+    if (!options.resource_version.empty() && options.resource_version != decimal(cur->rv)) {
+      return ApiError::conflict(
+          type.group, type.resource, name,
+          "Precondition failed: ResourceVersion in precondition: " + options.resource_version +
+              ", ResourceVersion in object meta: " + decimal(cur->rv));
+    }
+    if (options.dry_run) {
+      return Result{cur, false, !cur->has_finalizers};
+    }
+    if (cur->has_finalizers || options.mark_only) {
+      if (cur->deleting) {
+        return Result{cur, false, false};
+      }
+      JsonDocument doc;
+      doc.Parse(cur->json.data(), cur->json.size());
+      JsonValue& meta = ensureObject(doc, "metadata", doc.GetAllocator());
+      setString(meta, "deletionTimestamp", formatTime(std::chrono::system_clock::now()),
+                doc.GetAllocator());
+      setInt(meta, "deletionGracePeriodSeconds", 0, doc.GetAllocator());
+      if (options.mark) {
+        options.mark(doc);
+      }
+      PreparedObject prepared = prepareObject(type, doc, doc.GetAllocator());
+      auto r = store_.put(type, cur, prepared);
+      if (r.status == ObjectStore::CommitStatus::Stale) {
+        continue;
+      }
+      return Result{r.object, false, false};
+    }
+    auto r = store_.remove(type, cur);
+    if (r.status == ObjectStore::CommitStatus::Stale) {
+      continue;
+    }
+    return Result{r.object, false, true};
+  }
+  return ApiError(500, "ServerTimeout",
+                  "The delete operation against " + type.qualifiedResource() +
+                      " could not be completed at this time, please try again.");
+}
+
+}  // namespace ccm::kubesim

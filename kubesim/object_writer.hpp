@@ -1,0 +1,77 @@
+// ObjectWriter: the write semantics of the API server's generic registry, shared by the HTTP
+// handlers and kubesim's internal actors (simulated kubelets, built-in controllers):
+//
+//  - create: kind/apiVersion, generateName, uid, creationTimestamp, defaults (Services get
+//    IPs and node ports, Services' status is wiped), namespace must exist and not be
+//    terminating, validation (422), AlreadyExists (409);
+//  - update: a mutation applied to the current object in a retry loop (GuaranteedUpdate);
+//    system metadata is kept, the main resource cannot change status and /status cannot
+//    change spec, immutable fields and "no new finalizers while deleting" are enforced,
+//    no-op writes keep the resourceVersion, removing the last finalizer of an object being
+//    deleted deletes it;
+//  - delete: preconditions (409), finalizers turn a delete into setting deletionTimestamp.
+//
+// Objects are handled in their stored representation (events: core/v1).
+//
+// THREAD: all methods may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kubesim/api_error.hpp"
+#include "kubesim/object_store.hpp"
+#include "kubesim/service_allocator.hpp"
+
+namespace ccm::kubesim {
+
+class ObjectWriter {
+ public:
+  ObjectWriter(ObjectStore& store, ServiceAllocator& services)
+      : store_(store), services_(services) {}
+
+  struct Result {
+    ObjectPtr object;
+    bool created = false;
+    bool deleted = false;  // the object is gone (tombstone in `object`)
+  };
+
+  // doc: the new object; its metadata.namespace must already be the request namespace.
+  // events_v1_view: the events.k8s.io/v1 body when created through that API (validation).
+  ApiOr<Result> create(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc, bool dry_run,
+                       const JsonValue* events_v1_view = nullptr);
+
+  // mutate receives the current object (parsed) and edits it in place; an error aborts.
+  using Mutation =
+      std::function<std::optional<ApiError>(JsonDocument& doc, const StoredObject& current)>;
+  ApiOr<Result> update(const ResourceType& type, std::string_view ns, std::string_view name,
+                       std::string_view subresource, const Mutation& mutate, bool dry_run);
+
+  struct DeleteOptions {
+    std::string uid;               // precondition
+    std::string resource_version;  // precondition
+    bool dry_run = false;
+    // Only mark the object (deletionTimestamp) even without finalizers: its controller
+    // finishes the deletion (namespaces). mark may edit the marked object further.
+    bool mark_only = false;
+    std::function<void(JsonDocument& doc)> mark;
+  };
+  ApiOr<Result> remove(const ResourceType& type, std::string_view ns, std::string_view name,
+                       const DeleteOptions& options);
+
+  ObjectStore& store() { return store_; }
+
+  // The 409 for a stale resourceVersion.
+  static ApiError staleConflict(const ResourceType& type, std::string_view name);
+
+ private:
+  std::optional<ApiError> checkNamespace(const ResourceType& type, std::string_view ns) const;
+  void applyCreateDefaults(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc);
+
+  ObjectStore& store_;
+  ServiceAllocator& services_;
+};
+
+}  // namespace ccm::kubesim

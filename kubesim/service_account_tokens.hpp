@@ -1,0 +1,50 @@
+// ServiceAccountTokens: issues and verifies service-account tokens shaped like the API
+// server's bound tokens: a JWT (HS256 with a server secret) whose subject is
+// system:serviceaccount:<ns>:<name> and whose "kubernetes.io" claim names the namespace and
+// the service account (name, uid). Verification checks signature, expiry and — through the
+// caller — that the service account still exists with that uid.
+//
+// THREAD: immutable after construction; safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kubesim/json_util.hpp"
+
+namespace ccm::kubesim {
+
+class ServiceAccountTokens {
+ public:
+  static constexpr std::string_view kIssuer = "https://kubernetes.default.svc.cluster.local";
+
+  // secret: the HMAC key (persisted with the certificates so tokens survive restarts).
+  explicit ServiceAccountTokens(std::string secret) : secret_(std::move(secret)) {}
+
+  struct Issued {
+    std::string token;
+    WallTime expires;
+  };
+  Issued issue(std::string_view ns, std::string_view name, std::string_view uid,
+               std::chrono::seconds ttl, WallTime now) const;
+
+  struct Claims {
+    std::string ns;
+    std::string name;
+    std::string uid;
+    WallTime expires;
+  };
+  // nullopt (with *error set) when the token is not one of ours or has expired.
+  std::optional<Claims> verify(std::string_view token, WallTime now, std::string* error) const;
+
+  // True when text looks like a JWT (three base64url parts).
+  static bool looksLikeJwt(std::string_view text);
+
+ private:
+  std::string sign(std::string_view signing_input) const;
+  std::string secret_;
+};
+
+}  // namespace ccm::kubesim
