@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host/log/json_string.hpp"
+
 namespace ccm::kubesim {
 namespace {
 
@@ -42,44 +44,7 @@ void appendJson(std::string& out, const JsonValue& v) {
   out.append(buf.GetString(), buf.GetSize());
 }
 
-void appendJsonString(std::string& out, std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-}
+void appendJsonString(std::string& out, std::string_view s) { json::appendString(out, s); }
 
 std::string jsonString(std::string_view s) {
   std::string out;

@@ -1,6 +1,8 @@
 // Logger implementation: formatting (klog text / JSON), redaction and the single write.
 #include "host/log/log.hpp"
 
+#include "host/log/json_string.hpp"
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -39,26 +41,6 @@ long threadId() {
 std::string_view baseName(std::string_view path) {
   auto pos = path.rfind('/');
   return pos == std::string_view::npos ? path : path.substr(pos + 1);
-}
-
-void appendQuoted(std::string& out, std::string_view s) {
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
 }
 
 char severityLetter(Severity s) {
@@ -147,21 +129,21 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
   if (static_cast<Format>(state().format.load()) == Format::Json) {
     fmt::format_to(std::back_inserter(line), "{{\"ts\":{}.{:06d},\"caller\":", micros / 1000000,
                    micros % 1000000);
-    appendQuoted(line, fmt::format("{}:{}", baseName(where.file), where.line));
+    json::appendString(line, fmt::format("{}:{}", baseName(where.file), where.line));
     line += ",\"msg\":";
-    appendQuoted(line, message);
+    json::appendString(line, message);
     if (severity == Severity::Info) {
       fmt::format_to(std::back_inserter(line), ",\"v\":{}", v);
     } else {
       line += ",\"level\":";
-      appendQuoted(line, severity == Severity::Warning ? "warning" : "error");
+      json::appendString(line, severity == Severity::Warning ? "warning" : "error");
     }
     for (const auto& f : fields) {
       line.push_back(',');
-      appendQuoted(line, f.key());
+      json::appendString(line, f.key());
       line.push_back(':');
       if (f.quoted()) {
-        appendQuoted(line, f.value());
+        json::appendString(line, f.value());
       } else {
         line += f.value();
       }
@@ -176,13 +158,13 @@ void write(Severity severity, int v, std::string_view message, Fields fields,
                    severityLetter(severity), tm_utc.tm_mon + 1, tm_utc.tm_mday, tm_utc.tm_hour,
                    tm_utc.tm_min, tm_utc.tm_sec, micros % 1000000, threadId(),
                    baseName(where.file), where.line);
-    appendQuoted(line, message);
+    json::appendString(line, message);
     for (const auto& f : fields) {
       line.push_back(' ');
       line += f.key();
       line.push_back('=');
       if (f.quoted()) {
-        appendQuoted(line, f.value());
+        json::appendString(line, f.value());
       } else {
         line += f.value();
       }

@@ -10,6 +10,7 @@
 #include <boost/asio/strand.hpp>
 #include <optional>
 
+#include "host/log/json_string.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/thread_name.hpp"
 #include "host/server/serving_certificate.hpp"
@@ -39,44 +40,15 @@ HttpResponse makeResponse(http::status status, std::string_view content_type, st
   return r;
 }
 
-std::string jsonEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  return out;
-}
 
 // A metav1.Status answer, as the API server's filters write them.
 HttpResponse statusResponse(int code, std::string_view reason, std::string_view message) {
   std::string body = R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-                     R"("message":")" +
-                     jsonEscape(message) + R"(","reason":")" + std::string(reason) +
-                     R"(","details":{},"code":)" + std::to_string(code) + "}\n";
+                     R"("message":)";
+  json::appendString(body, message);
+  body += R"(,"reason":)";
+  json::appendString(body, reason);
+  body += R"(,"details":{},"code":)" + std::to_string(code) + "}\n";
   return makeResponse(static_cast<http::status>(code), "application/json", std::move(body));
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/log/json_string.hpp"
 #include "host/log/log.hpp"
 
 using namespace ccm;
@@ -107,4 +108,16 @@ TEST_CASE("registered secrets never reach a line") {
   }
   CHECK(log::redact("x s3cr3t-password y") == "x <redacted> y");
   CHECK(log::redact("abc") == "abc");
+}
+
+TEST_CASE("JSON string literals escape quotes, backslashes and control characters only") {
+  CHECK(ccm::json::quoted("") == "\"\"");
+  CHECK(ccm::json::quoted("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(ccm::json::quoted("\n\r\t\b\f") == "\"\\n\\r\\t\\b\\f\"");
+  CHECK(ccm::json::quoted(std::string("\x01\x1f", 2)) == "\"\\u0001\\u001f\"");
+  CHECK(ccm::json::quoted(std::string("nul\0!", 5)) == "\"nul\\u0000!\"");
+  CHECK(ccm::json::quoted("zone é, 東京") == "\"zone é, 東京\"");  // UTF-8 as it is
+  std::string out = "x=";
+  ccm::json::appendString(out, "y");
+  CHECK(out == "x=\"y\"");
 }
