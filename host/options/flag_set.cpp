@@ -83,6 +83,18 @@ std::string formatFloat(double d) {
   return s;
 }
 
+// A flag with the fields every typed flag shares; `set` parses and stores a value.
+FlagSet::Flag typedFlag(std::string name, std::string type, std::string help,
+                        std::string default_text, std::function<Status(std::string_view)> set) {
+  FlagSet::Flag f;
+  f.name = std::move(name);
+  f.type = std::move(type);
+  f.help = std::move(help);
+  f.default_text = std::move(default_text);
+  f.set = std::move(set);
+  return f;
+}
+
 }  // namespace
 
 std::optional<std::chrono::nanoseconds> parseGoDuration(std::string_view text) {
@@ -197,66 +209,40 @@ FlagSet::Flag& FlagSet::add(Flag flag) {
 FlagSet::Flag& FlagSet::addString(std::string name, std::string* target, const std::string& def,
                                   std::string help) {
   *target = def;
-  Flag f{std::move(name),
-         "",
-         "string",
-         std::move(help),
-         def,
-         "",
-         Support::Implemented,
-         false,
-         false,
-         [target](std::string_view v) {
-           *target = std::string(v);
-           return okStatus();
-         }};
-  return add(std::move(f));
+  return add(
+      typedFlag(std::move(name), "string", std::move(help), def, [target](std::string_view v) {
+        *target = std::string(v);
+        return okStatus();
+      }));
 }
 
 FlagSet::Flag& FlagSet::addBool(const std::string& name, bool* target, bool def, std::string help) {
   *target = def;
-  Flag f{name,
-         "",
-         "bool",
-         std::move(help),
-         def ? "true" : "false",
-         "",
-         Support::Implemented,
-         false,
-         false,
-         [target, n = name](std::string_view v) {
-           auto b = parseBool(v);
-           if (!b) {
-             return invalid(
-                 v, n, "strconv.ParseBool: parsing \"" + std::string(v) + "\": invalid syntax");
-           }
-           *target = *b;
-           return okStatus();
-         }};
-  return add(std::move(f));
+  return add(typedFlag(name, "bool", std::move(help), def ? "true" : "false",
+                       [target, n = name](std::string_view v) {
+                         auto b = parseBool(v);
+                         if (!b) {
+                           return invalid(v, n,
+                                          "strconv.ParseBool: parsing \"" + std::string(v) +
+                                              "\": invalid syntax");
+                         }
+                         *target = *b;
+                         return okStatus();
+                       }));
 }
 
 FlagSet::Flag& FlagSet::addInt(const std::string& name, int64_t* target, int64_t def,
                                std::string help) {
   *target = def;
-  Flag f{name,
-         "",
-         "int",
-         std::move(help),
-         std::to_string(def),
-         "",
-         Support::Implemented,
-         false,
-         false,
-         [target, n = name](std::string_view v) {
-           auto i = parseInt(v);
-           if (!i) {
-             return invalid(v, n, "parse error: not an integer");
-           }
-           *target = *i;
-           return okStatus();
-         }};
-  return add(std::move(f));
+  return add(typedFlag(name, "int", std::move(help), std::to_string(def),
+                       [target, n = name](std::string_view v) {
+                         auto i = parseInt(v);
+                         if (!i) {
+                           return invalid(v, n, "parse error: not an integer");
+                         }
+                         *target = *i;
+                         return okStatus();
+                       }));
 }
 
 FlagSet::Flag& FlagSet::addInt32(const std::string& name, int32_t* target, int32_t def,
@@ -286,78 +272,53 @@ FlagSet::Flag& FlagSet::addInt32(const std::string& name, int32_t* target, int32
 FlagSet::Flag& FlagSet::addFloat(const std::string& name, double* target, double def,
                                  std::string help) {
   *target = def;
-  Flag f{name,
-         "",
-         "float",
-         std::move(help),
-         formatFloat(def),
-         "",
-         Support::Implemented,
-         false,
-         false,
-         [target, n = name](std::string_view v) {
-           try {
-             size_t used = 0;
-             double d = std::stod(std::string(v), &used);
-             if (used != v.size() || !std::isfinite(d)) {
-               return invalid(v, n, "parse error: not a number");
-             }
-             *target = d;
-           } catch (const std::exception&) {
-             return invalid(v, n, "parse error: not a number");
-           }
-           return okStatus();
-         }};
-  return add(std::move(f));
+  return add(typedFlag(name, "float", std::move(help), formatFloat(def),
+                       [target, n = name](std::string_view v) {
+                         try {
+                           size_t used = 0;
+                           double d = std::stod(std::string(v), &used);
+                           if (used != v.size() || !std::isfinite(d)) {
+                             return invalid(v, n, "parse error: not a number");
+                           }
+                           *target = d;
+                         } catch (const std::exception&) {
+                           return invalid(v, n, "parse error: not a number");
+                         }
+                         return okStatus();
+                       }));
 }
 
 FlagSet::Flag& FlagSet::addDuration(const std::string& name, std::chrono::milliseconds* target,
                                     std::chrono::milliseconds def, std::string help) {
   *target = def;
-  Flag f{name,
-         "",
-         "duration",
-         std::move(help),
-         formatGoDuration(def),
-         "",
-         Support::Implemented,
-         false,
-         false,
-         [target, n = name](std::string_view v) {
-           auto d = parseGoDuration(v);
-           if (!d) {
-             return invalid(v, n, "time: invalid duration \"" + std::string(v) + "\"");
-           }
-           *target = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
-           return okStatus();
-         }};
-  return add(std::move(f));
+  return add(typedFlag(name, "duration", std::move(help), formatGoDuration(def),
+                       [target, n = name](std::string_view v) {
+                         auto d = parseGoDuration(v);
+                         if (!d) {
+                           return invalid(v, n,
+                                          "time: invalid duration \"" + std::string(v) + "\"");
+                         }
+                         *target = std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+                         return okStatus();
+                       }));
 }
 
 FlagSet::Flag& FlagSet::addStrings(std::string name, std::vector<std::string>* target,
                                    const std::vector<std::string>& def, std::string help) {
   *target = def;
-  Flag f{std::move(name),
-         "",
-         "strings",
-         std::move(help),
-         "[" + joinList(def) + "]",
-         "",
-         Support::Implemented,
-         false,
-         false,
-         [target, first = std::make_shared<bool>(true)](std::string_view v) {
-           // Like pflag's StringSlice: the first use replaces the default, later uses append.
-           if (*first) {
-             target->clear();
-             *first = false;
-           }
-           for (auto& s : splitList(v)) {
-             target->push_back(std::move(s));
-           }
-           return okStatus();
-         }};
-  return add(std::move(f));
+  return add(typedFlag(std::move(name), "strings", std::move(help), "[" + joinList(def) + "]",
+                       [target, first = std::make_shared<bool>(true)](std::string_view v) {
+                         // Like pflag's StringSlice: the first use replaces the default, later uses
+                         // append.
+                         if (*first) {
+                           target->clear();
+                           *first = false;
+                         }
+                         for (auto& s : splitList(v)) {
+                           target->push_back(std::move(s));
+                         }
+                         return okStatus();
+                       }));
 }
 
 FlagSet::Flag* FlagSet::lookup(std::string_view name) {
