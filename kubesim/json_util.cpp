@@ -56,7 +56,7 @@ const JsonValue* member(const JsonValue& obj, std::string_view name) {
   if (!obj.IsObject()) {
     return nullptr;
   }
-  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+  for (auto it = obj.MemberBegin(); it != memberEnd(obj); ++it) {
     if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == name) {
       return &it->value;
     }
@@ -134,7 +134,7 @@ bool removeMember(JsonValue& obj, std::string_view name) {
   if (!obj.IsObject()) {
     return false;
   }
-  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+  for (auto it = obj.MemberBegin(); it != memberEnd(obj); ++it) {
     if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == name) {
       obj.EraseMember(it);
       return true;
@@ -162,8 +162,8 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
     // Small objects: quadratic scan is cheaper than hashing.
     bool any = false;
     if (v.MemberCount() <= 16) {
-      for (auto a = v.MemberBegin(); a != v.MemberEnd() && !any; ++a) {
-        for (auto b = a + 1; b != v.MemberEnd(); ++b) {
+      for (auto a = v.MemberBegin(); a != memberEnd(v) && !any; ++a) {
+        for (auto b = a + 1; b != memberEnd(v); ++b) {
           if (a->name == b->name) {
             any = true;
             break;
@@ -172,7 +172,7 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
       }
     } else {
       std::unordered_map<std::string_view, int> seen;
-      for (auto a = v.MemberBegin(); a != v.MemberEnd(); ++a) {
+      for (auto a = v.MemberBegin(); a != memberEnd(v); ++a) {
         if (++seen[std::string_view(a->name.GetString(), a->name.GetStringLength())] > 1) {
           any = true;
           break;
@@ -183,7 +183,7 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
       // Keep the last occurrence of each name, in first-seen order of the survivors.
       JsonValue out(rapidjson::kObjectType);
       std::vector<std::string> names;
-      for (auto a = v.MemberBegin(); a != v.MemberEnd(); ++a) {
+      for (auto a = v.MemberBegin(); a != memberEnd(v); ++a) {
         names.emplace_back(a->name.GetString(), a->name.GetStringLength());
       }
       std::unordered_map<std::string, size_t> last;
@@ -197,7 +197,7 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
         }
       }
       size_t i = 0;
-      for (auto a = v.MemberBegin(); a != v.MemberEnd(); ++a, ++i) {
+      for (auto a = v.MemberBegin(); a != memberEnd(v); ++a, ++i) {
         if (last[names[i]] == i) {
           out.AddMember(a->name, a->value, alloc);
         }
@@ -205,7 +205,7 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
       v = out;
     }
   }
-  for (auto a = v.MemberBegin(); a != v.MemberEnd(); ++a) {
+  for (auto a = v.MemberBegin(); a != memberEnd(v); ++a) {
     std::string child = path.empty() ? std::string(a->name.GetString(), a->name.GetStringLength())
                                      : std::string(path) + "." + a->name.GetString();
     dedupeKeys(a->value, alloc, child, duplicates);

@@ -29,6 +29,14 @@ void appendJsonString(std::string& out, std::string_view s);
 std::string jsonString(std::string_view s);
 
 // Member lookup by name; nullptr when obj is not an object or lacks the member.
+// The end of an object's members as a const iterator, to compare member iterators with:
+// RapidJSON 1.1 compares a non-const iterator with another only through a conversion, and
+// under C++20 `it != v.MemberEnd()` is then ambiguous with the reversed operator== (a clang
+// warning, an error with -Werror). Comparing with a const iterator is not.
+inline JsonValue::ConstMemberIterator memberEnd(const JsonValue& obj) {
+  return obj.MemberEnd();
+}
+
 const JsonValue* member(const JsonValue& obj, std::string_view name);
 JsonValue* member(JsonValue& obj, std::string_view name);
 

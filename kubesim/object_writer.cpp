@@ -2,6 +2,7 @@
 #include "kubesim/object_writer.hpp"
 
 #include "host/runtime/base64.hpp"
+#include "kubesim/json_util.hpp"
 #include "kubesim/object_validator.hpp"
 
 namespace ccm::kubesim {
@@ -25,7 +26,7 @@ void normalizeTypeMeta(const ResourceType& type, JsonValue& doc, JsonAllocator& 
   JsonValue out(rapidjson::kObjectType);
   out.AddMember("kind", makeString(type.kind, alloc), alloc);
   out.AddMember("apiVersion", makeString(type.apiVersion(), alloc), alloc);
-  for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
+  for (auto it = doc.MemberBegin(); it != memberEnd(doc); ++it) {
     std::string_view n(it->name.GetString(), it->name.GetStringLength());
     if (n == "kind" || n == "apiVersion") {
       continue;
@@ -95,7 +96,7 @@ void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
     }
     if (JsonValue* sd = member(doc, "stringData"); sd && sd->IsObject()) {
       JsonValue& data = ensureObject(doc, "data", alloc);
-      for (auto it = sd->MemberBegin(); it != sd->MemberEnd(); ++it) {
+      for (auto it = sd->MemberBegin(); it != memberEnd(*sd); ++it) {
         if (it->value.IsString()) {
           setString(data, {it->name.GetString(), it->name.GetStringLength()},
                     base64Encode({it->value.GetString(), it->value.GetStringLength()}), alloc);

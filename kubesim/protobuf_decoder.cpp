@@ -232,7 +232,7 @@ bool ProtobufDecoder::decode(std::string_view body, std::string_view root_struct
   if (!decodeMessage(root_struct, raw, obj, alloc, 0, error)) {
     return false;
   }
-  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+  for (auto it = obj.MemberBegin(); it != memberEnd(obj); ++it) {
     doc.AddMember(it->name, it->value, alloc);
   }
   return true;

@@ -294,7 +294,7 @@ Schema::Issues Schema::check(std::string_view root, JsonValue& v, JsonAllocator&
 void Schema::checkStruct(const StructDef& def, JsonValue& v, JsonAllocator& alloc, bool prune,
                          std::string& path, Issues& issues) const {
   const size_t base = path.size();
-  for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
+  for (auto it = v.MemberBegin(); it != memberEnd(v);) {
     std::string_view name(it->name.GetString(), it->name.GetStringLength());
     if (base != 0) {
       path.push_back('.');
@@ -435,7 +435,7 @@ void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bo
         typeError();
         break;
       }
-      for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
+      for (auto it = v.MemberBegin(); it != memberEnd(v); ++it) {
         if (it->value.IsNull() && t.element->kind == Kind::String) {
           it->value.SetString("", 0);  // Go decodes a null map value as ""
           continue;

@@ -19,7 +19,7 @@ void extractIndex(const ResourceType& type, const JsonValue& doc, std::string& n
     name = std::string(stringMember(*meta, "name"));
     uid = std::string(stringMember(*meta, "uid"));
     if (const JsonValue* l = member(*meta, "labels"); l != nullptr && l->IsObject()) {
-      for (auto it = l->MemberBegin(); it != l->MemberEnd(); ++it) {
+      for (auto it = l->MemberBegin(); it != memberEnd(*l); ++it) {
         if (it->value.IsString()) {
           labels.emplace_back(std::string(it->name.GetString(), it->name.GetStringLength()),
                               std::string(it->value.GetString(), it->value.GetStringLength()));
@@ -114,12 +114,12 @@ void orderObjectMeta(JsonValue& meta, JsonAllocator& alloc) {
   for (std::string_view key : kOrder) {
     auto it = meta.FindMember(
         rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size())));
-    if (it != meta.MemberEnd()) {
+    if (it != memberEnd(meta)) {
       ordered.AddMember(it->name, it->value, alloc);  // moves both out of `meta`
       meta.EraseMember(it);
     }
   }
-  for (auto it = meta.MemberBegin(); it != meta.MemberEnd(); ++it) {
+  for (auto it = meta.MemberBegin(); it != memberEnd(meta); ++it) {
     ordered.AddMember(it->name, it->value, alloc);
   }
   meta = ordered;
