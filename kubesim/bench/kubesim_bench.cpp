@@ -14,9 +14,12 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
-#include <utility>
 #include <atomic>
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -24,16 +27,12 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
-
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 
 namespace {
 
@@ -94,8 +93,12 @@ double cpuSeconds(pid_t pid) {
   long stime = 0;
   for (int i = 3; i <= 15; ++i) {
     rest >> field;
-    if (i == 14) utime = std::stol(field);
-    if (i == 15) stime = std::stol(field);
+    if (i == 14) {
+      utime = std::stol(field);
+    }
+    if (i == 15) {
+      stime = std::stol(field);
+    }
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
@@ -123,7 +126,10 @@ Server startServer(const Options& o, int nodes) {
                                      "--node-status-period=1h",
                                      "--watch-history=20000"};
     std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
+    argv.reserve(args.size() + 1);
+    for (auto& a : args) {
+      argv.push_back(a.data());
+    }
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
     std::perror("execv kubesim");
@@ -147,7 +153,9 @@ Server startServer(const Options& o, int nodes) {
   auto p = r.find("\"port\":");
   s.port = static_cast<uint16_t>(std::stoi(r.substr(p + 7)));
   s.token = readAll(s.dir + "/certs/admin.token");
-  while (!s.token.empty() && (s.token.back() == '\n')) s.token.pop_back();
+  while (!s.token.empty() && (s.token.back() == '\n')) {
+    s.token.pop_back();
+  }
   s.ca = readAll(s.dir + "/certs/ca.crt");
   return s;
 }
@@ -176,9 +184,13 @@ class Client : public std::enable_shared_from_this<Client> {
     beast::get_lowest_layer(stream_).async_connect(
         net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), server_.port),
         [self](beast::error_code ec) {
-          if (ec) return self->fail(ec);
+          if (ec) {
+            return self->fail(ec);
+          }
           self->stream_.async_handshake(ssl::stream_base::client, [self](beast::error_code ec2) {
-            if (ec2) return self->fail(ec2);
+            if (ec2) {
+              return self->fail(ec2);
+            }
             self->next();
           });
         });
@@ -190,13 +202,19 @@ class Client : public std::enable_shared_from_this<Client> {
 
  private:
   void fail(beast::error_code ec) {
-    if (!stop_) std::cerr << "client error: " << ec.message() << "\n";
+    if (!stop_) {
+      std::cerr << "client error: " << ec.message() << "\n";
+    }
     ++errors;
   }
   void next() {
-    if (stop_) return;
+    if (stop_) {
+      return;
+    }
     req_ = make_(seq_++);
-    if (stop_) return;  // the generator may end the run
+    if (stop_) {
+      return;  // the generator may end the run
+    }
     req_.set(http::field::host, "127.0.0.1");
     req_.set(http::field::authorization, "Bearer " + server_.token);
     req_.keep_alive(true);
@@ -204,20 +222,28 @@ class Client : public std::enable_shared_from_this<Client> {
     started_ = Clock::now();
     auto self = shared_from_this();
     http::async_write(stream_, req_, [self](beast::error_code ec, size_t) {
-      if (ec) return self->fail(ec);
+      if (ec) {
+        return self->fail(ec);
+      }
       self->res_ = {};
-      http::async_read(self->stream_, self->buf_, self->res_, [self](beast::error_code ec2, size_t) {
-        if (ec2) return self->fail(ec2);
-        if (self->res_.result_int() < 300) {
-          ++self->ok;
-          self->latencies_us.push_back(
-              std::chrono::duration<double, std::micro>(Clock::now() - self->started_).count());
-        } else {
-          ++self->errors;
-          if (self->errors < 3) std::cerr << "HTTP " << self->res_.result_int() << ": " << self->res_.body().substr(0, 200) << "\n";
-        }
-        self->next();
-      });
+      http::async_read(
+          self->stream_, self->buf_, self->res_, [self](beast::error_code ec2, size_t) {
+            if (ec2) {
+              return self->fail(ec2);
+            }
+            if (self->res_.result_int() < 300) {
+              ++self->ok;
+              self->latencies_us.push_back(
+                  std::chrono::duration<double, std::micro>(Clock::now() - self->started_).count());
+            } else {
+              ++self->errors;
+              if (self->errors < 3) {
+                std::cerr << "HTTP " << self->res_.result_int() << ": "
+                          << self->res_.body().substr(0, 200) << "\n";
+              }
+            }
+            self->next();
+          });
     });
   }
 
@@ -244,14 +270,20 @@ class WatchClient : public std::enable_shared_from_this<WatchClient> {
     beast::get_lowest_layer(stream_).async_connect(
         net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), server_.port),
         [self](beast::error_code ec) {
-          if (ec) return;
+          if (ec) {
+            return;
+          }
           self->stream_.async_handshake(ssl::stream_base::client, [self](beast::error_code ec2) {
-            if (ec2) return;
+            if (ec2) {
+              return;
+            }
             self->req_ = http::request<http::string_body>(http::verb::get, self->target_, 11);
             self->req_.set(http::field::host, "127.0.0.1");
             self->req_.set(http::field::authorization, "Bearer " + self->server_.token);
             http::async_write(self->stream_, self->req_, [self](beast::error_code ec3, size_t) {
-              if (ec3) return;
+              if (ec3) {
+                return;
+              }
               self->read();
             });
           });
@@ -265,7 +297,9 @@ class WatchClient : public std::enable_shared_from_this<WatchClient> {
   void read() {
     auto self = shared_from_this();
     stream_.async_read_some(net::buffer(buf_), [self](beast::error_code ec, size_t n) {
-      if (ec) return;
+      if (ec) {
+        return;
+      }
       if (self->on_ready_) {
         auto f = std::move(self->on_ready_);
         self->on_ready_ = nullptr;
@@ -273,7 +307,9 @@ class WatchClient : public std::enable_shared_from_this<WatchClient> {
       }
       uint64_t count = 0;
       for (size_t i = 0; i < n; ++i) {
-        if (self->buf_[i] == '\n' && self->prev_ == '}') ++count;
+        if (self->buf_[i] == '\n' && self->prev_ == '}') {
+          ++count;
+        }
         self->prev_ = self->buf_[i];
       }
       self->events += count;
@@ -305,7 +341,9 @@ struct Result {
 };
 
 double percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
+  if (v.empty()) {
+    return 0;
+  }
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
@@ -327,7 +365,8 @@ void runLoad(const Options& o, const Server& s, bool patch, std::vector<Result>&
       int node = 1 + static_cast<int>((seq * 7919 + static_cast<uint64_t>(c) * 104729) %
                                       static_cast<uint64_t>(o.patch_nodes));
       if (patch) {
-        http::request<http::string_body> r(http::verb::patch, "/api/v1/nodes/" + nodeName(node), 11);
+        http::request<http::string_body> r(http::verb::patch, "/api/v1/nodes/" + nodeName(node),
+                                           11);
         r.set(http::field::content_type, "application/merge-patch+json");
         r.body() = R"({"metadata":{"labels":{"bench":"c)" + std::to_string(c) + "-" +
                    std::to_string(seq) + "\"}}}";
@@ -339,13 +378,20 @@ void runLoad(const Options& o, const Server& s, bool patch, std::vector<Result>&
     };
     clients.push_back(std::make_shared<Client>(io, tls, s, make, stop));
   }
-  for (auto& c : clients) c->start();
+  for (auto& c : clients) {
+    c->start();
+  }
   std::vector<std::thread> threads;
-  for (int t = 0; t < o.client_threads; ++t) threads.emplace_back([&] { io.run(); });
+  threads.reserve(static_cast<size_t>(o.client_threads));
+  for (int t = 0; t < o.client_threads; ++t) {
+    threads.emplace_back([&] { io.run(); });
+  }
   // Warm up, then measure.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   uint64_t ok0 = 0;
-  for (auto& c : clients) ok0 += c->ok;
+  for (auto& c : clients) {
+    ok0 += c->ok;
+  }
   auto t0 = Clock::now();
   double cpu0 = cpuSeconds(s.pid);
   std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
@@ -359,9 +405,13 @@ void runLoad(const Options& o, const Server& s, bool patch, std::vector<Result>&
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   stop = true;
   io.stop();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads) {
+    t.join();
+  }
   std::vector<double> lat;
-  for (auto& c : clients) lat.insert(lat.end(), c->latencies_us.begin(), c->latencies_us.end());
+  for (auto& c : clients) {
+    lat.insert(lat.end(), c->latencies_us.begin(), c->latencies_us.end());
+  }
   double rate = static_cast<double>(ok1 - ok0) / secs;
   std::string name = patch ? "node PATCH" : "node GET";
   char note[200];
@@ -403,19 +453,28 @@ void runWatch(const Options& o, const Server& s, std::vector<Result>& out) {
     writers.push_back(std::make_shared<Client>(io, tls, s, make, stop));
   }
   std::vector<std::thread> threads;
-  for (int t = 0; t < o.client_threads; ++t) threads.emplace_back([&] { io.run(); });
+  threads.reserve(static_cast<size_t>(o.client_threads));
+  for (int t = 0; t < o.client_threads; ++t) {
+    threads.emplace_back([&] { io.run(); });
+  }
   auto deadline = Clock::now() + std::chrono::seconds(30);
   while (ready < o.watchers && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // Let the initial ADDED events drain.
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  for (auto& w : writers) w->start();
+  for (auto& w : writers) {
+    w->start();
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   uint64_t e0 = 0;
   uint64_t ok0 = 0;
-  for (auto& w : watchers) e0 += w->events;
-  for (auto& w : writers) ok0 += w->ok;
+  for (auto& w : watchers) {
+    e0 += w->events;
+  }
+  for (auto& w : writers) {
+    ok0 += w->ok;
+  }
   auto t0 = Clock::now();
   std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
   uint64_t e1 = 0;
@@ -425,15 +484,20 @@ void runWatch(const Options& o, const Server& s, std::vector<Result>& out) {
     e1 += w->events;
     bytes += w->bytes;
   }
-  for (auto& w : writers) ok1 += w->ok;
+  for (auto& w : writers) {
+    ok1 += w->ok;
+  }
   double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   stop = true;
   io.stop();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads) {
+    t.join();
+  }
   double writes = static_cast<double>(ok1 - ok0) / secs;
   double events = static_cast<double>(e1 - e0) / secs;
   char note[200];
-  std::snprintf(note, sizeof(note), "%d watchers, %d writers at %.0f writes/s, %.1f%% of writes delivered to each",
+  std::snprintf(note, sizeof(note),
+                "%d watchers, %d writers at %.0f writes/s, %.1f%% of writes delivered to each",
                 o.watchers, o.writers, writes,
                 writes > 0 ? 100.0 * events / (writes * o.watchers) : 0.0);
   out.push_back({"watch fan-out", events, "events/s", note});
@@ -452,7 +516,9 @@ void runMemory(const Options& o, std::vector<Result>& out) {
   auto client = std::make_shared<Client>(
       io, tls, s,
       [&](uint64_t) {
-        if (once) stop = true;
+        if (once) {
+          stop = true;
+        }
         once = true;
         http::request<http::string_body> r(http::verb::post, "/admin/nodes", 11);
         r.set(http::field::content_type, "application/json");
@@ -489,28 +555,42 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     auto val = [&](const char* k) -> std::optional<std::string> {
       std::string p = std::string("--") + k + "=";
-      if (a.rfind(p, 0) == 0) return a.substr(p.size());
+      if (a.rfind(p, 0) == 0) {
+        return a.substr(p.size());
+      }
       return std::nullopt;
     };
     if (a == "-h" || a == "--help") {
       usage();
       return 0;
-    } else if (auto v = val("kubesim")) o.kubesim = *v;
-    else if (auto v = val("scenarios")) {
+    } else if (auto v = val("kubesim")) {
+      o.kubesim = *v;
+    } else if (auto v = val("scenarios")) {
       o.scenarios.clear();
       std::stringstream ss(*v);
       std::string s;
-      while (std::getline(ss, s, ',')) o.scenarios.push_back(s);
-    } else if (auto v = val("clients")) o.clients = std::stoi(*v);
-    else if (auto v = val("watchers")) o.watchers = std::stoi(*v);
-    else if (auto v = val("writers")) o.writers = std::stoi(*v);
-    else if (auto v = val("patch-nodes")) o.patch_nodes = std::stoi(*v);
-    else if (auto v = val("memory-nodes")) o.memory_nodes = std::stoi(*v);
-    else if (auto v = val("seconds")) o.seconds = std::stod(*v);
-    else if (auto v = val("client-threads")) o.client_threads = std::stoi(*v);
-    else if (auto v = val("server-threads")) o.server_threads = std::stoi(*v);
-    else if (auto v = val("json-out")) o.json_out = *v;
-    else {
+      while (std::getline(ss, s, ',')) {
+        o.scenarios.push_back(s);
+      }
+    } else if (auto v = val("clients")) {
+      o.clients = std::stoi(*v);
+    } else if (auto v = val("watchers")) {
+      o.watchers = std::stoi(*v);
+    } else if (auto v = val("writers")) {
+      o.writers = std::stoi(*v);
+    } else if (auto v = val("patch-nodes")) {
+      o.patch_nodes = std::stoi(*v);
+    } else if (auto v = val("memory-nodes")) {
+      o.memory_nodes = std::stoi(*v);
+    } else if (auto v = val("seconds")) {
+      o.seconds = std::stod(*v);
+    } else if (auto v = val("client-threads")) {
+      o.client_threads = std::stoi(*v);
+    } else if (auto v = val("server-threads")) {
+      o.server_threads = std::stoi(*v);
+    } else if (auto v = val("json-out")) {
+      o.json_out = *v;
+    } else {
       usage();
       return 2;
     }
@@ -521,25 +601,33 @@ int main(int argc, char** argv) {
   };
   if (want("patch") || want("get") || want("watch")) {
     Server s = startServer(o, o.patch_nodes);
-    if (want("patch")) runLoad(o, s, true, results);
-    if (want("get")) runLoad(o, s, false, results);
-    if (want("watch")) runWatch(o, s, results);
+    if (want("patch")) {
+      runLoad(o, s, true, results);
+    }
+    if (want("get")) {
+      runLoad(o, s, false, results);
+    }
+    if (want("watch")) {
+      runWatch(o, s, results);
+    }
     stopServer(s);
   }
-  if (want("memory")) runMemory(o, results);
+  if (want("memory")) {
+    runMemory(o, results);
+  }
 
   std::printf("\n%-22s %14s  %-9s %s\n", "scenario", "result", "unit", "details");
   std::printf("%-22s %14s  %-9s %s\n", "--------", "------", "----", "-------");
   for (const auto& r : results) {
-    std::printf("%-22s %14.1f  %-9s %s\n", r.name.c_str(), r.value, r.unit.c_str(),
-                r.note.c_str());
+    std::printf("%-22s %14.1f  %-9s %s\n", r.name.c_str(), r.value, r.unit.c_str(), r.note.c_str());
   }
   std::string json = "{\"results\":[";
   for (size_t i = 0; i < results.size(); ++i) {
     char buf[512];
-    std::snprintf(buf, sizeof(buf), "%s{\"scenario\":\"%s\",\"value\":%.1f,\"unit\":\"%s\",\"details\":\"%s\"}",
-                  i ? "," : "", results[i].name.c_str(), results[i].value,
-                  results[i].unit.c_str(), results[i].note.c_str());
+    std::snprintf(buf, sizeof(buf),
+                  "%s{\"scenario\":\"%s\",\"value\":%.1f,\"unit\":\"%s\",\"details\":\"%s\"}",
+                  i ? "," : "", results[i].name.c_str(), results[i].value, results[i].unit.c_str(),
+                  results[i].note.c_str());
     json += buf;
   }
   json += "]}\n";

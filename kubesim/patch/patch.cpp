@@ -34,7 +34,7 @@ constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
 constexpr size_t kMaxNestingDepth = 10000;
 // The backup of the target lives here while a patch runs; objects bigger than this spill into
 // heap chunks of the scratch allocator.
-constexpr size_t kScratchBytes = 32 * 1024;
+constexpr size_t kScratchBytes = size_t{32} * 1024;
 
 // encoding/json keeps the last of duplicate object keys; RapidJSON keeps every one. Drops the
 // earlier duplicates everywhere in value.

@@ -267,7 +267,7 @@ class Merger {
   [[gnu::noinline]] bool mergeMapList(Value& original, Value& patch, const FieldSchema& field);
 
   [[gnu::noinline]] bool applyMapDirective(Value& original, Value& patch,
-                                           Value::MemberIterator directive);
+                                           const Value::MemberIterator& directive);
   [[gnu::noinline]] bool applyRetainKeys(Value& original, Value& patch);
   [[gnu::noinline]] bool applyElementOrders(Value& original, Value& patch, Fields fields);
   [[gnu::noinline]] bool applyElementOrder(Value& original, Value& patch, std::string_view key,
@@ -370,7 +370,8 @@ bool Merger::mergeMap(Value& original, Value& patch, Fields fields) {
 }
 
 // "$patch" in a map: replace takes the patch as it is, delete empties the map.
-bool Merger::applyMapDirective(Value& original, Value& patch, Value::MemberIterator directive) {
+bool Merger::applyMapDirective(Value& original, Value& patch,
+                               const Value::MemberIterator& directive) {
   if (isString(directive->value, "replace")) {
     patch.EraseMember(directive);
     decodeClean(patch);
