@@ -413,7 +413,7 @@ void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bo
     case Kind::Bytes:
       if (!v.IsString()) {
         typeError();
-      } else if (!base64Decode({v.GetString(), v.GetStringLength()})) {
+      } else if (!base64DecodeStrict({v.GetString(), v.GetStringLength()})) {
         typeError("illegal base64 data at input byte 0");
       }
       break;

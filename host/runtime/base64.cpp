@@ -63,6 +63,23 @@ std::string base64UrlEncode(std::string_view data) {
   return encode(data, kUrlSafe, false);
 }
 
+std::optional<std::string> base64DecodeStrict(std::string_view text) {
+  size_t symbols = 0;
+  for (char c : text) {
+    if (c == '\r' || c == '\n') {
+      continue;
+    }
+    if (c == '-' || c == '_' || c == ' ' || c == '\t') {
+      return std::nullopt;
+    }
+    ++symbols;
+  }
+  if (symbols % 4 != 0) {
+    return std::nullopt;
+  }
+  return base64Decode(text);
+}
+
 std::optional<std::string> base64Decode(std::string_view text) {
   std::string out;
   out.reserve(text.size() * 3 / 4);

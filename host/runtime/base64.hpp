@@ -21,4 +21,9 @@ std::string base64UrlEncode(std::string_view data);
 // nullopt on any other character, on data after padding and on a dangling single character.
 std::optional<std::string> base64Decode(std::string_view text);
 
+// Decodes as Go's encoding/json reads a []byte field (what kube-apiserver accepts in a
+// Secret's data): the standard alphabet only, '=' padding to a multiple of four required,
+// CR and LF skipped, any other white space refused.
+std::optional<std::string> base64DecodeStrict(std::string_view text);
+
 }  // namespace ccm

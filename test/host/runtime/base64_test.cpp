@@ -62,5 +62,19 @@ TEST_CASE("base64: every byte value survives a round trip through both alphabets
   }
 }
 
+TEST_CASE("base64: the strict form reads as Go's encoding/json reads []byte") {
+  CHECK(base64DecodeStrict("Zm9vYmFy") == std::optional<std::string>("foobar"));
+  CHECK(base64DecodeStrict("Zm9vYg==") == std::optional<std::string>("foob"));
+  CHECK(base64DecodeStrict("Zm9v\r\nYmFy") == std::optional<std::string>("foobar"));
+  CHECK(base64DecodeStrict("") == std::optional<std::string>(""));
+  CHECK_FALSE(base64DecodeStrict("Zm9vYg"));     // padding required
+  CHECK_FALSE(base64DecodeStrict("Zm9v YmFy"));  // a space is not skipped
+  CHECK_FALSE(base64DecodeStrict("Zm9v\tYmFy"));
+  CHECK_FALSE(base64DecodeStrict("-_-_"));       // URL-safe alphabet refused
+  // The lenient form (kubeconfig data) takes all of these.
+  CHECK(base64Decode("Zm9v YmFy") == std::optional<std::string>("foobar"));
+  CHECK(base64Decode("Zm9vYg") == std::optional<std::string>("foob"));
+}
+
 }  // namespace
 }  // namespace ccm
