@@ -206,7 +206,7 @@ void EventBroadcaster::processQueuedForTest() {
     if (batch.empty()) {
       return;
     }
-    processBatch(std::move(batch), true, {});
+    processBatch(batch, true, {});
   }
 }
 
@@ -249,7 +249,7 @@ void EventBroadcaster::run(std::stop_token stop) {
       // Shutting down, each event gets its one quick try on its own.
       batch = takeLocked(stopping ? 1 : options_.batch_size);
     }
-    processBatch(std::move(batch), stopping, stop);
+    processBatch(batch, stopping, stop);
   }
 }
 
