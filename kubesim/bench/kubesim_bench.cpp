@@ -8,6 +8,12 @@
 //
 // THREAD: one io thread for all clients (--client-threads to change); the main thread drives
 // the scenarios.
+// Boost 1.74's asio/awaitable.hpp uses std::exchange without including <utility>, so it
+// comes first, where sorting the includes cannot move it after Boost.
+// clang-format off
+#include <utility>
+// clang-format on
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
