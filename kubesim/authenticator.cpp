@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::kubesim {
 namespace {
 
@@ -45,16 +47,6 @@ std::vector<std::string> splitCsv(std::string_view line) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 }  // namespace
 
 bool UserInfo::inGroup(std::string_view group) const {
@@ -76,7 +68,7 @@ Status Authenticator::loadTokenFile(const std::string& path) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    std::string_view t = trim(line);
+    std::string_view t = text::trimSpace(line);
     if (t.empty() || t.front() == '#') {
       continue;
     }
@@ -86,18 +78,18 @@ Status Authenticator::loadTokenFile(const std::string& path) {
                     path + ":" + std::to_string(n) + ": need at least token,user,uid");
     }
     UserInfo u;
-    u.name = std::string(trim(fields[1]));
-    u.uid = std::string(trim(fields[2]));
+    u.name = std::string(text::trimSpace(fields[1]));
+    u.uid = std::string(text::trimSpace(fields[2]));
     if (fields.size() >= 4) {
       std::stringstream groups(fields[3]);
       std::string g;
       while (std::getline(groups, g, ',')) {
-        if (!trim(g).empty()) {
-          u.groups.emplace_back(trim(g));
+        if (!text::trimSpace(g).empty()) {
+          u.groups.emplace_back(text::trimSpace(g));
         }
       }
     }
-    addToken(std::string(trim(fields[0])), std::move(u));
+    addToken(std::string(text::trimSpace(fields[0])), std::move(u));
   }
   return okStatus();
 }
@@ -151,7 +143,7 @@ Authenticator::Outcome Authenticator::authenticate(const HttpRequest& request, U
     if (value.size() > kBearer.size() &&
         std::equal(kBearer.begin(), kBearer.end(), value.begin(),
                    [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-      std::string_view token = trim(value.substr(kBearer.size()));
+      std::string_view token = text::trimSpace(value.substr(kBearer.size()));
       auto u = authenticateToken(token, reason);
       if (!u) {
         return Outcome::Rejected;

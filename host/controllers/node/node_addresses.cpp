@@ -10,6 +10,7 @@
 #include <string>
 
 #include "host/controllers/common/well_known.hpp"
+#include "host/runtime/text.hpp"
 
 namespace ccm::controllers::node {
 namespace {
@@ -37,16 +38,6 @@ std::optional<Ip> parseIp(std::string_view text) {
 }
 
 bool equal(const Ip& a, const Ip& b) { return a.family == b.family && a.bytes == b.bytes; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -78,7 +69,7 @@ StatusOr<Addresses> filterByProvidedNodeIp(std::string_view annotation, const Ad
   while (true) {
     size_t comma = annotation.find(',', start);
     std::string_view part =
-        trim(annotation.substr(start, comma == std::string_view::npos ? annotation.npos
+        text::trimBlanks(annotation.substr(start, comma == std::string_view::npos ? annotation.npos
                                                                         : comma - start));
     auto ip = parseIp(part);
     if (!ip) {
