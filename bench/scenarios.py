@@ -102,11 +102,20 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         writes_total = api_writes(m2) - api_writes(m0)
         requests_window = api_requests(m1) - api_requests(m0)
         calls = provider_calls(m2) - provider_calls(m0)
+        hwm = ccm.hwm_bytes()
         # Correctness: every node initialised (no uninitialized taint left).
-        left = [n["metadata"]["name"] for n in env.cluster.nodes()
+        node_list = env.cluster.nodes()
+        left = [n["metadata"]["name"] for n in node_list
                 if not benchlib.harness.is_initialized(n)]
         if left:
             raise AssertionError("%d nodes still tainted, e.g. %s" % (len(left), left[:3]))
+        # What a realistic Node costs on the wire (JSON as the API server serves it).
+        node_bytes = sum(len(json.dumps(n, separators=(",", ":"))) for n in node_list)
+        # Every initialised node should have its Synced event on the server (events are
+        # asynchronous: counted once the writes have settled, above).
+        names = {n["metadata"]["name"] for n in node_list}
+        synced = {e.get("involvedObject", {}).get("name") for e in env.cluster.events("Synced")}
+        events_written = len(names & synced)
     s = "1 node burst"
     rows = [
         row(s, case, "time to last node initialised", elapsed, "s", bound_seconds, load=load),
@@ -124,6 +133,12 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,
             note="incl. events; %d requests of any verb until the last node" % requests_window),
         row(s, case, "provider calls per node", calls / nodes, "calls", load=load),
+        row(s, case, "Synced events on the server", events_written, "of %d" % len(names),
+            len(names), better="higher", load=load,
+            note="nodes with their Synced event once the host's writes settled"),
+        row(s, case, "host peak RSS (VmHWM)", hwm / (1024.0 * 1024.0), "MiB", load=load),
+        row(s, case, "bytes per Node object", node_bytes / max(1, len(node_list)), "bytes",
+            load=load, note="compact JSON as served, %d nodes" % len(node_list)),
         row(s, case, "nodes registered by kubesim in", t_registered - t0, "s", load=load),
     ]
     if qps > 0:
