@@ -507,8 +507,10 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
   }
 
   std::lock_guard lock(mu_);
-  std::set<std::string> used_ips(recent_ips_);
-  std::set<int64_t> used_ports(recent_ports_);
+  // Requested values are checked against the stored Services; automatic ones also skip what
+  // was handed out recently and may not be stored yet.
+  std::set<std::string> used_ips;
+  std::set<int64_t> used_ports;
   std::string self_key;
   if (const JsonValue* meta = member(svc, "metadata")) {
     self_key = storeKey(stringMember(*meta, "namespace"), stringMember(*meta, "name"));
@@ -526,7 +528,8 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
         }
         auto candidate = addToIp(*parseIp(range_.toString().substr(0, range_.toString().find('/'))),
                                  next_ip_++);
-        if (candidate && inRange(*candidate) && !used_ips.count(candidate->toString())) {
+        if (candidate && inRange(*candidate) && !used_ips.count(candidate->toString()) &&
+            !recent_ips_.count(candidate->toString())) {
           ip = candidate->toString();
           break;
         }
@@ -559,7 +562,7 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
       if (next_port_ > kPortMax) {
         next_port_ = kPortMin;
       }
-      if (!used_ports.count(p)) {
+      if (!used_ports.count(p) && !recent_ports_.count(p)) {
         used_ports.insert(p);
         recent_ports_.insert(p);
         return p;
