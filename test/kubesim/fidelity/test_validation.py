@@ -338,6 +338,15 @@ class ValidationTest(KubesimTestCase):
         self.assertEqual(r.status, 201, r)
         self.assertEqual(r.json()["spec"]["holderIdentity"], "a")
         self.assertEqual(self.sim.get(path).status, 200)
+        # The same for the other kinds whose registry strategy allows create on update.
+        r = self.sim.request("PUT", "/api/v1/namespaces/%s/services/put-svc" % NS,
+                             body={"metadata": {"name": "put-svc"},
+                                   "spec": {"selector": {"a": "b"}, "ports": [{"port": 80}]}})
+        self.assertEqual(r.status, 201, r)
+        self.assertTrue(r.json()["spec"]["clusterIP"])
+        r = self.sim.request("PUT", "/api/v1/namespaces/%s/endpoints/put-ep" % NS,
+                             body={"metadata": {"name": "put-ep"}})
+        self.assertEqual(r.status, 201, r)
         # Kinds whose strategy forbids it still answer 404.
         r = self.sim.request("PUT", "/api/v1/namespaces/%s/configmaps/nope" % NS,
                              body={"metadata": {"name": "nope"}})
