@@ -39,7 +39,7 @@ std::optional<IpAddress> parseV4(std::string_view s) {
     if (!decimalPrefix(s, pos, n) || n > 0xFF) {
       return std::nullopt;
     }
-    ip.bytes[static_cast<size_t>(12 + i)] = static_cast<uint8_t>(n);
+    ip.bytes[size_t{12} + static_cast<size_t>(i)] = static_cast<uint8_t>(n);
   }
   if (pos != s.size()) {
     return std::nullopt;

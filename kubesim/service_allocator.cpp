@@ -323,7 +323,7 @@ FieldErrors validateClusterIpFields(const JsonValue& spec) {
   return errs;
 }
 
-std::optional<ApiError> invalid(const JsonValue& svc, FieldErrors errs) {
+std::optional<ApiError> invalid(const JsonValue& svc, const FieldErrors& errs) {
   std::string_view name;
   if (const JsonValue* meta = member(svc, "metadata")) {
     name = stringMember(*meta, "name");
