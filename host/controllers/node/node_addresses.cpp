@@ -146,7 +146,19 @@ StatusOr<std::optional<Addresses>> desiredAddresses(const kube::Node& node,
     }
     out = std::move(filtered).value();
   }
-  return std::optional<Addresses>(std::move(out));
+  // The API server refuses a node status with the same (type, address) twice (422 Duplicate
+  // value on status.addresses[i]); a cloud that reports one twice gets it published once.
+  Addresses unique;
+  unique.reserve(out.size());
+  for (auto& a : out) {
+    bool seen = std::any_of(unique.begin(), unique.end(), [&](const plugin::NodeAddress& u) {
+      return u.type == a.type && u.address == a.address;
+    });
+    if (!seen) {
+      unique.push_back(std::move(a));
+    }
+  }
+  return std::optional<Addresses>(std::move(unique));
 }
 
 bool addressesChanged(std::span<const kube::NodeAddress> current, const Addresses& desired) {
