@@ -71,15 +71,23 @@ std::vector<MediaType> parseAccept(std::string_view header) {
   return out;
 }
 
-OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list) {
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list,
+                             bool* yaml) {
+  if (yaml != nullptr) {
+    *yaml = false;
+  }
   if (trim(accept_header).empty()) {
     return OutputFormat::Json;
   }
   for (const auto& mt : parseAccept(accept_header)) {
     bool json_like = (mt.type == "application" && (mt.subtype == "json" || mt.subtype == "*")) ||
                      (mt.type == "*" && mt.subtype == "*");
-    if (!json_like) {
+    bool is_yaml = yaml != nullptr && mt.type == "application" && mt.subtype == "yaml";
+    if (!json_like && !is_yaml) {
       continue;
+    }
+    if (yaml != nullptr) {
+      *yaml = is_yaml;
     }
     std::string as = mt.param("as");
     if (as.empty()) {
@@ -94,6 +102,9 @@ OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool
       return OutputFormat::PartialObjectMetadata;
     }
     // Other transformations are not offered: try the next one.
+  }
+  if (yaml != nullptr) {
+    *yaml = false;
   }
   return OutputFormat::NotAcceptable;
 }

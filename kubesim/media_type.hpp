@@ -1,5 +1,6 @@
 // Media types: parsing Content-Type / Accept headers and choosing the response format the way
-// the API server negotiates it (JSON for application/json, */* and application/*; a
+// the API server negotiates it (JSON for application/json, */* and application/*; YAML for
+// application/yaml; a
 // meta.k8s.io Table when asked for "as=Table"; only the metadata, as meta.k8s.io
 // PartialObjectMetadata(List), when asked for "as=PartialObjectMetadata"; 406 when nothing
 // acceptable is offered).
@@ -34,6 +35,9 @@ enum class OutputFormat { Json, Table, PartialObjectMetadata, NotAcceptable };
 // list: the answer is a list, whose metadata-only form is asked for as
 // "as=PartialObjectMetadataList"; any other answer's (single objects, watch events') as
 // "as=PartialObjectMetadata". Both yield OutputFormat::PartialObjectMetadata.
-OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list = false);
+// yaml: nullptr when YAML cannot be offered (watches); else set to whether the chosen entry
+// was application/yaml (the answer is then rendered as YAML).
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list = false,
+                             bool* yaml = nullptr);
 
 }  // namespace ccm::kubesim
