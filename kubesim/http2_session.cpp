@@ -64,6 +64,7 @@ struct Http2Session::H2Stream {
   bool armed = false;
   bool end_now = false;  // goAway(end_streams): end cleanly after what is pending
   bool counted_watch = false;
+  bool goaway_after = false;  // GOAWAY once this stream is done (faults)
 };
 
 Http2Session::Http2Session(Stream& stream, HttpHandler& handler, const ConnectionLimits& limits,
@@ -293,6 +294,9 @@ int Http2Session::onStreamClose(nghttp2_session* /*s*/, int32_t stream_id, uint3
     self->stats_.http2_watch_streams_open.fetch_sub(1);
   }
   self->stats_.http2_streams_open.fetch_sub(1);
+  if (st->goaway_after) {
+    self->submitGoAway();
+  }
   if (self->streams_.empty() && !self->going_away_) {
     self->armIdleTimer();
   }
@@ -394,7 +398,7 @@ void Http2Session::respond(const std::shared_ptr<H2Stream>& st, HttpResponse res
     st->source->start(stream_.get_executor());
   }
   if (response.goaway) {
-    submitGoAway();
+    st->goaway_after = true;  // after the answer, as Go's server does for `Connection: close`
   }
   if (response.close) {
     goAway(true);
