@@ -5,6 +5,7 @@
 
 #include "host/log/log.hpp"
 #include "kubesim/json_yaml.hpp"
+#include "kubesim/protobuf_encoder.hpp"
 #include "kubesim/response_encoding.hpp"
 #include "kubesim/watch_stream.hpp"
 
@@ -271,13 +272,16 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
   bool readable = info.verb == "get" || info.verb == "list" || info.verb == "watch";
   auto accept = request.message.find(http::field::accept);
   bool watch = info.verb == "watch";
-  bool yaml = false;
-  // YAML has no streaming form: a watch cannot be answered in it.
+  WireOptions offered;
+  offered.yaml = !watch;  // YAML has no streaming form
+  offered.protobuf = ProtobufEncoder::builtin().supports(
+      Schema::builtin().rootFor(type->group, type->kind));
+  WireFormat wire = WireFormat::Json;
   r.format = negotiateOutput(accept == request.message.end()
                                  ? std::string_view()
                                  : std::string_view(accept->value().data(), accept->value().size()),
                              readable, info.verb == "list" || info.verb == "deletecollection",
-                             watch ? nullptr : &yaml);
+                             &wire, offered);
   if (r.format == OutputFormat::NotAcceptable) {
     if (watch) {
       return errorResponse(ApiError::notAcceptable(
@@ -288,13 +292,30 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
         {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}));
   }
   if ((info.verb == "update" || info.verb == "patch") && info.name.empty()) {
-    return errorResponse(ApiError::methodNotAllowed());
+    return reencode(errorResponse(ApiError::methodNotAllowed()), wire);
   }
-  HttpResponse resp = p_.resources.handle(r);
-  if (yaml && !resp.stream && resp.content_type.rfind("application/json", 0) == 0) {
+  return reencode(p_.resources.handle(r), wire);
+}
+
+HttpResponse ApiServer::reencode(HttpResponse resp, WireFormat wire) {
+  bool json = resp.content_type.rfind("application/json", 0) == 0;
+  if (wire == WireFormat::Yaml && json && !resp.stream) {
     if (auto text = jsonToYaml(resp.body)) {
       resp.body = std::move(*text);
       resp.content_type = "application/yaml";
+    }
+  } else if (wire == WireFormat::Protobuf && json) {
+    if (resp.stream) {
+      resp.stream = std::make_shared<ProtobufWatchSource>(resp.stream);
+      resp.content_type = "application/vnd.kubernetes.protobuf;stream=watch";
+    } else {
+      std::string error;
+      if (auto pb = ProtobufEncoder::builtin().encode(resp.body, &error)) {
+        resp.body = std::move(*pb);
+        resp.content_type = "application/vnd.kubernetes.protobuf";
+      } else {
+        ccm::log::infoV(2, "answer kept in JSON", {{"reason", error}});
+      }
     }
   }
   return resp;

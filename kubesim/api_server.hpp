@@ -2,7 +2,7 @@
 // authentication (401 for anonymous or bad credentials), impersonation, authorization (403
 // with the RBAC message), then routing: health and version, discovery and OpenAPI, the admin
 // API (system:masters only), reviews and TokenRequest, and stored resources with content
-// negotiation (JSON, YAML, Table, metadata only; 406 otherwise). Answers over 128 KiB are
+// negotiation (JSON, YAML, protobuf, Table, metadata only; 406 otherwise). Answers over 128 KiB are
 // gzip-compressed for clients that accept it.
 //
 // THREAD: handle() runs on connection strands (io threads), concurrently.
@@ -66,6 +66,8 @@ class ApiServer : public HttpHandler {
   std::optional<HttpResponse> impersonate(const HttpRequest& request, UserInfo& user) const;
 
   void countRequest(bool http2, const std::string& verb);
+  // A JSON answer in the negotiated serialization (YAML, protobuf; watches framed).
+  static HttpResponse reencode(HttpResponse resp, WireFormat wire);
 
   Parts p_;
   TransportStats* transport_stats_ = nullptr;

@@ -72,9 +72,9 @@ std::vector<MediaType> parseAccept(std::string_view header) {
 }
 
 OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list,
-                             bool* yaml) {
-  if (yaml != nullptr) {
-    *yaml = false;
+                             WireFormat* wire, WireOptions offered) {
+  if (wire != nullptr) {
+    *wire = WireFormat::Json;
   }
   if (trim(accept_header).empty()) {
     return OutputFormat::Json;
@@ -82,12 +82,18 @@ OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool
   for (const auto& mt : parseAccept(accept_header)) {
     bool json_like = (mt.type == "application" && (mt.subtype == "json" || mt.subtype == "*")) ||
                      (mt.type == "*" && mt.subtype == "*");
-    bool is_yaml = yaml != nullptr && mt.type == "application" && mt.subtype == "yaml";
-    if (!json_like && !is_yaml) {
+    bool is_yaml =
+        wire != nullptr && offered.yaml && mt.type == "application" && mt.subtype == "yaml";
+    bool is_protobuf = wire != nullptr && offered.protobuf && mt.type == "application" &&
+                       mt.subtype == "vnd.kubernetes.protobuf";
+    if (is_protobuf && !mt.param("as").empty()) {
+      continue;  // Table and metadata-only answers are not written in protobuf
+    }
+    if (!json_like && !is_yaml && !is_protobuf) {
       continue;
     }
-    if (yaml != nullptr) {
-      *yaml = is_yaml;
+    if (wire != nullptr) {
+      *wire = is_yaml ? WireFormat::Yaml : is_protobuf ? WireFormat::Protobuf : WireFormat::Json;
     }
     std::string as = mt.param("as");
     if (as.empty()) {
@@ -103,8 +109,8 @@ OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool
     }
     // Other transformations are not offered: try the next one.
   }
-  if (yaml != nullptr) {
-    *yaml = false;
+  if (wire != nullptr) {
+    *wire = WireFormat::Json;
   }
   return OutputFormat::NotAcceptable;
 }
