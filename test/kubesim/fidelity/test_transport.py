@@ -124,6 +124,32 @@ class H2Client:
         self.streams[sid] = {"headers": None, "data": b"", "ended": False, "reset": None}
         return sid
 
+    def post_large(self, path, body, timeout=60):
+        """POSTs body under the server's flow control (windows opened by WINDOW_UPDATE)."""
+        sid = self.conn.get_next_available_stream_id()
+        self.conn.send_headers(sid, [
+            (":method", "POST"), (":path", path), (":scheme", "https"),
+            (":authority", "127.0.0.1:%d" % self.sim.port),
+            ("authorization", "Bearer " + self.sim.admin_token),
+            ("content-type", "application/json")])
+        self.streams[sid] = {"headers": None, "data": b"", "ended": False, "reset": None}
+        deadline = time.monotonic() + timeout
+        sent = 0
+        while sent < len(body):
+            window = min(self.conn.local_flow_control_window(sid),
+                         self.conn.max_outbound_frame_size, len(body) - sent)
+            if window <= 0:
+                if time.monotonic() > deadline or self.closed:
+                    raise AssertionError("HTTP/2: the server's window never opened")
+                self.pump(1)
+                continue
+            self.conn.send_data(sid, body[sent:sent + window],
+                                end_stream=sent + window == len(body))
+            self.sock.sendall(self.conn.data_to_send())
+            sent += window
+        self.until(lambda: self.streams[sid]["ended"], timeout, "answer to the large POST")
+        return self.streams[sid]
+
     def pump(self, timeout=30):
         self.sock.settimeout(timeout)
         try:
@@ -287,6 +313,21 @@ class TransportTest(KubesimTestCase):
             self.assertEqual(names, ["h2-watch-a", "h2-watch-b"])
             self.assertFalse(c.streams[sid]["ended"])
             self.assertGreaterEqual(self.status()["transport"]["http2WatchStreamsOpen"], 1)
+        finally:
+            c.close()
+
+    def test_h2_body_limit(self):
+        """HTTP/2 over TLS (ALPN `h2`): a request body over 3 MiB gets 413 as on HTTP/1.1
+        (sent under the server's flow control)."""
+        c = H2Client(self.sim)
+        try:
+            body = json.dumps({"metadata": {"name": "too-big"},
+                               "data": {"k": "x" * (3 * 1024 * 1024 + 10)}}).encode()
+            st = c.post_large("/api/v1/namespaces/default/configmaps", body)
+            self.assertEqual(st["headers"][":status"], "413")
+            status = json.loads(st["data"])
+            self.assertEqual((status["reason"], status["code"]), ("RequestEntityTooLarge", 413))
+            self.assertIn("limit is 3145728", status["message"])
         finally:
             c.close()
 
