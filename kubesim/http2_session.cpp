@@ -6,7 +6,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cctype>
-#include <cstring>
 #include <vector>
 
 #include "host/log/log.hpp"
@@ -417,7 +416,7 @@ ssize_t Http2Session::readBody(nghttp2_session* /*s*/, int32_t /*stream_id*/, ui
 ssize_t Http2Session::produce(H2Stream& st, uint8_t* buf, size_t length, uint32_t* data_flags) {
   if (!st.source) {
     size_t n = std::min(length, st.body.size() - st.offset);
-    std::memcpy(buf, st.body.data() + st.offset, n);
+    std::copy_n(st.body.data() + st.offset, n, reinterpret_cast<char*>(buf));
     st.offset += n;
     if (st.offset == st.body.size()) {
       *data_flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -428,15 +427,14 @@ ssize_t Http2Session::produce(H2Stream& st, uint8_t* buf, size_t length, uint32_
   if (st.pending_offset == st.pending.size()) {
     st.pending.clear();
     st.pending_offset = 0;
-    if (st.end_now) {
-      st.source_done = true;
-    } else if (!st.source_done && !st.source->poll(st.pending)) {
+    // After goAway(end_streams) nothing more is taken from the source.
+    if (st.end_now || (!st.source_done && !st.source->poll(st.pending))) {
       st.source_done = true;
     }
   }
   if (st.pending_offset < st.pending.size()) {
     size_t n = std::min(length, st.pending.size() - st.pending_offset);
-    std::memcpy(buf, st.pending.data() + st.pending_offset, n);
+    std::copy_n(st.pending.data() + st.pending_offset, n, reinterpret_cast<char*>(buf));
     st.pending_offset += n;
     return static_cast<ssize_t>(n);
   }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/kube/cache/informer.hpp"
@@ -62,11 +63,14 @@ ServerStatus serverStatus(KubeClient& c) {
   d.Parse(body.c_str());
   REQUIRE(d.IsObject());
   ServerStatus s;
-  for (const auto& m : d["requests"]["HTTP/2"].GetObject()) {
-    s.http2[m.name.GetString()] = m.value.GetUint64();
-  }
-  for (const auto& m : d["requests"]["HTTP/1.1"].GetObject()) {
-    s.http1[m.name.GetString()] = m.value.GetUint64();
+  for (const char* verb : {"get", "list", "watch", "create", "update", "patch", "delete"}) {
+    for (auto [protocol, out] : {std::pair{"HTTP/2", &s.http2}, std::pair{"HTTP/1.1", &s.http1}}) {
+      const auto& counts = d["requests"][protocol];
+      auto it = counts.FindMember(verb);
+      if (it != counts.MemberEnd()) {
+        (*out)[verb] = it->value.GetUint64();
+      }
+    }
   }
   s.watch_streams_open = d["transport"]["http2WatchStreamsOpen"].GetInt64();
   s.goaways = d["transport"]["goawaysSent"].GetUint64();
