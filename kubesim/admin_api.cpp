@@ -120,6 +120,14 @@ HttpResponse AdminApi::handleAdmin(const ApiRequest& r) {
     resp.close = true;
     return resp;
   }
+  if (what == "http2" && parts.size() == 2 && parts[1] == "goaway" && m == "POST") {
+    bool end_streams = boolMember(body, "endStreams", true);
+    return ok(R"({"connections":)" +
+              std::to_string(server_.http().goAwayAll(end_streams)) + "}");
+  }
+  if (what == "http2" && parts.size() == 2 && parts[1] == "reset" && m == "POST") {
+    return ok(R"({"connections":)" + std::to_string(server_.http().resetStreams()) + "}");
+  }
   if (what == "compact" && m == "POST") {
     server_.compact();
     return ok(R"({"resourceVersion":")" + decimal(server_.store().currentRv()) + "\"}");
@@ -190,7 +198,22 @@ HttpResponse AdminApi::status() {
             std::to_string(server_.connectionCount()) + R"(,"restarts":)" +
             std::to_string(server_.restarts()) + R"(,"simulatedNodes":)" +
             std::to_string(server_.kubelets().size()) + R"(,"heapInUseBytes":)" +
-            std::to_string(mallinfo2().uordblks) + R"(,"objects":{)" + counts + "}}");
+            std::to_string(mallinfo2().uordblks) + R"(,"transport":)" + transportJson() +
+            R"(,"requests":)" + server_.api().requestCountsJson() + R"(,"objects":{)" + counts +
+            "}}");
+}
+
+std::string AdminApi::transportJson() {
+  const TransportStats& t = server_.http().stats();
+  return R"({"http1Connections":)" + std::to_string(t.http1_connections.load()) +
+         R"(,"http2Connections":)" + std::to_string(t.http2_connections.load()) +
+         R"(,"http2ConnectionsOpen":)" + std::to_string(t.http2_connections_open.load()) +
+         R"(,"http2Streams":)" + std::to_string(t.http2_streams.load()) +
+         R"(,"http2StreamsOpen":)" + std::to_string(t.http2_streams_open.load()) +
+         R"(,"http2WatchStreamsOpen":)" + std::to_string(t.http2_watch_streams_open.load()) +
+         R"(,"goawaysSent":)" + std::to_string(t.goaways_sent.load()) +
+         R"(,"streamsReset":)" + std::to_string(t.streams_reset.load()) +
+         R"(,"gzipResponses":)" + std::to_string(t.gzip_responses.load()) + "}";
 }
 
 HttpResponse AdminApi::nodes(const ApiRequest& r, const std::vector<std::string>& parts,

@@ -13,6 +13,9 @@
 //   POST   /admin/latency                      {"ms":N,"jitterMs":M}
 //   POST   /admin/watches/close                end every watch
 //   POST   /admin/connections/close            drop every connection
+//   POST   /admin/http2/goaway                 GOAWAY on every HTTP/2 connection
+//                                              {"endStreams":bool} (default true: watches end)
+//   POST   /admin/http2/reset                  RST_STREAM on every HTTP/2 watch stream
 //   POST   /admin/compact                      forget watch history (resumes get 410)
 //   POST   /admin/restart                      {"keepState":bool,"downMs":N} (asynchronous)
 //   POST   /admin/state/save                   {"path":".."} (default --state-file)
@@ -40,6 +43,7 @@ class AdminApi : public AdminHandler {
 
  private:
   HttpResponse status();
+  std::string transportJson();
   HttpResponse nodes(const ApiRequest& r, const std::vector<std::string>& parts,
                      const JsonValue& body);
   HttpResponse faults(const ApiRequest& r, const std::vector<std::string>& parts,

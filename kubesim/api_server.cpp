@@ -4,6 +4,9 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "host/log/log.hpp"
+#include "kubesim/json_yaml.hpp"
+#include "kubesim/protobuf_encoder.hpp"
+#include "kubesim/response_encoding.hpp"
 #include "kubesim/watch_stream.hpp"
 
 namespace ccm::kubesim {
@@ -54,8 +57,33 @@ void ApiServer::handle(HttpRequest& request, Responder respond) {
   if (!admin) {
     decision = p_.faults.evaluate(method, info);
   }
+  countRequest(request.http2, info.verb);
+  // Every answer leaves through here: compression, and the transport faults.
+  auto accept_encoding = request.message.find(http::field::accept_encoding);
+  respond = [this, respond = std::move(respond), decision,
+             gzip_ok = accept_encoding != request.message.end() &&
+                       acceptsGzip(std::string_view(accept_encoding->value().data(),
+                                                    accept_encoding->value().size()))](
+                HttpResponse r) {
+    if (decision.goaway) {
+      r.goaway = true;
+    }
+    if (decision.reset && decision.reset_after_events >= 0 && r.stream) {
+      r.stream = std::make_shared<ResetAfterEvents>(r.stream, decision.reset_after_events);
+    }
+    if (gzip_ok && compressResponse(r, "gzip") && transport_stats_ != nullptr) {
+      transport_stats_->gzip_responses.fetch_add(1);
+    }
+    respond(std::move(r));
+  };
   auto finish = [this, decision, query = *query, info,
                  respond](const std::shared_ptr<HttpRequest>& req) {
+    if (decision.reset && decision.reset_after_events < 0) {
+      HttpResponse r;
+      r.reset = true;
+      respond(std::move(r));
+      return;
+    }
     if (decision.drop) {
       HttpResponse r;
       r.abort = true;
@@ -243,18 +271,75 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
   }
   bool readable = info.verb == "get" || info.verb == "list" || info.verb == "watch";
   auto accept = request.message.find(http::field::accept);
+  bool watch = info.verb == "watch";
+  WireOptions offered;
+  offered.yaml = !watch;  // YAML has no streaming form
+  offered.protobuf = ProtobufEncoder::builtin().supports(
+      Schema::builtin().rootFor(type->group, type->kind));
+  WireFormat wire = WireFormat::Json;
   r.format = negotiateOutput(accept == request.message.end()
                                  ? std::string_view()
                                  : std::string_view(accept->value().data(), accept->value().size()),
-                             readable, info.verb == "list" || info.verb == "deletecollection");
+                             readable, info.verb == "list" || info.verb == "deletecollection",
+                             &wire, offered);
   if (r.format == OutputFormat::NotAcceptable) {
+    if (watch) {
+      return errorResponse(ApiError::notAcceptable(
+          {"application/json", "application/json;stream=watch",
+           "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf;stream=watch"}));
+    }
     return errorResponse(ApiError::notAcceptable(
         {"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"}));
   }
   if ((info.verb == "update" || info.verb == "patch") && info.name.empty()) {
-    return errorResponse(ApiError::methodNotAllowed());
+    return reencode(errorResponse(ApiError::methodNotAllowed()), wire);
   }
-  return p_.resources.handle(r);
+  return reencode(p_.resources.handle(r), wire);
+}
+
+HttpResponse ApiServer::reencode(HttpResponse resp, WireFormat wire) {
+  bool json = resp.content_type.rfind("application/json", 0) == 0;
+  if (wire == WireFormat::Yaml && json && !resp.stream) {
+    if (auto text = jsonToYaml(resp.body)) {
+      resp.body = std::move(*text);
+      resp.content_type = "application/yaml";
+    }
+  } else if (wire == WireFormat::Protobuf && json) {
+    if (resp.stream) {
+      resp.stream = std::make_shared<ProtobufWatchSource>(resp.stream);
+      resp.content_type = "application/vnd.kubernetes.protobuf;stream=watch";
+    } else {
+      std::string error;
+      if (auto pb = ProtobufEncoder::builtin().encode(resp.body, &error)) {
+        resp.body = std::move(*pb);
+        resp.content_type = "application/vnd.kubernetes.protobuf";
+      } else {
+        ccm::log::infoV(2, "answer kept in JSON", {{"reason", error}});
+      }
+    }
+  }
+  return resp;
+}
+
+void ApiServer::countRequest(bool http2, const std::string& verb) {
+  std::lock_guard lock(counts_mu_);
+  ++request_counts_[http2 ? 1 : 0][verb.empty() ? std::string("other") : verb];
+}
+
+std::string ApiServer::requestCountsJson() const {
+  std::lock_guard lock(counts_mu_);
+  std::string out = "{";
+  const char* names[] = {"HTTP/1.1", "HTTP/2"};
+  for (int p = 0; p < 2; ++p) {
+    out += std::string(p ? "," : "") + "\"" + names[p] + "\":{";
+    bool first = true;
+    for (const auto& [verb, n] : request_counts_[p]) {
+      out += (first ? "\"" : ",\"") + verb + "\":" + std::to_string(n);
+      first = false;
+    }
+    out += "}";
+  }
+  return out + "}";
 }
 
 HttpResponse ApiServer::nonResource(const ApiRequest& r) {

@@ -2,14 +2,17 @@
 // authentication (401 for anonymous or bad credentials), impersonation, authorization (403
 // with the RBAC message), then routing: health and version, discovery and OpenAPI, the admin
 // API (system:masters only), reviews and TokenRequest, and stored resources with content
-// negotiation (JSON or Table; 406 otherwise).
+// negotiation (JSON, YAML, protobuf, Table, metadata only; 406 otherwise). Answers over 128 KiB are
+// gzip-compressed for clients that accept it.
 //
 // THREAD: handle() runs on connection strands (io threads), concurrently.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "kubesim/authenticator.hpp"
@@ -48,6 +51,10 @@ class ApiServer : public HttpHandler {
   explicit ApiServer(Parts parts) : p_(std::move(parts)) {}
 
   void handle(HttpRequest& request, Responder respond) override;
+  // Counters the gzip answers go to (the transport's); set once before serving.
+  void setTransportStats(TransportStats* stats) { transport_stats_ = stats; }
+  // {"HTTP/1.1":{"list":N,...},"HTTP/2":{...}}: requests by protocol and API verb.
+  std::string requestCountsJson() const;
 
  private:
   void serve(const std::shared_ptr<HttpRequest>& request, const UrlQuery& query,
@@ -58,7 +65,14 @@ class ApiServer : public HttpHandler {
   // Applies Impersonate-* headers; returns an error response when not allowed.
   std::optional<HttpResponse> impersonate(const HttpRequest& request, UserInfo& user) const;
 
+  void countRequest(bool http2, const std::string& verb);
+  // A JSON answer in the negotiated serialization (YAML, protobuf; watches framed).
+  static HttpResponse reencode(HttpResponse resp, WireFormat wire);
+
   Parts p_;
+  TransportStats* transport_stats_ = nullptr;
+  mutable std::mutex counts_mu_;
+  std::map<std::string, uint64_t> request_counts_[2];  // [http2]; guarded by counts_mu_
 };
 
 }  // namespace ccm::kubesim

@@ -54,8 +54,12 @@ bool applyField(FaultRule& r, std::string_view key, std::string_view value, std:
         r.action = FaultRule::Action::Latency;
       } else if (value == "drop" || value == "close") {
         r.action = FaultRule::Action::Drop;
+      } else if (value == "goaway") {
+        r.action = FaultRule::Action::GoAway;
+      } else if (value == "reset") {
+        r.action = FaultRule::Action::Reset;
       } else {
-        *error = "unknown action " + std::string(value) + " (error, latency, drop)";
+        *error = "unknown action " + std::string(value) + " (error, latency, drop, goaway, reset)";
         return false;
       }
     } else if (key == "status" || key == "code") {
@@ -77,6 +81,8 @@ bool applyField(FaultRule& r, std::string_view key, std::string_view value, std:
       if (r.action == FaultRule::Action::Error && r.status == 500) {
         r.action = FaultRule::Action::Latency;
       }
+    } else if (key == "afterEvents") {
+      r.after_events = std::stoll(std::string(value));
     } else if (key == "count") {
       r.count = std::stoll(std::string(value));
     } else if (key == "probability") {
@@ -97,13 +103,16 @@ bool applyField(FaultRule& r, std::string_view key, std::string_view value, std:
 std::string FaultRule::toJson() const {
   std::string action_name = action == Action::Error     ? "error"
                             : action == Action::Latency ? "latency"
+                            : action == Action::GoAway  ? "goaway"
+                            : action == Action::Reset   ? "reset"
                                                         : "drop";
   return R"({"id":)" + std::to_string(id) + R"(,"verb":)" + jsonString(verb) + R"(,"path":)" +
          jsonString(path) + R"(,"action":)" + jsonString(action_name) + R"(,"status":)" +
          std::to_string(status) + R"(,"retryAfterSeconds":)" + std::to_string(retry_after_seconds) +
          R"(,"style":)" + jsonString(apf_style ? "apf" : "status") + R"(,"message":)" +
          jsonString(message) + R"(,"latencyMs":)" + std::to_string(latency.count()) +
-         R"(,"count":)" + std::to_string(count) + R"(,"probability":)" +
+         R"(,"afterEvents":)" + std::to_string(after_events) + R"(,"count":)" +
+         std::to_string(count) + R"(,"probability":)" +
          std::to_string(probability) + R"(,"fired":)" + std::to_string(fired) + "}";
 }
 
@@ -312,6 +321,15 @@ FaultInjector::Decision FaultInjector::evaluate(std::string_view method, const R
         d.drop = true;
         d.delay += rule.latency;
         return d;
+      case FaultRule::Action::GoAway:
+        d.goaway = true;  // the request is served; its connection is told to go away
+        d.delay += rule.latency;
+        continue;
+      case FaultRule::Action::Reset:
+        d.reset = true;
+        d.reset_after_events = info.verb == "watch" ? rule.after_events : -1;
+        d.delay += rule.latency;
+        return d;
       case FaultRule::Action::Error:
         d.delay += rule.latency;
         d.response = errorFor(rule, info);
@@ -320,5 +338,41 @@ FaultInjector::Decision FaultInjector::evaluate(std::string_view method, const R
   }
   return d;
 }
+
+}  // namespace ccm::kubesim
+
+namespace ccm::kubesim {
+
+ResetAfterEvents::ResetAfterEvents(std::shared_ptr<StreamSource> inner, int64_t events)
+    : inner_(std::move(inner)), left_(events) {}
+
+void ResetAfterEvents::start(const boost::asio::any_io_executor& strand) { inner_->start(strand); }
+
+bool ResetAfterEvents::poll(std::string& out) {
+  if (tripped_) {
+    return false;
+  }
+  size_t pos = out.size();
+  bool more = left_ > 0 ? inner_->poll(out) : true;
+  // Watch events are one line each: keep the first left_ of them, then trip.
+  while (left_ > 0) {
+    size_t nl = out.find('\n', pos);
+    if (nl == std::string::npos) {
+      break;
+    }
+    pos = nl + 1;
+    --left_;
+  }
+  if (left_ == 0) {
+    out.resize(pos);
+    tripped_ = true;
+    return false;
+  }
+  return more;
+}
+
+void ResetAfterEvents::arm(std::function<void()> wake) { inner_->arm(std::move(wake)); }
+
+void ResetAfterEvents::stop() { inner_->stop(); }
 
 }  // namespace ccm::kubesim

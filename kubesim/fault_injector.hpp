@@ -2,7 +2,11 @@
 // requests by API verb (or HTTP method) and path glob ('*' matches anything, also '/'), fire
 // a limited number of times and/or with a probability, and then add latency, answer with an
 // error (500, 503, 429 with Retry-After — as a Status or as APF's plain text —, 409, 410,
-// 504, ...), or drop the connection. A global latency (with jitter) can be set as well.
+// 504, ...), drop the connection, send GOAWAY on the request's HTTP/2 connection once it is
+// answered (`goaway`; HTTP/1.1: `Connection: close`), or reset the request's stream instead of
+// answering (`reset`: RST_STREAM INTERNAL_ERROR; a watch with `afterEvents=N` is reset after
+// its first N events; HTTP/1.1 drops the connection). A global latency (with jitter) can be
+// set as well.
 // Admin requests (/admin/...) are never affected.
 //
 // Rules are written as JSON (admin API) or as "key=value,..." text (--fault flag):
@@ -14,6 +18,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -29,13 +35,14 @@ struct FaultRule {
   int id = 0;
   std::string verb;  // "" / "*": any; an API verb (get, list, watch, patch, ...) or HTTP method
   std::string path = "*";
-  enum class Action { Error, Latency, Drop } action = Action::Error;
+  enum class Action { Error, Latency, Drop, GoAway, Reset } action = Action::Error;
   int status = 500;
   int retry_after_seconds = 0;
   bool apf_style = false;  // 429 as plain text with the APF headers
   std::string message;
   std::chrono::milliseconds latency{0};
-  int64_t count = -1;  // times left to fire; -1 = unlimited
+  int64_t after_events = 0;  // Reset on a watch: events (bookmarks too) sent first
+  int64_t count = -1;        // times left to fire; -1 = unlimited
   double probability = 1.0;
   int64_t fired = 0;
 
@@ -45,12 +52,31 @@ struct FaultRule {
   static std::optional<FaultRule> fromText(std::string_view text, std::string* error);
 };
 
+// A watch body that ends abruptly (StreamSource::resetAtEnd) after `events` events.
+class ResetAfterEvents : public StreamSource {
+ public:
+  ResetAfterEvents(std::shared_ptr<StreamSource> inner, int64_t events);
+  void start(const boost::asio::any_io_executor& strand) override;
+  bool poll(std::string& out) override;
+  void arm(std::function<void()> wake) override;
+  void stop() override;
+  bool resetAtEnd() const override { return tripped_; }
+
+ private:
+  std::shared_ptr<StreamSource> inner_;
+  int64_t left_;
+  bool tripped_ = false;
+};
+
 class FaultInjector {
  public:
   struct Decision {
     std::chrono::milliseconds delay{0};
     std::optional<HttpResponse> response;  // answer this instead of serving the request
     bool drop = false;                     // close the connection without answering
+    bool goaway = false;                   // serve, then GOAWAY on the connection
+    bool reset = false;                    // reset the stream (see reset_after_events)
+    int64_t reset_after_events = -1;       // watches: after this many events; -1: at once
   };
 
   int add(FaultRule rule);

@@ -37,10 +37,12 @@ CertificateIdentity identityFrom(SSL* ssl) {
 
 HttpConnection::HttpConnection(net::ip::tcp::socket socket, net::ssl::context& tls,
                                HttpHandler& handler, ConnectionLimits limits,
+                               TransportStats& stats,
                                std::function<void(HttpConnection*)> on_gone)
     : stream_(beast::tcp_stream(std::move(socket)), tls),
       handler_(handler),
       limits_(limits),
+      stats_(stats),
       on_gone_(std::move(on_gone)) {
   beast::error_code ec;
   auto ep = beast::get_lowest_layer(stream_).socket().remote_endpoint(ec);
@@ -51,6 +53,7 @@ HttpConnection::HttpConnection(net::ip::tcp::socket socket, net::ssl::context& t
 }
 
 HttpConnection::~HttpConnection() {
+  h2_.reset();
   if (source_) {
     source_->stop();
   }
@@ -71,11 +74,30 @@ void HttpConnection::close() {
   net::post(stream_.get_executor(), [self = shared_from_this()] { self->teardown(); });
 }
 
+void HttpConnection::goAway(bool end_streams) {
+  net::post(stream_.get_executor(), [self = shared_from_this(), end_streams] {
+    if (self->h2_ && !self->closed_) {
+      self->h2_->goAway(end_streams);
+    }
+  });
+}
+
+void HttpConnection::resetStreams() {
+  net::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->h2_ && !self->closed_) {
+      self->h2_->resetStreams();
+    }
+  });
+}
+
 void HttpConnection::teardown() {
   if (closed_) {
     return;
   }
   closed_ = true;
+  if (h2_) {
+    h2_->abandon();
+  }
   if (source_) {
     source_->stop();
   }
@@ -91,6 +113,19 @@ void HttpConnection::onHandshake(beast::error_code ec) {
     return;
   }
   identity_ = identityFrom(stream_.native_handle());
+  const unsigned char* alpn = nullptr;
+  unsigned int alpn_len = 0;
+  SSL_get0_alpn_selected(stream_.native_handle(), &alpn, &alpn_len);
+  if (alpn_len == 2 && alpn[0] == 'h' && alpn[1] == '2') {
+    stats_.http2_connections.fetch_add(1);
+    http2_ = true;
+    beast::get_lowest_layer(stream_).expires_never();
+    h2_ = std::make_unique<Http2Session>(stream_, handler_, limits_, identity_, peer_, stats_,
+                                         weak_from_this(), [this] { teardown(); });
+    h2_->start();
+    return;
+  }
+  stats_.http1_connections.fetch_add(1);
   readRequest();
 }
 
@@ -167,7 +202,7 @@ void HttpConnection::deliver(HttpResponse response) {
     }
     return;
   }
-  if (response.abort) {
+  if (response.abort || response.reset) {
     teardown();
     return;
   }
@@ -187,7 +222,7 @@ void HttpConnection::deliver(HttpResponse response) {
     }
   }
   res->body() = std::move(response.body);
-  bool keep_alive = request_keep_alive_ && !response.close;
+  bool keep_alive = request_keep_alive_ && !response.close && !response.goaway;
   res->keep_alive(keep_alive);
   res->prepare_payload();
   in_flight_ = res;
@@ -302,6 +337,12 @@ void HttpConnection::onChunkWritten(beast::error_code ec) {
 void HttpConnection::endStream() {
   if (source_) {
     source_->stop();
+    if (source_->resetAtEnd()) {
+      // HTTP/1.1 has no stream reset: the connection goes, as a broken one would.
+      stats_.streams_reset.fetch_add(1);
+      teardown();
+      return;
+    }
   }
   writing_ = true;
   net::async_write(stream_, http::make_chunk_last(),

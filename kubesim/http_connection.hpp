@@ -1,5 +1,6 @@
-// HttpConnection: one TLS client connection. Handshake (optional client certificate), then a
-// keep-alive loop of HTTP/1.1 requests handed to the HttpHandler; a response is either a
+// HttpConnection: one TLS client connection. Handshake (optional client certificate; ALPN
+// offers h2 and http/1.1), then either an Http2Session (ALPN chose h2) or a keep-alive loop
+// of HTTP/1.1 requests handed to the HttpHandler; a response is either a
 // plain body or a chunked stream pulled from a StreamSource (watches). While a stream runs
 // the connection also reads, to notice a client that went away.
 //
@@ -9,6 +10,7 @@
 // THREAD: everything runs on the connection's strand; close() may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -20,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "kubesim/http2_session.hpp"
 #include "kubesim/http_types.hpp"
 
 namespace ccm::kubesim {
@@ -35,15 +38,21 @@ struct ConnectionLimits {
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
   HttpConnection(boost::asio::ip::tcp::socket socket, boost::asio::ssl::context& tls,
-                 HttpHandler& handler, ConnectionLimits limits,
+                 HttpHandler& handler, ConnectionLimits limits, TransportStats& stats,
                  std::function<void(HttpConnection*)> on_gone);
   ~HttpConnection();
 
   void start();
   // Drops the connection (any thread); in-flight work is abandoned.
   void close();
+  // HTTP/2 only (any thread): GOAWAY, streamed answers ended when end_streams (see
+  // Http2Session::goAway); RST_STREAM on every streamed answer. No-ops on HTTP/1.1.
+  void goAway(bool end_streams);
+  void resetStreams();
   // The client's address, "127.0.0.1:54321" (fixed at construction).
   const std::string& peer() const { return peer_; }
+  // ALPN chose h2 (set once the handshake is done).
+  bool http2() const { return http2_.load(); }
 
  private:
   void onHandshake(boost::beast::error_code ec);
@@ -63,7 +72,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   HttpHandler& handler_;
   const ConnectionLimits limits_;
+  TransportStats& stats_;
   std::function<void(HttpConnection*)> on_gone_;
+  std::unique_ptr<Http2Session> h2_;
+  std::atomic<bool> http2_{false};
 
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;

@@ -3,7 +3,9 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <chrono>
 #include <future>
+#include <thread>
 
 #include "host/log/log.hpp"
 
@@ -79,7 +81,7 @@ void HttpServer::accept() {
           }
           ccm::log::warning("accept failed", {{"error", ec.message()}});
         } else {
-          auto conn = std::make_shared<HttpConnection>(std::move(socket), tls_, handler_, limits_,
+          auto conn = std::make_shared<HttpConnection>(std::move(socket), tls_, handler_, limits_, stats_,
                                                        [this, alive](HttpConnection* c) {
                                                          if (!*alive) {
                                                            return;
@@ -115,19 +117,39 @@ Status HttpServer::resume() {
   return open();
 }
 
-size_t HttpServer::closeAll(std::string_view keep_peer) {
+std::vector<std::shared_ptr<HttpConnection>> HttpServer::live(bool http2_only,
+                                                              std::string_view skip_peer) const {
   std::vector<std::shared_ptr<HttpConnection>> conns;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& [ptr, weak] : connections_) {
-      auto c = weak.lock();
-      if (c && (keep_peer.empty() || c->peer() != keep_peer)) {
-        conns.push_back(std::move(c));
-      }
+  std::lock_guard lock(mu_);
+  for (const auto& [ptr, weak] : connections_) {
+    auto c = weak.lock();
+    if (c && (skip_peer.empty() || c->peer() != skip_peer) && (!http2_only || c->http2())) {
+      conns.push_back(std::move(c));
     }
   }
+  return conns;
+}
+
+size_t HttpServer::closeAll(std::string_view keep_peer) {
+  auto conns = live(false, keep_peer);
   for (auto& c : conns) {
     c->close();
+  }
+  return conns.size();
+}
+
+size_t HttpServer::goAwayAll(bool end_streams) {
+  auto conns = live(true);
+  for (auto& c : conns) {
+    c->goAway(end_streams);
+  }
+  return conns.size();
+}
+
+size_t HttpServer::resetStreams() {
+  auto conns = live(true);
+  for (auto& c : conns) {
+    c->resetStreams();
   }
   return conns.size();
 }
@@ -143,6 +165,10 @@ void HttpServer::stop() {
     return;
   }
   pause();
+  // As a server shutting down: GOAWAY first, so HTTP/2 clients see a clean end, then the rest.
+  if (goAwayAll(true) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   closeAll();
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "host/runtime/status.hpp"
 #include "kubesim/http_connection.hpp"
@@ -42,12 +43,19 @@ class HttpServer {
   // one from `keep_peer` when given. Returns how many were dropped.
   size_t closeAll(std::string_view keep_peer = {});
   size_t connectionCount() const;
+  // HTTP/2 connections: GOAWAY on each (streamed answers ended when end_streams), or
+  // RST_STREAM on each streamed answer. Return how many HTTP/2 connections were told.
+  size_t goAwayAll(bool end_streams);
+  size_t resetStreams();
+  TransportStats& stats() { return stats_; }
   // pause() + closeAll().
   void stop();
 
  private:
   void accept();
   Status open();
+  std::vector<std::shared_ptr<HttpConnection>> live(bool http2_only,
+                                                    std::string_view skip_peer = {}) const;
 
   boost::asio::io_context& io_;
   boost::asio::ssl::context& tls_;
@@ -59,6 +67,7 @@ class HttpServer {
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> accepting_{false};
 
+  TransportStats stats_;
   mutable std::mutex mu_;
   std::unordered_map<HttpConnection*, std::weak_ptr<HttpConnection>> connections_;  // mu_
   std::shared_ptr<std::atomic<bool>> alive_;  // connections check it before touching the registry

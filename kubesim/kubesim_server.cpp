@@ -63,6 +63,31 @@ std::string KubesimServer::serverUrl() const {
   return "https://" + host + ":" + std::to_string(port());
 }
 
+namespace {
+
+// ALPN as kube-apiserver answers it: h2 when offered, else http/1.1, else no protocol.
+int selectAlpn(SSL* /*ssl*/, const unsigned char** out, unsigned char* outlen,
+               const unsigned char* in, unsigned int inlen, void* /*arg*/) {
+  for (std::string_view want : {std::string_view("h2"), std::string_view("http/1.1")}) {
+    unsigned int i = 0;
+    while (i < inlen) {
+      unsigned int len = in[i];
+      if (i + 1 + len > inlen) {
+        break;
+      }
+      if (std::string_view(reinterpret_cast<const char*>(in + i + 1), len) == want) {
+        *out = in + i + 1;
+        *outlen = static_cast<unsigned char>(len);
+        return SSL_TLSEXT_ERR_OK;
+      }
+      i += 1 + len;
+    }
+  }
+  return SSL_TLSEXT_ERR_NOACK;
+}
+
+}  // namespace
+
 Status KubesimServer::setUpTls() {
   namespace ssl = boost::asio::ssl;
   tls_ = std::make_unique<ssl::context>(ssl::context::tls_server);
@@ -92,6 +117,7 @@ Status KubesimServer::setUpTls() {
   BIO_free(bio);
   static const unsigned char kSessionContext[] = "kubesim";
   SSL_CTX_set_session_id_context(ctx, kSessionContext, sizeof(kSessionContext) - 1);
+  SSL_CTX_set_alpn_select_cb(ctx, &selectAlpn, nullptr);
   return okStatus();
 }
 
@@ -190,6 +216,7 @@ Status KubesimServer::start() {
     });
   }
   http_ = std::make_unique<HttpServer>(io_, *tls_, *api_);
+  api_->setTransportStats(&http_->stats());
 
   if (!options_.state_file.empty() && std::filesystem::exists(options_.state_file)) {
     auto snap = StateFile::load(options_.state_file);
@@ -334,6 +361,10 @@ void KubesimServer::doRestart(bool keep_state, std::chrono::milliseconds down) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ccm::log::info("restarting", {{"keepState", keep_state}});
   http_->pause();
+  // A restarting API server says GOAWAY on its HTTP/2 connections before it goes.
+  if (http_->goAwayAll(true) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   http_->closeAll();
   store_->closeAllWatchers();
   kubelets_->stop();

@@ -99,6 +99,8 @@ class KubesimServer {
   // its answer: nothing opened after that answer is touched.
   size_t closeConnections(std::string_view keep_peer = {}) { return http_->closeAll(keep_peer); }
   size_t connectionCount() const { return http_->connectionCount(); }
+  HttpServer& http() { return *http_; }
+  const ApiServer& api() const { return *api_; }
   void compact() { store_->compact(); }
   Status saveState(const std::string& path);
 

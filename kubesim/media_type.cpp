@@ -63,15 +63,29 @@ std::vector<MediaType> parseAccept(std::string_view header) {
   return out;
 }
 
-OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list) {
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list,
+                             WireFormat* wire, WireOptions offered) {
+  if (wire != nullptr) {
+    *wire = WireFormat::Json;
+  }
   if (text::trimBlanks(accept_header).empty()) {
     return OutputFormat::Json;
   }
   for (const auto& mt : parseAccept(accept_header)) {
     bool json_like = (mt.type == "application" && (mt.subtype == "json" || mt.subtype == "*")) ||
                      (mt.type == "*" && mt.subtype == "*");
-    if (!json_like) {
+    bool is_yaml =
+        wire != nullptr && offered.yaml && mt.type == "application" && mt.subtype == "yaml";
+    bool is_protobuf = wire != nullptr && offered.protobuf && mt.type == "application" &&
+                       mt.subtype == "vnd.kubernetes.protobuf";
+    if (is_protobuf && !mt.param("as").empty()) {
+      continue;  // Table and metadata-only answers are not written in protobuf
+    }
+    if (!json_like && !is_yaml && !is_protobuf) {
       continue;
+    }
+    if (wire != nullptr) {
+      *wire = is_yaml ? WireFormat::Yaml : is_protobuf ? WireFormat::Protobuf : WireFormat::Json;
     }
     std::string as = mt.param("as");
     if (as.empty()) {
@@ -86,6 +100,9 @@ OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool
       return OutputFormat::PartialObjectMetadata;
     }
     // Other transformations are not offered: try the next one.
+  }
+  if (wire != nullptr) {
+    *wire = WireFormat::Json;
   }
   return OutputFormat::NotAcceptable;
 }

@@ -1,5 +1,6 @@
 // Media types: parsing Content-Type / Accept headers and choosing the response format the way
-// the API server negotiates it (JSON for application/json, */* and application/*; a
+// the API server negotiates it (JSON for application/json, */* and application/*; YAML for
+// application/yaml; protobuf for application/vnd.kubernetes.protobuf; a
 // meta.k8s.io Table when asked for "as=Table"; only the metadata, as meta.k8s.io
 // PartialObjectMetadata(List), when asked for "as=PartialObjectMetadata"; 406 when nothing
 // acceptable is offered).
@@ -34,6 +35,14 @@ enum class OutputFormat { Json, Table, PartialObjectMetadata, NotAcceptable };
 // list: the answer is a list, whose metadata-only form is asked for as
 // "as=PartialObjectMetadataList"; any other answer's (single objects, watch events') as
 // "as=PartialObjectMetadata". Both yield OutputFormat::PartialObjectMetadata.
-OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list = false);
+// The serialization of the chosen entry.
+enum class WireFormat { Json, Yaml, Protobuf };
+struct WireOptions {
+  bool yaml = false;      // application/yaml may be chosen (not for watches)
+  bool protobuf = false;  // application/vnd.kubernetes.protobuf may be chosen (plain objects)
+};
+// wire: receives the serialization of the chosen entry (JSON when nullptr or not offered).
+OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list = false,
+                             WireFormat* wire = nullptr, WireOptions offered = {});
 
 }  // namespace ccm::kubesim

@@ -6,7 +6,7 @@
 // DeleteOptions); field types come from Schema. Zero values (what gogo-protobuf writes for
 // unset non-pointer fields) are dropped, as JSON's omitempty would.
 //
-// Responses are never protobuf: clients that send it also accept JSON.
+// Field numbers are shared with ProtobufEncoder (protobuf_fields.*).
 //
 // THREAD: immutable after construction; builtin() is safe from any thread.
 #pragma once
@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "kubesim/json_util.hpp"
+#include "kubesim/protobuf_fields.hpp"
 #include "kubesim/schema.hpp"
 
 namespace ccm::kubesim {
@@ -39,8 +40,7 @@ class ProtobufDecoder {
   bool decodeValue(const Schema::TypeRef& t, int wire, std::string_view payload, uint64_t varint,
                    JsonValue& out, JsonAllocator& alloc, int depth, std::string* error) const;
 
-  // struct -> (field number -> JSON field name)
-  std::map<std::string, std::map<int, std::string>, std::less<>> numbers_;
+  const ProtobufFieldNumbers& numbers_;
 };
 
 }  // namespace ccm::kubesim

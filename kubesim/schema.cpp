@@ -21,6 +21,10 @@ ManagedFieldsEntry: manager:string operation:string apiVersion:string time:time 
 ObjectReference: kind:string namespace:string name:string uid:string apiVersion:string resourceVersion:string fieldPath:string
 LocalObjectReference: name:string
 Condition: type:string status:string observedGeneration:long lastTransitionTime:time reason:string message:string
+ListMeta: selfLink:string resourceVersion:string continue:string remainingItemCount:long
+Status: apiVersion:string kind:string metadata:ListMeta status:string message:string reason:string details:StatusDetails code:int
+StatusDetails: name:string group:string kind:string uid:string causes:[]StatusCause retryAfterSeconds:int
+StatusCause: reason:string message:string field:string
 Node: @meta spec:NodeSpec status:NodeStatus
 NodeSpec: podCIDR:string podCIDRs:[]string providerID:string unschedulable:bool taints:[]Taint configSource:any externalID:string
 Taint: key:string value:string effect:string timeAdded:time

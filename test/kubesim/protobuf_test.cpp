@@ -102,7 +102,8 @@ TEST_CASE("malformed protobuf is rejected, not crashed on") {
   CHECK(ProtobufDecoder::builtin().decode(envelope("v1", "ConfigMap", skip.out), "ConfigMap", doc,
                                           &err));
   CHECK(ProtobufDecoder::builtin().supports("Namespace"));
-  CHECK_FALSE(ProtobufDecoder::builtin().supports("Node"));
+  CHECK(ProtobufDecoder::builtin().supports("Node"));  // the table is shared with the encoder
+  CHECK_FALSE(ProtobufDecoder::builtin().supports("Pod"));
 }
 
 }  // namespace
