@@ -9,6 +9,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -52,6 +53,9 @@ struct HttpResponse {
   std::shared_ptr<StreamSource> stream;  // set: chunked streaming response, body ignored
   bool close = false;                    // close the connection after this response
   bool abort = false;                    // drop the connection without answering (faults)
+  // Non-zero: serve the request again once the store reaches this resourceVersion; send this
+  // response if it does not within the wait (api_request.hpp: waitForRv).
+  uint64_t wait_for_rv = 0;
 };
 
 using Responder = std::function<void(HttpResponse)>;

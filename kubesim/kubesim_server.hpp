@@ -25,6 +25,7 @@
 #include "kubesim/authz_recorder.hpp"
 #include "kubesim/builtin_controllers.hpp"
 #include "kubesim/cluster_pki.hpp"
+#include "kubesim/compactor.hpp"
 #include "kubesim/discovery.hpp"
 #include "kubesim/fault_injector.hpp"
 #include "kubesim/http_server.hpp"
@@ -60,6 +61,8 @@ struct KubesimOptions {
   bool provided_node_ip = false;
   std::string kubelet_version = "v1.32.0";
   size_t watch_history = 5000;
+  std::chrono::milliseconds compaction_interval{300000};  // 0: never compact on a timer
+  std::chrono::milliseconds watch_cache_lag{10};          // rv=0 reads trail writes this much
   std::chrono::milliseconds bookmark_interval{60000};
   std::chrono::seconds min_request_timeout{1800};
   bool watch_list = true;
@@ -145,6 +148,7 @@ class KubesimServer {
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<KubeletSimulator> kubelets_;
   std::unique_ptr<BuiltinControllers> controllers_;
+  std::unique_ptr<Compactor> compactor_;
 
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
