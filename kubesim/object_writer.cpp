@@ -151,7 +151,8 @@ ApiError ObjectWriter::staleConflict(const ResourceType& type, std::string_view 
 }
 
 std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
-                                                     std::string_view ns) const {
+                                                     std::string_view ns,
+                                                     std::string_view name) const {
   if (!type.namespaced) {
     return std::nullopt;
   }
@@ -160,7 +161,7 @@ std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
     return ApiError::notFound("", "namespaces", ns);
   }
   if (nsobj->deleting) {
-    ApiError e = ApiError::forbidden(type.group, type.resource, "",
+    ApiError e = ApiError::forbidden(type.group, type.resource, name,
                                      "unable to create new content in namespace " +
                                          std::string(ns) + " because it is being terminated");
     e.mutableDetails().causes.push_back({"NamespaceTerminating",
@@ -257,7 +258,15 @@ ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonV
     removeMember(meta, "namespace");
     ns.clear();
   }
-  if (auto err = checkNamespace(type, ns)) {
+  // Admission names the object (before generateName is applied: the prefix, else "Unknown").
+  std::string admission_name(stringMember(meta, "name"));
+  if (admission_name.empty()) {
+    admission_name = std::string(stringMember(meta, "generateName"));
+  }
+  if (admission_name.empty()) {
+    admission_name = "Unknown";
+  }
+  if (auto err = checkNamespace(type, ns, admission_name)) {
     return *err;
   }
   std::string generate(stringMember(meta, "generateName"));

@@ -77,7 +77,9 @@ class ObjectWriter {
   static ApiError staleConflict(const ResourceType& type, std::string_view name);
 
  private:
-  std::optional<ApiError> checkNamespace(const ResourceType& type, std::string_view ns) const;
+  // name: the object's name as admission reports it in the 403.
+  std::optional<ApiError> checkNamespace(const ResourceType& type, std::string_view ns,
+                                         std::string_view name) const;
   void applyCreateDefaults(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc);
 
   ObjectStore& store_;
