@@ -105,7 +105,8 @@ ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
   bool use_overlay = false;
   std::optional<uint64_t> at_rv = req.at_rv;
   if (req.from_cache) {
-    at_rv = cacheRv(s);
+    // The cache's state, but never older than what the request asked for (at_rv: "at least").
+    at_rv = std::max(cacheRv(s), req.at_rv.value_or(0));
   }
   if (at_rv && *at_rv < rv_) {
     if (*at_rv < s.compacted) {

@@ -63,7 +63,8 @@ class ObjectStore {
     size_t limit = 0;               // 0: no paging
     std::string start_key;          // first key to consider (inclusive); from a continue token
     std::optional<uint64_t> at_rv;  // serve the state at this RV (exact); nullopt: latest
-    bool from_cache = false;        // the watch cache's state, unordered (at_rv, limit unused)
+    // The watch cache's state, unordered, at least at_rv when set (limit unused).
+    bool from_cache = false;
   };
   struct ListResult {
     std::vector<ObjectPtr> items;
