@@ -317,6 +317,28 @@ ApiOr<bool> ObjectStore::watch(const std::shared_ptr<Watcher>& w, WatchMode mode
     for (auto it = first; it != s.history.end(); ++it) {
       w->offer(**it);
     }
+  } else if (mode == WatchMode::InitialCachedState && cacheRv(s) < rv_) {
+    // The state the cache has reached (young changes undone), then the young changes.
+    const uint64_t cached = cacheRv(s);
+    auto first = std::upper_bound(s.history.begin(), s.history.end(), cached,
+                                  [](uint64_t v, const EventPtr& e) { return v < e->rv; });
+    std::map<std::string, ObjectPtr, std::less<>> undone;
+    for (auto it = first; it != s.history.end(); ++it) {
+      undone.emplace((*it)->object->key(), (*it)->prev);  // the first change wins
+    }
+    for (const auto& [key, obj] : s.objects) {
+      if (undone.find(key) == undone.end()) {
+        w->enqueueInitial(obj);
+      }
+    }
+    for (const auto& [key, obj] : undone) {
+      if (obj) {
+        w->enqueueInitial(obj);
+      }
+    }
+    for (auto it = first; it != s.history.end(); ++it) {
+      w->offer(**it);
+    }
   } else {
     for (const auto& [key, obj] : s.objects) {
       w->enqueueInitial(obj);

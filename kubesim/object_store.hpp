@@ -91,7 +91,9 @@ class ObjectStore {
                       const PreparedObject* final_state = nullptr);
 
   // --- watches ---
-  enum class WatchMode { FromRv, InitialState, InitialStateWithBookmark };
+  // InitialCachedState: resourceVersion=0, the watch cache's (lagging) state as ADDED events,
+  // then every change after it.
+  enum class WatchMode { FromRv, InitialState, InitialCachedState, InitialStateWithBookmark };
   // Registers w: replays history after rv (FromRv) or sends the current state as ADDED
   // (Initial*, then the initial-events-end bookmark for the WithBookmark mode). Fails with
   // 410 Expired (FromRv older than the window). A FromRv in the future registers a silent

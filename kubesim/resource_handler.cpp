@@ -549,8 +549,10 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
     if (rv && *rv > store_.currentRv()) {
       return waitForRv(*rv, tooLargeRv(*rv, store_.currentRv(), 1));
     }
-  } else if (!rv || *rv == 0) {
+  } else if (!rv) {
     mode = ObjectStore::WatchMode::InitialState;
+  } else if (*rv == 0) {
+    mode = ObjectStore::WatchMode::InitialCachedState;  // "any version": from the watch cache
   } else {
     mode = ObjectStore::WatchMode::FromRv;
     from = *rv;

@@ -216,6 +216,27 @@ class WatchCacheTest(unittest.TestCase):
         self.assertEqual(ev[-1]["object"]["data"], {"k": "v"})
         w.close()
 
+    def test_rv0_watch_starts_from_the_cache(self):
+        """`resourceVersion=0` reads are served from the watch cache (a watch from `0` too:
+        its initial state is the cache's, then every later change)"""
+        sim = self.sim
+        create_cm(sim, "cache-w")
+        r = sim.request("PATCH", CM + "/cache-w", {"data": {"k": "v"}},
+                        content_type="application/merge-patch+json")
+        self.assertEqual(r.status, 200, r)
+        w = sim.watch(CM + "?watch=1&resourceVersion=0")
+        seen = w.events_until(lambda e: e["object"]["metadata"]["name"] == "cache-w" and
+                              e["type"] == "MODIFIED")
+        mine = [(e["type"], e["object"].get("data")) for e in seen
+                if e["object"]["metadata"]["name"] == "cache-w"]
+        self.assertEqual(mine, [("ADDED", None), ("MODIFIED", {"k": "v"})])
+        w.close()
+        # A watch without a resourceVersion starts from the latest state.
+        w = sim.watch(CM + "?watch=1")
+        ev = w.events_until(lambda e: e["object"]["metadata"]["name"] == "cache-w")[-1]
+        self.assertEqual((ev["type"], ev["object"]["data"]), ("ADDED", {"k": "v"}))
+        w.close()
+
     def assertStatus(self, resp, code):
         self.assertEqual(resp.status, code, resp)
 
