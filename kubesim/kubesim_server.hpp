@@ -148,13 +148,13 @@ class KubesimServer {
   std::unique_ptr<AdminApi> admin_;
   std::unique_ptr<KubeletSimulator> kubelets_;
   std::unique_ptr<BuiltinControllers> controllers_;
-  std::unique_ptr<Compactor> compactor_;
 
   boost::asio::io_context io_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::unique_ptr<boost::asio::ssl::context> tls_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<Compactor> compactor_;  // after io_: its timer must go first
   std::vector<std::thread> io_threads_;
 
   std::mutex restart_mu_;  // one restart at a time
