@@ -35,6 +35,9 @@ struct ApiRequest {
 
 HttpResponse jsonResponse(unsigned status, std::string body);
 HttpResponse errorResponse(const ApiError& error);
+// The watch cache's answer to a read at a resourceVersion it has not seen yet: ApiServer
+// serves the request again once the store reaches rv, or answers too_large (504) after 3 s.
+HttpResponse waitForRv(uint64_t rv, const ApiError& too_large);
 // Adds `Warning: 299 - "<text>"` headers.
 void addWarnings(HttpResponse& response, const std::vector<std::string>& warnings);
 

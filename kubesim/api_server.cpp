@@ -14,6 +14,11 @@ namespace {
 
 namespace http = boost::beast::http;
 
+// How long the watch cache waits for a resourceVersion it has not seen, and how often kubesim
+// looks whether the store got there.
+constexpr std::chrono::seconds kRvWait{3};
+constexpr std::chrono::milliseconds kRvPoll{20};
+
 HttpResponse textResponse(unsigned status, std::string body) {
   HttpResponse r;
   r.status = status;
@@ -130,7 +135,37 @@ void ApiServer::serve(const std::shared_ptr<HttpRequest>& request, const UrlQuer
     respond(std::move(*denied));
     return;
   }
-  respond(route(*request, query, info, user));
+  HttpResponse response = route(*request, query, info, user);
+  if (response.wait_for_rv == 0) {
+    respond(std::move(response));
+    return;
+  }
+  // A read at a resourceVersion the watch cache has not seen: wait for it, as the API server
+  // does, then serve the request again or give up with the prepared 504.
+  auto owned = std::make_shared<HttpRequest>(*request);
+  waitForRv(owned, query, info, user, respond, std::move(response),
+            std::chrono::steady_clock::now() + kRvWait);
+}
+
+void ApiServer::waitForRv(const std::shared_ptr<HttpRequest>& request, const UrlQuery& query,
+                          const RequestInfo& info, const UserInfo& user, const Responder& respond,
+                          HttpResponse pending, std::chrono::steady_clock::time_point deadline) {
+  auto timer = std::make_shared<boost::asio::steady_timer>(p_.io, kRvPoll);
+  timer->async_wait([this, timer, request, query, info, user, respond,
+                     pending = std::move(pending), deadline](boost::system::error_code) mutable {
+    if (p_.store.currentRv() >= pending.wait_for_rv) {
+      HttpResponse again = route(*request, query, info, user);
+      again.wait_for_rv = 0;
+      respond(std::move(again));
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      pending.wait_for_rv = 0;
+      respond(std::move(pending));
+      return;
+    }
+    waitForRv(request, query, info, user, respond, std::move(pending), deadline);
+  });
 }
 
 std::optional<HttpResponse> ApiServer::impersonate(const HttpRequest& request,

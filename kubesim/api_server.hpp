@@ -9,6 +9,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,6 +60,11 @@ class ApiServer : public HttpHandler {
  private:
   void serve(const std::shared_ptr<HttpRequest>& request, const UrlQuery& query,
              const RequestInfo& info, const Responder& respond);
+  // Polls until the store reaches pending.wait_for_rv (then routes the request again) or the
+  // deadline passes (then sends pending).
+  void waitForRv(const std::shared_ptr<HttpRequest>& request, const UrlQuery& query,
+                 const RequestInfo& info, const UserInfo& user, const Responder& respond,
+                 HttpResponse pending, std::chrono::steady_clock::time_point deadline);
   HttpResponse route(const HttpRequest& request, const UrlQuery& query, const RequestInfo& info,
                      const UserInfo& user);
   HttpResponse nonResource(const ApiRequest& r);

@@ -85,7 +85,19 @@ void BuiltinControllers::observe(const WatchEvent& ev) {
     }
   } else if (type.resource == "nodes" && ev.type == EventType::Deleted) {
     enqueue({"node-deleted", "", obj.name});
-  } else if (type.resource == "events") {
+  }
+  if (ev.type == EventType::Modified && obj.deleting &&
+      obj.json.find(kForegroundDeletion) != std::string::npos) {
+    enqueue({"foreground", obj.ns, obj.name, ev.type_id});
+  } else if (ev.type == EventType::Deleted &&
+             obj.json.find("\"ownerReferences\"") != std::string::npos) {
+    enqueue({"foreground-all", "", "", -1});  // a dependent went: an owner may be free now
+  }
+  if (type.resource == "services" || type.resource == "namespaces" ||
+      type.resource == "nodes") {
+    return;
+  }
+  if (type.resource == "events") {
     std::lock_guard lock(events_mu_);
     std::string key = obj.key();
     if (ev.type == EventType::Deleted) {
@@ -125,6 +137,9 @@ void BuiltinControllers::run() {
     if (now >= next_sweep) {
       next_sweep = now + std::chrono::seconds(1);
       lock.unlock();
+      if (!foreground_.empty()) {
+        queue_.push_back({"foreground-all", "", "", -1});
+      }
       // Terminating namespaces whose last objects had finalizers: try again.
       auto list = writer_.store().list(T("", "namespaces"), {});
       if (list.ok()) {
@@ -154,7 +169,77 @@ void BuiltinControllers::process(const Item& item) {
     finalizeNamespace(item.name);
   } else if (item.kind == "node-deleted") {
     writer_.remove(T("coordination.k8s.io", "leases"), "kube-node-lease", item.name, {});
+  } else if (item.kind == "foreground") {
+    collectForeground({item.type_id, item.ns, item.name});
+  } else if (item.kind == "foreground-all") {
+    std::set<ObjectRef> pending;
+    {
+      std::lock_guard lock(mu_);
+      pending = foreground_;
+    }
+    for (const auto& ref : pending) {
+      collectForeground(ref);
+    }
   }
+}
+
+void BuiltinControllers::collectForeground(const ObjectRef& owner_ref) {
+  const auto& [type_id, ns, name] = owner_ref;
+  const ResourceType& owner_type = reg().at(type_id);
+  ObjectPtr owner = writer_.store().get(owner_type, ns, name);
+  auto forget = [&] {
+    std::lock_guard lock(mu_);
+    foreground_.erase(owner_ref);
+  };
+  if (!owner || !owner->deleting || owner->json.find(kForegroundDeletion) == std::string::npos) {
+    forget();
+    return;
+  }
+  size_t blocking = 0;
+  for (const auto& type : reg().all()) {
+    if (!type.stored || type.group == "events.k8s.io" || (owner_type.namespaced && !type.namespaced)) {
+      continue;
+    }
+    ObjectStore::ListRequest req;
+    req.ns = owner_type.namespaced ? ns : std::string();
+    auto list = writer_.store().list(type, req);
+    if (!list.ok()) {
+      continue;
+    }
+    for (const auto& obj : list.value().items) {
+      if (obj->json.find(owner->uid) == std::string::npos) {
+        continue;
+      }
+      JsonDocument doc;
+      doc.Parse(obj->json.data(), obj->json.size());
+      bool blocks = false;
+      if (!ownedBy(doc, owner->uid, &blocks)) {
+        continue;
+      }
+      bool gone = false;
+      if (!obj->deleting) {
+        auto r = writer_.remove(type, obj->ns, obj->name, {});
+        gone = (r.ok() && r.value().deleted) || (!r.ok() && r.error().code() == 404);
+      }
+      if (blocks && !gone) {
+        ++blocking;
+      }
+    }
+  }
+  if (blocking > 0) {
+    std::lock_guard lock(mu_);
+    foreground_.insert(owner_ref);
+    return;
+  }
+  forget();
+  writer_.update(
+      owner_type, ns, name, "",
+      [](JsonDocument& doc, const StoredObject&) -> std::optional<ApiError> {
+        removeFinalizer(doc, kForegroundDeletion);
+        return std::nullopt;
+      },
+      false);
+  ccm::log::infoV(2, "foreground deletion finished", {{"namespace", ns}, {"name", name}});
 }
 
 void BuiltinControllers::syncService(const std::string& ns, const std::string& name) {

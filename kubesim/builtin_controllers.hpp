@@ -5,7 +5,10 @@
 //    scheduled, so they list no addresses; they go away with the Service;
 //  - namespace: a new Namespace gets the "default" ServiceAccount and the kube-root-ca.crt
 //    ConfigMap; a Namespace being deleted is emptied and then removed;
-//  - garbage collection of node Leases when their Node is deleted;
+//  - garbage collection of node Leases when their Node is deleted, and foreground deletion:
+//    an object deleted with propagationPolicy=Foreground (foregroundDeletion finalizer) has
+//    its dependents (ownerReferences to its uid) deleted and goes itself once those with
+//    blockOwnerDeletion are gone;
 //  - event TTL: Events not written for --event-ttl are deleted.
 //
 // Work arrives through a store observer and runs on one internal thread ("controllers").
@@ -18,8 +21,10 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "kubesim/object_writer.hpp"
@@ -44,11 +49,14 @@ class BuiltinControllers {
 
  private:
   struct Item {
-    std::string
-        kind;  // "service", "service-deleted", "namespace", "namespace-added", "node-deleted"
+    // "service", "service-deleted", "namespace", "namespace-added", "node-deleted",
+    // "foreground" (type_id set), "foreground-all"
+    std::string kind;
     std::string ns;
     std::string name;
+    int type_id = -1;
   };
+  using ObjectRef = std::tuple<int, std::string, std::string>;  // type id, namespace, name
 
   void observe(const WatchEvent& ev);
   void enqueue(Item item);
@@ -59,6 +67,9 @@ class BuiltinControllers {
   void initNamespace(const std::string& name);
   void finalizeNamespace(const std::string& name);
   void expireEvents();
+  // Deletes the dependents of a foreground deletion; removes its finalizer once no blocking
+  // dependent is left (else it stays pending and is looked at again).
+  void collectForeground(const ObjectRef& owner);
 
   ObjectWriter& writer_;
   const Options options_;
@@ -69,6 +80,7 @@ class BuiltinControllers {
   bool busy_ = false;       // guarded by mu_
   bool stopping_ = false;   // guarded by mu_
   bool observing_ = false;  // guarded by mu_
+  std::set<ObjectRef> foreground_;  // guarded by mu_: foreground deletions not finished
   std::thread thread_;
 
   std::mutex events_mu_;

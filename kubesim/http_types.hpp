@@ -9,8 +9,8 @@
 
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
-#include <cstdint>
 #include <boost/beast/http.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -63,6 +63,9 @@ struct HttpResponse {
   // Once this answer is sent, tell the client to take new requests elsewhere: HTTP/2 GOAWAY
   // (NO_ERROR; streams already open run on), HTTP/1.1 `Connection: close` (faults).
   bool goaway = false;
+  // Non-zero: serve the request again once the store reaches this resourceVersion; send this
+  // response if it does not within the wait (api_request.hpp: waitForRv).
+  uint64_t wait_for_rv = 0;
 };
 
 using Responder = std::function<void(HttpResponse)>;

@@ -44,7 +44,75 @@ void appendJson(std::string& out, const JsonValue& v) {
   out.append(buf.GetString(), buf.GetSize());
 }
 
-void appendJsonString(std::string& out, std::string_view s) { json::appendString(out, s); }
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], 0 when it is not one.
+size_t utf8SequenceLength(std::string_view s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (c < 0x80) {
+    return 1;
+  }
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    cp = c & 0x1fU;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    cp = c & 0x0fU;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    cp = c & 0x07U;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) {
+    return 0;
+  }
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xc0U) != 0x80) {
+      return 0;
+    }
+    cp = (cp << 6) | (b(i + k) & 0x3fU);
+  }
+  bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  bool surrogate = cp >= 0xd800 && cp <= 0xdfff;
+  if (overlong || surrogate || cp > 0x10ffff) {
+    return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string validUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD, as Go's encoding/json writes invalid bytes
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+void appendJsonString(std::string& out, std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8SequenceLength(s, i);
+    if (n == 0) {
+      json::appendString(out, validUtf8(s));
+      return;
+    }
+    i += n;
+  }
+  json::appendString(out, s);
+}
 
 std::string jsonString(std::string_view s) {
   std::string out;
@@ -293,6 +361,50 @@ double randomUnit() {
   return dist(rng());
 }
 
+std::string goQuoteByte(unsigned char c) {
+  // Go's decoder quotes the offending byte as strconv.Quote(string(rune(c))) without the
+  // double quotes (and a quote character as itself).
+  static const char kHex[] = "0123456789abcdef";
+  switch (c) {
+    case '\'':
+      return "\\'";
+    case '"':
+      return "\"";
+    case '\\':
+      return "\\\\";
+    case '\a':
+      return "\\a";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '\v':
+      return "\\v";
+    default:
+      break;
+  }
+  if (c >= 0x20 && c < 0x7f) {
+    return std::string(1, static_cast<char>(c));
+  }
+  if (c < 0x20 || c == 0x7f) {
+    return std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+  }
+  if (c < 0xa1 || c == 0xad) {  // C1 controls, no-break space, soft hyphen: not printable
+    return std::string("\\u00") + kHex[c >> 4] + kHex[c & 15];
+  }
+  // Latin-1 letters and symbols: the character itself, in UTF-8.
+  std::string out;
+  out.push_back(static_cast<char>(0xc0 | (c >> 6)));
+  out.push_back(static_cast<char>(0x80 | (c & 0x3f)));
+  return out;
+}
+
 std::string describeParseError(const JsonDocument& doc, std::string_view text) {
   size_t off = doc.GetErrorOffset();
   auto code = doc.GetParseError();
@@ -304,9 +416,7 @@ std::string describeParseError(const JsonDocument& doc, std::string_view text) {
   if (off >= text.size() || code == rapidjson::kParseErrorDocumentEmpty) {
     return "unexpected end of JSON input";
   }
-  std::string ch = "'";
-  ch.push_back(text[off]);
-  ch += "'";
+  std::string ch = "'" + goQuoteByte(static_cast<unsigned char>(text[off])) + "'";
   switch (code) {
     case rapidjson::kParseErrorDocumentRootNotSingular:
       return "invalid character " + ch + " after top-level value";

@@ -29,6 +29,11 @@ void appendJson(std::string& out, const JsonValue& v);
 // Appends s as a JSON string literal (with quotes).
 void appendJsonString(std::string& out, std::string_view s);
 std::string jsonString(std::string_view s);
+// s with every byte that is not part of well-formed UTF-8 replaced by U+FFFD (what Go's
+// encoding/json does when it writes a string); appendJsonString applies it.
+std::string validUtf8(std::string_view s);
+// One byte of input as Go's JSON decoder quotes it in a syntax error ('\x01', '\u0081', 'é').
+std::string goQuoteByte(unsigned char c);
 
 // Member lookup by name; nullptr when obj is not an object or lacks the member.
 // The end of an object's members as a const iterator, to compare member iterators with:

@@ -136,8 +136,9 @@ Status KubesimServer::start() {
   ccm::log::registerSecret(pki_.adminToken());
 
   tokens_ = std::make_unique<ServiceAccountTokens>(pki_.serviceAccountSecret());
-  store_ = std::make_unique<ObjectStore>(ResourceRegistry::builtin(),
-                                         ObjectStore::Options{options_.watch_history});
+  store_ = std::make_unique<ObjectStore>(
+      ResourceRegistry::builtin(),
+      ObjectStore::Options{options_.watch_history, options_.watch_cache_lag});
   auto service_range = ServiceAllocator::parseServiceRange(options_.service_cluster_ip_range);
   if (!service_range.ok()) {
     return Status(Code::InvalidArgument, service_range.error().message());
@@ -258,6 +259,11 @@ Status KubesimServer::start() {
     CCM_RETURN_IF_ERROR(writeFileAtomically(file, creds.value().token));
   }
   controllers_->drain();
+  // The watch cache starts from a list at the current state: nothing older can be watched
+  // (a watch from "1" gets 410, as on any real server with history).
+  store_->compact();
+  compactor_ = std::make_unique<Compactor>(io_, *store_, options_.compaction_interval);
+  compactor_->start();
   CCM_RETURN_IF_ERROR(writeOutputs());
   return okStatus();
 }
@@ -313,6 +319,9 @@ void KubesimServer::stop() {
   { std::lock_guard lock(restart_mu_); }
   if (restart_thread_.joinable()) {
     restart_thread_.join();
+  }
+  if (compactor_) {
+    compactor_->stop();
   }
   if (kubelets_) {
     kubelets_->stop();

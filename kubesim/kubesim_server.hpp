@@ -25,6 +25,7 @@
 #include "kubesim/authz_recorder.hpp"
 #include "kubesim/builtin_controllers.hpp"
 #include "kubesim/cluster_pki.hpp"
+#include "kubesim/compactor.hpp"
 #include "kubesim/discovery.hpp"
 #include "kubesim/fault_injector.hpp"
 #include "kubesim/http_server.hpp"
@@ -61,6 +62,8 @@ struct KubesimOptions {
   std::string kubelet_version = "v1.32.0";
   std::string service_cluster_ip_range = "10.96.0.0/12";
   size_t watch_history = 5000;
+  std::chrono::milliseconds compaction_interval{300000};  // 0: never compact on a timer
+  std::chrono::milliseconds watch_cache_lag{10};          // rv=0 reads trail writes this much
   std::chrono::milliseconds bookmark_interval{60000};
   std::chrono::seconds min_request_timeout{1800};
   bool watch_list = true;
@@ -154,6 +157,7 @@ class KubesimServer {
   std::unique_ptr<boost::asio::ssl::context> tls_;
   std::unique_ptr<ApiServer> api_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<Compactor> compactor_;  // after io_: its timer must go first
   std::vector<std::thread> io_threads_;
 
   std::mutex restart_mu_;  // one restart at a time

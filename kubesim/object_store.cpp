@@ -2,6 +2,7 @@
 #include "kubesim/object_store.hpp"
 
 #include <algorithm>
+#include <random>
 
 namespace ccm::kubesim {
 namespace {
@@ -15,11 +16,32 @@ std::pair<std::string, std::string> namespaceRange(std::string_view ns) {
   return {lo, hi};
 }
 
+// What etcd's "required revision has been compacted" becomes for a list.
+constexpr std::string_view kListTooOld = "The resourceVersion for the provided list is too old.";
+
 std::string tooOldMessage(uint64_t requested, uint64_t compacted) {
   return "too old resource version: " + decimal(requested) + " (" + decimal(compacted) + ")";
 }
 
+// Go's map iteration order: different on every list.
+void shuffle(std::vector<ObjectPtr>& items) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::shuffle(items.begin(), items.end(), rng);
+}
+
 }  // namespace
+
+uint64_t ObjectStore::cacheRv(const Storage& s) const {
+  if (options_.watch_cache_lag.count() <= 0) {
+    return rv_;
+  }
+  auto cutoff = std::chrono::steady_clock::now() - options_.watch_cache_lag;
+  auto it = s.history.end();
+  while (it != s.history.begin() && (*std::prev(it))->committed > cutoff) {
+    --it;
+  }
+  return it == s.history.end() ? rv_ : (*it)->rv - 1;
+}
 
 ObjectStore::ObjectStore(const ResourceRegistry& registry, Options options)
     : registry_(registry), options_(options), storages_(registry.storageCount()) {}
@@ -36,6 +58,29 @@ ObjectPtr ObjectStore::get(const ResourceType& type, std::string_view ns,
   const Storage& s = storage(type);
   auto it = s.objects.find(key);
   return it == s.objects.end() ? nullptr : it->second;
+}
+
+ObjectPtr ObjectStore::getCached(const ResourceType& type, std::string_view ns,
+                                 std::string_view name) const {
+  std::string_view want_ns = type.namespaced ? ns : std::string_view();
+  std::lock_guard lock(mu_);
+  const Storage& s = storage(type);
+  std::string key = storeKey(want_ns, name);
+  auto found = s.objects.find(key);
+  ObjectPtr result = found == s.objects.end() ? nullptr : found->second;
+  if (options_.watch_cache_lag.count() <= 0) {
+    return result;
+  }
+  // Undo the young changes of this object: the oldest one's previous state is what the
+  // cache holds.
+  auto cutoff = std::chrono::steady_clock::now() - options_.watch_cache_lag;
+  for (auto it = s.history.rbegin(); it != s.history.rend() && (*it)->committed > cutoff; ++it) {
+    const StoredObject& o = *(*it)->object;
+    if (o.name == name && o.ns == want_ns) {
+      result = (*it)->prev;
+    }
+  }
+  return result;
 }
 
 size_t ObjectStore::count(const ResourceType& type, std::string_view ns) const {
@@ -58,12 +103,17 @@ ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
   // State at an older RV: undo newer history entries (first change after at_rv wins).
   std::map<std::string, ObjectPtr, std::less<>> overlay;
   bool use_overlay = false;
-  if (req.at_rv && *req.at_rv < rv_) {
-    if (*req.at_rv < s.compacted) {
-      return ApiError::expired(tooOldMessage(*req.at_rv, s.compacted));
+  std::optional<uint64_t> at_rv = req.at_rv;
+  if (req.from_cache) {
+    // The cache's state, but never older than what the request asked for (at_rv: "at least").
+    at_rv = std::max(cacheRv(s), req.at_rv.value_or(0));
+  }
+  if (at_rv && *at_rv < rv_) {
+    if (*at_rv < s.compacted) {
+      return ApiError::expired(std::string(kListTooOld));
     }
-    result.rv = *req.at_rv;
-    auto first = std::upper_bound(s.history.begin(), s.history.end(), *req.at_rv,
+    result.rv = *at_rv;
+    auto first = std::upper_bound(s.history.begin(), s.history.end(), *at_rv,
                                   [](uint64_t rv, const EventPtr& e) { return rv < e->rv; });
     for (auto it = first; it != s.history.end(); ++it) {
       const auto& ev = *it;
@@ -120,11 +170,8 @@ ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
     if (!obj) {
       continue;  // did not exist at that RV
     }
-    if (selecting && !(req.labels.matches(obj->labels) && req.fields.matches(obj->fields))) {
-      continue;
-    }
     if (full) {
-      // One more match exists beyond the page.
+      // More keys follow the page, whether or not they match (etcd's "more").
       if (result.next_key.empty()) {
         result.next_key = last_key;
         result.next_key.push_back('\0');
@@ -135,11 +182,17 @@ ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
       }
       continue;
     }
+    if (selecting && !(req.labels.matches(obj->labels) && req.fields.matches(obj->fields))) {
+      continue;
+    }
     result.items.push_back(std::move(obj));
     last_key = *key;
     if (req.limit != 0 && result.items.size() >= req.limit) {
       full = true;
     }
+  }
+  if (req.from_cache) {
+    shuffle(result.items);
   }
   return result;
 }
@@ -195,6 +248,7 @@ ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const Objec
     e->type_id = type.id;
     e->object = obj;
     e->prev = cur;
+    e->committed = std::chrono::steady_clock::now();
     ev = e;
     publish(s, ev);
     result = {CommitStatus::Ok, obj};
@@ -236,6 +290,7 @@ ObjectStore::CommitResult ObjectStore::remove(const ResourceType& type, const Ob
     e->type_id = type.id;
     e->object = tomb;
     e->prev = cur;
+    e->committed = std::chrono::steady_clock::now();
     ev = e;
     publish(s, ev);
     result = {CommitStatus::Ok, tomb};
@@ -249,17 +304,38 @@ ApiOr<bool> ObjectStore::watch(const std::shared_ptr<Watcher>& w, WatchMode mode
   Storage& s = storage(w->type());
   if (mode == WatchMode::FromRv) {
     if (rv > rv_) {
-      ApiError e = ApiError::timeout(
-          "Too large resource version: " + decimal(rv) + ", current: " + decimal(rv_), 1);
-      e.mutableDetails().causes.push_back(
-          {"ResourceVersionTooLarge", "Too large resource version", ""});
-      return e;
+      // The watch cache accepts it and stays silent until it has seen rv.
+      w->setFloor(rv);
+      s.watchers.push_back(w);
+      return true;
     }
     if (rv < s.compacted) {
       return ApiError::expired(tooOldMessage(rv, s.compacted));
     }
     auto first = std::upper_bound(s.history.begin(), s.history.end(), rv,
                                   [](uint64_t v, const EventPtr& e) { return v < e->rv; });
+    for (auto it = first; it != s.history.end(); ++it) {
+      w->offer(**it);
+    }
+  } else if (mode == WatchMode::InitialCachedState && cacheRv(s) < rv_) {
+    // The state the cache has reached (young changes undone), then the young changes.
+    const uint64_t cached = cacheRv(s);
+    auto first = std::upper_bound(s.history.begin(), s.history.end(), cached,
+                                  [](uint64_t v, const EventPtr& e) { return v < e->rv; });
+    std::map<std::string, ObjectPtr, std::less<>> undone;
+    for (auto it = first; it != s.history.end(); ++it) {
+      undone.emplace((*it)->object->key(), (*it)->prev);  // the first change wins
+    }
+    for (const auto& [key, obj] : s.objects) {
+      if (undone.find(key) == undone.end()) {
+        w->enqueueInitial(obj);
+      }
+    }
+    for (const auto& [key, obj] : undone) {
+      if (obj) {
+        w->enqueueInitial(obj);
+      }
+    }
     for (auto it = first; it != s.history.end(); ++it) {
       w->offer(**it);
     }
@@ -313,6 +389,17 @@ void ObjectStore::compact() {
   for (auto& s : storages_) {
     s.history.clear();
     s.compacted = rv_;
+  }
+}
+
+void ObjectStore::compactTo(uint64_t rv) {
+  std::lock_guard lock(mu_);
+  rv = std::min(rv, rv_);
+  for (auto& s : storages_) {
+    while (!s.history.empty() && s.history.front()->rv <= rv) {
+      s.history.pop_front();
+    }
+    s.compacted = std::max(s.compacted, rv);
   }
 }
 

@@ -11,10 +11,16 @@
 // Lists can be served at an older RV within the history window (exact-RV lists, consistent
 // continue pages) by undoing the newer history entries.
 //
+// Reads at resourceVersion "0" come from the API server's watch cache, which trails etcd:
+// getCached() and lists with from_cache see only the writes committed at least
+// Options::watch_cache_lag ago (younger ones are undone the same way), and cached lists come
+// back in no particular order.
+//
 // THREAD: all methods may be called from any thread; mu_ guards all state. Observers run
 // after the lock is released, on the committing thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -36,6 +42,8 @@ class ObjectStore {
  public:
   struct Options {
     size_t history_size = 5000;  // events kept per storage (resource type)
+    // How far the watch cache (resourceVersion=0 reads) trails the latest write; 0: not at all.
+    std::chrono::milliseconds watch_cache_lag{0};
   };
 
   ObjectStore(const ResourceRegistry& registry, Options options);
@@ -43,6 +51,8 @@ class ObjectStore {
   uint64_t currentRv() const;
 
   ObjectPtr get(const ResourceType& type, std::string_view ns, std::string_view name) const;
+  // The object as the (lagging) watch cache holds it.
+  ObjectPtr getCached(const ResourceType& type, std::string_view ns, std::string_view name) const;
   // Number of objects of a type (optionally in one namespace).
   size_t count(const ResourceType& type, std::string_view ns = {}) const;
 
@@ -53,11 +63,15 @@ class ObjectStore {
     size_t limit = 0;               // 0: no paging
     std::string start_key;          // first key to consider (inclusive); from a continue token
     std::optional<uint64_t> at_rv;  // serve the state at this RV (exact); nullopt: latest
+    // The watch cache's state, unordered, at least at_rv when set (limit unused).
+    bool from_cache = false;
   };
   struct ListResult {
     std::vector<ObjectPtr> items;
     uint64_t rv = 0;       // snapshot RV
-    std::string next_key;  // non-empty: more items remain, continue from this key
+    // Non-empty: more keys follow the page (as etcd's "more": with selectors they may all fail
+    // to match, so the next page can be empty); continue from this key.
+    std::string next_key;
     size_t remaining = 0;  // objects after this page (meaningful without selectors)
   };
   // Fails with 410 Expired when at_rv is older than the history window.
@@ -77,10 +91,13 @@ class ObjectStore {
                       const PreparedObject* final_state = nullptr);
 
   // --- watches ---
-  enum class WatchMode { FromRv, InitialState, InitialStateWithBookmark };
+  // InitialCachedState: resourceVersion=0, the watch cache's (lagging) state as ADDED events,
+  // then every change after it.
+  enum class WatchMode { FromRv, InitialState, InitialCachedState, InitialStateWithBookmark };
   // Registers w: replays history after rv (FromRv) or sends the current state as ADDED
   // (Initial*, then the initial-events-end bookmark for the WithBookmark mode). Fails with
-  // 410 Expired (FromRv older than the window) or 504 (rv in the future).
+  // 410 Expired (FromRv older than the window). A FromRv in the future registers a silent
+  // watch that starts delivering once the store passes rv.
   ApiOr<bool> watch(const std::shared_ptr<Watcher>& w, WatchMode mode, uint64_t rv);
   void unregister(const std::shared_ptr<Watcher>& w);
   // Queues a bookmark at the current RV (ordering is exact: under the lock).
@@ -92,6 +109,8 @@ class ObjectStore {
   // --- history ---
   // Forgets all history: every watch/list at an RV below the current one gets 410.
   void compact();
+  // Forgets the history up to and including rv (etcd compaction at a revision).
+  void compactTo(uint64_t rv);
   // The oldest RV a watch of this type can resume from.
   uint64_t compactedRv(const ResourceType& type) const;
 
@@ -123,6 +142,8 @@ class ObjectStore {
   // mu_ held. Appends to history, trims, and offers to watchers.
   void publish(Storage& s, const EventPtr& ev);
   void notify(const EventPtr& ev);
+  // mu_ held. The RV the watch cache of s has reached (its first young event's RV - 1).
+  uint64_t cacheRv(const Storage& s) const;
 
   const ResourceRegistry& registry_;
   const Options options_;

@@ -72,7 +72,103 @@ void foldNodePodCidrs(JsonValue& doc, JsonAllocator& alloc) {
   }
 }
 
+// What the API server's Node defaulting and serialization add on every write: allocatable
+// copied from capacity when absent, and the nodeInfo / daemonEndpoints members Go always
+// writes (their fields have no omitempty).
+void applyNodeDefaults(JsonValue& doc, JsonAllocator& alloc) {
+  ensureObject(doc, "spec", alloc);
+  JsonValue& status = ensureObject(doc, "status", alloc);
+  const JsonValue* capacity = member(status, "capacity");
+  if (member(status, "allocatable") == nullptr && capacity != nullptr && capacity->IsObject()) {
+    JsonValue copy;
+    copy.CopyFrom(*capacity, alloc);
+    setMember(status, "allocatable", std::move(copy), alloc);
+  }
+  JsonValue& endpoint =
+      ensureObject(ensureObject(status, "daemonEndpoints", alloc), "kubeletEndpoint", alloc);
+  if (member(endpoint, "Port") == nullptr) {
+    setInt(endpoint, "Port", 0, alloc);
+  }
+  JsonValue& info = ensureObject(status, "nodeInfo", alloc);
+  for (std::string_view field :
+       {"machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+        "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture"}) {
+    if (member(info, field) == nullptr) {
+      setString(info, field, "", alloc);
+    }
+  }
+}
+
+// The TaintNodesByCondition admission (plugin TaintNodesAtCreation): a new Node gets
+// node.kubernetes.io/not-ready:NoSchedule unless it has a taint with that key and effect.
+void addNotReadyTaint(JsonValue& doc, JsonAllocator& alloc) {
+  constexpr std::string_view kKey = "node.kubernetes.io/not-ready";
+  JsonValue& spec = ensureObject(doc, "spec", alloc);
+  JsonValue* taints = member(spec, "taints");
+  if (taints == nullptr || !taints->IsArray()) {
+    setMember(spec, "taints", JsonValue(rapidjson::kArrayType), alloc);
+    taints = member(spec, "taints");
+  }
+  for (const auto& t : taints->GetArray()) {
+    if (t.IsObject() && stringMember(t, "key") == kKey && stringMember(t, "effect") == "NoSchedule") {
+      return;
+    }
+  }
+  JsonValue taint(rapidjson::kObjectType);
+  taint.AddMember("key", makeString(kKey, alloc), alloc);
+  taint.AddMember("effect", "NoSchedule", alloc);
+  taints->PushBack(std::move(taint), alloc);
+}
+
 }  // namespace
+
+void addFinalizer(JsonValue& doc, std::string_view finalizer, JsonAllocator& alloc) {
+  JsonValue& meta = ensureObject(doc, "metadata", alloc);
+  JsonValue* fin = member(meta, "finalizers");
+  if (fin == nullptr || !fin->IsArray()) {
+    setMember(meta, "finalizers", JsonValue(rapidjson::kArrayType), alloc);
+    fin = member(meta, "finalizers");
+  }
+  for (const auto& f : fin->GetArray()) {
+    if (f.IsString() && std::string_view(f.GetString(), f.GetStringLength()) == finalizer) {
+      return;
+    }
+  }
+  fin->PushBack(makeString(finalizer, alloc), alloc);
+}
+
+void removeFinalizer(JsonValue& doc, std::string_view finalizer) {
+  JsonValue* meta = member(doc, "metadata");
+  JsonValue* fin = meta != nullptr ? member(*meta, "finalizers") : nullptr;
+  if (fin == nullptr || !fin->IsArray()) {
+    return;
+  }
+  for (auto it = fin->Begin(); it != fin->End();) {
+    if (it->IsString() && std::string_view(it->GetString(), it->GetStringLength()) == finalizer) {
+      it = fin->Erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (fin->Empty()) {
+    removeMember(*meta, "finalizers");
+  }
+}
+
+bool ownedBy(const JsonValue& doc, std::string_view owner_uid, bool* blocking) {
+  const JsonValue* refs = memberPath(doc, {"metadata", "ownerReferences"});
+  if (refs == nullptr || !refs->IsArray()) {
+    return false;
+  }
+  for (const auto& ref : refs->GetArray()) {
+    if (ref.IsObject() && stringMember(ref, "uid") == owner_uid) {
+      const JsonValue* b = member(ref, "blockOwnerDeletion");
+      *blocking = b != nullptr && b->IsBool() && b->GetBool();
+      return true;
+    }
+  }
+  return false;
+}
 
 ApiError ObjectWriter::staleConflict(const ResourceType& type, std::string_view name) {
   return ApiError::conflict(type.group, type.resource, name,
@@ -81,7 +177,8 @@ ApiError ObjectWriter::staleConflict(const ResourceType& type, std::string_view 
 }
 
 std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
-                                                     std::string_view ns) const {
+                                                     std::string_view ns,
+                                                     std::string_view name) const {
   if (!type.namespaced) {
     return std::nullopt;
   }
@@ -90,7 +187,7 @@ std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
     return ApiError::notFound("", "namespaces", ns);
   }
   if (nsobj->deleting) {
-    ApiError e = ApiError::forbidden(type.group, type.resource, "",
+    ApiError e = ApiError::forbidden(type.group, type.resource, name,
                                      "unable to create new content in namespace " +
                                          std::string(ns) + " because it is being terminated");
     e.mutableDetails().causes.push_back({"NamespaceTerminating",
@@ -104,7 +201,10 @@ std::optional<ApiError> ObjectWriter::checkNamespace(const ResourceType& type,
 void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
                                        JsonAllocator& alloc) {
   const std::string& r = type.resource;
-  if (r == "services") {
+  if (r == "nodes") {
+    addNotReadyTaint(doc, alloc);
+    applyNodeDefaults(doc, alloc);
+  } else if (r == "services") {
     // The API server wipes status on create.
     JsonValue status(rapidjson::kObjectType);
     status.AddMember("loadBalancer", JsonValue(rapidjson::kObjectType), alloc);
@@ -184,7 +284,15 @@ ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonV
     removeMember(meta, "namespace");
     ns.clear();
   }
-  if (auto err = checkNamespace(type, ns)) {
+  // Admission names the object (before generateName is applied: the prefix, else "Unknown").
+  std::string admission_name(stringMember(meta, "name"));
+  if (admission_name.empty()) {
+    admission_name = std::string(stringMember(meta, "generateName"));
+  }
+  if (admission_name.empty()) {
+    admission_name = "Unknown";
+  }
+  if (auto err = checkNamespace(type, ns, admission_name)) {
     return *err;
   }
   std::string generate(stringMember(meta, "generateName"));
@@ -291,6 +399,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
     }
     if (type.resource == "nodes") {
       foldNodePodCidrs(doc, alloc);
+      applyNodeDefaults(doc, alloc);
     }
     if (type.resource == "services" && subresource.empty()) {
       if (auto err = services_.prepare(doc, alloc, &old)) {
@@ -306,11 +415,13 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
       return Result{prepared.finish(cur->rv), false, false};
     }
     if (prepared.deleting && !prepared.has_finalizers) {
-      auto r = store_.remove(type, cur, &prepared);
+      // As etcd's delete: the DELETED event carries the last stored state, with the
+      // finalizers it still had; the emptied version is never stored (only answered).
+      auto r = store_.remove(type, cur);
       if (r.status == ObjectStore::CommitStatus::Stale) {
         continue;
       }
-      return Result{r.object, false, true};
+      return Result{prepared.finish(r.object->rv), false, true};
     }
     auto r = store_.put(type, cur, prepared);
     if (r.status == ObjectStore::CommitStatus::Stale) {

@@ -27,6 +27,16 @@
 
 namespace ccm::kubesim {
 
+// The finalizer of an object deleted with propagationPolicy=Foreground.
+constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
+// Appends finalizer to doc's metadata.finalizers unless present.
+void addFinalizer(JsonValue& doc, std::string_view finalizer, JsonAllocator& alloc);
+// Removes finalizer from doc's metadata.finalizers (the member goes when it empties).
+void removeFinalizer(JsonValue& doc, std::string_view finalizer);
+// doc's metadata.ownerReferences has an entry with this uid; *blocking: it sets
+// blockOwnerDeletion.
+bool ownedBy(const JsonValue& doc, std::string_view owner_uid, bool* blocking);
+
 class ObjectWriter {
  public:
   ObjectWriter(ObjectStore& store, ServiceAllocator& services)
@@ -68,7 +78,9 @@ class ObjectWriter {
   static ApiError staleConflict(const ResourceType& type, std::string_view name);
 
  private:
-  std::optional<ApiError> checkNamespace(const ResourceType& type, std::string_view ns) const;
+  // name: the object's name as admission reports it in the 403.
+  std::optional<ApiError> checkNamespace(const ResourceType& type, std::string_view ns,
+                                         std::string_view name) const;
   void applyCreateDefaults(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc);
 
   ObjectStore& store_;

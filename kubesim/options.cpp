@@ -108,6 +108,11 @@ Simulated cluster:
 Watches and history:
   --watch-history=N            watch events kept per resource type (default 5000); older
                                resourceVersions get 410 Expired
+  --compaction-interval=DURATION  etcd-style compaction period (default 5m; 0 = never): each
+                               run forgets the history up to the resourceVersion of the run
+                               before, so older watches, exact lists and continues get 410
+  --watch-cache-lag=DURATION   how far resourceVersion=0 reads (the watch cache) trail the
+                               latest write (default 10ms; 0 = always fresh)
   --bookmark-interval=DURATION bookmark period for watches that allow them (default 60s)
   --min-request-timeout=DURATION  watches without timeoutSeconds last [T,2T) (default 1800s)
   --no-watch-list              reject sendInitialEvents with 422 instead of serving it
@@ -201,6 +206,8 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
                                                   "kubelet-version",
                                                   "service-cluster-ip-range",
                                                   "watch-history",
+                                                  "compaction-interval",
+                                                  "watch-cache-lag",
                                                   "bookmark-interval",
                                                   "min-request-timeout",
                                                   "event-ttl",
@@ -313,6 +320,10 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       o.kubelet_version = value;
     } else if (key == "watch-history") {
       KUBESIM_NUMBER(o.watch_history, 1, 10000000);
+    } else if (key == "compaction-interval") {
+      KUBESIM_DURATION(o.compaction_interval);
+    } else if (key == "watch-cache-lag") {
+      KUBESIM_DURATION(o.watch_cache_lag);
     } else if (key == "bookmark-interval") {
       KUBESIM_DURATION(o.bookmark_interval);
     } else if (key == "min-request-timeout") {

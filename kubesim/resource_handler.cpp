@@ -3,6 +3,7 @@
 
 #include "host/log/log.hpp"
 #include "host/runtime/base64.hpp"
+#include "kubesim/continue_token.hpp"
 #include "kubesim/event_conversion.hpp"
 #include "kubesim/patch/patch.hpp"
 #include "kubesim/protobuf_decoder.hpp"
@@ -162,51 +163,6 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
   return std::nullopt;
 }
 
-std::string encodeContinue(uint64_t rv, const std::string& next_key) {
-  std::string token = R"({"v":"meta.k8s.io/v1","rv":)" + std::to_string(rv) + R"(,"start":)" +
-                      jsonString(next_key) + "}";
-  return base64UrlEncode(token);
-}
-
-struct ContinueToken {
-  int64_t rv = 0;  // -1: latest (an inconsistent continuation)
-  std::string start;
-};
-
-std::optional<ContinueToken> decodeContinue(const std::string& token, std::string* error) {
-  auto raw = base64Decode(token);
-  if (!raw) {
-    *error = "continue key is not valid: illegal base64 data";
-    return std::nullopt;
-  }
-  JsonDocument doc;
-  doc.Parse(raw->data(), raw->size());
-  if (doc.HasParseError() || !doc.IsObject()) {
-    *error = "continue key is not valid: " +
-             (doc.HasParseError() ? describeParseError(doc, *raw) : std::string("not an object"));
-    return std::nullopt;
-  }
-  if (stringMember(doc, "v") != "meta.k8s.io/v1") {
-    *error = "continue key is not valid: server does not recognize this encoded key";
-    return std::nullopt;
-  }
-  const JsonValue* rv = member(doc, "rv");
-  if (rv == nullptr || !rv->IsInt64()) {
-    *error =
-        "continue key is not valid: incorrect encoded start resourceVersion (version "
-        "meta.k8s.io/v1)";
-    return std::nullopt;
-  }
-  ContinueToken t;
-  t.rv = rv->GetInt64();
-  t.start = std::string(stringMember(doc, "start"));
-  if (t.start.empty()) {
-    *error = "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)";
-    return std::nullopt;
-  }
-  return t;
-}
-
 // What the registry answers to a PUT without metadata.resourceVersion when the strategy does
 // not allow unconditional updates: the field error carries the resource (not the Kind) and the
 // uint64 zero as Go's %#v prints it.
@@ -220,9 +176,11 @@ ApiError listOptionsInvalid(const FieldError& fe) {
   return ApiError::invalid("meta.k8s.io", "ListOptions", "", {fe});
 }
 
-ApiError tooLargeRv(uint64_t requested, uint64_t current) {
+// retry_after: 1 from the watch cache (after waiting for the RV), 0 from etcd (at once).
+ApiError tooLargeRv(uint64_t requested, uint64_t current, int retry_after) {
   ApiError e = ApiError::timeout(
-      "Too large resource version: " + decimal(requested) + ", current: " + decimal(current), 1);
+      "Too large resource version: " + decimal(requested) + ", current: " + decimal(current),
+      retry_after);
   e.mutableDetails().causes.push_back(
       {"ResourceVersionTooLarge", "Too large resource version", ""});
   return e;
@@ -270,6 +228,12 @@ HttpResponse errorResponse(const ApiError& error) {
   for (const auto& h : error.headers()) {
     r.headers.push_back(h);
   }
+  return r;
+}
+
+HttpResponse waitForRv(uint64_t rv, const ApiError& too_large) {
+  HttpResponse r = errorResponse(too_large);
+  r.wait_for_rv = rv;
   return r;
 }
 
@@ -361,10 +325,13 @@ HttpResponse ResourceHandler::get(const ApiRequest& r) {
     return errorResponse(*err);
   }
   if (rv && *rv > store_.currentRv()) {
-    return errorResponse(tooLargeRv(*rv, store_.currentRv()));
+    // The watch cache waits for the RV (ApiServer retries), then gives up with 504.
+    return waitForRv(*rv, tooLargeRv(*rv, store_.currentRv(), 1));
   }
   const ResourceType& st = storageType(*r.type);
-  ObjectPtr obj = store_.get(st, r.info.ns, r.info.name);
+  // resourceVersion "0": whatever the (lagging) watch cache holds; otherwise the latest.
+  ObjectPtr obj = rv && *rv == 0 ? store_.getCached(st, r.info.ns, r.info.name)
+                                 : store_.get(st, r.info.ns, r.info.name);
   if (!obj) {
     return errorResponse(ApiError::notFound(r.type->group, r.type->resource, r.info.name));
   }
@@ -422,15 +389,17 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
     }
   }
   uint64_t current = store_.currentRv();
+  // The watch cache serves RV=0, and RV=N without a limit unless Exact; etcd the rest.
+  const bool cached = cont.empty() && match != "Exact" && rv && (*rv == 0 || limit == 0);
   if (!cont.empty()) {
+    std::string cerr;
+    auto token = decodeContinue(cont, req.ns, &cerr);
+    if (!token) {
+      return errorResponse(ApiError::badRequest("invalid continue token: " + cerr));
+    }
     if (!rv_text.empty() && rv_text != "0") {
       return errorResponse(
           ApiError::badRequest("specifying resource version is not allowed when using continue"));
-    }
-    std::string cerr;
-    auto token = decodeContinue(cont, &cerr);
-    if (!token) {
-      return errorResponse(ApiError::badRequest(cerr));
     }
     req.start_key = token->start;
     if (token->rv >= 0) {
@@ -438,15 +407,18 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
     }
     req.limit = limit;
   } else if (rv && *rv > current) {
-    return errorResponse(tooLargeRv(*rv, current));
-  } else if (match == "Exact") {  // NOLINT(bugprone-branch-clone): RV=0 must be tested in between
-    req.at_rv = rv;
-    req.limit = limit;
-  } else if (rv_text == "0") {
-    // Served from the "watch cache": the limit is ignored, no continue.
+    if (cached) {
+      return waitForRv(*rv, tooLargeRv(*rv, current, 1));
+    }
+    return errorResponse(tooLargeRv(*rv, current, 0));
+  } else if (cached) {
+    // From the watch cache: at least RV=N, maybe trailing the latest write for RV=0; the
+    // limit is ignored, no continue, no order.
+    req.from_cache = true;
+    req.at_rv = *rv;
     req.limit = 0;
-  } else if (rv && limit != 0 && match.empty()) {
-    req.at_rv = rv;  // RV=N with a limit: exact
+  } else if (match == "Exact" || (rv && limit != 0 && match.empty())) {
+    req.at_rv = rv;  // Exact, and RV=N with a limit (the legacy exact read)
     req.limit = limit;
   } else {
     req.limit = limit;
@@ -463,16 +435,14 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
           "deleted between the time the first chunk was returned and now may show up in the "
           "list.");
       // A fresh token with rv -1: "continue inconsistently from the latest state".
-      std::string raw =
-          R"({"v":"meta.k8s.io/v1","rv":-1,"start":)" + jsonString(req.start_key) + "}";
-      e.setContinue(base64UrlEncode(raw));
+      e.setContinue(encodeContinue(-1, req.ns, req.start_key));
     }
     return errorResponse(e);
   }
   auto& res = result.value();
   std::string token;
   if (!res.next_key.empty()) {
-    token = encodeContinue(res.rv, res.next_key);
+    token = encodeContinue(static_cast<int64_t>(res.rv), req.ns, res.next_key);
   }
   bool selecting = !req.labels.empty() || !req.fields.empty();
   if (r.format == OutputFormat::Table) {
@@ -586,10 +556,12 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
   if (send_initial) {
     mode = ObjectStore::WatchMode::InitialStateWithBookmark;
     if (rv && *rv > store_.currentRv()) {
-      return errorResponse(tooLargeRv(*rv, store_.currentRv()));
+      return waitForRv(*rv, tooLargeRv(*rv, store_.currentRv(), 1));
     }
-  } else if (!rv || *rv == 0) {
+  } else if (!rv) {
     mode = ObjectStore::WatchMode::InitialState;
+  } else if (*rv == 0) {
+    mode = ObjectStore::WatchMode::InitialCachedState;  // "any version": from the watch cache
   } else {
     mode = ObjectStore::WatchMode::FromRv;
     from = *rv;
@@ -931,7 +903,15 @@ HttpResponse ResourceHandler::remove(const ApiRequest& r) {
   if (auto e = parseDeleteOptions(r, dr)) {
     return errorResponse(*e);
   }
-  // No garbage collector: every propagation policy deletes at once.
+  if (dr.propagation == "Foreground") {
+    // The object stays, with deletionTimestamp and the foregroundDeletion finalizer, until
+    // the garbage collector (BuiltinControllers) has seen its blocking dependents go.
+    dr.options.mark_only = true;
+    dr.options.mark = [](JsonDocument& doc) {
+      addFinalizer(doc, kForegroundDeletion, doc.GetAllocator());
+    };
+  }
+  // Orphan and Background delete at once (no dependents are orphaned or collected).
   auto result = writer_.remove(storageType(type), r.info.ns, r.info.name, dr.options);
   if (!result.ok()) {
     return errorResponse(result.error());

@@ -73,6 +73,9 @@ void Watcher::push(Item item) {
 }
 
 void Watcher::offer(const WatchEvent& ev) {
+  if (ev.rv <= floor_) {
+    return;
+  }
   bool now = ev.object && filter_.matches(*ev.object);
   bool before = ev.prev && filter_.matches(*ev.prev);
   Item item;
@@ -129,6 +132,9 @@ void Watcher::enqueueInitial(const ObjectPtr& obj) {
 }
 
 void Watcher::enqueueBookmark(uint64_t rv, bool initial_events_end) {
+  if (rv <= floor_) {
+    return;
+  }
   Item item;
   item.kind = Item::Bookmark;
   item.rv = rv;

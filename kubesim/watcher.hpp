@@ -11,6 +11,7 @@
 // consumer (the connection's strand); the waker may run on any thread. mu_ guards the queue.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -36,6 +37,7 @@ struct WatchEvent {
   int type_id = 0;  // ResourceType::id of the write (storage may be shared)
   ObjectPtr object;
   ObjectPtr prev;  // state before the change (null for Added)
+  std::chrono::steady_clock::time_point committed;  // when the store committed it
 };
 using EventPtr = std::shared_ptr<const WatchEvent>;
 
@@ -75,6 +77,9 @@ class Watcher {
   bool bookmarksAllowed() const { return bookmarks_; }
 
   // --- producer side (store lock held) ---
+  // A watch from a resourceVersion the server has not reached yet: events and bookmarks up
+  // to and including rv are not sent (the stream stays silent until the store passes rv).
+  void setFloor(uint64_t rv) { floor_ = rv; }
   void offer(const WatchEvent& ev);
   void enqueueInitial(const ObjectPtr& obj);
   void enqueueBookmark(uint64_t rv, bool initial_events_end);
@@ -109,6 +114,7 @@ class Watcher {
   const std::unique_ptr<WatchRenderer> renderer_;
   const size_t max_queue_;
   const bool bookmarks_;
+  uint64_t floor_ = 0;  // set before registration; read under the store lock
 
   mutable std::mutex mu_;
   std::deque<Item> queue_;       // guarded by mu_

@@ -31,8 +31,12 @@ class SimulatedNodesTest(KubesimTestCase):
 
     def test_registration_looks_like_external_cloud_provider_kubelets(self):
         n = self.sim.get(NODES + "/node-00001").json()
+        # The kubelet registers with the uninitialized taint; admission (TaintNodesByCondition)
+        # appends not-ready, which no node lifecycle controller removes in kubesim.
         self.assertEqual(n["spec"]["taints"], [{"key": "node.cloudprovider.kubernetes.io/uninitialized",
-                                                "value": "true", "effect": "NoSchedule"}])
+                                                "value": "true", "effect": "NoSchedule"},
+                                               {"key": "node.kubernetes.io/not-ready",
+                                                "effect": "NoSchedule"}])
         self.assertEqual(n["status"]["addresses"], [{"type": "Hostname", "address": "node-00001"}])
         self.assertIn("alpha.kubernetes.io/provided-node-ip", n["metadata"]["annotations"])
         self.assertEqual({c["type"] for c in n["status"]["conditions"]},

@@ -71,7 +71,9 @@ class KubectlTest(KubesimTestCase):
         self.assertIn({"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}, taints)
         self.k("taint", "nodes", "node-00001", "dedicated:NoSchedule-")
         keys = [t["key"] for t in self.node("node-00001")["spec"].get("taints", [])]
-        self.assertEqual(keys, ["node.cloudprovider.kubernetes.io/uninitialized"])
+        # The kubelet's taint and the one the API server's admission adds at registration.
+        self.assertEqual(keys, ["node.cloudprovider.kubernetes.io/uninitialized",
+                                "node.kubernetes.io/not-ready"])
         bad = self.k("taint", "nodes", "node-00001", "x=y:Sometimes", check=False)
         self.assertNotEqual(bad.returncode, 0)
         self.k("cordon", "node-00002")

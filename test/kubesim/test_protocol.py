@@ -489,6 +489,10 @@ class CrudTest(KubesimTestCase):
 
 
 class ListTest(KubesimTestCase):
+    # resourceVersion=0 lists here compare with quorum lists: no watch cache lag (the lag has
+    # its own cases in fidelity/test_history.py).
+    KUBESIM_ARGS = ("--watch-cache-lag=0",)
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
