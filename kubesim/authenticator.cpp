@@ -142,33 +142,45 @@ std::optional<UserInfo> Authenticator::authenticateToken(std::string_view token,
   return std::nullopt;
 }
 
+UserInfo Authenticator::anonymousUser() {
+  UserInfo u;
+  u.name = "system:anonymous";
+  u.groups = {"system:unauthenticated"};
+  return u;
+}
+
 Authenticator::Outcome Authenticator::authenticate(const HttpRequest& request, UserInfo* user,
                                                    std::string* reason) const {
-  auto auth = request.message.find(boost::beast::http::field::authorization);
-  if (auth != request.message.end()) {
-    std::string_view value(auth->value().data(), auth->value().size());
-    constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() > kBearer.size() &&
-        std::equal(kBearer.begin(), kBearer.end(), value.begin(),
-                   [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-      std::string_view token = trim(value.substr(kBearer.size()));
-      auto u = authenticateToken(token, reason);
-      if (!u) {
-        return Outcome::Rejected;
-      }
-      *user = std::move(*u);
-      return Outcome::Authenticated;
-    }
-    *reason = "unsupported authorization scheme";
-    return Outcome::Rejected;
-  }
   if (request.certificate.present) {
     user->name = request.certificate.user;
     user->groups = request.certificate.groups;
     addAuthenticated(*user);
     return Outcome::Authenticated;
   }
-  return Outcome::Anonymous;
+  auto auth = request.message.find(boost::beast::http::field::authorization);
+  if (auth == request.message.end()) {
+    return Outcome::Anonymous;
+  }
+  std::string_view value = trim(std::string_view(auth->value().data(), auth->value().size()));
+  constexpr std::string_view kBearer = "bearer";
+  size_t space = value.find(' ');
+  std::string_view scheme = value.substr(0, space);
+  if (space == std::string_view::npos || scheme.size() != kBearer.size() ||
+      !std::equal(kBearer.begin(), kBearer.end(), scheme.begin(),
+                  [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+    return Outcome::Anonymous;  // not a bearer token: other authenticators' business
+  }
+  std::string_view token = value.substr(space + 1);
+  token = token.substr(0, token.find(' '));
+  if (token.empty()) {
+    return Outcome::Anonymous;  // an empty bearer token is no credential
+  }
+  auto u = authenticateToken(token, reason);
+  if (!u) {
+    return Outcome::Rejected;
+  }
+  *user = std::move(*u);
+  return Outcome::Authenticated;
 }
 
 }  // namespace ccm::kubesim
