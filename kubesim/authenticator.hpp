@@ -51,8 +51,14 @@ class Authenticator {
   enum class Outcome { Authenticated, Anonymous, Rejected };
   // Authenticates a request; *user is set on success, *reason on rejection.
   Outcome authenticate(const HttpRequest& request, UserInfo* user, std::string* reason) const;
-  // Authenticates a bare bearer token (TokenReview).
-  std::optional<UserInfo> authenticateToken(std::string_view token, std::string* reason) const;
+  // The audiences the API server itself accepts tokens for (--api-audiences: the issuer).
+  static std::vector<std::string> apiAudiences();
+  // Authenticates a bare bearer token for `audiences` (TokenReview's spec.audiences; empty:
+  // apiAudiences()). On success *granted (when given) holds the audiences the token is good
+  // for among those asked; on failure *reason is the API server's error text.
+  std::optional<UserInfo> authenticateToken(std::string_view token, std::string* reason,
+                                            const std::vector<std::string>& audiences = {},
+                                            std::vector<std::string>* granted = nullptr) const;
 
   // system:anonymous, group system:unauthenticated.
   static UserInfo anonymousUser();

@@ -65,8 +65,7 @@ std::string schemaName(const std::string& group, const std::string& struct_name)
 
 }  // namespace
 
-Discovery::Discovery(const ResourceRegistry& registry, VersionInfo version,
-                     ServedSurface surface)
+Discovery::Discovery(const ResourceRegistry& registry, VersionInfo version, ServedSurface surface)
     : registry_(registry), version_info_(std::move(version)), surface_(surface) {
   version_ = R"({"major":)" + jsonString(version_info_.major) + R"(,"minor":)" +
              jsonString(version_info_.minor) + R"(,"gitVersion":)" +

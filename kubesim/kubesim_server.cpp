@@ -179,10 +179,9 @@ Status KubesimServer::start() {
   controllers_ = std::make_unique<BuiltinControllers>(*writer_, copts);
 
   CCM_RETURN_IF_ERROR(setUpTls());
-  api_ = std::make_unique<ApiServer>(
-      ApiServer::Parts{io_, *store_, *authn_, *authz_, *discovery_, *resources_, *reviews_, faults_,
-                       *admin_, [this] { return "127.0.0.1:" + std::to_string(port()); },
-                       *surface});
+  api_ = std::make_unique<ApiServer>(ApiServer::Parts{
+      io_, *store_, *authn_, *authz_, *discovery_, *resources_, *reviews_, faults_, *admin_,
+      [this] { return "127.0.0.1:" + std::to_string(port()); }, *surface});
   work_.emplace(io_.get_executor());
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
     io_threads_.emplace_back([this, i] {

@@ -5,7 +5,8 @@
 //   minor | LB ingress ipMode   | Service fieldSelector   | sendInitialEvents  | SelfSubjectReview
 //   1.26  | unknown: dropped,   | spec.type, spec.cluster | unknown parameter: | absent (alpha)
 //         | warning             | IP: 400 not supported   | 422 on rvMatch     |
-//   1.27  | unknown             | 400                     | 422 (gate off)     | absent here (v1beta1
+//   1.27  | unknown             | 400                     | 422 (gate off)     | absent here
+//   (v1beta1
 //         |                     |                         |                    | is not modelled)
 //   1.28  | unknown             | 400                     | 422 (gate off)     | v1
 //   1.29  | dropped silently    | served                  | 422 (gate off)     | v1
