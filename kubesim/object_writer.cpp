@@ -234,6 +234,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
       copyMember(doc, old, "status", alloc);
     }
     if (tracksGeneration(type) && subresource.empty()) {
+      defaultWorkloadSpec(type, doc, alloc);
       const JsonValue* new_spec = member(doc, "spec");
       const JsonValue* old_spec = member(old, "spec");
       bool changed = (new_spec == nullptr) != (old_spec == nullptr) ||

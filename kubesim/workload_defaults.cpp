@@ -132,28 +132,37 @@ void defaultPodSpec(JsonValue& spec, JsonAllocator& alloc) {
   }
 }
 
-void defaultWorkloadOnCreate(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc) {
+void defaultWorkloadSpec(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc) {
   if (!tracksGeneration(type)) {
     return;
   }
-  setInt(ensureObject(doc, "metadata", alloc), "generation", 1, alloc);
   JsonValue& spec = ensureObject(doc, "spec", alloc);
-  JsonValue status(rapidjson::kObjectType);
   if (type.resource == "daemonsets") {
     defaultTemplate(spec, alloc);
     defaultRollingUpdate(ensureObject(spec, "updateStrategy", alloc), true, alloc);
     defaultInt(spec, "revisionHistoryLimit", 10, alloc);
-    for (auto counter : {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled",
-                         "numberReady"}) {
-      setInt(status, counter, 0, alloc);
-    }
   } else if (type.resource == "deployments") {
     defaultTemplate(spec, alloc);
     defaultInt(spec, "replicas", 1, alloc);
     defaultRollingUpdate(ensureObject(spec, "strategy", alloc), false, alloc);
     defaultInt(spec, "revisionHistoryLimit", 10, alloc);
     defaultInt(spec, "progressDeadlineSeconds", 600, alloc);
-  } else {
+  }
+}
+
+void defaultWorkloadOnCreate(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc) {
+  if (!tracksGeneration(type)) {
+    return;
+  }
+  defaultWorkloadSpec(type, doc, alloc);
+  setInt(ensureObject(doc, "metadata", alloc), "generation", 1, alloc);
+  JsonValue status(rapidjson::kObjectType);
+  if (type.resource == "daemonsets") {
+    for (auto counter : {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled",
+                         "numberReady"}) {
+      setInt(status, counter, 0, alloc);
+    }
+  } else if (type.resource == "poddisruptionbudgets") {
     for (auto counter :
          {"disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"}) {
       setInt(status, counter, 0, alloc);

@@ -19,6 +19,10 @@ bool tracksGeneration(const ResourceType& type);
 // A pod spec's defaults (SetDefaults_PodSpec and its containers, probes, volumes).
 void defaultPodSpec(JsonValue& spec, JsonAllocator& alloc);
 
+// Spec defaults of a DaemonSet, Deployment or PodDisruptionBudget (the template's pod spec
+// too), applied to every create and update body as the API server decodes them.
+void defaultWorkloadSpec(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc);
+
 // On create of a DaemonSet, Deployment or PodDisruptionBudget: spec defaults (the template's
 // pod spec too), generation 1, status as the strategy resets it. Other kinds: untouched.
 void defaultWorkloadOnCreate(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc);
