@@ -244,6 +244,9 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
     }
     std::string props;
     for (const auto& [f, t] : def->fields) {
+      if (!surface_.knowsField(name, f)) {
+        continue;
+      }
       props += (props.empty() ? "" : ",") + jsonString(f) + ":" + typeSchema(t);
     }
     std::string s = R"({"type":"object","properties":{)" + props + "}";

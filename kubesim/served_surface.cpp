@@ -71,6 +71,11 @@ bool ServedSurface::servesGroupVersion(std::string_view group, std::string_view 
   return false;
 }
 
+bool ServedSurface::knowsField(std::string_view struct_name, std::string_view field) const {
+  return !(struct_name == "LoadBalancerIngress" && field == "ipMode" &&
+           ip_mode_ == IpMode::UnknownField);
+}
+
 void ServedSurface::pruneUnservedFields(std::string_view group, std::string_view kind,
                                         JsonValue& object,
                                         std::vector<std::string>* unknown_fields) const {

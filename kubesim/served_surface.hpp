@@ -52,6 +52,10 @@ class ServedSurface {
   bool serves(const ResourceType& type) const;
   bool servesGroupVersion(std::string_view group, std::string_view version) const;
 
+  // False for a field of a schema struct that this version's API types do not have (the
+  // OpenAPI documents leave it out).
+  bool knowsField(std::string_view struct_name, std::string_view field) const;
+
   // Decoding a written object of `kind`: removes the fields this version does not know or
   // drops. Fields unknown to the version are appended to *unknown_fields as dotted paths
   // ("status.loadBalancer.ingress[0].ipMode"), for the caller's fieldValidation handling.

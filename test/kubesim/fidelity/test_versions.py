@@ -43,6 +43,13 @@ class Version126Test(KubesimTestCase):
                              content_type="application/merge-patch+json")
         self.assertStatus(r, 422, "Invalid")
 
+    def test_openapi_has_no_ip_mode(self):
+        """The 1.26 OpenAPI v3 document of core/v1 has no LoadBalancerIngress.ipMode."""
+        url = self.sim.get("/openapi/v3").json()["paths"]["api/v1"]["serverRelativeURL"]
+        schemas = self.sim.get(url).json()["components"]["schemas"]
+        props = schemas["io.k8s.api.core.v1.LoadBalancerIngress"]["properties"]
+        self.assertEqual(sorted(props), ["hostname", "ip", "ports"])
+
     def test_service_type_and_cluster_ip_field_selectors_400(self):
         """On 1.26 field selectors on Service spec.type / spec.clusterIP give 400."""
         for sel in ("spec.type=LoadBalancer", "spec.clusterIP=None"):
