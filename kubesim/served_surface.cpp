@@ -17,16 +17,16 @@ bool parseNumber(std::string_view text, int* out) {
 
 }  // namespace
 
-ServedSurface::ServedSurface(int minor)
-    : minor_(minor),
-      ip_mode_(minor < 29    ? IpMode::UnknownField
-               : minor == 29 ? IpMode::DroppedSilently
-                             : IpMode::Served),
-      watch_list_(minor < 27                   ? WatchList::UnknownParameter
-                  : minor == 32 || minor >= 34 ? WatchList::Served
-                                               : WatchList::GateDisabled),
-      service_field_selectors_(minor >= 29),
-      self_subject_review_v1_(minor >= 28) {}
+ServedSurface::ServedSurface(int minor_version)
+    : minor_(minor_version),
+      ip_mode_(minor_version < 29    ? IpMode::UnknownField
+               : minor_version == 29 ? IpMode::DroppedSilently
+                                     : IpMode::Served),
+      watch_list_(minor_version < 27                           ? WatchList::UnknownParameter
+                  : minor_version == 32 || minor_version >= 34 ? WatchList::Served
+                                                               : WatchList::GateDisabled),
+      service_field_selectors_(minor_version >= 29),
+      self_subject_review_v1_(minor_version >= 28) {}
 
 ccm::StatusOr<ServedSurface> ServedSurface::forVersion(std::string_view version) {
   std::string_view v = version;
@@ -36,19 +36,19 @@ ccm::StatusOr<ServedSurface> ServedSurface::forVersion(std::string_view version)
   size_t first = v.find('.');
   size_t second = first == std::string_view::npos ? first : v.find('.', first + 1);
   int major = 0;
-  int minor = 0;
+  int minor_version = 0;
   int patch = 0;
   bool parsed = second != std::string_view::npos && parseNumber(v.substr(0, first), &major) &&
-                parseNumber(v.substr(first + 1, second - first - 1), &minor) &&
+                parseNumber(v.substr(first + 1, second - first - 1), &minor_version) &&
                 parseNumber(v.substr(second + 1), &patch);
-  if (!parsed || major != 1 || minor < kOldestMinor || minor > kNewestMinor) {
+  if (!parsed || major != 1 || minor_version < kOldestMinor || minor_version > kNewestMinor) {
     return ccm::Status(ccm::Code::InvalidArgument,
                        "--server-version " + std::string(version) +
                            " is not served: kubesim emulates v1." + std::to_string(kOldestMinor) +
                            ".0 to v1." + std::to_string(kNewestMinor) +
                            ".x (written vMAJOR.MINOR.PATCH, e.g. v1.26.0)");
   }
-  return ServedSurface(minor);
+  return ServedSurface(minor_version);
 }
 
 ServedSurface ServedSurface::newest() {

@@ -44,7 +44,7 @@ class ServedSurface {
   // The newest version's surface (tests, tools).
   static ServedSurface newest();
 
-  int minor() const { return minor_; }
+  int minorVersion() const { return minor_; }
   IpMode ipMode() const { return ip_mode_; }
   WatchList watchList() const { return watch_list_; }
   bool serviceTypeAndClusterIpFieldSelectors() const { return service_field_selectors_; }
@@ -63,7 +63,7 @@ class ServedSurface {
                            std::vector<std::string>* unknown_fields) const;
 
  private:
-  explicit ServedSurface(int minor);
+  explicit ServedSurface(int minor_version);
   int minor_;
   IpMode ip_mode_;
   WatchList watch_list_;
