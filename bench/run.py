@@ -8,8 +8,9 @@
 
 Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6).
 Every figure is printed beside its bound (a target the project set itself) as a ratio measured in the
-same run, with the machine's load average when it was taken; the upstream Go CCM's figures
-(measured on this kind of machine against a real kube-apiserver) are printed beside ours.
+same run, with the machine's load average when it was taken. No upstream figure is printed:
+these runs are against kubesim, and upstream's figures were measured against a real
+kube-apiserver, which is not the same work (the README's side-by-side table is).
 Results go to bench/out/results.json. Profiling (not for figures): BENCH_PERF=<file> samples
 the ccm with perf during the node bursts, BENCH_STRACE=<file> counts its system calls there
 instead, and BENCH_CCM_WRAPPER="heaptrack -o /tmp/ccm" starts the ccm under a wrapper.
@@ -28,18 +29,6 @@ import benchlib  # noqa: E402
 import scenarios  # noqa: E402
 
 ALL = ["burst", "steady", "lb", "routes", "lifecycle", "kubesim"]
-
-# The upstream Go CCM (v1.26, one node worker, 3 API writes per node) against a real
-# kube-apiserver on this kind of machine.
-UPSTREAM = {
-    "qps20": (148.5, "upstream 148.5 s at QPS 20 (floor 150 s)"),
-    "qps500": (4.7, "upstream 4.7 s at QPS 500"),
-    "cloud10": (16.9, "upstream 16.9 s with 10 ms per cloud call"),
-    "5000": (32.5, "upstream 31-34 s at QPS 500, 6 CPU-s, 107 MB RSS"),
-    "cpu5000": (6.0, "upstream 6 CPU-s for 5,000 nodes"),
-    "rss": (107.0, "upstream 107 MB at 5,000 nodes"),
-}
-
 
 def median_rows(runs):
     """Merges repeated runs of one case: the median value, the range in the note. The other
@@ -66,28 +55,18 @@ def repeat(n, fn, *args, **kwargs):
 
 def burst_cases(quick, repeats):
     rows = []
-    up = UPSTREAM
     # Unthrottled (client-side limit off: only the host and kubesim limit the rate).
-    rows += repeat(repeats, scenarios.node_burst, 1000, 0, -1,
-                   upstream_seconds=up["qps500"][0], upstream_note=up["qps500"][1])
-    rows += repeat(repeats, scenarios.node_burst, 1000, 10, -1, bound_seconds=1.5,
-                   upstream_seconds=up["cloud10"][0], upstream_note=up["cloud10"][1])
+    rows += repeat(repeats, scenarios.node_burst, 1000, 0, -1)
+    rows += repeat(repeats, scenarios.node_burst, 1000, 10, -1, bound_seconds=1.5)
     rows += repeat(repeats, scenarios.node_burst, 1000, 20, -1)
-    rows5 = repeat(repeats, scenarios.node_burst, 5000, 0, -1, bound_seconds=5.0,
-                   bound_cpu=0.6, upstream_seconds=up["5000"][0], upstream_note=up["5000"][1])
-    for r in rows5:
-        if r["metric"] == "host CPU total":
-            r["upstream"] = up["cpu5000"][0]
-            r["note"] = (r["note"] + "; " if r["note"] else "") + up["cpu5000"][1]
-    rows += rows5
+    rows += repeat(repeats, scenarios.node_burst, 5000, 0, -1, bound_seconds=5.0,
+                   bound_cpu=0.6)
     rows += scenarios.loopback_floor(5000)
     if not quick:
         rows += scenarios.node_burst(5000, 20, -1)
     # Upstream's default client QPS: the QPS budget is the floor.
     n = 200 if quick else 1000
-    rows += scenarios.node_burst(n, 0, 20, 30, floor_ratio=1.02,
-                                 upstream_seconds=up["qps20"][0] if n == 1000 else None,
-                                 upstream_note=up["qps20"][1] if n == 1000 else "")
+    rows += scenarios.node_burst(n, 0, 20, 30, floor_ratio=1.02)
     return rows
 
 
@@ -97,7 +76,7 @@ def run_scenario(name, args):
         return burst_cases(quick, args.repeat)
     if name == "steady":
         return scenarios.steady_state(5000, 1000, idle_seconds=20 if quick else 60,
-                                      bound_rss_mib=32.0, upstream_rss_mib=UPSTREAM["rss"][0])
+                                      bound_rss_mib=32.0)
     if name == "lb":
         return scenarios.load_balancers(1000, nodes=100, latency_ms=20, bound_ingress=5.0)
     if name == "routes":
@@ -138,14 +117,12 @@ def fmt(v):
 
 
 def print_table(rows, out=sys.stdout):
-    header = ["scenario", "case", "metric", "value", "unit", "bound", "ratio", "", "upstream",
-              "load"]
+    header = ["scenario", "case", "metric", "value", "unit", "bound", "ratio", "", "load"]
     table = [header]
     for r in rows:
         ratio, ok = verdict(r)
         table.append([r["scenario"], r["case"], r["metric"], fmt(r["value"]), r["unit"],
-                      fmt(r["bound"]), ratio, ok, fmt(r.get("upstream")),
-                      "%.1f" % r.get("load", 0)])
+                      fmt(r["bound"]), ratio, ok, "%.1f" % r.get("load", 0)])
     widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
     widths[2] = min(widths[2], 58)
     for t in table:
@@ -154,7 +131,7 @@ def print_table(rows, out=sys.stdout):
             c = str(c)
             if i == 2 and len(c) > widths[2]:
                 c = c[:widths[2] - 1] + "~"
-            cells.append(c.rjust(widths[i]) if i in (3, 5, 6, 8, 9) else c.ljust(widths[i]))
+            cells.append(c.rjust(widths[i]) if i in (3, 5, 6, 8) else c.ljust(widths[i]))
         print("  ".join(cells).rstrip(), file=out)
     print(file=out)
     for r in rows:

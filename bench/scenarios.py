@@ -1,7 +1,7 @@
 """The benchmark scenarios. Each returns a list of result rows:
 
     {"scenario": ..., "case": ..., "metric": ..., "value": v, "unit": ...,
-     "bound": b or None, "better": "lower"|"higher", "upstream": u or None, "note": ...}
+     "bound": b or None, "better": "lower"|"higher", "note": ...}
 
 run.py turns them into the table (value / bound as a ratio) and the JSON file.
 """
@@ -24,10 +24,9 @@ def auto_instances():
             "externalCidr": "100.64.0.0/10", "hostnameAddress": True}
 
 
-def row(scenario, case, metric, value, unit, bound=None, better="lower", upstream=None,
-        note="", load=None):
+def row(scenario, case, metric, value, unit, bound=None, better="lower", note="", load=None):
     return {"scenario": scenario, "case": case, "metric": metric, "value": value, "unit": unit,
-            "bound": bound, "better": better, "upstream": upstream, "note": note,
+            "bound": bound, "better": better, "note": note,
             "load": load if load is not None else benchlib.load_average()}
 
 
@@ -59,7 +58,7 @@ def thread_split(before, after, per=1, least=0.005):
 # ---- 1. node initialisation burst ----------------------------------------------------------------
 
 def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
-               floor_ratio=None, upstream_seconds=None, upstream_note=""):
+               floor_ratio=None):
     """`nodes` kubelets register at once; time until the cloud-node controller has
     initialised the last one, with the host's CPU, API writes and provider calls."""
     qps_label = "unthrottled" if qps < 0 else "QPS %g/%d" % (qps, burst)
@@ -103,15 +102,23 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         writes_total = api_writes(m2) - api_writes(m0)
         requests_window = api_requests(m1) - api_requests(m0)
         calls = provider_calls(m2) - provider_calls(m0)
+        hwm = ccm.hwm_bytes()
         # Correctness: every node initialised (no uninitialized taint left).
-        left = [n["metadata"]["name"] for n in env.cluster.nodes()
+        node_list = env.cluster.nodes()
+        left = [n["metadata"]["name"] for n in node_list
                 if not benchlib.harness.is_initialized(n)]
         if left:
             raise AssertionError("%d nodes still tainted, e.g. %s" % (len(left), left[:3]))
+        # What a realistic Node costs on the wire (JSON as the API server serves it).
+        node_bytes = sum(len(json.dumps(n, separators=(",", ":"))) for n in node_list)
+        # Every initialised node should have its Synced event on the server (events are
+        # asynchronous: counted once the writes have settled, above).
+        names = {n["metadata"]["name"] for n in node_list}
+        synced = {e.get("involvedObject", {}).get("name") for e in env.cluster.events("Synced")}
+        events_written = len(names & synced)
     s = "1 node burst"
     rows = [
-        row(s, case, "time to last node initialised", elapsed, "s", bound_seconds,
-            upstream=upstream_seconds, note=upstream_note, load=load),
+        row(s, case, "time to last node initialised", elapsed, "s", bound_seconds, load=load),
         row(s, case, "host CPU per 1,000 nodes", (cpu1 - cpu0) * 1000 / nodes, "CPU-s",
             None if bound_cpu is None else bound_cpu * 1000 / nodes, load=load),
         row(s, case, "host CPU total", cpu1 - cpu0, "CPU-s", bound_cpu, load=load,
@@ -126,6 +133,12 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,
             note="incl. events; %d requests of any verb until the last node" % requests_window),
         row(s, case, "provider calls per node", calls / nodes, "calls", load=load),
+        row(s, case, "Synced events on the server", events_written, "of %d" % len(names),
+            len(names), better="higher", load=load,
+            note="nodes with their Synced event once the host's writes settled"),
+        row(s, case, "host peak RSS (VmHWM)", hwm / (1024.0 * 1024.0), "MiB", load=load),
+        row(s, case, "bytes per Node object", node_bytes / max(1, len(node_list)), "bytes",
+            load=load, note="compact JSON as served, %d nodes" % len(node_list)),
         row(s, case, "nodes registered by kubesim in", t_registered - t0, "s", load=load),
     ]
     if qps > 0:
@@ -170,8 +183,7 @@ def cluster_ip_services(count, namespace="default", prefix="svc"):
                             "protocol": "TCP"}]}}) for i in range(count)]
 
 
-def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
-                 upstream_rss_mib=None):
+def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None):
     """A cluster of `nodes` realistic nodes (already initialised, kubelets heartbeating)
     and `services` Services: time from start to caches synced and leader, RSS, and CPU while
     idle."""
@@ -208,7 +220,7 @@ def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
     per_minute = (cpu1 - cpu0) * 60.0 / (t1 - t0)
     return [
         row(s, case, "RSS after start-up", max(rss_settled, rss_end) / mib, "MiB",
-            bound_rss_mib, upstream=upstream_rss_mib,
+            bound_rss_mib,
             note="peak (VmHWM) %.1f MiB" % (hwm / mib), load=load),
         row(s, case, "CPU per minute while idle (kubelet heartbeats running)", per_minute,
             "CPU-s", note="measured over %.0f s; %d API writes since start" % (t1 - t0, writes),

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/runtime/text.hpp"
 #include "kubesim/api_error.hpp"
 
 namespace ccm::kubesim {
@@ -45,16 +46,6 @@ std::vector<std::string> splitCsv(std::string_view line) {
   }
   out.push_back(cur);
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 // The members of `have` also in `want`, in `have`'s order (authenticator.Audiences.Intersect).
@@ -99,7 +90,7 @@ Status Authenticator::loadTokenFile(const std::string& path) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
-    std::string_view t = trim(line);
+    std::string_view t = text::trimSpace(line);
     if (t.empty() || t.front() == '#') {
       continue;
     }
@@ -109,18 +100,18 @@ Status Authenticator::loadTokenFile(const std::string& path) {
                     path + ":" + std::to_string(n) + ": need at least token,user,uid");
     }
     UserInfo u;
-    u.name = std::string(trim(fields[1]));
-    u.uid = std::string(trim(fields[2]));
+    u.name = std::string(text::trimSpace(fields[1]));
+    u.uid = std::string(text::trimSpace(fields[2]));
     if (fields.size() >= 4) {
       std::stringstream groups(fields[3]);
       std::string g;
       while (std::getline(groups, g, ',')) {
-        if (!trim(g).empty()) {
-          u.groups.emplace_back(trim(g));
+        if (!text::trimSpace(g).empty()) {
+          u.groups.emplace_back(text::trimSpace(g));
         }
       }
     }
-    addToken(std::string(trim(fields[0])), std::move(u));
+    addToken(std::string(text::trimSpace(fields[0])), std::move(u));
   }
   return okStatus();
 }
@@ -214,7 +205,8 @@ Authenticator::Outcome Authenticator::authenticate(const HttpRequest& request, U
   if (auth == request.message.end()) {
     return Outcome::Anonymous;
   }
-  std::string_view value = trim(std::string_view(auth->value().data(), auth->value().size()));
+  std::string_view value =
+      text::trimSpace(std::string_view(auth->value().data(), auth->value().size()));
   constexpr std::string_view kBearer = "bearer";
   size_t space = value.find(' ');
   std::string_view scheme = value.substr(0, space);

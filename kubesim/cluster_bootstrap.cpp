@@ -154,7 +154,8 @@ Status ClusterBootstrap::seed(ObjectWriter& writer, const std::string& ca_pem) {
           jsonString(ca_pem) + "}}"));
   CCM_RETURN_IF_ERROR(ensure(
       writer, T("", "services"),
-      R"({"metadata":{"name":"kubernetes","namespace":"default","labels":{"component":"apiserver","provider":"kubernetes"}},"spec":{"type":"ClusterIP","clusterIP":"10.96.0.1","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}],"sessionAffinity":"None"}})"));
+      R"({"metadata":{"name":"kubernetes","namespace":"default","labels":{"component":"apiserver","provider":"kubernetes"}},"spec":{"type":"ClusterIP","clusterIP":")" +
+          writer.services().kubernetesServiceIp() + R"(","ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}],"sessionAffinity":"None"}})"));
   return okStatus();
 }
 

@@ -212,31 +212,6 @@ void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
   }
 }
 
-std::string formatTime(WallTime t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string formatMicroTime(WallTime t) {
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(us / 1000000);
-  long frac = static_cast<long>(us % 1000000);
-  if (frac < 0) {
-    frac += 1000000;
-    --secs;
-  }
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[48];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", frac);
-  return buf;
-}
-
 std::optional<WallTime> parseTime(std::string_view text) {
   std::string s(text);
   std::tm tm{};

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "host/kube/api/time_format.hpp"
+
 namespace ccm::kubesim {
 
 using JsonValue = rapidjson::Value;
@@ -63,11 +65,12 @@ JsonValue makeString(std::string_view s, JsonAllocator& alloc);
 void dedupeKeys(JsonValue& v, JsonAllocator& alloc, std::string_view path,
                 std::vector<std::string>* duplicates);
 
-// metav1.Time: RFC 3339 UTC, second precision ("2026-07-24T10:00:00Z").
-std::string formatTime(WallTime t);
-// metav1.MicroTime: six fractional digits ("2026-07-24T10:00:00.123456Z").
-std::string formatMicroTime(WallTime t);
-// Parses RFC 3339 (with or without fractional seconds, Z or +hh:mm).
+// metav1.Time: RFC 3339 UTC, second precision ("2026-07-24T10:00:00Z"); the host's writer.
+inline std::string formatTime(WallTime t) { return kube::formatRfc3339(t); }
+// metav1.MicroTime: six fractional digits ("2026-07-24T10:00:00.123456Z"); the host's writer.
+using kube::formatMicroTime;
+// Parses RFC 3339 (with or without fractional seconds, Z or +hh:mm). Kept apart from the
+// host's reader on purpose: this one decides what the server accepts, the host's is a client's.
 std::optional<WallTime> parseTime(std::string_view text);
 
 // A random RFC 4122 version-4 UUID.

@@ -112,7 +112,11 @@ Status KubesimServer::start() {
   tokens_ = std::make_unique<ServiceAccountTokens>(pki_.serviceAccountSecret());
   store_ = std::make_unique<ObjectStore>(ResourceRegistry::builtin(),
                                          ObjectStore::Options{options_.watch_history});
-  allocator_ = std::make_unique<ServiceAllocator>(*store_);
+  auto service_range = ServiceAllocator::parseServiceRange(options_.service_cluster_ip_range);
+  if (!service_range.ok()) {
+    return Status(Code::InvalidArgument, service_range.error().message());
+  }
+  allocator_ = std::make_unique<ServiceAllocator>(*store_, service_range.value());
   writer_ = std::make_unique<ObjectWriter>(*store_, *allocator_);
   authn_ = std::make_unique<Authenticator>(
       *tokens_, [this](std::string_view ns, std::string_view name) -> std::optional<std::string> {

@@ -59,6 +59,7 @@ struct KubesimOptions {
   std::chrono::milliseconds node_status_period{60000};
   bool provided_node_ip = false;
   std::string kubelet_version = "v1.32.0";
+  std::string service_cluster_ip_range = "10.96.0.0/12";
   size_t watch_history = 5000;
   std::chrono::milliseconds bookmark_interval{60000};
   std::chrono::seconds min_request_timeout{1800};

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::kubesim {
 namespace {
 
@@ -12,16 +14,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 }  // namespace
@@ -34,23 +26,23 @@ std::string MediaType::param(const std::string& key) const {
 MediaType parseMediaType(std::string_view text) {
   MediaType mt;
   size_t semi = text.find(';');
-  std::string_view essence = trim(text.substr(0, semi));
+  std::string_view essence = text::trimBlanks(text.substr(0, semi));
   size_t slash = essence.find('/');
-  mt.type = lower(trim(essence.substr(0, slash)));
-  mt.subtype = slash == std::string_view::npos ? "" : lower(trim(essence.substr(slash + 1)));
+  mt.type = lower(text::trimBlanks(essence.substr(0, slash)));
+  mt.subtype = slash == std::string_view::npos ? "" : lower(text::trimBlanks(essence.substr(slash + 1)));
   while (semi != std::string_view::npos) {
     text = text.substr(semi + 1);
     semi = text.find(';');
-    std::string_view p = trim(text.substr(0, semi));
+    std::string_view p = text::trimBlanks(text.substr(0, semi));
     size_t eq = p.find('=');
     if (eq == std::string_view::npos) {
       continue;
     }
-    std::string v(trim(p.substr(eq + 1)));
+    std::string v(text::trimBlanks(p.substr(eq + 1)));
     if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
       v = v.substr(1, v.size() - 2);
     }
-    mt.params[lower(trim(p.substr(0, eq)))] = v;
+    mt.params[lower(text::trimBlanks(p.substr(0, eq)))] = v;
   }
   return mt;
 }
@@ -59,7 +51,7 @@ std::vector<MediaType> parseAccept(std::string_view header) {
   std::vector<MediaType> out;
   while (!header.empty()) {
     size_t comma = header.find(',');
-    std::string_view part = trim(header.substr(0, comma));
+    std::string_view part = text::trimBlanks(header.substr(0, comma));
     if (!part.empty()) {
       out.push_back(parseMediaType(part));
     }
@@ -72,7 +64,7 @@ std::vector<MediaType> parseAccept(std::string_view header) {
 }
 
 OutputFormat negotiateOutput(std::string_view accept_header, bool table_ok, bool list) {
-  if (trim(accept_header).empty()) {
+  if (text::trimBlanks(accept_header).empty()) {
     return OutputFormat::Json;
   }
   for (const auto& mt : parseAccept(accept_header)) {

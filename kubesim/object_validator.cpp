@@ -4,12 +4,19 @@
 #include <algorithm>
 #include <set>
 
+#include "kubesim/field_checks.hpp"
+#include "kubesim/ip_text.hpp"
 #include "kubesim/label_selector.hpp"
+#include "kubesim/service_validator.hpp"
 
 namespace ccm::kubesim {
 namespace {
 
+using namespace fieldcheck;  // NOLINT(google-build-using-namespace)
+
 constexpr size_t kTotalAnnotationSizeLimit = size_t{256} * 1024;
+// core.MaxSecretSize: the limit on a ConfigMap's or Secret's data.
+constexpr size_t kMaxDataSize = size_t{1024} * 1024;
 
 std::string render(const JsonValue& v) {
   if (v.IsString()) {
@@ -19,17 +26,6 @@ std::string render(const JsonValue& v) {
     return "null";
   }
   return toJson(v);
-}
-
-std::string str(const JsonValue& obj, std::string_view name) {
-  return std::string(stringMember(obj, name));
-}
-
-void addAll(FieldErrors& errs, const std::string& field, std::string_view value,
-            const std::vector<std::string>& msgs) {
-  for (const auto& m : msgs) {
-    errs.push_back(FieldError::invalidString(field, value, m));
-  }
 }
 
 std::vector<std::string> pathSegmentName(std::string_view name) {
@@ -67,6 +63,31 @@ bool isConfigKey(std::string_view k) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
            c == '_' || c == '.';
   });
+}
+
+// The summed length of a data map's values; base64 values count decoded.
+size_t dataSize(const JsonValue& obj, std::string_view field, bool base64) {
+  const JsonValue* data = member(obj, field);
+  size_t total = 0;
+  if (data == nullptr || !data->IsObject()) {
+    return 0;
+  }
+  for (auto it = data->MemberBegin(); it != memberEnd(*data); ++it) {
+    if (!it->value.IsString()) {
+      continue;
+    }
+    size_t len = it->value.GetStringLength();
+    if (base64) {
+      std::string_view v(it->value.GetString(), len);
+      size_t pad = 0;
+      while (pad < 2 && pad < v.size() && v[v.size() - 1 - pad] == '=') {
+        ++pad;
+      }
+      len = len / 4 * 3 - pad;
+    }
+    total += len;
+  }
+  return total;
 }
 
 void validateDataKeys(const JsonValue& obj, std::string_view field, FieldErrors& errs) {
@@ -123,70 +144,73 @@ void validateTaints(const JsonValue& spec, FieldErrors& errs) {
   }
 }
 
-void validateService(const JsonValue& obj, FieldErrors& errs) {
-  const JsonValue* spec = member(obj, "spec");
-  if (spec == nullptr) {
-    errs.push_back(FieldError::required("spec.ports"));
+// ValidateNode's pod CIDR rules (on the internal podCIDRs list; podCIDR is folded into it
+// before validation, see ObjectWriter).
+void validatePodCidrs(const JsonValue& obj, FieldErrors& errs) {
+  std::vector<std::string> cidrs = stringArray(memberPath(obj, {"spec", "podCIDRs"}));
+  if (cidrs.empty()) {
     return;
   }
-  std::string type = str(*spec, "type");
-  static const std::vector<std::string> kTypes = {"ClusterIP", "ExternalName", "LoadBalancer",
-                                                  "NodePort"};
-  if (!type.empty() && std::find(kTypes.begin(), kTypes.end(), type) == kTypes.end()) {
-    errs.push_back(FieldError::notSupported("spec.type", type, kTypes));
-  }
-  const JsonValue* ports = member(*spec, "ports");
-  size_t n = ports != nullptr && ports->IsArray() ? ports->Size() : 0;
-  if (type == "ExternalName") {
-    if (str(*spec, "externalName").empty()) {
-      errs.push_back(FieldError::required("spec.externalName"));
-    }
-    return;
-  }
-  if (n == 0 && str(*spec, "clusterIP") != "None") {
-    errs.push_back(FieldError::required("spec.ports"));
-    return;
-  }
-  std::set<std::string> names;
-  std::set<std::pair<int64_t, std::string>> port_protocols;
-  for (size_t i = 0; i < n; ++i) {
-    const JsonValue& p = (*ports)[static_cast<rapidjson::SizeType>(i)];
-    std::string idx = "spec.ports[" + std::to_string(i) + "]";
-    std::string name = str(p, "name");
-    if (n > 1 && name.empty()) {
-      errs.push_back(FieldError::required(idx + ".name"));
-    } else if (!name.empty()) {
-      addAll(errs, idx + ".name", name, validateDns1123Label(name));
-      if (!names.insert(name).second) {
-        errs.push_back(FieldError::duplicate(idx + ".name", goQuote(name)));
+  int v4 = 0;
+  int v6 = 0;
+  bool all_valid = true;
+  std::string parse_error;  // k8s.io/utils/net ParseCIDRs' error for the first bad one
+  for (size_t i = 0; i < cidrs.size(); ++i) {
+    auto c = parseCidr(cidrs[i]);
+    if (!c) {
+      if (all_valid) {
+        parse_error = "invalid CIDR[" + std::to_string(i) + "]: <nil> (invalid CIDR address: " +
+                      cidrs[i] + ")";
       }
+      all_valid = false;
+      errs.push_back(FieldError::invalid("spec.podCIDRs[" + std::to_string(i) + "]",
+                                         goStringSlice(cidrs), "must be valid CIDR"));
+      continue;
     }
-    const JsonValue* port = member(p, "port");
-    int64_t pv = port != nullptr && port->IsInt64() ? port->GetInt64() : 0;
-    if (pv < 1 || pv > 65535) {
-      errs.push_back(FieldError::invalid(idx + ".port", std::to_string(pv),
-                                         "must be between 1 and 65535, inclusive"));
+    (c->base.v4 ? v4 : v6)++;
+  }
+  if (cidrs.size() > 1) {
+    if (!all_valid) {
+      errs.push_back({FieldError::Type::Internal, "spec.podCIDRs", "", false,
+                      "invalid PodCIDRs. failed to check with dual stack with error:" +
+                          parse_error});
     }
-    std::string proto = str(p, "protocol");
-    if (!proto.empty() && proto != "TCP" && proto != "UDP" && proto != "SCTP") {
-      errs.push_back(FieldError::notSupported(idx + ".protocol", proto, {"SCTP", "TCP", "UDP"}));
+    bool dual = all_valid && v4 == 1 && v6 == 1;
+    if (!dual || cidrs.size() > 2) {
+      errs.push_back(FieldError::invalid("spec.podCIDRs", goStringSlice(cidrs),
+                                         "may specify no more than one CIDR for each IP family"));
     }
-    if (!port_protocols.insert({pv, proto}).second) {
-      errs.push_back(FieldError::duplicate(idx, "core.ServicePort{Name:" + goQuote(name) +
-                                                    ", Protocol:" + goQuote(proto) +
-                                                    ", Port:" + std::to_string(pv) + "}"));
-    }
-    if (const JsonValue* np = member(p, "nodePort"); np != nullptr && np->IsInt64()) {
-      int64_t v = np->GetInt64();
-      if (v != 0 && (v < 30000 || v > 32767)) {
-        errs.push_back(FieldError::invalid(
-            idx + ".nodePort", std::to_string(v),
-            "provided port is not in the valid range. The range of valid ports is 30000-32767"));
+    std::set<std::string> seen;
+    for (size_t i = 0; i < cidrs.size(); ++i) {
+      if (!seen.insert(cidrs[i]).second) {
+        errs.push_back(FieldError::duplicate("spec.podCIDRs[" + std::to_string(i) + "]",
+                                             goQuote(cidrs[i])));
       }
     }
   }
 }
 
+// ValidateNodeUpdate: the same (type, address) twice in status.addresses.
+void validateNodeAddresses(const JsonValue& obj, FieldErrors& errs) {
+  const JsonValue* addrs = memberPath(obj, {"status", "addresses"});
+  if (addrs == nullptr || !addrs->IsArray()) {
+    return;
+  }
+  std::set<std::pair<std::string, std::string>> seen;
+  for (rapidjson::SizeType i = 0; i < addrs->Size(); ++i) {
+    std::string type = str((*addrs)[i], "type");
+    std::string address = str((*addrs)[i], "address");
+    if (!seen.insert({type, address}).second) {
+      errs.push_back(FieldError::duplicate(
+          "status.addresses[" + std::to_string(i) + "]",
+          "core.NodeAddress{Type:" + goQuote(type) + ", Address:" + goQuote(address) + "}"));
+    }
+  }
+}
+
+// The API server's event validation: the legacy rules every Event passes (namespace against
+// involvedObject; for events with eventTime the reporting fields), then for events.k8s.io/v1
+// creates the strict ones. Field paths are the core/v1 names even through events.k8s.io.
 void validateEvent(const JsonValue& obj, const JsonValue* v1, FieldErrors& errs) {
   std::string ns = std::string(stringMember(*member(obj, "metadata"), "namespace"));
   const JsonValue* inv = member(obj, "involvedObject");
@@ -204,35 +228,65 @@ void validateEvent(const JsonValue& obj, const JsonValue* v1, FieldErrors& errs)
                                                "does not match event.namespace"));
     }
   } else {
-    for (auto [field, json] : {std::pair{"reportingController", "reportingComponent"},
-                               std::pair{"reportingInstance", "reportingInstance"},
+    // A cluster-scoped subject (a Node) may only be reported in default or kube-system.
+    if (inv_ns.empty() && ns != "default" && ns != "kube-system") {
+      errs.push_back(FieldError::invalidString("involvedObject.namespace", inv_ns,
+                                               "does not match event.namespace"));
+    }
+    std::string controller = str(obj, "reportingComponent");
+    if (controller.empty()) {
+      errs.push_back(FieldError::required("reportingController"));
+    }
+    addAll(errs, "reportingController", controller, validateQualifiedName(controller));
+    for (auto [field, json] : {std::pair{"reportingInstance", "reportingInstance"},
                                std::pair{"action", "action"}, std::pair{"reason", "reason"}}) {
       std::string v = str(obj, json);
       if (v.empty()) {
         errs.push_back(FieldError::required(field));
-      } else if (v.size() > 128) {
-        errs.push_back(FieldError::tooLong(field, 128));
       }
-    }
-    std::string type = str(obj, "type");
-    if (type != "Normal" && type != "Warning") {
-      errs.push_back(FieldError::notSupported("type", type, {"Normal", "Warning"}));
+      if (v.size() > 128) {
+        errs.push_back(FieldError::invalidString(field, "", "can have at most 128 characters"));
+      }
     }
     if (str(obj, "message").size() > 1024) {
-      errs.push_back(FieldError::tooLong("note", 1024));
+      errs.push_back(FieldError::invalidString("message", "", "can have at most 1024 characters"));
     }
   }
-  if (v1 != nullptr) {
-    const JsonValue* et = member(*v1, "eventTime");
-    if (et == nullptr || !et->IsString()) {
-      errs.push_back(FieldError::required("eventTime"));
+  addAll(errs, "namespace", ns, validateDns1123Subdomain(ns));
+  if (v1 == nullptr) {
+    return;
+  }
+  // events.k8s.io/v1 creates.
+  if (const JsonValue* series = member(*v1, "series"); series && series->IsObject()) {
+    const JsonValue* count = member(*series, "count");
+    if (count == nullptr || !count->IsInt64() || count->GetInt64() < 2) {
+      errs.push_back(FieldError::invalidString("series.count", "", "should be at least 2"));
     }
-    if (const JsonValue* series = member(*v1, "series"); series && series->IsObject()) {
-      const JsonValue* count = member(*series, "count");
-      if (count == nullptr || !count->IsInt64() || count->GetInt64() < 2) {
-        errs.push_back(FieldError::invalid(
-            "series.count", count ? render(*count) : std::string("0"), "should be at least 2"));
-      }
+    const JsonValue* last = member(*series, "lastObservedTime");
+    if (last == nullptr || !last->IsString()) {
+      errs.push_back(FieldError::required("series.lastObservedTime"));
+    }
+  }
+  const JsonValue* et = member(*v1, "eventTime");
+  if (et == nullptr || !et->IsString()) {
+    errs.push_back(FieldError::required("eventTime"));
+  }
+  std::string type = str(obj, "type");
+  if (type != "Normal" && type != "Warning") {
+    errs.push_back(FieldError::invalidString("type", "", "has invalid value: " + type));
+  }
+  for (auto [field, json] : {std::pair{"firstTimestamp", "deprecatedFirstTimestamp"},
+                             std::pair{"lastTimestamp", "deprecatedLastTimestamp"}}) {
+    if (const JsonValue* t = member(*v1, json); t && t->IsString()) {
+      errs.push_back(FieldError::invalidString(field, "", "needs to be unset"));
+    }
+  }
+  if (const JsonValue* c = member(*v1, "deprecatedCount"); c && c->IsInt64() && c->GetInt64()) {
+    errs.push_back(FieldError::invalidString("count", "", "needs to be unset"));
+  }
+  if (const JsonValue* src = member(*v1, "deprecatedSource"); src && src->IsObject()) {
+    if (!str(*src, "component").empty() || !str(*src, "host").empty()) {
+      errs.push_back(FieldError::invalidString("source", "", "needs to be unset"));
     }
   }
 }
@@ -302,8 +356,10 @@ void ObjectValidator::validateKind(const ResourceType& type, const JsonValue& ob
     if (const JsonValue* spec = member(obj, "spec")) {
       validateTaints(*spec, errs);
     }
+    validatePodCidrs(obj, errs);
   } else if (r == "services") {
     validateService(obj, errs);
+    validateLoadBalancerStatus(obj, errs);
   } else if (r == "leases") {
     if (const JsonValue* spec = member(obj, "spec")) {
       const JsonValue* d = member(*spec, "leaseDurationSeconds");
@@ -320,8 +376,16 @@ void ObjectValidator::validateKind(const ResourceType& type, const JsonValue& ob
   } else if (r == "configmaps") {
     validateDataKeys(obj, "data", errs);
     validateDataKeys(obj, "binaryData", errs);
+    // The values' total size (binaryData decoded), refused for the whole object: the field
+    // path is the empty path, which the API server prints as "[]".
+    if (dataSize(obj, "data", false) + dataSize(obj, "binaryData", true) > kMaxDataSize) {
+      errs.push_back(FieldError::tooLong("[]", static_cast<int>(kMaxDataSize)));
+    }
   } else if (r == "secrets") {
     validateDataKeys(obj, "data", errs);
+    if (dataSize(obj, "data", true) > kMaxDataSize) {
+      errs.push_back(FieldError::tooLong("data", static_cast<int>(kMaxDataSize)));
+    }
   } else if (r == "pods") {
     const JsonValue* containers = memberPath(obj, {"spec", "containers"});
     if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
@@ -418,12 +482,26 @@ FieldErrors ObjectValidator::validateUpdate(const ResourceType& type, const Json
       errs.push_back(FieldError::forbidden(
           "spec.providerID", "node updates may not change providerID except from \"\" to valid"));
     }
-    std::string cidr = spec ? str(*spec, "podCIDR") : std::string();
-    std::string old_cidr = old_spec ? str(*old_spec, "podCIDR") : std::string();
-    if (!old_cidr.empty() && cidr != old_cidr) {
-      errs.push_back(FieldError::forbidden(
-          "spec.podCIDRs", "node updates may not change podCIDR except from \"\" to valid"));
+    // podCIDRs may go from empty to set, never change after.
+    std::vector<std::string> cidrs = stringArray(spec ? member(*spec, "podCIDRs") : nullptr);
+    std::vector<std::string> old_cidrs =
+        stringArray(old_spec ? member(*old_spec, "podCIDRs") : nullptr);
+    if (!old_cidrs.empty()) {
+      size_t changes = 1;
+      if (cidrs.size() == old_cidrs.size()) {
+        changes = 0;
+        for (size_t i = 0; i < old_cidrs.size(); ++i) {
+          changes += old_cidrs[i] != cidrs[i] ? 1 : 0;
+        }
+      }
+      for (size_t k = 0; k < changes; ++k) {
+        errs.push_back(FieldError::forbidden(
+            "spec.podCIDRs", "node updates may not change podCIDR except from \"\" to valid"));
+      }
     }
+    validateNodeAddresses(obj, errs);
+  } else if (type.resource == "services") {
+    validateServiceUpdate(obj, old, errs);
   } else if (type.resource == "clusterrolebindings" || type.resource == "rolebindings") {
     const JsonValue* ref = member(obj, "roleRef");
     const JsonValue* old_ref = member(old, "roleRef");

@@ -47,6 +47,32 @@ void copyMember(JsonValue& to, const JsonValue& from, std::string_view name, Jso
   }
 }
 
+// The API server keeps a Node's spec.podCIDR and spec.podCIDRs together: its internal type has
+// only the list; reading v1 folds podCIDR in (podCIDR wins when both are given and differ)
+// and writing v1 sets podCIDR from the list's first entry.
+void foldNodePodCidrs(JsonValue& doc, JsonAllocator& alloc) {
+  JsonValue* spec = member(doc, "spec");
+  if (spec == nullptr || !spec->IsObject()) {
+    return;
+  }
+  std::string single(stringMember(*spec, "podCIDR"));
+  const JsonValue* list = member(*spec, "podCIDRs");
+  bool has_list = list != nullptr && list->IsArray() && !list->Empty();
+  std::string first =
+      has_list && (*list)[0].IsString() ? std::string((*list)[0].GetString()) : std::string();
+  if (!single.empty() && (!has_list || first != single)) {
+    JsonValue one(rapidjson::kArrayType);
+    one.PushBack(makeString(single, alloc), alloc);
+    setMember(*spec, "podCIDRs", std::move(one), alloc);
+    return;
+  }
+  if (has_list) {
+    setString(*spec, "podCIDR", first, alloc);
+  } else if (list != nullptr) {
+    removeMember(*spec, "podCIDRs");
+  }
+}
+
 }  // namespace
 
 ApiError ObjectWriter::staleConflict(const ResourceType& type, std::string_view name) {
@@ -147,12 +173,16 @@ ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonV
   removeMember(meta, "resourceVersion");
   removeMember(meta, "selfLink");
   applyCreateDefaults(type, doc, alloc);
-  FieldErrors errs;
-  if (type.resource == "services") {
-    errs = services_.prepare(doc, alloc, nullptr);
+  if (type.resource == "nodes") {
+    foldNodePodCidrs(doc, alloc);
   }
-  FieldErrors verrs = ObjectValidator::validateCreate(type, doc, events_v1_view);
-  errs.insert(errs.end(), verrs.begin(), verrs.end());
+  if (type.resource == "services") {
+    // The registry allocates before it validates: its refusals come alone.
+    if (auto err = services_.prepare(doc, alloc, nullptr)) {
+      return *err;
+    }
+  }
+  FieldErrors errs = ObjectValidator::validateCreate(type, doc, events_v1_view);
   if (!errs.empty()) {
     return ApiError::invalid(type.group, type.kind, stringMember(*member(doc, "metadata"), "name"),
                              errs);
@@ -245,12 +275,15 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
                alloc);
       }
     }
-    FieldErrors errs;
-    if (type.resource == "services" && subresource.empty()) {
-      errs = services_.prepare(doc, alloc, &old);
+    if (type.resource == "nodes") {
+      foldNodePodCidrs(doc, alloc);
     }
-    FieldErrors verrs = ObjectValidator::validateUpdate(type, doc, old);
-    errs.insert(errs.end(), verrs.begin(), verrs.end());
+    if (type.resource == "services" && subresource.empty()) {
+      if (auto err = services_.prepare(doc, alloc, &old)) {
+        return *err;
+      }
+    }
+    FieldErrors errs = ObjectValidator::validateUpdate(type, doc, old);
     if (!errs.empty()) {
       return ApiError::invalid(type.group, type.kind, name, errs);
     }

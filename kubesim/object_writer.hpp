@@ -62,6 +62,7 @@ class ObjectWriter {
                        const DeleteOptions& options);
 
   ObjectStore& store() { return store_; }
+  ServiceAllocator& services() { return services_; }
 
   // The 409 for a stale resourceVersion.
   static ApiError staleConflict(const ResourceType& type, std::string_view name);

@@ -104,6 +104,9 @@ Simulated cluster:
   --node-status-period=DURATION  node status (conditions) post period (default 60s)
   --provided-node-ip           annotate nodes with alpha.kubernetes.io/provided-node-ip
   --kubelet-version=vX.Y.Z     reported kubelet version (default v1.32.0)
+  --service-cluster-ip-range=CIDR  Service cluster IPs come from this IPv4 or IPv6 range
+                               (default 10.96.0.0/12; single-stack, so RequireDualStack
+                               Services are refused)
 
 Watches and history:
   --watch-history=N            watch events kept per resource type (default 5000); older
@@ -199,6 +202,7 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
                                                   "heartbeat-period",
                                                   "node-status-period",
                                                   "kubelet-version",
+                                                  "service-cluster-ip-range",
                                                   "watch-history",
                                                   "bookmark-interval",
                                                   "min-request-timeout",
@@ -309,6 +313,8 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       KUBESIM_DURATION(o.heartbeat_period);
     } else if (key == "node-status-period") {
       KUBESIM_DURATION(o.node_status_period);
+    } else if (key == "service-cluster-ip-range") {
+      o.service_cluster_ip_range = value;
     } else if (key == "kubelet-version") {
       o.kubelet_version = value;
     } else if (key == "watch-history") {

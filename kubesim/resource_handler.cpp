@@ -209,6 +209,15 @@ std::optional<ContinueToken> decodeContinue(const std::string& token, std::strin
   return t;
 }
 
+// What the registry answers to a PUT without metadata.resourceVersion when the strategy does
+// not allow unconditional updates: the field error carries the resource (not the Kind) and the
+// uint64 zero as Go's %#v prints it.
+ApiError unconditionalUpdateRefused(const ResourceType& type, std::string_view name) {
+  return ApiError::invalid(type.group, type.resource, name,
+                           {FieldError::invalid("metadata.resourceVersion", "0x0",
+                                                "must be specified for an update")});
+}
+
 ApiError listOptionsInvalid(const FieldError& fe) {
   return ApiError::invalid("meta.k8s.io", "ListOptions", "", {fe});
 }
@@ -694,9 +703,13 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
                                               ") does not match the name on the URL (" + name +
                                               ")"));
   }
+  const ResourceType& st = storageType(type);
   auto result = writer_.update(
-      storageType(type), r.info.ns, name, r.info.subresource,
+      st, r.info.ns, name, r.info.subresource,
       [&](JsonDocument& doc, const StoredObject& current) -> std::optional<ApiError> {
+        if (body_rv.empty() && !st.allow_unconditional_update) {
+          return unconditionalUpdateRefused(st, name);
+        }
         if (!body_rv.empty() && body_rv != decimal(current.rv)) {
           return ObjectWriter::staleConflict(type, name);
         }
@@ -704,6 +717,30 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
         return std::nullopt;
       },
       dryRun(r));
+  if (!result.ok() && result.error().code() == 404 && st.allow_create_on_update &&
+      r.info.subresource.empty()) {
+    // The registry creates the object when its strategy allows create on update (Leases,
+    // Endpoints, Services, Events, RBAC objects); the resourceVersion sent is not checked.
+    JsonDocument created;
+    created.CopyFrom(*incoming, created.GetAllocator());
+    JsonValue& meta = ensureObject(created, "metadata", created.GetAllocator());
+    removeMember(meta, "resourceVersion");
+    if (st.namespaced && stringMember(meta, "namespace").empty()) {
+      setString(meta, "namespace", r.info.ns, created.GetAllocator());
+    } else if (st.namespaced && stringMember(meta, "namespace") != r.info.ns) {
+      return errorResponse(ApiError::badRequest(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request"));
+    }
+    auto made = writer_.create(st, created, created.GetAllocator(), dryRun(r),
+                               isEventsV1(type) ? &body : nullptr);
+    if (!made.ok()) {
+      return errorResponse(made.error());
+    }
+    HttpResponse resp = jsonResponse(201, answer(r, *made.value().object));
+    addWarnings(resp, warnings);
+    return resp;
+  }
   if (!result.ok()) {
     return errorResponse(result.error());
   }

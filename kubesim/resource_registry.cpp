@@ -350,6 +350,13 @@ ResourceRegistry::ResourceRegistry() {
     t.field_labels = s.field_labels;
     t.allow_namespace_field = s.resource != "nodes";
     t.returns_deleted_object = s.returns_deleted_object;
+    // As the API server's registry strategies for these kinds say.
+    static const std::vector<std::string> kCreateOnUpdate = {
+        "leases", "endpoints", "events", "services", "roles", "rolebindings", "clusterroles",
+        "clusterrolebindings"};
+    t.allow_create_on_update = std::find(kCreateOnUpdate.begin(), kCreateOnUpdate.end(),
+                                         s.resource) != kCreateOnUpdate.end();
+    t.allow_unconditional_update = s.resource != "leases";
     if (!s.shares_storage_with.empty()) {
       const ResourceType* other = find("", "v1", s.shares_storage_with);
       t.storage_id = other->storage_id;

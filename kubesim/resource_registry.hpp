@@ -29,6 +29,11 @@ struct ResourceType {
   std::vector<std::string> field_labels;
   bool allow_namespace_field = true;  // nodes accept only metadata.name and spec.unschedulable
   bool returns_deleted_object = false;
+  // The registry strategy's AllowCreateOnUpdate: a PUT of a missing name creates it (201).
+  bool allow_create_on_update = false;
+  // AllowUnconditionalUpdate: a PUT without metadata.resourceVersion is accepted (false:
+  // 422 "must be specified for an update", as for Leases).
+  bool allow_unconditional_update = true;
 
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
   std::string listKind() const { return kind + "List"; }

@@ -6,6 +6,7 @@
 
 #include "host/runtime/base64.hpp"
 #include "kubesim/api_error.hpp"
+#include "kubesim/go_time.hpp"
 
 namespace ccm::kubesim {
 namespace {
@@ -416,12 +417,13 @@ void Schema::checkValue(const TypeRef& t, JsonValue& v, JsonAllocator& alloc, bo
       break;
     case Kind::Time:
     case Kind::MicroTime:
+      // metav1.Time reads RFC 3339, metav1.MicroTime exactly six fractional digits.
       if (!v.IsString()) {
         typeError();
-      } else if (!parseTime({v.GetString(), v.GetStringLength()})) {
-        typeError("parsing time " + goQuote({v.GetString(), v.GetStringLength()}) +
-                  " as \"2006-01-02T15:04:05Z07:00\": cannot parse " +
-                  goQuote({v.GetString(), v.GetStringLength()}) + " as \"2006\"");
+      } else if (auto err = goTimeParseError(
+                     t.kind == Kind::MicroTime ? GoTimeLayout::Rfc3339Micro : GoTimeLayout::Rfc3339,
+                     {v.GetString(), v.GetStringLength()})) {
+        typeError(*err);
       }
       break;
     case Kind::Bytes:

@@ -1,14 +1,81 @@
-// ServiceAllocator: Service defaults, cluster IP and node port allocation.
+// ServiceAllocator: Service defaulting, update carry-over and drops, IP families, allocation.
 #include "kubesim/service_allocator.hpp"
+
+#include <algorithm>
+#include <map>
+#include <vector>
 
 namespace ccm::kubesim {
 namespace {
 
-std::string ipFromOffset(uint32_t offset) {
-  uint32_t base = (10u << 24) | (96u << 16);  // 10.96.0.0
-  uint32_t ip = base + offset;
-  return std::to_string(ip >> 24) + "." + std::to_string((ip >> 16) & 255) + "." +
-         std::to_string((ip >> 8) & 255) + "." + std::to_string(ip & 255);
+constexpr int64_t kPortMin = 30000;
+constexpr int64_t kPortMax = 32767;
+const char* const kPortRange = "30000-32767";
+
+std::string typeOf(const JsonValue& spec) {
+  return std::string(stringMember(spec, "type"));
+}
+bool needsClusterIp(const std::string& type) {
+  return type != "ExternalName";
+}
+bool needsNodePort(const std::string& type) {
+  return type == "NodePort" || type == "LoadBalancer";
+}
+bool needsHealthCheck(const JsonValue& spec) {
+  return typeOf(spec) == "LoadBalancer" && stringMember(spec, "externalTrafficPolicy") == "Local";
+}
+
+std::vector<std::string> strings(const JsonValue& obj, std::string_view name) {
+  std::vector<std::string> out;
+  if (const JsonValue* a = member(obj, name); a && a->IsArray()) {
+    for (const auto& e : a->GetArray()) {
+      out.emplace_back(e.IsString() ? std::string(e.GetString(), e.GetStringLength()) : "");
+    }
+  }
+  return out;
+}
+
+void setStrings(JsonValue& obj, std::string_view name, const std::vector<std::string>& v,
+                JsonAllocator& alloc) {
+  JsonValue arr(rapidjson::kArrayType);
+  for (const auto& s : v) {
+    arr.PushBack(makeString(s, alloc), alloc);
+  }
+  setMember(obj, name, std::move(arr), alloc);
+}
+
+int64_t intMember(const JsonValue& obj, std::string_view name) {
+  const JsonValue* v = member(obj, name);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+}
+
+bool sameMember(const JsonValue& a, const JsonValue& b, std::string_view name) {
+  const JsonValue* x = member(a, name);
+  const JsonValue* y = member(b, name);
+  if (x == nullptr || y == nullptr) {
+    return x == y;
+  }
+  return *x == *y;
+}
+
+std::string goStrings(const std::vector<std::string>& v) {
+  std::string out = "[]string{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    out += (i ? ", " : "") + goQuote(v[i]);
+  }
+  return out + "}";
+}
+
+std::set<int64_t> nodePortsOf(const JsonValue& spec) {
+  std::set<int64_t> out;
+  if (const JsonValue* ps = member(spec, "ports"); ps && ps->IsArray()) {
+    for (const auto& p : ps->GetArray()) {
+      if (int64_t np = intMember(p, "nodePort"); np != 0) {
+        out.insert(np);
+      }
+    }
+  }
+  return out;
 }
 
 void defaultString(JsonValue& obj, std::string_view name, std::string_view value,
@@ -19,7 +86,298 @@ void defaultString(JsonValue& obj, std::string_view name, std::string_view value
   }
 }
 
+// v1 SetDefaults_Service.
+void applyDefaults(JsonValue& spec, JsonAllocator& alloc) {
+  defaultString(spec, "sessionAffinity", "None", alloc);
+  defaultString(spec, "type", "ClusterIP", alloc);
+  std::string type = typeOf(spec);
+  if (JsonValue* ports = member(spec, "ports"); ports && ports->IsArray()) {
+    for (auto& p : ports->GetArray()) {
+      if (!p.IsObject()) {
+        continue;
+      }
+      defaultString(p, "protocol", "TCP", alloc);
+      const JsonValue* tp = member(p, "targetPort");
+      bool unset = tp == nullptr || (tp->IsInt64() && tp->GetInt64() == 0) ||
+                   (tp->IsString() && tp->GetStringLength() == 0);
+      if (unset) {
+        if (const JsonValue* port = member(p, "port"); port && port->IsInt64()) {
+          setInt(p, "targetPort", port->GetInt64(), alloc);
+        }
+      }
+    }
+  }
+  if (needsNodePort(type)) {
+    defaultString(spec, "externalTrafficPolicy", "Cluster", alloc);
+  }
+  if ((needsNodePort(type) || type == "ClusterIP") &&
+      member(spec, "internalTrafficPolicy") == nullptr) {
+    setString(spec, "internalTrafficPolicy", "Cluster", alloc);
+  }
+  if (type == "LoadBalancer" && member(spec, "allocateLoadBalancerNodePorts") == nullptr) {
+    setBool(spec, "allocateLoadBalancerNodePorts", true, alloc);
+  }
+}
+
+// Values an update left out are the stored ones (patchAllocatedValues).
+void carryAllocatedValues(JsonValue& spec, const JsonValue& old_spec, JsonAllocator& alloc) {
+  std::string type = typeOf(spec);
+  std::string old_type = typeOf(old_spec);
+  if (needsClusterIp(type) && needsClusterIp(old_type)) {
+    if (stringMember(spec, "clusterIP").empty() && !stringMember(old_spec, "clusterIP").empty()) {
+      setString(spec, "clusterIP", stringMember(old_spec, "clusterIP"), alloc);
+    }
+    if (strings(spec, "clusterIPs").empty() && !strings(old_spec, "clusterIPs").empty()) {
+      setStrings(spec, "clusterIPs", strings(old_spec, "clusterIPs"), alloc);
+    }
+  }
+  if (needsNodePort(type) && needsNodePort(old_type)) {
+    std::set<int64_t> old_ports = nodePortsOf(old_spec);
+    std::set<int64_t> new_ports = nodePortsOf(spec);
+    std::map<std::string, int64_t> by_name;
+    if (const JsonValue* ps = member(old_spec, "ports"); ps && ps->IsArray()) {
+      for (const auto& p : ps->GetArray()) {
+        by_name[std::string(stringMember(p, "name"))] = intMember(p, "nodePort");
+      }
+    }
+    if (JsonValue* ps = member(spec, "ports"); ps && ps->IsArray()) {
+      for (auto& p : ps->GetArray()) {
+        if (!p.IsObject() || intMember(p, "nodePort") != 0) {
+          continue;
+        }
+        int64_t was = by_name[std::string(stringMember(p, "name"))];
+        bool used_by_another = old_ports.count(was) != 0 && new_ports.count(was) != 0;
+        if (was != 0 && !used_by_another) {
+          setInt(p, "nodePort", was, alloc);
+        }
+      }
+    }
+  }
+  if (needsHealthCheck(spec) && needsHealthCheck(old_spec) &&
+      intMember(spec, "healthCheckNodePort") == 0 && intMember(old_spec, "healthCheckNodePort")) {
+    setInt(spec, "healthCheckNodePort", intMember(old_spec, "healthCheckNodePort"), alloc);
+  }
+}
+
+// clusterIP and clusterIPs kept in step (normalizeClusterIPs).
+void normalizeClusterIps(JsonValue& spec, const JsonValue* old_spec, JsonAllocator& alloc) {
+  std::string ip(stringMember(spec, "clusterIP"));
+  std::vector<std::string> ips = strings(spec, "clusterIPs");
+  if (old_spec == nullptr) {
+    if (!ip.empty() && ips.empty()) {
+      setStrings(spec, "clusterIPs", {ip}, alloc);
+    }
+    return;
+  }
+  std::string old_ip(stringMember(*old_spec, "clusterIP"));
+  std::vector<std::string> old_ips = strings(*old_spec, "clusterIPs");
+  if (!old_ips.empty() && ips.empty() && old_ip == ip) {
+    ips = old_ips;
+    setStrings(spec, "clusterIPs", ips, alloc);
+  }
+  if (old_ip != ip && ips == old_ips) {
+    if (!old_ip.empty() && ip.empty()) {
+      removeMember(spec, "clusterIPs");
+    } else {
+      setStrings(spec, "clusterIPs", {ip}, alloc);
+    }
+  }
+}
+
+// Fields the new type does not use, dropped when the client did not change them
+// (dropTypeDependentFields); the load balancer status goes with the LoadBalancer type.
+void dropTypeDependentFields(JsonValue& svc, JsonValue& spec, const JsonValue& old_spec,
+                             JsonAllocator& alloc) {
+  std::string type = typeOf(spec);
+  std::string old_type = typeOf(old_spec);
+  if (needsClusterIp(old_type) && !needsClusterIp(type)) {
+    if (sameMember(spec, old_spec, "clusterIP") && sameMember(spec, old_spec, "clusterIPs")) {
+      removeMember(spec, "clusterIP");
+      removeMember(spec, "clusterIPs");
+    }
+    if (sameMember(spec, old_spec, "ipFamilies")) {
+      removeMember(spec, "ipFamilies");
+    }
+    if (sameMember(spec, old_spec, "ipFamilyPolicy")) {
+      removeMember(spec, "ipFamilyPolicy");
+    }
+  }
+  if (needsNodePort(old_type) && !needsNodePort(type)) {
+    std::set<int64_t> old_ports = nodePortsOf(old_spec);
+    std::set<int64_t> new_ports = nodePortsOf(spec);
+    if (std::includes(old_ports.begin(), old_ports.end(), new_ports.begin(), new_ports.end())) {
+      if (JsonValue* ps = member(spec, "ports"); ps && ps->IsArray()) {
+        for (auto& p : ps->GetArray()) {
+          removeMember(p, "nodePort");
+        }
+      }
+    }
+  }
+  if (needsHealthCheck(old_spec) && !needsHealthCheck(spec) &&
+      intMember(spec, "healthCheckNodePort") == intMember(old_spec, "healthCheckNodePort")) {
+    removeMember(spec, "healthCheckNodePort");
+  }
+  if (old_type == "LoadBalancer" && type != "LoadBalancer") {
+    const JsonValue* a = member(spec, "allocateLoadBalancerNodePorts");
+    const JsonValue* b = member(old_spec, "allocateLoadBalancerNodePorts");
+    if (a != nullptr && b != nullptr && *a == *b) {
+      removeMember(spec, "allocateLoadBalancerNodePorts");
+    }
+    if (sameMember(spec, old_spec, "loadBalancerClass")) {
+      removeMember(spec, "loadBalancerClass");
+    }
+  }
+  if (needsNodePort(old_type) && !needsNodePort(type) &&
+      sameMember(spec, old_spec, "externalTrafficPolicy")) {
+    removeMember(spec, "externalTrafficPolicy");
+  }
+  if (type != "LoadBalancer") {
+    JsonValue& status = ensureObject(svc, "status", alloc);
+    setMember(status, "loadBalancer", JsonValue(rapidjson::kObjectType), alloc);
+  }
+}
+
+// ValidateServiceClusterIPsRelatedFields (run before allocation).
+FieldErrors validateClusterIpFields(const JsonValue& spec) {
+  FieldErrors errs;
+  std::string ip(stringMember(spec, "clusterIP"));
+  std::vector<std::string> ips = strings(spec, "clusterIPs");
+  if (!ip.empty()) {
+    if (ips.empty()) {
+      errs.push_back(FieldError::required("spec.clusterIPs"));
+    } else if (ips[0] != ip) {
+      errs.push_back(FieldError::invalid("spec.clusterIPs", goStrings(ips),
+                                         "first value must match `clusterIP`"));
+    }
+  } else if (!ips.empty()) {
+    errs.push_back(FieldError::invalid("spec.clusterIPs", goStrings(ips),
+                                       "must be empty when `clusterIP` is not specified"));
+  }
+  std::vector<std::string> families = strings(spec, "ipFamilies");
+  std::set<std::string> seen;
+  for (size_t i = 0; i < families.size(); ++i) {
+    std::string f = "spec.ipFamilies[" + std::to_string(i) + "]";
+    if (families[i] != "IPv4" && families[i] != "IPv6") {
+      errs.push_back(FieldError::notSupported(f, families[i], {"IPv4", "IPv6"}));
+    }
+    if (!seen.insert(families[i]).second) {
+      errs.push_back(FieldError::duplicate(f, goQuote(families[i])));
+    }
+  }
+  if (const JsonValue* p = member(spec, "ipFamilyPolicy"); p && p->IsString()) {
+    std::string_view policy(p->GetString(), p->GetStringLength());
+    if (policy != "SingleStack" && policy != "PreferDualStack" && policy != "RequireDualStack") {
+      errs.push_back(FieldError::notSupported(
+          "spec.ipFamilyPolicy", policy, {"PreferDualStack", "RequireDualStack", "SingleStack"}));
+    }
+  }
+  bool bad_ips = false;
+  int v4 = 0;
+  for (size_t i = 0; i < ips.size(); ++i) {
+    if (i == 0 && ips[i] == "None") {
+      if (ips.size() > 1) {
+        bad_ips = true;
+        errs.push_back(FieldError::invalid("spec.clusterIPs", goStrings(ips),
+                                           "'None' must be the first and only value"));
+      }
+      continue;
+    }
+    auto parsed = parseIp(ips[i]);
+    if (!parsed) {
+      bad_ips = true;
+      errs.push_back(FieldError::invalidString("spec.clusterIPs[" + std::to_string(i) + "]",
+                                               ips[i],
+                                               "must be a valid IP address, (e.g. 10.9.8.7 or "
+                                               "2001:db8::ffff)"));
+    } else if (parsed->v4) {
+      ++v4;
+    }
+  }
+  if (ips.size() > 2) {
+    errs.push_back(
+        FieldError::invalid("spec.clusterIPs", goStrings(ips), "may only hold up to 2 values"));
+  }
+  if (bad_ips) {
+    return errs;
+  }
+  if (ips.size() == 2 && v4 != 1) {
+    errs.push_back(FieldError::invalid("spec.clusterIPs", goStrings(ips),
+                                       "may specify no more than one IP for each IP family"));
+  }
+  if (!(ips.size() == 1 && ips[0] == "None")) {
+    for (size_t i = 0; i < ips.size() && i < families.size(); ++i) {
+      auto parsed = parseIp(ips[i]);
+      bool is_v6 = parsed && !parsed->v4;
+      if (families[i] == "IPv4" && is_v6) {
+        errs.push_back(FieldError::invalidString(
+            "spec.clusterIPs[" + std::to_string(i) + "]", ips[i],
+            "expected an IPv4 value as indicated by `ipFamilies[" + std::to_string(i) + "]`"));
+      }
+      if (families[i] == "IPv6" && !is_v6) {
+        errs.push_back(FieldError::invalidString(
+            "spec.clusterIPs[" + std::to_string(i) + "]", ips[i],
+            "expected an IPv6 value as indicated by `ipFamilies[" + std::to_string(i) + "]`"));
+      }
+    }
+  }
+  return errs;
+}
+
+std::optional<ApiError> invalid(const JsonValue& svc, const FieldErrors& errs) {
+  std::string_view name;
+  if (const JsonValue* meta = member(svc, "metadata")) {
+    name = stringMember(*meta, "name");
+  }
+  return ApiError::invalid("", "Service", name, errs);
+}
+
 }  // namespace
+
+ServiceAllocator::ServiceAllocator(const ObjectStore& store, IpCidr range)
+    : store_(store),
+      range_(range),
+      range_size_((range.bits() - range.prefix) >= 20
+                      ? (uint64_t{1} << 20)
+                      : (uint64_t{1} << (range.bits() - range.prefix))) {}
+
+ApiOr<IpCidr> ServiceAllocator::parseServiceRange(std::string_view text) {
+  if (text.find(',') != std::string_view::npos) {
+    return ApiError::badRequest("--service-cluster-ip-range: dual-stack ranges are not served; "
+                                "give one CIDR");
+  }
+  auto c = parseCidr(text);
+  if (!c) {
+    return ApiError::badRequest("--service-cluster-ip-range: not a CIDR: " + std::string(text));
+  }
+  if (c->bits() - c->prefix < 4) {
+    return ApiError::badRequest("--service-cluster-ip-range: " + std::string(text) +
+                                " is too small (at most /" + std::to_string(c->bits() - 4) + ")");
+  }
+  // Keep the network address.
+  auto net = parseCidr(c->toString());
+  return *net;
+}
+
+std::string ServiceAllocator::kubernetesServiceIp() const {
+  auto net = parseIp(range_.toString().substr(0, range_.toString().find('/')));
+  return addToIp(*net, 1)->toString();
+}
+
+bool ServiceAllocator::inRange(const IpAddress& ip) const {
+  if (!range_.contains(ip)) {
+    return false;
+  }
+  auto net = parseIp(range_.toString().substr(0, range_.toString().find('/')));
+  if (ip.bytes == net->bytes) {
+    return false;
+  }
+  if (range_.base.v4) {
+    uint64_t size = uint64_t{1} << (32 - range_.prefix);
+    auto broadcast = addToIp(*net, size - 1);
+    return !(broadcast && broadcast->bytes == ip.bytes);
+  }
+  return true;
+}
 
 void ServiceAllocator::collectUsed(std::set<std::string>& ips, std::set<int64_t>& ports,
                                    std::string_view skip_key) const {
@@ -38,160 +396,248 @@ void ServiceAllocator::collectUsed(std::set<std::string>& ips, std::set<int64_t>
     if (spec == nullptr) {
       continue;
     }
-    std::string_view ip = stringMember(*spec, "clusterIP");
-    if (!ip.empty() && ip != "None") {
-      ips.emplace(ip);
-    }
-    if (const JsonValue* ps = member(*spec, "ports"); ps && ps->IsArray()) {
-      for (const auto& p : ps->GetArray()) {
-        const JsonValue* np = member(p, "nodePort");
-        if (np && np->IsInt64() && np->GetInt64() != 0) {
-          ports.insert(np->GetInt64());
-        }
+    for (const auto& ip : strings(*spec, "clusterIPs")) {
+      if (auto parsed = parseIp(ip)) {
+        ips.insert(parsed->toString());
       }
     }
-    const JsonValue* hc = member(*spec, "healthCheckNodePort");
-    if (hc && hc->IsInt64() && hc->GetInt64() != 0) {
-      ports.insert(hc->GetInt64());
+    for (int64_t p : nodePortsOf(*spec)) {
+      ports.insert(p);
+    }
+    if (int64_t hc = intMember(*spec, "healthCheckNodePort"); hc != 0) {
+      ports.insert(hc);
     }
   }
 }
 
-FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, const JsonValue* old) {
-  FieldErrors errs;
+std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc,
+                                                  const JsonValue* old) {
   JsonValue& spec = ensureObject(svc, "spec", alloc);
-  defaultString(spec, "type", "ClusterIP", alloc);
-  std::string type(stringMember(spec, "type"));
-  defaultString(spec, "sessionAffinity", "None", alloc);
+  applyDefaults(spec, alloc);
+  const JsonValue* old_spec = old != nullptr ? member(*old, "spec") : nullptr;
+  if (old_spec != nullptr) {
+    carryAllocatedValues(spec, *old_spec, alloc);
+  }
+  normalizeClusterIps(spec, old_spec, alloc);
+  if (old_spec != nullptr) {
+    dropTypeDependentFields(svc, spec, *old_spec, alloc);
+  }
+  const std::string type = typeOf(spec);
   if (type == "ExternalName") {
-    return errs;
+    return std::nullopt;
   }
-  if (JsonValue* ports = member(spec, "ports"); ports && ports->IsArray()) {
-    for (auto& p : ports->GetArray()) {
-      if (!p.IsObject()) {
-        continue;
-      }
-      defaultString(p, "protocol", "TCP", alloc);
-      if (member(p, "targetPort") == nullptr) {
-        if (const JsonValue* port = member(p, "port"); port && port->IsInt64()) {
-          setInt(p, "targetPort", port->GetInt64(), alloc);
-        }
-      }
-      if (type == "ClusterIP") {
-        removeMember(p, "nodePort");
+
+  // IP family fields (initIPFamilyFields).
+  if (member(spec, "ipFamilyPolicy") == nullptr) {
+    const JsonValue* old_policy = old_spec ? member(*old_spec, "ipFamilyPolicy") : nullptr;
+    const JsonValue* selector = member(spec, "selector");
+    bool selectorless = selector == nullptr || !selector->IsObject() || selector->ObjectEmpty();
+    if (old_policy != nullptr && old_policy->IsString()) {
+      setString(spec, "ipFamilyPolicy", old_policy->GetString(), alloc);
+    } else if (stringMember(spec, "clusterIP") == "None" && selectorless) {
+      setString(spec, "ipFamilyPolicy", "RequireDualStack", alloc);
+    } else {
+      setString(spec, "ipFamilyPolicy", "SingleStack", alloc);
+    }
+  }
+  if (FieldErrors errs = validateClusterIpFields(spec); !errs.empty()) {
+    return invalid(svc, errs);
+  }
+  const std::string policy(stringMember(spec, "ipFamilyPolicy"));
+  std::vector<std::string> ips = strings(spec, "clusterIPs");
+  std::vector<std::string> families = strings(spec, "ipFamilies");
+  FieldErrors errs;
+  if (policy == "SingleStack") {
+    if (ips.size() == 2) {
+      errs.push_back(FieldError::invalidString(
+          "spec.ipFamilyPolicy", policy,
+          "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are "
+          "specified"));
+    }
+    if (families.size() == 2) {
+      errs.push_back(FieldError::invalidString(
+          "spec.ipFamilyPolicy", policy,
+          "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are "
+          "specified"));
+    }
+  }
+  for (size_t i = 0; i < ips.size() && ips[i] != "None"; ++i) {
+    std::string fam = parseIp(ips[i])->v4 ? "IPv4" : "IPv6";
+    if (i >= families.size()) {
+      if (fam != familyName()) {
+        errs.push_back(FieldError::invalid("spec.clusterIPs[" + std::to_string(i) + "]",
+                                           goStrings(ips), fam + " is not configured on this cluster"));
+      } else {
+        families.push_back(fam);
       }
     }
   }
-  defaultString(spec, "internalTrafficPolicy", "Cluster", alloc);
-  if (type == "NodePort" || type == "LoadBalancer") {
-    defaultString(spec, "externalTrafficPolicy", "Cluster", alloc);
+  if (!errs.empty()) {
+    return invalid(svc, errs);
+  }
+  const JsonValue* selector = member(spec, "selector");
+  bool selectorless = selector == nullptr || !selector->IsObject() || selector->ObjectEmpty();
+  if (stringMember(spec, "clusterIP") == "None" && selectorless) {
+    // Headless and selectorless: any families, nothing to allocate.
+    if (families.empty()) {
+      families.push_back(familyName());
+    }
+    if (families.size() < 2 && policy != "SingleStack") {
+      families.emplace_back(families[0] == "IPv4" ? "IPv6" : "IPv4");
+    }
+    setStrings(spec, "ipFamilies", families, alloc);
   } else {
-    removeMember(spec, "externalTrafficPolicy");
-  }
-  if (type == "LoadBalancer" && member(spec, "allocateLoadBalancerNodePorts") == nullptr) {
-    setBool(spec, "allocateLoadBalancerNodePorts", true, alloc);
-  }
-  // Keep what was allocated before (an update that omits them).
-  if (old != nullptr) {
-    if (const JsonValue* old_spec = member(*old, "spec")) {
-      if (stringMember(spec, "clusterIP").empty() &&
-          !stringMember(*old_spec, "clusterIP").empty()) {
-        setString(spec, "clusterIP", stringMember(*old_spec, "clusterIP"), alloc);
-      }
-      const JsonValue* old_ports = member(*old_spec, "ports");
-      JsonValue* ports = member(spec, "ports");
-      if (type != "ClusterIP" && old_ports && old_ports->IsArray() && ports && ports->IsArray()) {
-        for (auto& p : ports->GetArray()) {
-          if (member(p, "nodePort") != nullptr) {
-            continue;
-          }
-          for (const auto& op : old_ports->GetArray()) {
-            const JsonValue* a = member(p, "port");
-            const JsonValue* b = member(op, "port");
-            const JsonValue* np = member(op, "nodePort");
-            if (a && b && np && *a == *b &&
-                stringMember(p, "protocol") == stringMember(op, "protocol")) {
-              JsonValue copy;
-              copy.CopyFrom(*np, alloc);
-              setMember(p, "nodePort", std::move(copy), alloc);
-            }
-          }
-        }
-      }
-      if (const JsonValue* hc = member(*old_spec, "healthCheckNodePort");
-          hc && member(spec, "healthCheckNodePort") == nullptr &&
-          stringMember(spec, "externalTrafficPolicy") == "Local") {
-        JsonValue copy;
-        copy.CopyFrom(*hc, alloc);
-        setMember(spec, "healthCheckNodePort", std::move(copy), alloc);
+    if (policy == "RequireDualStack") {
+      errs.push_back(FieldError::invalidString(
+          "spec.ipFamilyPolicy", policy, "this cluster is not configured for dual-stack services"));
+    }
+    for (size_t i = 0; i < families.size(); ++i) {
+      if (families[i] != familyName()) {
+        errs.push_back(FieldError::invalidString("spec.ipFamilies[" + std::to_string(i) + "]",
+                                                 families[i], "not configured on this cluster"));
       }
     }
+    if (!errs.empty()) {
+      return invalid(svc, errs);
+    }
+    if (families.empty()) {
+      families.push_back(familyName());
+    }
+    setStrings(spec, "ipFamilies", families, alloc);
   }
 
   std::lock_guard lock(mu_);
-  std::set<std::string> used_ips(recent_ips_);
-  std::set<int64_t> used_ports(recent_ports_);
+  // Requested values are checked against the stored Services; automatic ones also skip what
+  // was handed out recently and may not be stored yet.
+  std::set<std::string> used_ips;
+  std::set<int64_t> used_ports;
   std::string self_key;
   if (const JsonValue* meta = member(svc, "metadata")) {
     self_key = storeKey(stringMember(*meta, "namespace"), stringMember(*meta, "name"));
   }
   collectUsed(used_ips, used_ports, old != nullptr ? self_key : std::string());
 
-  std::string ip(stringMember(spec, "clusterIP"));
-  if (ip.empty()) {
-    do {
-      ip = ipFromOffset(next_ip_++);
-      if (next_ip_ >= (1u << 20) - 1) {
-        next_ip_ = 10;
+  // Cluster IP: on create, or when the Service leaves ExternalName.
+  bool allocate_ip = old_spec == nullptr || typeOf(*old_spec) == "ExternalName";
+  if (allocate_ip && !(ips.size() == 1 && ips[0] == "None")) {
+    if (ips.empty()) {
+      std::string ip;
+      for (uint64_t tries = 0; tries < range_size_; ++tries) {
+        if (next_ip_ >= range_size_ - 1) {
+          next_ip_ = 1;
+        }
+        auto candidate = addToIp(*parseIp(range_.toString().substr(0, range_.toString().find('/'))),
+                                 next_ip_++);
+        if (candidate && inRange(*candidate) && !used_ips.count(candidate->toString()) &&
+            !recent_ips_.count(candidate->toString())) {
+          ip = candidate->toString();
+          break;
+        }
       }
-    } while (used_ips.count(ip));
-    recent_ips_.insert(ip);
-    setString(spec, "clusterIP", ip, alloc);
-  } else if (ip != "None" && old == nullptr && used_ips.count(ip)) {
-    errs.push_back(FieldError::invalidString(
-        "spec.clusterIPs", ip,
-        "failed to allocate IP " + ip + ": provided IP is already allocated"));
-  }
-  JsonValue ips(rapidjson::kArrayType);
-  ips.PushBack(makeString(ip, alloc), alloc);
-  setMember(spec, "clusterIPs", std::move(ips), alloc);
-  if (ip != "None") {
-    JsonValue fam(rapidjson::kArrayType);
-    fam.PushBack(JsonValue("IPv4"), alloc);
-    if (member(spec, "ipFamilies") == nullptr) {
-      setMember(spec, "ipFamilies", std::move(fam), alloc);
+      if (ip.empty()) {
+        return ApiError::internal("failed to allocate a serviceIP: range is full");
+      }
+      recent_ips_.insert(ip);
+      setString(spec, "clusterIP", ip, alloc);
+      setStrings(spec, "clusterIPs", {ip}, alloc);
+    } else {
+      auto parsed = parseIp(ips[0]);
+      std::string why;
+      if (!inRange(*parsed)) {
+        why = "the provided IP (" + parsed->toString() +
+              ") is not in the valid range. The range of valid IPs is " + range_.toString();
+      } else if (used_ips.count(parsed->toString())) {
+        why = "provided IP is already allocated";
+      }
+      if (!why.empty()) {
+        return invalid(svc, {FieldError::invalid("spec.clusterIPs", goStrings(ips),
+                                                 "failed to allocate IP " + ips[0] + ": " + why)});
+      }
     }
-    defaultString(spec, "ipFamilyPolicy", "SingleStack", alloc);
   }
 
-  auto nextPort = [&]() {
-    int64_t p;
-    int guard = 0;
-    do {
-      p = next_port_++;
-      if (next_port_ > 32767) {
-        next_port_ = 30000;
+  auto nextPort = [&]() -> int64_t {
+    for (int64_t tries = 0; tries <= kPortMax - kPortMin; ++tries) {
+      int64_t p = next_port_++;
+      if (next_port_ > kPortMax) {
+        next_port_ = kPortMin;
       }
-    } while (used_ports.count(p) && ++guard < 3000);
-    used_ports.insert(p);
-    recent_ports_.insert(p);
-    return p;
+      if (!used_ports.count(p) && !recent_ports_.count(p)) {
+        used_ports.insert(p);
+        recent_ports_.insert(p);
+        return p;
+      }
+    }
+    return 0;
   };
-  bool want_node_ports = type == "NodePort" || (type == "LoadBalancer" && [&] {
-                           const JsonValue* a = member(spec, "allocateLoadBalancerNodePorts");
-                           return a == nullptr || !a->IsBool() || a->GetBool();
-                         }());
-  if (JsonValue* ports = member(spec, "ports"); ports && ports->IsArray() && want_node_ports) {
-    for (auto& p : ports->GetArray()) {
-      const JsonValue* np = member(p, "nodePort");
-      if (np == nullptr || !np->IsInt64() || np->GetInt64() == 0) {
-        setInt(p, "nodePort", nextPort(), alloc);
+  auto claim = [&](int64_t p) -> std::string {
+    if (p < kPortMin || p > kPortMax) {
+      return std::string("provided port is not in the valid range. The range of valid ports is ") +
+             kPortRange;
+    }
+    if (used_ports.count(p)) {
+      return "provided port is already allocated";
+    }
+    used_ports.insert(p);  // requested values are not remembered: a refused write frees them
+    return {};
+  };
+
+  // Node ports.
+  if (needsNodePort(type)) {
+    const JsonValue* a = member(spec, "allocateLoadBalancerNodePorts");
+    bool allocate_new = type == "NodePort" || a == nullptr || !a->IsBool() || a->GetBool();
+    std::set<int64_t> old_ports = old_spec ? nodePortsOf(*old_spec) : std::set<int64_t>{};
+    std::map<int64_t, int64_t> by_service_port;  // a port number served twice shares its node port
+    std::set<int64_t> claimed;
+    if (JsonValue* ps = member(spec, "ports"); ps && ps->IsArray()) {
+      for (rapidjson::SizeType i = 0; i < ps->Size(); ++i) {
+        JsonValue& p = (*ps)[i];
+        int64_t np = intMember(p, "nodePort");
+        int64_t port = intMember(p, "port");
+        if (np == 0 && !allocate_new) {
+          continue;
+        }
+        if (np == 0 && old_spec == nullptr && by_service_port.count(port)) {
+          setInt(p, "nodePort", by_service_port[port], alloc);
+          continue;
+        }
+        if (np != 0) {
+          if (!old_ports.count(np) && !claimed.count(np)) {
+            if (std::string why = claim(np); !why.empty()) {
+              return invalid(svc, {FieldError::invalid(
+                                      "spec.ports[" + std::to_string(i) + "].nodePort",
+                                      std::to_string(np), why)});
+            }
+            claimed.insert(np);
+          }
+          by_service_port.emplace(port, np);
+          continue;
+        }
+        int64_t next = nextPort();
+        if (next == 0) {
+          return ApiError::internal("failed to allocate a nodePort: range is full");
+        }
+        setInt(p, "nodePort", next, alloc);
+        by_service_port.emplace(port, next);
       }
     }
   }
-  if (type == "LoadBalancer" && stringMember(spec, "externalTrafficPolicy") == "Local" &&
-      member(spec, "healthCheckNodePort") == nullptr) {
-    setInt(spec, "healthCheckNodePort", nextPort(), alloc);
+
+  // Health-check node port: when the Service starts to need one.
+  if (needsHealthCheck(spec) && (old_spec == nullptr || !needsHealthCheck(*old_spec))) {
+    int64_t hc = intMember(spec, "healthCheckNodePort");
+    if (hc != 0) {
+      if (std::string why = claim(hc); !why.empty()) {
+        return ApiError::internal("failed to allocate requested HealthCheck NodePort " +
+                                  std::to_string(hc) + ": " + why);
+      }
+    } else {
+      int64_t next = nextPort();
+      if (next == 0) {
+        return ApiError::internal("failed to allocate a HealthCheck NodePort 0: range is full");
+      }
+      setInt(spec, "healthCheckNodePort", next, alloc);
+    }
   }
   if (recent_ips_.size() > 4096) {
     recent_ips_.clear();
@@ -199,7 +645,7 @@ FieldErrors ServiceAllocator::prepare(JsonValue& svc, JsonAllocator& alloc, cons
   if (recent_ports_.size() > 1024) {
     recent_ports_.clear();
   }
-  return errs;
+  return std::nullopt;
 }
 
 }  // namespace ccm::kubesim

@@ -4,19 +4,10 @@
 #include <algorithm>
 
 #include "host/log/log.hpp"
+#include "host/runtime/text.hpp"
 
 namespace ccm::server {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -40,7 +31,7 @@ std::string quoted(std::string_view s) {
 }  // namespace
 
 std::optional<std::string_view> bearerToken(std::string_view header) {
-  header = trim(header);
+  header = text::trimBlanks(header);
   size_t space = header.find(' ');
   if (space == std::string_view::npos || !equalsIgnoreCase(header.substr(0, space), "bearer")) {
     return std::nullopt;

@@ -12,6 +12,7 @@
 
 #include "host/log/json_string.hpp"
 #include "host/log/log.hpp"
+#include "host/runtime/text.hpp"
 #include "host/runtime/thread_name.hpp"
 #include "host/server/serving_certificate.hpp"
 
@@ -63,43 +64,14 @@ HttpResponse accessDenied(const AccessDecision& d) {
   }
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
-
-// Percent-decoding; '+' becomes a space when plus_is_space. False on a bad escape or NUL.
+// Percent-decoding; false on a bad escape or a decoded NUL (no path or query value served
+// here may hold one).
 bool percentDecode(std::string_view in, bool plus_is_space, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) {
-        return false;
-      }
-      int hi = hexValue(in[i + 1]);
-      int lo = hexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) {
-        return false;
-      }
-      c = static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      c = ' ';
-    }
-    if (c == '\0') {
-      return false;
-    }
-    out->push_back(c);
+  auto decoded = text::percentDecode(in, plus_is_space);
+  if (!decoded || decoded->find('\0') != std::string::npos) {
+    return false;
   }
+  *out = std::move(*decoded);
   return true;
 }
 

@@ -368,7 +368,14 @@ class Patcher {
     }
     Value* current = nullptr;
     std::string error;
-    if (getAt(at, current, error) != Lookup::Found) {
+    Lookup found = getAt(at, current, error);
+    if (found == Lookup::Missing && at.container->IsObject()) {
+      // The v4 library's object lookup never fails: replacing a missing member sets it.
+      Value name(at.key.data(), static_cast<rapidjson::SizeType>(at.key.size()), alloc_);
+      at.container->AddMember(name, operation.takeValue(), alloc_);
+      return std::nullopt;
+    }
+    if (found != Lookup::Found) {
       return unprocessable(fmt::format(
           "replace operation does not apply: doc is missing key: {}: missing value", path));
     }

@@ -230,7 +230,7 @@ class ExamplesTest(unittest.TestCase):
     def openstack_check(self, conf_text):
         """--check-config of the openstack provider with conf_text, against the OpenStack
         simulator (Keystone's URL and the credentials swapped for the simulator's)."""
-        os_sim = os.path.join(SOURCE, "test", "openstack", "os_sim.py")
+        os_sim = os.path.join(SOURCE, "openstack-sim", "openstack_sim.py")
         with tempfile.TemporaryDirectory() as tmp:
             port_file = os.path.join(tmp, "port.json")
             log = open(os.path.join(tmp, "sim.log"), "wb")

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::controllers {
 namespace {
 
@@ -28,16 +30,6 @@ uint64_t getBits(const IpAddress& ip, int from_bit, int count) {
     v = (v << 1) | ((ip.bytes[static_cast<size_t>(bit / 8)] >> (7 - bit % 8)) & 1u);
   }
   return v;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && s.back() == ' ') {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 }  // namespace
@@ -143,7 +135,7 @@ StatusOr<std::vector<Cidr>> parseClusterCidrs(std::string_view value) {
   while (true) {
     size_t comma = value.find(',', start);
     std::string_view part =
-        trim(value.substr(start, comma == std::string_view::npos ? value.npos : comma - start));
+        text::trimBlanks(value.substr(start, comma == std::string_view::npos ? value.npos : comma - start));
     if (part.empty()) {
       return bad("empty value; set the pods' network range, e.g. "
                  "--cluster-cidr=10.244.0.0/16 (or a dual-stack pair)");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "host/controllers/common/well_known.hpp"
+#include "host/runtime/text.hpp"
 
 namespace ccm::controllers::node {
 namespace {
@@ -37,16 +38,6 @@ std::optional<Ip> parseIp(std::string_view text) {
 }
 
 bool equal(const Ip& a, const Ip& b) { return a.family == b.family && a.bytes == b.bytes; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -78,7 +69,7 @@ StatusOr<Addresses> filterByProvidedNodeIp(std::string_view annotation, const Ad
   while (true) {
     size_t comma = annotation.find(',', start);
     std::string_view part =
-        trim(annotation.substr(start, comma == std::string_view::npos ? annotation.npos
+        text::trimBlanks(annotation.substr(start, comma == std::string_view::npos ? annotation.npos
                                                                         : comma - start));
     auto ip = parseIp(part);
     if (!ip) {
@@ -155,7 +146,19 @@ StatusOr<std::optional<Addresses>> desiredAddresses(const kube::Node& node,
     }
     out = std::move(filtered).value();
   }
-  return std::optional<Addresses>(std::move(out));
+  // The API server refuses a node status with the same (type, address) twice (422 Duplicate
+  // value on status.addresses[i]); a cloud that reports one twice gets it published once.
+  Addresses unique;
+  unique.reserve(out.size());
+  for (auto& a : out) {
+    bool seen = std::any_of(unique.begin(), unique.end(), [&](const plugin::NodeAddress& u) {
+      return u.type == a.type && u.address == a.address;
+    });
+    if (!seen) {
+      unique.push_back(std::move(a));
+    }
+  }
+  return std::optional<Addresses>(std::move(unique));
 }
 
 bool addressesChanged(std::span<const kube::NodeAddress> current, const Addresses& desired) {

@@ -27,7 +27,8 @@ Addresses withKubeletHostname(const Addresses& cloud, std::span<const kube::Node
 StatusOr<Addresses> filterByProvidedNodeIp(std::string_view annotation, const Addresses& cloud);
 
 // What to publish for a node given the cloud's addresses: std::nullopt when nothing should be
-// written (the cloud reported none: existing addresses are kept), else the full list.
+// written (the cloud reported none: existing addresses are kept), else the full list with
+// each (type, address) once (the API server refuses duplicates).
 StatusOr<std::optional<Addresses>> desiredAddresses(const kube::Node& node, const Addresses& cloud);
 
 // True when the node's current addresses differ from desired, compared as ordered lists of

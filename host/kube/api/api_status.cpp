@@ -6,6 +6,8 @@
 
 #include <array>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::kube {
 namespace {
 
@@ -38,18 +40,6 @@ constexpr std::array<ReasonEntry, 22> kReasons{{
     {Reason::Cancelled, "Cancelled"},
     {Reason::Decode, "Decode"},
 }};
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\n' || s.front() == '\r' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 std::string_view str(const rapidjson::Value& obj, const char* key) {
   auto it = obj.FindMember(key);
@@ -162,7 +152,7 @@ ApiStatus ApiStatus::fromResponse(int http_code, std::string_view body,
   if (st.reason_ == Reason::Unknown && http_code == 0) {
     st.reason_ = Reason::Transport;
   }
-  std::string_view text = trim(body);
+  std::string_view text = text::trimSpace(body);
   bool parsed = false;
   if (!text.empty() && text.front() == '{') {
     rapidjson::Document doc;

@@ -3,13 +3,12 @@
 
 #include <charconv>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::kube::http {
 namespace {
 char lower(char c) {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
-}
-bool blank(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 }  // namespace
 
@@ -25,15 +24,7 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string_view trimField(std::string_view v) {
-  while (!v.empty() && blank(v.front())) {
-    v.remove_prefix(1);
-  }
-  while (!v.empty() && blank(v.back())) {
-    v.remove_suffix(1);
-  }
-  return v;
-}
+std::string_view trimField(std::string_view v) { return text::trimSpace(v); }
 
 bool hasToken(std::string_view value, std::string_view token) {
   for (size_t i = 0; i <= value.size();) {

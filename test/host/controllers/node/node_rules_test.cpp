@@ -121,6 +121,21 @@ TEST_CASE("desired addresses: empty cloud keeps the node's, annotation applied")
   CHECK_FALSE(desiredAddresses(*n, cloud({{"InternalIP", "10.0.0.7"}})).ok());
 }
 
+TEST_CASE("desired addresses: a (type, address) the cloud reports twice is published once") {
+  // A real API server answers 422 "Duplicate value" on status.addresses[i] otherwise.
+  auto n = nodeWith(R"([])");
+  auto d = desiredAddresses(*n, cloud({{"InternalIP", "10.0.0.1"},
+                                       {"Hostname", "n1"},
+                                       {"InternalIP", "10.0.0.1"},
+                                       {"ExternalIP", "10.0.0.1"}}));
+  REQUIRE(d.ok());
+  REQUIRE(d->has_value());
+  REQUIRE((*d)->size() == 3);
+  CHECK((**d)[0].type == "InternalIP");
+  CHECK((**d)[1].type == "Hostname");
+  CHECK((**d)[2].type == "ExternalIP");
+}
+
 TEST_CASE("address change detection") {
   auto n = nodeWith(R"([{"type":"InternalIP","address":"10.0.0.1"},
                         {"type":"InternalIP","address":"10.0.0.2"},

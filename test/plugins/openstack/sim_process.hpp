@@ -1,4 +1,4 @@
-// SimProcess: runs the OpenStack simulator (os_sim.py) as a child process on 127.0.0.1, port 0,
+// SimProcess: runs the OpenStack simulator (openstack_sim.py) as a child process on 127.0.0.1, port 0,
 // and talks to its control API (/_sim/...) for tests: reset, seed, configure, inject faults,
 // inspect state and the requests it served.
 #pragma once
@@ -35,7 +35,7 @@ class SimProcess {
   rapidjson::Document state() { return get("/_sim/state"); }
   rapidjson::Document requests() { return get("/_sim/requests"); }
   void clearRequests() { post("/_sim/requests/clear", "{}"); }
-  // Adds a server (see os_sim.py add_server) and returns its ID.
+  // Adds a server (see openstack_sim.py add_server) and returns its ID.
   std::string addServer(const std::string& json);
   // Adds a server with one address, `ip`, on the network "private" (plus `extra`, more
   // members of the server object starting with a comma) and returns its ID.

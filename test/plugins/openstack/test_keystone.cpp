@@ -6,7 +6,7 @@
 #include <atomic>
 #include <thread>
 
-#include "test/openstack/test_support.hpp"
+#include "test/plugins/openstack/test_support.hpp"
 
 using namespace ccm::openstack::testing;
 

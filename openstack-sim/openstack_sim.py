@@ -30,7 +30,7 @@ each region and interface at /<region>/<interface>/<service>/..., so tests can s
 endpoint the provider picked. Octavia's API is under load-balancer/v2.0/, Neutron's under
 network/v2.0/, Nova's at compute/v2.1/.
 
-Run standalone: os_sim.py --port 0 --port-file FILE [--tls] [--seed SEED.json] (FILE gets
+Run standalone: openstack_sim.py --port 0 --port-file FILE [--tls] [--seed SEED.json] (FILE gets
 {"port", "url", "ca_file"} once it listens). A seed file holds {"config": {...},
 "servers": [add_server specs], "add": [{"kind": ..., "object": ...}]} and is applied at
 start and again on every /_sim/reset, so an end-to-end test can start a ready-made cloud.

@@ -12,7 +12,7 @@
 #include "host/log/log.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
-#include "test/openstack/sim_process.hpp"
+#include "test/plugins/openstack/sim_process.hpp"
 
 using namespace ccm;
 using namespace ccm::plugin;

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "test/openstack/fake_host.hpp"
-#include "test/openstack/sim_process.hpp"
+#include "test/plugins/openstack/fake_host.hpp"
+#include "test/plugins/openstack/sim_process.hpp"
 
 namespace ccm::openstack::testing {
 

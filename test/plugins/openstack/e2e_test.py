@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The openstack provider end to end, through the host: kubesim with kubelet-like nodes, the
 real cloud-controller-manager binary loading openstack.so from the build's plugins/ folder
-(--cloud-provider=openstack), and the OpenStack simulator (os_sim.py) as the cloud, all on
+(--cloud-provider=openstack), and the OpenStack simulator (openstack_sim.py) as the cloud, all on
 127.0.0.1. Nothing is faked between the host and the plugin or between the plugin and the
 cloud's HTTP APIs.
 
@@ -31,7 +31,7 @@ SOURCE = os.environ["CCM_SOURCE_DIR"]
 sys.path.insert(0, os.path.join(SOURCE, "test", "support"))
 from harness import Cluster, ApiError, wait_for, is_initialized, labels, taint_keys  # noqa: E402
 
-OS_SIM = os.path.join(SOURCE, "test", "openstack", "os_sim.py")
+OS_SIM = os.path.join(SOURCE, "openstack-sim", "openstack_sim.py")
 CLUSTER = "kubernetes"  # the host's default --cluster-name
 FIP_NETWORK = "net-public"
 LB_SUBNET = "sub-private"
@@ -40,7 +40,7 @@ MONITOR = "loadbalancer.openstack.org/enable-health-monitor"
 
 
 class OsSim:
-    """os_sim.py as a separate process, seeded with servers (see its module docstring)."""
+    """openstack_sim.py as a separate process, seeded with servers (see its module docstring)."""
 
     def __init__(self, directory, seed):
         self.directory = directory
@@ -59,7 +59,7 @@ class OsSim:
         wait_for(lambda: os.path.exists(port_file) or self.proc.poll() is not None,
                  "the OpenStack simulator to start", timeout=30)
         if self.proc.poll() is not None:
-            raise AssertionError("os_sim.py exited: see " + self.log_path)
+            raise AssertionError("openstack_sim.py exited: see " + self.log_path)
         with open(port_file) as f:
             self.url = json.load(f)["url"]
         return self

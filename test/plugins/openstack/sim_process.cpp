@@ -1,5 +1,5 @@
-// Runs os_sim.py and drives its control API over libcurl.
-#include "test/openstack/sim_process.hpp"
+// Runs openstack_sim.py and drives its control API over libcurl.
+#include "test/plugins/openstack/sim_process.hpp"
 
 #include <curl/curl.h>
 #include <signal.h>

@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "test/openstack/test_support.hpp"
+#include "test/plugins/openstack/test_support.hpp"
 
 using namespace ccm::openstack::testing;
 

@@ -1,5 +1,5 @@
 // FakeHost: dlopen + a ccm_host_services table that records everything.
-#include "test/openstack/fake_host.hpp"
+#include "test/plugins/openstack/fake_host.hpp"
 
 #include <dlfcn.h>
 

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "test/openstack/test_support.hpp"
+#include "test/plugins/openstack/test_support.hpp"
 
 using namespace ccm::openstack::testing;
 

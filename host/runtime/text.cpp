@@ -1,0 +1,46 @@
+// URL percent-decoding (the trimming helpers are inline in the header).
+#include "host/runtime/text.hpp"
+
+namespace ccm::text {
+namespace {
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::optional<std::string> percentDecode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '%') {
+      if (i + 2 >= s.size()) {
+        return std::nullopt;
+      }
+      int hi = hexValue(s[i + 1]);
+      int lo = hexValue(s[i + 2]);
+      if (hi < 0 || lo < 0) {
+        return std::nullopt;
+      }
+      c = static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      c = ' ';
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace ccm::text

@@ -1,0 +1,45 @@
+// Small text helpers the host and kubesim both read requests with: trimming ASCII blanks and
+// white space, and URL percent-decoding.
+//
+// THREAD: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ccm::text {
+
+// Space or horizontal tab: what HTTP calls optional white space and what list flags allow
+// around their commas.
+constexpr bool isBlank(char c) { return c == ' ' || c == '\t'; }
+
+// Any ASCII white space (space, tab, CR, LF, vertical tab, form feed), as Go's
+// strings.TrimSpace sees it in ASCII text.
+constexpr bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+template <typename Pred>
+constexpr std::string_view trimIf(std::string_view s, Pred pred) {
+  while (!s.empty() && pred(s.front())) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && pred(s.back())) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// s without leading and trailing blanks (space, tab).
+constexpr std::string_view trimBlanks(std::string_view s) { return trimIf(s, isBlank); }
+
+// s without leading and trailing ASCII white space.
+constexpr std::string_view trimSpace(std::string_view s) { return trimIf(s, isSpace); }
+
+// Decodes %XX escapes (either case); '+' becomes a space when plus_is_space (query strings).
+// nullopt on a truncated or non-hex escape. A decoded NUL is kept: callers that cannot hold
+// one refuse it themselves.
+std::optional<std::string> percentDecode(std::string_view s, bool plus_is_space);
+
+}  // namespace ccm::text
