@@ -125,7 +125,11 @@ void ApiServer::serve(const std::shared_ptr<HttpRequest>& request, const UrlQuer
   UserInfo user;
   std::string reason;
   auto outcome = p_.authn.authenticate(*request, &user, &reason);
-  if (outcome != Authenticator::Outcome::Authenticated) {
+  if (outcome == Authenticator::Outcome::Anonymous) {
+    // --anonymous-auth=true (the API server's default): RBAC decides, and only
+    // system:public-info-viewer (health and version) is granted to system:unauthenticated.
+    user = Authenticator::anonymousUser();
+  } else if (outcome != Authenticator::Outcome::Authenticated) {
     ccm::log::infoV(3, "unauthorized request",
                     {{"path", info.path}, {"peer", request->peer}, {"reason", reason}});
     respond(errorResponse(ApiError::unauthorized()));
@@ -290,7 +294,7 @@ HttpResponse ApiServer::route(const HttpRequest& request, const UrlQuery& query,
   }
   const ResourceType* type =
       ResourceRegistry::builtin().find(info.api_group, info.api_version, info.resource);
-  if (type == nullptr) {
+  if (type == nullptr || !p_.surface.serves(*type)) {
     return errorResponse(ApiError::notFoundPath());
   }
   r.type = type;

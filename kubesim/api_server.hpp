@@ -24,6 +24,7 @@
 #include "kubesim/rbac_authorizer.hpp"
 #include "kubesim/resource_handler.hpp"
 #include "kubesim/review_handler.hpp"
+#include "kubesim/served_surface.hpp"
 
 namespace ccm::kubesim {
 
@@ -47,6 +48,7 @@ class ApiServer : public HttpHandler {
     FaultInjector& faults;
     AdminHandler& admin;
     std::function<std::string()> server_address;  // "127.0.0.1:port"
+    ServedSurface surface;                         // what --server-version serves
   };
 
   explicit ApiServer(Parts parts) : p_(std::move(parts)) {}

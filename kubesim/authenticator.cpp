@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "host/runtime/text.hpp"
+#include "kubesim/api_error.hpp"
 
 namespace ccm::kubesim {
 namespace {
@@ -45,6 +46,27 @@ std::vector<std::string> splitCsv(std::string_view line) {
   }
   out.push_back(cur);
   return out;
+}
+
+// The members of `have` also in `want`, in `have`'s order (authenticator.Audiences.Intersect).
+std::vector<std::string> intersect(const std::vector<std::string>& have,
+                                   const std::vector<std::string>& want) {
+  std::vector<std::string> out;
+  for (const auto& a : have) {
+    if (std::find(want.begin(), want.end(), a) != want.end()) {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
+// Go's %q of a []string: ["a" "b"].
+std::string goQuoteList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i ? " " : "") + goQuote(items[i]);
+  }
+  return out + "]";
 }
 
 }  // namespace
@@ -104,63 +126,107 @@ UserInfo Authenticator::serviceAccountUser(std::string_view ns, std::string_view
   return u;
 }
 
+std::vector<std::string> Authenticator::apiAudiences() {
+  return {std::string(ServiceAccountTokens::kIssuer)};
+}
+
 std::optional<UserInfo> Authenticator::authenticateToken(std::string_view token,
-                                                         std::string* reason) const {
+                                                         std::string* reason,
+                                                         const std::vector<std::string>& audiences,
+                                                         std::vector<std::string>* granted) const {
+  const std::vector<std::string> api = apiAudiences();
+  const std::vector<std::string>& requested = audiences.empty() ? api : audiences;
+  // The bearer-token authenticator's own error, and the chain's aggregate of two errors.
+  constexpr std::string_view kInvalid = "invalid bearer token";
+  auto fail = [&](const std::string& why) -> std::optional<UserInfo> {
+    *reason = "[" + std::string(kInvalid) + ", " + why + "]";
+    return std::nullopt;
+  };
   {
     std::lock_guard lock(mu_);
     auto it = static_tokens_.find(std::string(token));
     if (it != static_tokens_.end()) {
+      // Static tokens are audience-agnostic: good for the API server's audiences only.
+      auto common = intersect(api, requested);
+      if (common.empty()) {
+        *reason = std::string(kInvalid);
+        return std::nullopt;
+      }
+      if (granted != nullptr) {
+        *granted = std::move(common);
+      }
       return it->second;
     }
   }
   if (ServiceAccountTokens::looksLikeJwt(token)) {
-    auto claims = tokens_.verify(token, std::chrono::system_clock::now(), reason);
+    std::string error;
+    auto claims = tokens_.verify(token, std::chrono::system_clock::now(), &error);
     if (!claims) {
-      return std::nullopt;
+      return fail(error);
+    }
+    auto common = intersect(claims->audiences, requested);
+    if (common.empty()) {
+      return fail("token audiences " + goQuoteList(claims->audiences) +
+                  " is invalid for the target audiences " + goQuoteList(requested));
     }
     auto uid = lookup_(claims->ns, claims->name);
     if (!uid) {
-      *reason = "service account " + claims->ns + "/" + claims->name + " has been deleted";
-      return std::nullopt;
+      return fail("service account " + claims->ns + "/" + claims->name + " has been deleted");
     }
     if (!claims->uid.empty() && *uid != claims->uid) {
-      *reason =
-          "service account UID (" + claims->uid + ") does not match the current one (" + *uid + ")";
-      return std::nullopt;
+      return fail("service account UID (" + claims->uid + ") does not match the current one (" +
+                  *uid + ")");
+    }
+    if (granted != nullptr) {
+      *granted = std::move(common);
     }
     return serviceAccountUser(claims->ns, claims->name, *uid);
   }
-  *reason = "invalid bearer token";
+  *reason = std::string(kInvalid);
   return std::nullopt;
+}
+
+UserInfo Authenticator::anonymousUser() {
+  UserInfo u;
+  u.name = "system:anonymous";
+  u.groups = {"system:unauthenticated"};
+  return u;
 }
 
 Authenticator::Outcome Authenticator::authenticate(const HttpRequest& request, UserInfo* user,
                                                    std::string* reason) const {
-  auto auth = request.message.find(boost::beast::http::field::authorization);
-  if (auth != request.message.end()) {
-    std::string_view value(auth->value().data(), auth->value().size());
-    constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() > kBearer.size() &&
-        std::equal(kBearer.begin(), kBearer.end(), value.begin(),
-                   [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-      std::string_view token = text::trimSpace(value.substr(kBearer.size()));
-      auto u = authenticateToken(token, reason);
-      if (!u) {
-        return Outcome::Rejected;
-      }
-      *user = std::move(*u);
-      return Outcome::Authenticated;
-    }
-    *reason = "unsupported authorization scheme";
-    return Outcome::Rejected;
-  }
   if (request.certificate.present) {
     user->name = request.certificate.user;
     user->groups = request.certificate.groups;
     addAuthenticated(*user);
     return Outcome::Authenticated;
   }
-  return Outcome::Anonymous;
+  auto auth = request.message.find(boost::beast::http::field::authorization);
+  if (auth == request.message.end()) {
+    return Outcome::Anonymous;
+  }
+  std::string_view value =
+      text::trimSpace(std::string_view(auth->value().data(), auth->value().size()));
+  constexpr std::string_view kBearer = "bearer";
+  size_t space = value.find(' ');
+  std::string_view scheme = value.substr(0, space);
+  if (space == std::string_view::npos || scheme.size() != kBearer.size() ||
+      !std::equal(kBearer.begin(), kBearer.end(), scheme.begin(), [](char a, char b) {
+        return a == std::tolower(static_cast<unsigned char>(b));
+      })) {
+    return Outcome::Anonymous;  // not a bearer token: other authenticators' business
+  }
+  std::string_view token = value.substr(space + 1);
+  token = token.substr(0, token.find(' '));
+  if (token.empty()) {
+    return Outcome::Anonymous;  // an empty bearer token is no credential
+  }
+  auto u = authenticateToken(token, reason);
+  if (!u) {
+    return Outcome::Rejected;
+  }
+  *user = std::move(*u);
+  return Outcome::Authenticated;
 }
 
 }  // namespace ccm::kubesim

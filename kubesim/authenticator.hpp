@@ -1,8 +1,11 @@
 // Authenticator: who is calling. Bearer tokens are looked up in the static token table
 // (--token-auth-file, admin-added tokens) or verified as service-account JWTs; otherwise a
-// verified client certificate names the user (CN) and groups (O). Requests with neither are
-// anonymous, which kubesim rejects (401), like a server started with --anonymous-auth=false.
-// Every authenticated user also gets the group system:authenticated.
+// verified client certificate names the user (CN) and groups (O); a certificate is looked at
+// first, as the API server's authenticator chain does. Requests with neither (no
+// Authorization header, another scheme than Bearer, an empty bearer token) are anonymous:
+// system:anonymous in system:unauthenticated, left to RBAC (--anonymous-auth=true, the
+// default). A bearer token that does not verify is rejected (401). Every authenticated user
+// also gets the group system:authenticated.
 //
 // THREAD: all methods may be called from any thread; mu_ guards the token table.
 #pragma once
@@ -48,9 +51,17 @@ class Authenticator {
   enum class Outcome { Authenticated, Anonymous, Rejected };
   // Authenticates a request; *user is set on success, *reason on rejection.
   Outcome authenticate(const HttpRequest& request, UserInfo* user, std::string* reason) const;
-  // Authenticates a bare bearer token (TokenReview).
-  std::optional<UserInfo> authenticateToken(std::string_view token, std::string* reason) const;
+  // The audiences the API server itself accepts tokens for (--api-audiences: the issuer).
+  static std::vector<std::string> apiAudiences();
+  // Authenticates a bare bearer token for `audiences` (TokenReview's spec.audiences; empty:
+  // apiAudiences()). On success *granted (when given) holds the audiences the token is good
+  // for among those asked; on failure *reason is the API server's error text.
+  std::optional<UserInfo> authenticateToken(std::string_view token, std::string* reason,
+                                            const std::vector<std::string>& audiences = {},
+                                            std::vector<std::string>* granted = nullptr) const;
 
+  // system:anonymous, group system:unauthenticated.
+  static UserInfo anonymousUser();
   static UserInfo serviceAccountUser(std::string_view ns, std::string_view name,
                                      std::string_view uid);
 

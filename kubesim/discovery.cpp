@@ -65,8 +65,8 @@ std::string schemaName(const std::string& group, const std::string& struct_name)
 
 }  // namespace
 
-Discovery::Discovery(const ResourceRegistry& registry, VersionInfo version)
-    : registry_(registry), version_info_(std::move(version)) {
+Discovery::Discovery(const ResourceRegistry& registry, VersionInfo version, ServedSurface surface)
+    : registry_(registry), version_info_(std::move(version)), surface_(surface) {
   version_ = R"({"major":)" + jsonString(version_info_.major) + R"(,"minor":)" +
              jsonString(version_info_.minor) + R"(,"gitVersion":)" +
              jsonString(version_info_.git_version) +
@@ -75,7 +75,7 @@ Discovery::Discovery(const ResourceRegistry& registry, VersionInfo version)
              R"("platform":"linux/amd64"})";
   std::string groups;
   for (const auto& g : registry_.groups()) {
-    if (g.name.empty()) {
+    if (g.name.empty() || !surface_.servesGroupVersion(g.name, g.version)) {
       continue;
     }
     groups += (groups.empty() ? "" : ",") + groupJson(g);
@@ -84,6 +84,9 @@ Discovery::Discovery(const ResourceRegistry& registry, VersionInfo version)
   group_list_ = R"({"kind":"APIGroupList","apiVersion":"v1","groups":[)" + groups + "]}";
   std::string index;
   for (const auto& g : registry_.groups()) {
+    if (!surface_.servesGroupVersion(g.name, g.version)) {
+      continue;
+    }
     std::string key = g.name.empty() ? g.version : g.name + "/" + g.version;
     resource_lists_[key] = renderResourceList(g.name, g.version);
     std::string path = g.name.empty() ? "api/" + g.version : "apis/" + g.name + "/" + g.version;
@@ -132,7 +135,7 @@ std::string Discovery::renderResourceList(const std::string& group,
   std::string gv = group.empty() ? version : group + "/" + version;
   std::string items;
   for (const auto& t : registry_.all()) {
-    if (t.group != group || t.version != version) {
+    if (t.group != group || t.version != version || !surface_.serves(t)) {
       continue;
     }
     std::string e = R"({"name":)" + jsonString(t.resource) + R"(,"singularName":)" +
@@ -170,7 +173,7 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
   // Structs reachable from this group-version's kinds.
   std::map<std::string, std::string> roots;  // struct -> kind
   for (const auto& t : registry_.all()) {
-    if (t.group == group && t.version == version) {
+    if (t.group == group && t.version == version && surface_.serves(t)) {
       roots[schema.rootFor(t.group, t.kind)] = t.kind;
     }
   }
@@ -241,6 +244,9 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
     }
     std::string props;
     for (const auto& [f, t] : def->fields) {
+      if (!surface_.knowsField(name, f)) {
+        continue;
+      }
       props += (props.empty() ? "" : ",") + jsonString(f) + ":" + typeSchema(t);
     }
     std::string s = R"({"type":"object","properties":{)" + props + "}";
@@ -260,7 +266,7 @@ std::string Discovery::renderOpenApi(const std::string& group, const std::string
   std::string paths;
   std::string prefix = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
   for (const auto& t : registry_.all()) {
-    if (t.group != group || t.version != version || !t.stored) {
+    if (t.group != group || t.version != version || !t.stored || !surface_.serves(t)) {
       continue;
     }
     std::string gvk = R"({"group":)" + jsonString(group) + R"(,"kind":)" + jsonString(t.kind) +

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "kubesim/resource_registry.hpp"
+#include "kubesim/served_surface.hpp"
 
 namespace ccm::kubesim {
 
@@ -25,7 +26,8 @@ class Discovery {
     std::string git_version = "v1.32.0";
   };
 
-  Discovery(const ResourceRegistry& registry, VersionInfo version);
+  // Only what `surface` serves is listed.
+  Discovery(const ResourceRegistry& registry, VersionInfo version, ServedSurface surface);
 
   const std::string& version() const { return version_; }
   // /api (server_address: "127.0.0.1:port" for serverAddressByClientCIDRs)
@@ -46,6 +48,7 @@ class Discovery {
 
   const ResourceRegistry& registry_;
   VersionInfo version_info_;
+  ServedSurface surface_;
   std::string version_;
   std::string group_list_;
   std::map<std::string, std::string> groups_;          // group -> APIGroup

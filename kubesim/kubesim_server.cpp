@@ -179,11 +179,16 @@ Status KubesimServer::start() {
     std::string minor = dot == std::string::npos ? "0" : v.substr(dot + 1);
     version.minor = minor.substr(0, minor.find('.'));
   }
-  discovery_ = std::make_unique<Discovery>(ResourceRegistry::builtin(), version);
+  auto surface = ServedSurface::forVersion(options_.server_version);
+  if (!surface.ok()) {
+    return surface.status();
+  }
+  discovery_ = std::make_unique<Discovery>(ResourceRegistry::builtin(), version, *surface);
   ResourceHandler::Options ropts;
   ropts.bookmark_interval = options_.bookmark_interval;
   ropts.min_request_timeout = options_.min_request_timeout;
   ropts.watch_list = options_.watch_list;
+  ropts.surface = *surface;
   resources_ = std::make_unique<ResourceHandler>(*store_, *writer_, ropts);
   reviews_ = std::make_unique<ReviewHandler>(*store_, *authn_, *authz_, *tokens_);
   admin_ = std::make_unique<AdminApi>(*this);
@@ -205,9 +210,9 @@ Status KubesimServer::start() {
   controllers_ = std::make_unique<BuiltinControllers>(*writer_, copts);
 
   CCM_RETURN_IF_ERROR(setUpTls());
-  api_ = std::make_unique<ApiServer>(
-      ApiServer::Parts{io_, *store_, *authn_, *authz_, *discovery_, *resources_, *reviews_, faults_,
-                       *admin_, [this] { return "127.0.0.1:" + std::to_string(port()); }});
+  api_ = std::make_unique<ApiServer>(ApiServer::Parts{
+      io_, *store_, *authn_, *authz_, *discovery_, *resources_, *reviews_, faults_, *admin_,
+      [this] { return "127.0.0.1:" + std::to_string(port()); }, *surface});
   work_.emplace(io_.get_executor());
   for (int i = 0; i < std::max(1, options_.threads); ++i) {
     io_threads_.emplace_back([this, i] {

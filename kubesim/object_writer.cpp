@@ -4,6 +4,7 @@
 #include "host/runtime/base64.hpp"
 #include "kubesim/json_util.hpp"
 #include "kubesim/object_validator.hpp"
+#include "kubesim/workload_defaults.hpp"
 
 namespace ccm::kubesim {
 namespace {
@@ -232,45 +233,18 @@ void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
     }
   } else if (r == "pods") {
     JsonValue& spec = ensureObject(doc, "spec", alloc);
-    if (stringMember(spec, "restartPolicy").empty()) {
-      setString(spec, "restartPolicy", "Always", alloc);
-    }
-    if (stringMember(spec, "dnsPolicy").empty()) {
-      setString(spec, "dnsPolicy", "ClusterFirst", alloc);
-    }
-    if (stringMember(spec, "schedulerName").empty()) {
-      setString(spec, "schedulerName", "default-scheduler", alloc);
-    }
-    if (member(spec, "terminationGracePeriodSeconds") == nullptr) {
-      setInt(spec, "terminationGracePeriodSeconds", 30, alloc);
-    }
+    // The ServiceAccount admission plugin names the namespace's default account.
     if (stringMember(spec, "serviceAccountName").empty()) {
       setString(spec, "serviceAccountName", "default", alloc);
     }
-    if (JsonValue* cs = member(spec, "containers"); cs && cs->IsArray()) {
-      for (auto& c : cs->GetArray()) {
-        if (!c.IsObject()) {
-          continue;
-        }
-        if (stringMember(c, "terminationMessagePath").empty()) {
-          setString(c, "terminationMessagePath", "/dev/termination-log", alloc);
-        }
-        if (stringMember(c, "terminationMessagePolicy").empty()) {
-          setString(c, "terminationMessagePolicy", "File", alloc);
-        }
-        if (stringMember(c, "imagePullPolicy").empty()) {
-          std::string_view image = stringMember(c, "image");
-          bool latest = image.find(':') == std::string_view::npos ||
-                        image.substr(image.rfind(':')) == ":latest";
-          setString(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent", alloc);
-        }
-      }
-    }
+    defaultPodSpec(spec, alloc);
     // No scheduler, no kubelet for pods: they stay Pending.
     JsonValue status(rapidjson::kObjectType);
     status.AddMember("phase", "Pending", alloc);
     status.AddMember("qosClass", "BestEffort", alloc);
     setMember(doc, "status", std::move(status), alloc);
+  } else {
+    defaultWorkloadOnCreate(type, doc, alloc);
   }
 }
 
@@ -396,6 +370,18 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
       copyMember(doc, old, "spec", alloc);
     } else if (type.hasSubresource("status")) {
       copyMember(doc, old, "status", alloc);
+    }
+    if (tracksGeneration(type) && subresource.empty()) {
+      defaultWorkloadSpec(type, doc, alloc);
+      const JsonValue* new_spec = member(doc, "spec");
+      const JsonValue* old_spec = member(old, "spec");
+      bool changed = (new_spec == nullptr) != (old_spec == nullptr) ||
+                     (new_spec != nullptr && *new_spec != *old_spec);
+      if (changed) {
+        const JsonValue* gen = member(old_meta, "generation");
+        setInt(meta, "generation", (gen != nullptr && gen->IsInt64() ? gen->GetInt64() : 0) + 1,
+               alloc);
+      }
     }
     if (type.resource == "nodes") {
       foldNodePodCidrs(doc, alloc);

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "kubesim/served_surface.hpp"
+
 namespace ccm::kubesim {
 namespace {
 
@@ -72,7 +74,8 @@ Serving:
   --threads=N                  io threads (default 2)
   --ready-file=PATH            write {"port","url","kubeconfig",...} here once serving
   --state-file=PATH            load state from PATH at start (if it exists), save it at exit
-  --server-version=vX.Y.Z      version reported by /version (default v1.32.0)
+  --server-version=vX.Y.Z      Kubernetes version to emulate, v1.26.0 to v1.34.x: /version and
+                               the served API (default v1.32.0)
 
 Credentials (a CA, server and admin certificates are generated unless given):
   --cert-dir=DIR               keep/reuse certificates, admin token and SA signing secret
@@ -277,6 +280,9 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
     } else if (key == "state-file") {
       o.state_file = value;
     } else if (key == "server-version") {
+      if (auto surface = ServedSurface::forVersion(value); !surface.ok()) {
+        return surface.status();
+      }
       o.server_version = value;
     } else if (key == "cert-dir") {
       o.cert_dir = value;

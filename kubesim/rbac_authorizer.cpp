@@ -301,8 +301,19 @@ std::shared_ptr<const RbacAuthorizer::Snapshot> RbacAuthorizer::build() const {
         binding_id.append(obj.ns).append("/");
       }
       binding_id += obj.name;
-      snap->by_subject[key].push_back(
-          {cluster ? std::string() : obj.ns, rules, std::move(binding_id), role_id});
+      // The RBAC authorizer's reason: binding (name/namespace), role, subject (a service
+      // account as name/namespace).
+      std::string subject_name = name;
+      if (skind == "ServiceAccount") {
+        std::string_view sns = stringMember(s, "namespace");
+        subject_name += "/" + std::string(sns.empty() ? std::string_view(obj.ns) : sns);
+      }
+      std::string reason =
+          "RBAC: allowed by " + std::string(cluster ? "ClusterRoleBinding " : "RoleBinding ") +
+          goQuote(cluster ? obj.name : obj.name + "/" + obj.ns) + " of " + std::string(kind) + " " +
+          goQuote(role) + " to " + std::string(skind) + " " + goQuote(subject_name);
+      snap->by_subject[key].push_back({cluster ? std::string() : obj.ns, rules,
+                                       std::move(binding_id), role_id, std::move(reason)});
     }
   };
   for (const auto& obj : list("clusterrolebindings")) {
@@ -325,7 +336,7 @@ RbacAuthorizer::Decision RbacAuthorizer::authorize(const AuthorizationAttributes
 
 RbacAuthorizer::Decision RbacAuthorizer::evaluate(const AuthorizationAttributes& a) const {
   if (a.user.inGroup("system:masters")) {
-    return {true, "system:masters", "", "", -1, nullptr};
+    return {true, "system:masters", "", "", -1, nullptr, ""};
   }
   auto snap = current();
   Decision d;
@@ -345,6 +356,7 @@ RbacAuthorizer::Decision RbacAuthorizer::evaluate(const AuthorizationAttributes&
           d.role = grant.role;
           d.rule_index = static_cast<int>(i);
           d.rules = grant.rules;
+          d.review_reason = grant.reason;
           return true;
         }
       }

@@ -66,6 +66,10 @@ class RbacAuthorizer {
     std::string role;
     int rule_index = -1;
     std::shared_ptr<const std::vector<PolicyRule>> rules;  // the role's rules (rule_index's)
+    // What a SubjectAccessReview reports as status.reason: the RBAC authorizer's
+    // `RBAC: allowed by ClusterRoleBinding "b" of ClusterRole "r" to Group "g"`; empty when
+    // denied or allowed as system:masters (whose authorizer gives no reason).
+    std::string review_reason;
   };
 
   explicit RbacAuthorizer(const ObjectStore& store);
@@ -88,6 +92,7 @@ class RbacAuthorizer {
     std::shared_ptr<const std::vector<PolicyRule>> rules;
     std::string binding;  // "ClusterRoleBinding/<name>" / "RoleBinding/<ns>/<name>"
     std::string role;     // "ClusterRole/<name>" / "Role/<ns>/<name>"
+    std::string reason;   // Decision::review_reason
   };
   Decision evaluate(const AuthorizationAttributes& attributes) const;
   struct Snapshot;

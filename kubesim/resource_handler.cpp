@@ -83,6 +83,7 @@ std::string strictMessage(const std::vector<std::string>& errors) {
 // fieldValidation directive: unknown and duplicate fields are dropped (Ignore/Warn, with
 // warnings for Warn) or rejected (Strict).
 std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type,
+                                   const ResourceHandler::Options& options,
                                    const std::string& validation, JsonDocument& doc,
                                    std::vector<std::string>& warnings) {
   std::string ct = r.header(http::field::content_type);
@@ -149,6 +150,7 @@ std::optional<ApiError> decodeBody(const ApiRequest& r, const ResourceType& type
     return ApiError::badRequest(type.kind + " in version " + jsonString(type.version) +
                                 " cannot be handled as a " + type.kind + ": " + *issues.type_error);
   }
+  options.surface.pruneUnservedFields(type.group, type.kind, doc, &issues.unknown_fields);
   for (const auto& u : issues.unknown_fields) {
     strict.push_back("unknown field " + jsonString(u));
   }
@@ -187,7 +189,8 @@ ApiError tooLargeRv(uint64_t requested, uint64_t current, int retry_after) {
 }
 
 std::optional<ApiError> parseSelectors(const ApiRequest& r, const ResourceType& type,
-                                       LabelSelector& labels, FieldSelector& fields) {
+                                       const ServedSurface& surface, LabelSelector& labels,
+                                       FieldSelector& fields) {
   std::string err;
   auto ls = LabelSelector::parse(r.query.get("labelSelector"), &err);
   if (!ls) {
@@ -197,6 +200,14 @@ std::optional<ApiError> parseSelectors(const ApiRequest& r, const ResourceType& 
   auto fs = FieldSelector::parse(r.query.get("fieldSelector"), type, &err);
   if (!fs) {
     return ApiError::badRequest(err);
+  }
+  if (type.group.empty() && type.resource == "services" &&
+      !surface.serviceTypeAndClusterIpFieldSelectors()) {
+    for (const auto& term : fs->terms()) {
+      if (term.label == "spec.type" || term.label == "spec.clusterIP") {
+        return ApiError::badRequest("field label not supported: " + term.label);
+      }
+    }
   }
   fields = std::move(*fs);
   return std::nullopt;
@@ -343,10 +354,11 @@ HttpResponse ResourceHandler::list(const ApiRequest& r) {
   const ResourceType& st = storageType(type);
   ObjectStore::ListRequest req;
   req.ns = type.namespaced ? r.info.ns : std::string();
-  if (auto err = parseSelectors(r, type, req.labels, req.fields)) {
+  if (auto err = parseSelectors(r, type, options_.surface, req.labels, req.fields)) {
     return errorResponse(*err);
   }
-  if (r.query.has("sendInitialEvents")) {
+  if (r.query.has("sendInitialEvents") &&
+      options_.surface.watchList() != ServedSurface::WatchList::UnknownParameter) {
     return errorResponse(listOptionsInvalid(
         FieldError::forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")));
   }
@@ -491,15 +503,24 @@ HttpResponse ResourceHandler::watch(const ApiRequest& r) {
   const ResourceType& type = *r.type;
   WatchFilter filter;
   filter.ns = type.namespaced ? r.info.ns : std::string();
-  if (auto err = parseSelectors(r, type, filter.labels, filter.fields)) {
+  if (auto err = parseSelectors(r, type, options_.surface, filter.labels, filter.fields)) {
     return errorResponse(*err);
   }
   std::string rv_text = r.query.get("resourceVersion");
   std::string match = r.query.get("resourceVersionMatch");
   bool send_initial = r.query.getBool("sendInitialEvents");
   bool sie_given = r.query.has("sendInitialEvents");
-  if (sie_given) {
-    if (!options_.watch_list) {
+  if (options_.surface.watchList() == ServedSurface::WatchList::UnknownParameter) {
+    // Before 1.27 sendInitialEvents is no parameter at all: only resourceVersionMatch, which
+    // a watch may not carry, is refused.
+    if (!match.empty()) {
+      return errorResponse(listOptionsInvalid(FieldError::forbidden(
+          "resourceVersionMatch", "resourceVersionMatch is forbidden for watch")));
+    }
+    send_initial = false;
+  } else if (sie_given) {
+    if (!options_.watch_list ||
+        options_.surface.watchList() == ServedSurface::WatchList::GateDisabled) {
       return errorResponse(listOptionsInvalid(
           FieldError::forbidden("sendInitialEvents",
                                 "sendInitialEvents is forbidden for watch unless the WatchList "
@@ -593,7 +614,7 @@ HttpResponse ResourceHandler::create(const ApiRequest& r) {
   }
   JsonDocument body;
   std::vector<std::string> warnings;
-  if (auto e = decodeBody(r, type, *validation, body, warnings)) {
+  if (auto e = decodeBody(r, type, options_, *validation, body, warnings)) {
     return errorResponse(*e);
   }
   JsonValue& meta = ensureObject(body, "metadata", body.GetAllocator());
@@ -633,7 +654,7 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
   }
   JsonDocument body;
   std::vector<std::string> warnings;
-  if (auto e = decodeBody(r, type, *validation, body, warnings)) {
+  if (auto e = decodeBody(r, type, options_, *validation, body, warnings)) {
     return errorResponse(*e);
   }
   JsonDocument stored_body;
@@ -772,6 +793,8 @@ HttpResponse ResourceHandler::patch(const ApiRequest& r) {
               "", "", "",
               {FieldError::invalid("patch", goQuote(toJson(*target)), *issues.type_error)});
         }
+        options_.surface.pruneUnservedFields(type.group, type.kind, *target,
+                                             &issues.unknown_fields);
         std::vector<std::string> strict;
         for (const auto& u : issues.unknown_fields) {
           strict.push_back("unknown field " + jsonString(u));
@@ -955,7 +978,7 @@ HttpResponse ResourceHandler::removeCollection(const ApiRequest& r) {
   }
   ObjectStore::ListRequest req;
   req.ns = type.namespaced ? r.info.ns : std::string();
-  if (auto err = parseSelectors(r, type, req.labels, req.fields)) {
+  if (auto err = parseSelectors(r, type, options_.surface, req.labels, req.fields)) {
     return errorResponse(*err);
   }
   auto listed = store_.list(st, req);

@@ -18,6 +18,7 @@
 #include "kubesim/api_request.hpp"
 #include "kubesim/object_store.hpp"
 #include "kubesim/object_writer.hpp"
+#include "kubesim/served_surface.hpp"
 
 namespace ccm::kubesim {
 
@@ -28,6 +29,7 @@ class ResourceHandler {
     std::chrono::seconds min_request_timeout{1800};
     size_t watch_queue_limit = 200000;
     bool watch_list = true;  // serve sendInitialEvents (false: reject it with 422)
+    ServedSurface surface = ServedSurface::newest();  // the emulated version's API
   };
 
   ResourceHandler(ObjectStore& store, ObjectWriter& writer, Options options)

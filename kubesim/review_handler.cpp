@@ -74,15 +74,15 @@ std::optional<ApiError> parseBody(const ApiRequest& r, JsonDocument& doc, bool r
 
 }  // namespace
 
-ApiOr<ServiceAccountTokens::Issued> ReviewHandler::issueToken(std::string_view ns,
-                                                              std::string_view name,
-                                                              std::chrono::seconds ttl) const {
+ApiOr<ServiceAccountTokens::Issued> ReviewHandler::issueToken(
+    std::string_view ns, std::string_view name, std::chrono::seconds ttl,
+    const std::vector<std::string>& audiences) const {
   const ResourceType& sa = *ResourceRegistry::builtin().find("", "v1", "serviceaccounts");
   ObjectPtr obj = store_.get(sa, ns, name);
   if (!obj) {
     return ApiError::notFound("", "serviceaccounts", name);
   }
-  return tokens_.issue(ns, name, obj->uid, ttl, std::chrono::system_clock::now());
+  return tokens_.issue(ns, name, obj->uid, ttl, std::chrono::system_clock::now(), audiences);
 }
 
 HttpResponse ReviewHandler::handle(const ApiRequest& r) {
@@ -130,7 +130,7 @@ HttpResponse ReviewHandler::tokenRequest(const ApiRequest& r) {
         {FieldError::invalid("spec.expirationSeconds", std::to_string(seconds),
                              "may not specify a duration larger than 2^32 seconds")}));
   }
-  auto issued = issueToken(r.info.ns, r.info.name, std::chrono::seconds(seconds));
+  auto issued = issueToken(r.info.ns, r.info.name, std::chrono::seconds(seconds), audiences);
   if (!issued.ok()) {
     return errorResponse(issued.error());
   }
@@ -154,10 +154,13 @@ HttpResponse ReviewHandler::tokenRequest(const ApiRequest& r) {
 HttpResponse ReviewHandler::tokenReview(const ApiRequest& r, const JsonValue& body) {
   const JsonValue* spec = member(body, "spec");
   std::string token = spec ? std::string(stringMember(*spec, "token")) : std::string();
+  std::vector<std::string> audiences =
+      spec ? strings(member(*spec, "audiences")) : std::vector<std::string>();
   std::string reason;
   std::optional<UserInfo> user;
+  std::vector<std::string> granted;
   if (!token.empty()) {
-    user = authn_.authenticateToken(token, &reason);
+    user = authn_.authenticateToken(token, &reason, audiences, &granted);
   } else {
     reason = "token is empty";
   }
@@ -165,8 +168,13 @@ HttpResponse ReviewHandler::tokenReview(const ApiRequest& r, const JsonValue& bo
       R"({"kind":"TokenReview","apiVersion":"authentication.k8s.io/v1","metadata":{"creationTimestamp":null},"spec":)";
   out += spec ? toJson(*spec) : std::string("{}");
   if (user) {
+    // status.audiences: the asked audiences (the API server's when none) the token is good for.
+    std::string aud;
+    for (const auto& a : granted) {
+      aud += (aud.empty() ? "" : ",") + jsonString(a);
+    }
     out += R"(,"status":{"authenticated":true,"user":)" + userJson(*user) + R"(,"audiences":[)" +
-           jsonString(ServiceAccountTokens::kIssuer) + "]}}";
+           aud + "]}}";
   } else {
     out += R"(,"status":{"user":{},"error":)" + jsonString(reason) + "}}";
   }
@@ -236,8 +244,8 @@ HttpResponse ReviewHandler::accessReview(const ApiRequest& r, const JsonValue& b
   }
   out += R"(},"spec":)" + toJson(*spec) + R"(,"status":{"allowed":)" +
          (decision.allowed ? "true" : "false");
-  if (!decision.reason.empty()) {
-    out += R"(,"reason":)" + jsonString(decision.reason);
+  if (!decision.review_reason.empty()) {
+    out += R"(,"reason":)" + jsonString(decision.review_reason);
   }
   out += "}}";
   return jsonResponse(201, out);

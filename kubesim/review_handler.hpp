@@ -26,8 +26,9 @@ class ReviewHandler {
   HttpResponse handle(const ApiRequest& request);
 
   // Mints a token for ns/name (the service account must exist). Used by the admin API too.
-  ApiOr<ServiceAccountTokens::Issued> issueToken(std::string_view ns, std::string_view name,
-                                                 std::chrono::seconds ttl) const;
+  ApiOr<ServiceAccountTokens::Issued> issueToken(
+      std::string_view ns, std::string_view name, std::chrono::seconds ttl,
+      const std::vector<std::string>& audiences = {}) const;
 
  private:
   HttpResponse tokenRequest(const ApiRequest& r);

@@ -79,6 +79,20 @@ ClusterRoleBinding: @meta subjects:[]Subject roleRef:RoleRef
 RoleBinding: @meta subjects:[]Subject roleRef:RoleRef
 Subject: kind:string apiGroup:string name:string namespace:string
 RoleRef: apiGroup:string kind:string name:string
+PodTemplateSpec: metadata:ObjectMeta spec:PodSpec
+DaemonSet: @meta spec:DaemonSetSpec status:DaemonSetStatus
+DaemonSetSpec: selector:LabelSelector template:PodTemplateSpec updateStrategy:DaemonSetUpdateStrategy minReadySeconds:int revisionHistoryLimit:int
+DaemonSetUpdateStrategy: type:string rollingUpdate:RollingUpdateDaemonSet
+RollingUpdateDaemonSet: maxUnavailable:intorstr maxSurge:intorstr
+DaemonSetStatus: currentNumberScheduled:int numberMisscheduled:int desiredNumberScheduled:int numberReady:int observedGeneration:long updatedNumberScheduled:int numberAvailable:int numberUnavailable:int collisionCount:int conditions:[]any
+Deployment: @meta spec:DeploymentSpec status:DeploymentStatus
+DeploymentSpec: replicas:int selector:LabelSelector template:PodTemplateSpec strategy:DeploymentStrategy minReadySeconds:int revisionHistoryLimit:int paused:bool progressDeadlineSeconds:int
+DeploymentStrategy: type:string rollingUpdate:RollingUpdateDeployment
+RollingUpdateDeployment: maxUnavailable:intorstr maxSurge:intorstr
+DeploymentStatus: observedGeneration:long replicas:int updatedReplicas:int readyReplicas:int availableReplicas:int unavailableReplicas:int terminatingReplicas:int conditions:[]any collisionCount:int
+PodDisruptionBudget: @meta spec:PodDisruptionBudgetSpec status:PodDisruptionBudgetStatus
+PodDisruptionBudgetSpec: minAvailable:intorstr selector:LabelSelector maxUnavailable:intorstr unhealthyPodEvictionPolicy:string
+PodDisruptionBudgetStatus: observedGeneration:long disruptedPods:map[time] disruptionsAllowed:int currentHealthy:int desiredHealthy:int expectedPods:int conditions:[]Condition
 TokenRequest: @meta spec:TokenRequestSpec status:TokenRequestStatus
 TokenRequestSpec: audiences:[]string expirationSeconds:long boundObjectRef:any
 TokenRequestStatus: token:string expirationTimestamp:time

@@ -18,18 +18,24 @@ std::string ServiceAccountTokens::sign(std::string_view signing_input) const {
   return base64UrlEncode(std::string_view(reinterpret_cast<char*>(mac), len));
 }
 
-ServiceAccountTokens::Issued ServiceAccountTokens::issue(std::string_view ns, std::string_view name,
-                                                         std::string_view uid,
-                                                         std::chrono::seconds ttl,
-                                                         WallTime now) const {
+ServiceAccountTokens::Issued ServiceAccountTokens::issue(
+    std::string_view ns, std::string_view name, std::string_view uid, std::chrono::seconds ttl,
+    WallTime now, const std::vector<std::string>& audiences) const {
   auto secs = [](WallTime t) {
     return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
   };
   WallTime exp = now + ttl;
   std::string header = R"({"alg":"HS256","kid":"kubesim","typ":"JWT"})";
+  std::string aud;
+  for (const auto& a : audiences) {
+    aud += (aud.empty() ? "" : ",") + jsonString(a);
+  }
+  if (aud.empty()) {
+    aud = jsonString(kIssuer);
+  }
   std::string payload =
-      R"({"aud":[)" + jsonString(kIssuer) + R"(],"exp":)" + std::to_string(secs(exp)) +
-      R"(,"iat":)" + std::to_string(secs(now)) + R"(,"iss":)" + jsonString(kIssuer) + R"(,"jti":)" +
+      R"({"aud":[)" + aud + R"(],"exp":)" + std::to_string(secs(exp)) + R"(,"iat":)" +
+      std::to_string(secs(now)) + R"(,"iss":)" + jsonString(kIssuer) + R"(,"jti":)" +
       jsonString(newUid()) + R"(,"kubernetes.io":{"namespace":)" + jsonString(ns) +
       R"(,"serviceaccount":{"name":)" + jsonString(name) + R"(,"uid":)" + jsonString(uid) +
       R"(}},"nbf":)" + std::to_string(secs(now)) + R"(,"sub":)" +
@@ -65,9 +71,10 @@ std::optional<ServiceAccountTokens::Claims> ServiceAccountTokens::verify(std::st
     return std::nullopt;
   }
   size_t a = input.find('.');
-  auto payload = base64Decode(input.substr(a + 1));
-  if (!payload) {
-    *error = "malformed payload";
+  auto header = base64UrlDecodeStrict(input.substr(0, a));
+  auto payload = base64UrlDecodeStrict(input.substr(a + 1));
+  if (!header || !payload) {
+    *error = "illegal base64 data in the token";
     return std::nullopt;
   }
   JsonDocument doc;
@@ -83,9 +90,24 @@ std::optional<ServiceAccountTokens::Claims> ServiceAccountTokens::verify(std::st
   }
   Claims c;
   c.expires = WallTime(std::chrono::seconds(exp->GetInt64()));
-  if (c.expires <= now) {
-    *error = "token has expired";
+  if (now > c.expires + kLeeway) {
+    *error = "service account token has expired";
     return std::nullopt;
+  }
+  if (const JsonValue* nbf = member(doc, "nbf");
+      nbf != nullptr && nbf->IsInt64() &&
+      now + kLeeway < WallTime(std::chrono::seconds(nbf->GetInt64()))) {
+    *error = "service account token is not valid yet";
+    return std::nullopt;
+  }
+  if (const JsonValue* aud = member(doc, "aud"); aud != nullptr && aud->IsArray()) {
+    for (const auto& e : aud->GetArray()) {
+      if (e.IsString()) {
+        c.audiences.emplace_back(e.GetString(), e.GetStringLength());
+      }
+    }
+  } else if (aud != nullptr && aud->IsString()) {
+    c.audiences.emplace_back(aud->GetString(), aud->GetStringLength());
   }
   const JsonValue* k8s = member(doc, "kubernetes.io");
   const JsonValue* sa = k8s ? member(*k8s, "serviceaccount") : nullptr;

@@ -115,6 +115,55 @@ std::vector<Column> columnsFor(const ResourceType& t) {
             {"Endpoints", "string", "", 0, "The endpoints of the slice."},
             {"Age", "string", "", 0, kAge}};
   }
+  if (r == "daemonsets") {
+    return {{"Name", "string", "name", 0, kName},
+            {"Desired", "integer", "", 0,
+             "The total number of nodes that should be running the daemon pod."},
+            {"Current", "integer", "", 0,
+             "The number of nodes that are running at least 1 daemon pod and are supposed to run "
+             "the daemon pod."},
+            {"Ready", "integer", "", 0,
+             "The number of nodes that should be running the daemon pod and have one or more of "
+             "the daemon pod running and ready."},
+            {"Up-to-date", "integer", "", 0,
+             "The total number of nodes that are running updated daemon pod"},
+            {"Available", "integer", "", 0,
+             "The number of nodes that should be running the daemon pod and have one or more of "
+             "the daemon pod running and available (ready for at least spec.minReadySeconds)"},
+            {"Node Selector", "string", "", 0,
+             "NodeSelector is a selector which must be true for the pod to fit on a node."},
+            {"Age", "string", "", 0, kAge},
+            {"Containers", "string", "", 1, "Names of each container in the template."},
+            {"Images", "string", "", 1, "Images referenced by each container in the template."},
+            {"Selector", "string", "", 1,
+             "A label query over pods that are managed by the daemon set."}};
+  }
+  if (r == "deployments") {
+    return {{"Name", "string", "name", 0, kName},
+            {"Ready", "string", "", 0, "Number of the pod with ready state"},
+            {"Up-to-date", "string", "", 0,
+             "Total number of non-terminated pods targeted by this deployment that have the "
+             "desired template spec."},
+            {"Available", "string", "", 0,
+             "Total number of available pods (ready for at least minReadySeconds) targeted by "
+             "this deployment."},
+            {"Age", "string", "", 0, kAge},
+            {"Containers", "string", "", 1, "Names of each container in the template."},
+            {"Images", "string", "", 1, "Images referenced by each container in the template."},
+            {"Selector", "string", "", 1, "Label selector for pods."}};
+  }
+  if (r == "poddisruptionbudgets") {
+    return {{"Name", "string", "name", 0, kName},
+            {"Min Available", "string", "", 0,
+             "The minimum number of pods that must be available simultaneously. This can be "
+             "either an integer or a string specifying a percentage, e.g. \"28%\"."},
+            {"Max Unavailable", "string", "", 0,
+             "The maximum number of pods that may be unavailable. This can be either an integer "
+             "or a string specifying a percentage, e.g. \"50%\"."},
+            {"Allowed Disruptions", "integer", "", 0,
+             "Calculated number of pods that may be disrupted at this time."},
+            {"Age", "string", "", 0, kAge}};
+  }
   if (r == "clusterrolebindings" || r == "rolebindings") {
     return {{"Name", "string", "name", 0, kName},
             {"Role", "string", "", 0, "Role referenced by this binding."},
@@ -149,6 +198,76 @@ std::string age(const JsonValue& obj, std::initializer_list<std::string_view> pa
     return "<unknown>";
   }
   return TablePrinter::humanDuration(std::chrono::duration_cast<std::chrono::seconds>(now - *t));
+}
+
+// An int or string member as kubectl prints it ("N/A" when absent).
+std::string intOrString(const JsonValue& obj, std::initializer_list<std::string_view> path) {
+  const JsonValue* v = memberPath(obj, path);
+  if (v == nullptr) {
+    return "N/A";
+  }
+  if (v->IsInt64()) {
+    return std::to_string(v->GetInt64());
+  }
+  return v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string("N/A");
+}
+
+int64_t count(const JsonValue& obj, std::initializer_list<std::string_view> path) {
+  const JsonValue* v = memberPath(obj, path);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : 0;
+}
+
+std::string mapText(const JsonValue* m, const char* empty) {
+  std::vector<std::string> parts;
+  if (m != nullptr && m->IsObject()) {
+    for (auto it = m->MemberBegin(); it != memberEnd(*m); ++it) {
+      parts.push_back(std::string(it->name.GetString(), it->name.GetStringLength()) + "=" +
+                      (it->value.IsString() ? it->value.GetString() : ""));
+    }
+  }
+  return joinOr(parts, empty);
+}
+
+// DaemonSet, Deployment and PodDisruptionBudget rows (kubectl's printers).
+std::vector<std::string> workloadCells(const std::string& r, const JsonValue& obj,
+                                       const std::string& name, const std::string& created) {
+  if (r == "poddisruptionbudgets") {
+    return {name, intOrString(obj, {"spec", "minAvailable"}),
+            intOrString(obj, {"spec", "maxUnavailable"}),
+            std::to_string(count(obj, {"status", "disruptionsAllowed"})), created};
+  }
+  std::vector<std::string> names;
+  std::vector<std::string> images;
+  if (const JsonValue* cs = memberPath(obj, {"spec", "template", "spec", "containers"});
+      cs != nullptr && cs->IsArray()) {
+    for (const auto& c : cs->GetArray()) {
+      names.emplace_back(stringMember(c, "name"));
+      images.emplace_back(stringMember(c, "image"));
+    }
+  }
+  std::string selector = mapText(memberPath(obj, {"spec", "selector", "matchLabels"}), "<none>");
+  if (r == "daemonsets") {
+    return {name,
+            std::to_string(count(obj, {"status", "desiredNumberScheduled"})),
+            std::to_string(count(obj, {"status", "currentNumberScheduled"})),
+            std::to_string(count(obj, {"status", "numberReady"})),
+            std::to_string(count(obj, {"status", "updatedNumberScheduled"})),
+            std::to_string(count(obj, {"status", "numberAvailable"})),
+            mapText(memberPath(obj, {"spec", "template", "spec", "nodeSelector"}), "<none>"),
+            created,
+            joinOr(names, ""),
+            joinOr(images, ""),
+            selector};
+  }
+  return {name,
+          std::to_string(count(obj, {"status", "readyReplicas"})) + "/" +
+              std::to_string(count(obj, {"spec", "replicas"})),
+          std::to_string(count(obj, {"status", "updatedReplicas"})),
+          std::to_string(count(obj, {"status", "availableReplicas"})),
+          created,
+          joinOr(names, ""),
+          joinOr(images, ""),
+          selector};
 }
 
 std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, WallTime now) {
@@ -392,6 +511,9 @@ std::vector<std::string> cells(const ResourceType& type, const JsonValue& obj, W
     }
     return {name, str(obj, {"addressType"}), joinOr(ports, "<unset>"), joinOr(addrs, "<unset>"),
             created};
+  }
+  if (r == "daemonsets" || r == "deployments" || r == "poddisruptionbudgets") {
+    return workloadCells(r, obj, name, created);
   }
   if (r == "clusterrolebindings" || r == "rolebindings") {
     std::vector<std::string> users, groups, sas;

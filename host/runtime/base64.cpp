@@ -80,6 +80,15 @@ std::optional<std::string> base64DecodeStrict(std::string_view text) {
   return base64Decode(text);
 }
 
+std::optional<std::string> base64UrlDecodeStrict(std::string_view text) {
+  for (char c : text) {
+    if (c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      return std::nullopt;
+    }
+  }
+  return base64Decode(text);
+}
+
 std::optional<std::string> base64Decode(std::string_view text) {
   std::string out;
   out.reserve(text.size() * 3 / 4);

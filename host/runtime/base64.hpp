@@ -26,4 +26,8 @@ std::optional<std::string> base64Decode(std::string_view text);
 // CR and LF skipped, any other white space refused.
 std::optional<std::string> base64DecodeStrict(std::string_view text);
 
+// Decodes the unpadded URL-safe form only (JWT segments, RFC 7515): '-' and '_', no '=', no
+// '+' or '/', no white space, no dangling single character.
+std::optional<std::string> base64UrlDecodeStrict(std::string_view text);
+
 }  // namespace ccm

@@ -111,7 +111,9 @@ class RobustnessTest(KubesimTestCase):
 
     def test_transport_garbage(self):
         self.assertIn(b"400", self.raw(b"\x00\x01 nonsense\r\n\r\n"))
-        self.assertIn(b"401", self.raw(b"BLAH / HTTP/1.1\r\n\r\n"))
+        # Anonymous: RBAC refuses the unknown verb on "/".
+        self.assertIn(b"403", self.raw(b"BLAH / HTTP/1.1\r\n\r\n"))
+        self.assertIn(b"401", self.raw(b"BLAH / HTTP/1.1\r\nAuthorization: Bearer bad\r\n\r\n"))
         blah = self.raw(b"BLAH /api/v1/nodes HTTP/1.1\r\nAuthorization: Bearer " +
                         self.sim.admin_token.encode() + b"\r\n\r\n")
         self.assertIn(b"405", blah)

@@ -195,8 +195,8 @@ class RenderTest(unittest.TestCase):
 
     def test_kubectl_accepts_what_kubesim_serves(self):
         """kubectl create --dry-run=server (kubectl's client-side decoding, the server's
-        validation) of the RBAC and the example Secret; kubesim serves no apps/v1 or
-        policy/v1, so the workloads are checked above instead."""
+        validation) of the RBAC and the example Secret, and `kubectl apply -k` of both
+        kustomizations (DaemonSet; Deployment and PodDisruptionBudget) with server dry run."""
         from harness import Cluster
         with Cluster() as c:
             with tempfile.TemporaryDirectory() as cache:
@@ -209,6 +209,12 @@ class RenderTest(unittest.TestCase):
                 out = run(base + ["-f", os.path.join(MANIFESTS, "examples",
                                                      "openstack-secret.yaml")]).stdout
                 self.assertEqual(out.strip(), "secret/cloud-config")
+                apply = base[:3] + ["apply", "--dry-run=server", "-o", "name", "-k"]
+                out = run(apply + [MANIFESTS]).stdout.split()
+                self.assertIn("daemonset.apps/cloud-controller-manager", out)
+                out = run(apply + [os.path.join(MANIFESTS, "ha")]).stdout.split()
+                self.assertIn("deployment.apps/cloud-controller-manager", out)
+                self.assertIn("poddisruptionbudget.policy/cloud-controller-manager", out)
 
 
 class ExamplesTest(unittest.TestCase):

@@ -360,6 +360,9 @@ class FakeProvider final : public plugin::Provider {
   }
   void cancelAll() override {}
 
+  // ipMode of every answered ingress ("", "VIP", "Proxy"); set before the controller runs.
+  std::string ingress_ip_mode;
+
  private:
   // Records the call, runs the hook, counts concurrency, and picks a scripted failure.
   class Scope {
@@ -418,10 +421,11 @@ class FakeProvider final : public plugin::Provider {
     }
     return c;
   }
-  static plugin::LoadBalancerStatus statusOf(const Lb& lb) {
+  plugin::LoadBalancerStatus statusOf(const Lb& lb) const {
     plugin::LoadBalancerStatus st;
     sdk::Ingress in;
     in.ip = lb.ip;
+    in.ip_mode = ingress_ip_mode;
     st.ingress.push_back(in);
     return st;
   }

@@ -15,6 +15,7 @@ Environment (set by meson): CCM_BUILD_DIR, CCM_SOURCE_DIR.
 """
 import json
 import os
+import shlex
 import shutil
 import signal
 import ssl
@@ -162,7 +163,10 @@ class Cluster:
         os.chmod(self.tmp, 0o755)
         self.keep = keep or os.environ.get("CCM_KEEP_TEST_DIRS") == "1"
         self.nodes_at_start = nodes
-        self.kubesim_args = list(kubesim_args)
+        # CCM_KUBESIM_ARGS (shell words) is added to every kubesim, e.g.
+        # --server-version=v1.26.0 to run a test against the oldest emulated version.
+        self.kubesim_args = list(kubesim_args) + shlex.split(
+            os.environ.get("CCM_KUBESIM_ARGS", ""))
         self.processes = []
         self.kubesim = None
 

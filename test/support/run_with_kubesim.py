@@ -2,7 +2,12 @@
 """Starts kubesim (TLS, admin token and client-certificate kubeconfigs), runs a test program
 against it, and stops it.
 
-usage: run_with_kubesim.py KUBESIM PROGRAM [--kubesim-arg=ARG ...] [-- PROGRAM ARGS...]
+usage: run_with_kubesim.py KUBESIM PROGRAM [--kubesim-arg=ARG ...] [--server-version=V]
+                           [-- PROGRAM ARGS...]
+
+--server-version=V is short for --kubesim-arg=--server-version=V (the Kubernetes version
+kubesim emulates; default its newest). CCM_KUBESIM_ARGS (shell words) is added too, as
+test/support/harness.py does.
 
 The program gets KUBESIM_URL, KUBESIM_PORT, KUBESIM_KUBECONFIG (bearer token),
 KUBESIM_CERT_KUBECONFIG (client certificate), KUBESIM_CERT_DIR and KUBESIM_DIR (a scratch
@@ -10,6 +15,7 @@ directory) in its environment. Exit status: the program's.
 """
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,7 +30,10 @@ def main():
         return 2
     kubesim, program = sys.argv[1], sys.argv[2]
     rest = sys.argv[3:]
-    extra = [a[len("--kubesim-arg="):] for a in rest if a.startswith("--kubesim-arg=")]
+    own = rest[:rest.index("--")] if "--" in rest else rest
+    extra = [a[len("--kubesim-arg="):] for a in own if a.startswith("--kubesim-arg=")]
+    extra += [a for a in own if a.startswith("--server-version=")]
+    extra += shlex.split(os.environ.get("CCM_KUBESIM_ARGS", ""))
     prog_args = rest[rest.index("--") + 1:] if "--" in rest else []
     work = tempfile.mkdtemp(prefix="ccm-kubesim-")
     ready = os.path.join(work, "ready.json")

@@ -55,6 +55,14 @@ std::vector<kube::IngressSpec> toIngressSpecs(const plugin::LoadBalancerStatus& 
   return out;
 }
 
+// True when some entry of an ingress list (IngressSpec or a decoded LoadBalancerIngress)
+// carries an ipMode.
+template <typename IngressList>
+bool hasIpMode(const IngressList& ingress) {
+  return std::any_of(ingress.begin(), ingress.end(),
+                     [](const auto& in) { return !in.ip_mode.empty(); });
+}
+
 // A provider error wrapped with context; code and retry-after kept.
 Status wrap(std::string_view what, const Status& st) {
   return Status(st.code(), fmt::format("{}: {}", what, st.toString()), st.retryAfter());
@@ -697,7 +705,13 @@ Status ServiceController::removeFinalizer(const kube::Service& svc) {
 }
 
 Status ServiceController::patchStatus(const std::string& key, const kube::Service& svc,
-                                      const std::vector<kube::IngressSpec>& desired) {
+                                      const std::vector<kube::IngressSpec>& wanted) {
+  std::vector<kube::IngressSpec> desired = wanted;
+  if (server_drops_ip_mode_.load(std::memory_order_relaxed)) {
+    for (auto& in : desired) {
+      in.ip_mode.clear();
+    }
+  }
   std::string rv(svc.resource_version);
   auto entry = cache_.get(key);
   const auto* written = entry && entry->status_written ? &*entry->status_written : nullptr;
@@ -719,6 +733,20 @@ Status ServiceController::patchStatus(const std::string& key, const kube::Servic
       return okStatus();  // the Service is gone (usually: our finalizer was its last)
     }
     return wrapApi("failed to update load balancer status", r.status());
+  }
+  if (hasIpMode(desired) && !server_drops_ip_mode_.load(std::memory_order_relaxed)) {
+    auto answered = kube::decodeService(r.value());
+    if (answered.ok() && !hasIpMode(answered.value()->ingress) &&
+        !server_drops_ip_mode_.exchange(true)) {
+      ccm::log::info(
+          "the API server does not keep status.loadBalancer.ingress[].ipMode (Kubernetes before "
+          "1.29, or the LoadBalancerIPMode feature gate off): load balancer status is written "
+          "without it from now on",
+          {{"service", key}});
+      for (auto& in : desired) {
+        in.ip_mode.clear();  // what the server stored, so the cache compares equal
+      }
+    }
   }
   cache_.update(key, [&](CachedService& c) {
     c.status_written_rv = rv;

@@ -138,6 +138,12 @@ class ServiceController final : public Controller {
   std::mutex pending_mu_;
   std::unordered_map<std::string, Pending> pending_;  // guarded by pending_mu_
 
+  // Set when the API server answered a status write without the ipMode it was sent: a
+  // server before Kubernetes 1.29 (the field is unknown there) or 1.29 with the
+  // LoadBalancerIPMode gate off. From then on ingress is written and compared without ipMode,
+  // instead of rewriting a status the server can never show.
+  std::atomic<bool> server_drops_ip_mode_{false};
+
   std::atomic<uint64_t> node_generation_{1};
   std::mutex node_set_mu_;
   std::shared_ptr<const NodeSet> node_set_;  // guarded by node_set_mu_

@@ -714,6 +714,57 @@ TEST_CASE("finalizer and status patches only when something changes") {
   CHECK(h.provider.calls().empty());
 }
 
+TEST_CASE("an API server that drops ipMode (before 1.29) is not rewritten at every sync") {
+  Harness h;
+  h.addNode(node("n1"));
+  h.provider.ingress_ip_mode = "VIP";
+  auto c = makeController(h);
+  SvcSpec t;
+  t.name = "api";
+  t.uid = "uid-api";
+  t.finalizers = {std::string(kFinalizer)};
+  const std::string status_path = servicesStatusPath("default", "api");
+  // The server's answer to the status write: the ingress without the unknown ipMode.
+  SvcSpec stored = t;
+  stored.ingress_ip = "203.0.113.1";
+  stored.rv = "2";
+  h.api.setObject(status_path, stored.json());
+  h.addService(t);
+  drain(*c);
+  auto first = h.patches(status_path);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].body.find("\"ipMode\":\"VIP\"") != std::string::npos);
+  // The informer shows what the server stored; a resync finds nothing to write.
+  h.updateService(stored);
+  drain(*c);
+  CHECK(c->syncService(t.key()).ok());
+  CHECK(h.patches(status_path).size() == 1);
+}
+
+TEST_CASE("a server that keeps ipMode gets it, and a lost ipMode is written again") {
+  Harness h;
+  h.addNode(node("n1"));
+  h.provider.ingress_ip_mode = "Proxy";
+  auto c = makeController(h);
+  SvcSpec t;
+  t.name = "api";
+  t.uid = "uid-api";
+  t.finalizers = {std::string(kFinalizer)};
+  const std::string status_path = servicesStatusPath("default", "api");
+  h.addService(t);  // no stored answer: nothing learnt about the server
+  drain(*c);
+  REQUIRE(h.patches(status_path).size() == 1);
+  SvcSpec stored = t;
+  stored.ingress_ip = "203.0.113.1";  // ipMode missing from what the informer shows
+  stored.rv = "2";
+  h.updateService(stored);
+  drain(*c);
+  CHECK(c->syncService(t.key()).ok());
+  auto patches = h.patches(status_path);
+  REQUIRE(patches.size() == 2);
+  CHECK(patches[1].body.find("\"ipMode\":\"Proxy\"") != std::string::npos);
+}
+
 TEST_CASE("a type change seen before our own writes: finalizer and ingress still cleaned up") {
   // The informer lags: the ClusterIP snapshot shows neither the finalizer nor the ingress this
   // controller wrote a moment earlier (FakeKubeApi never applies patches, like a lagging cache).
