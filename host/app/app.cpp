@@ -376,7 +376,7 @@ int run(int argc, const char* const* argv) {
   }
   std::stop_source stop;
   SignalWatcher signals(stop);
-  kube::EventBroadcaster events(**client);
+  kube::EventBroadcaster events(**client, kube::EventRecorderOptions{.metrics = &registry});
   events.start();
   ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
 
