@@ -185,7 +185,7 @@ Status NodeIpamController::syncNode(const std::string& name) {
   }
   std::vector<Cidr> allocated;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (!node->pod_cidrs.empty()) {
       occupyLocked(*node);
       publishLocked();
@@ -207,6 +207,7 @@ Status NodeIpamController::syncNode(const std::string& name) {
                                            {"clusterCIDR"})) {
           f->labels({set.cluster().toString()}).inc();
         }
+        lock.unlock();  // event() may wait for room in the event queue
         recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "CIDRNotAvailable",
                          "Node {} status is now: CIDRNotAvailable", node->name);
         return Status(Code::ResourceExhausted,
