@@ -376,9 +376,14 @@ int run(int argc, const char* const* argv) {
   }
   std::stop_source stop;
   SignalWatcher signals(stop);
-  kube::EventBroadcaster events(**client, kube::EventRecorderOptions{.metrics = &registry});
+  kube::EventRecorderOptions event_options;
+  event_options.metrics = &registry;
+  kube::EventBroadcaster events(**client, event_options);
   events.start();
+  // Declared before the manager, which removes its controllers' checks when it stops.
+  server::HealthChecks health;
   ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
+  manager.setHealthChecks(&health);
 
   std::unique_ptr<kube::KubeClient> authn_client;
   std::unique_ptr<kube::KubeClient> authz_client;
@@ -398,9 +403,6 @@ int run(int argc, const char* const* argv) {
   kube::KubeApi* authn_api = authn_client.get();
   kube::KubeApi* authz_api = authz_client ? authz_client.get() : authn_client.get();
 
-  server::HealthChecks health;
-  (void)health.add(
-      "controllers", [&manager] { return manager.healthy(); }, server::Probes::liveness());
   server::SecureServer secure(server::serverOptionsFrom(opts), {.health = &health,
                                                                 .metrics = &registry,
                                                                 .authentication_api = authn_api,

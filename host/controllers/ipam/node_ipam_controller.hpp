@@ -29,6 +29,7 @@ class NodeIpamController final : public Controller {
   std::string_view name() const override { return "node-ipam-controller"; }
   void start() override;
   void stop() override;
+  Status healthy() const override { return queue_.progress(kStuckAfter); }
 
   Status syncNode(const std::string& name);  // exposed for tests
   // Used/total ranges of each cluster CIDR (for tests).
