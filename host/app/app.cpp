@@ -220,7 +220,9 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
                                      [](const std::string& id) {
                                        log::info("New leader elected", {{"identity", id}});
                                      }},
-                                Clock::real(), events.recorder("cloud-controller-manager"));
+                                Clock::real(),
+                                // Never held up by a full event queue.
+                                events.recorder("cloud-controller-manager", /*may_wait=*/false));
   // Fencing: no controller writes unless this process leads and is sure it still does (the
   // Lease itself and Events are exempt). The guard outlives the elector (the event sender may
   // still write after this function returns), so it reaches it through `fence`.

@@ -127,7 +127,7 @@ void EventRecorder::event(const ObjectReference& object, EventType type, std::st
     return;
   }
   owner_->enqueue(EventBroadcaster::Pending{object, type, std::string(reason), std::move(message),
-                                            component_, owner_->clock_.wallNow()});
+                                            component_, owner_->clock_.wallNow(), may_wait_});
 }
 
 EventBroadcaster::EventBroadcaster(KubeApi& api, EventRecorderOptions options, Clock& clock)
@@ -199,8 +199,8 @@ EventBroadcaster::~EventBroadcaster() {
   shutdown();
 }
 
-EventRecorder EventBroadcaster::recorder(std::string component) {
-  return EventRecorder(this, std::move(component));
+EventRecorder EventBroadcaster::recorder(std::string component, bool may_wait) {
+  return EventRecorder(this, std::move(component), may_wait);
 }
 
 void EventBroadcaster::enqueue(Pending p) {
@@ -209,7 +209,7 @@ void EventBroadcaster::enqueue(Pending p) {
   {
     std::unique_lock lock(mu_);
     auto has_room = [this] { return queue_.size() < options_.queue_size; };
-    if (!shut_down_ && !has_room() && sender_running_ && !server_failing_) {
+    if (p.may_wait && !shut_down_ && !has_room() && sender_running_ && !server_failing_) {
       // Pace the producer to the sender instead of dropping; bounded, so a server that stops
       // answering cannot hold a controller for long.
       room_cv_.wait_for(lock, options_.enqueue_wait,

@@ -114,10 +114,11 @@ class EventRecorder {
 
  private:
   friend class EventBroadcaster;
-  EventRecorder(EventBroadcaster* owner, std::string component)
-      : owner_(owner), component_(std::move(component)) {}
+  EventRecorder(EventBroadcaster* owner, std::string component, bool may_wait)
+      : owner_(owner), component_(std::move(component)), may_wait_(may_wait) {}
   EventBroadcaster* owner_ = nullptr;
   std::string component_;
+  bool may_wait_ = true;
 };
 
 class EventBroadcaster {
@@ -127,8 +128,10 @@ class EventBroadcaster {
   EventBroadcaster(const EventBroadcaster&) = delete;
   EventBroadcaster& operator=(const EventBroadcaster&) = delete;
 
-  // A recorder whose events carry source.component = component.
-  EventRecorder recorder(std::string component);
+  // A recorder whose events carry source.component = component. may_wait = false: its
+  // events never wait for room in a full queue (they are dropped instead), for callers that
+  // must not be held up at all (leader election).
+  EventRecorder recorder(std::string component, bool may_wait = true);
 
   // Starts the sender thread.
   void start();
@@ -162,6 +165,7 @@ class EventBroadcaster {
     std::string message;
     std::string component;
     Clock::WallTime time;
+    bool may_wait = true;  // may wait for room in a full queue
   };
   struct Sent {
     std::string name;
