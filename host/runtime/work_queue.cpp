@@ -216,10 +216,9 @@ Status WorkQueue::progress(std::chrono::nanoseconds limit) const {
   if (!queue_.empty()) {
     Clock::MonoTime since = std::max(last_taken_, ready_since_);
     if (now - since > limit) {
-      return Status(Code::Unavailable,
-                    "queue " + name_ + ": " + std::to_string(queue_.size()) +
-                        " items ready and none taken by a worker for " +
-                        std::to_string(secondsOf(now - since)) + "s");
+      return Status(Code::Unavailable, "queue " + name_ + ": " + std::to_string(queue_.size()) +
+                                           " items ready and none taken by a worker for " +
+                                           std::to_string(secondsOf(now - since)) + "s");
     }
   }
   return okStatus();

@@ -11,7 +11,6 @@
 #pragma once
 
 #include <array>
-
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>

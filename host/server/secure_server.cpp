@@ -453,8 +453,7 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   return r;
 }
 
-HttpResponse SecureServer::route(const std::string& path,
-                                 const std::string& query) {
+HttpResponse SecureServer::route(const std::string& path, const std::string& query) {
   HealthEndpoint endpoint{};
   std::string check;
   const bool health = isHealthPath(path, &endpoint, &check);

@@ -75,10 +75,9 @@ void NodeIpamController::releaseLocked(const std::string& uid,
 void NodeIpamController::publishLocked() {
   // The sets count their own allocations and releases; the counters follow them, so
   // allocations - releases is always the number of ranges in use.
-  auto* allocations =
-      ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_allocations_total",
-                           "Counter measuring total number of CIDR allocations.", {"clusterCIDR"},
-                           metrics::Stability::Alpha);
+  auto* allocations = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_allocations_total",
+                                           "Counter measuring total number of CIDR allocations.",
+                                           {"clusterCIDR"}, metrics::Stability::Alpha);
   auto* releases = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_releases_total",
                                         "Counter measuring total number of CIDR releases.",
                                         {"clusterCIDR"}, metrics::Stability::Alpha);
@@ -290,7 +289,8 @@ Status NodeIpamController::writePodCidrs(const kube::Node& node,
         return okStatus();  // an earlier attempt went through after all
       }
       log::info("Node got pod CIDRs from elsewhere; giving back the ones reserved for it",
-                {{"node", name}, {"reserved", joined},
+                {{"node", name},
+                 {"reserved", joined},
                  {"podCIDRs", fmt::format("{}", fmt::join(theirs, ","))}});
       std::lock_guard lock(mu_);
       std::vector<std::string_view> none;

@@ -148,7 +148,7 @@ class EventBroadcaster {
   struct Stats {
     uint64_t created = 0;
     uint64_t patched = 0;
-    uint64_t dropped_queue_full = 0;  // no room in time, or no sender thread (tests)
+    uint64_t dropped_queue_full = 0;          // no room in time, or no sender thread (tests)
     uint64_t dropped_server_unavailable = 0;  // queue full while the sender retries
     uint64_t dropped_spam = 0;
     uint64_t dropped_shutdown = 0;  // still queued when the shutdown grace ran out

@@ -15,15 +15,15 @@
 #include <sstream>
 #include <thread>
 
-#include "test/support/test_files.hpp"
-#include "host/kube/write/event_recorder.hpp"
+#include "host/kube/api/retry.hpp"
 #include "host/kube/cache/informer.hpp"
 #include "host/kube/transport/kube_client.hpp"
+#include "host/kube/write/event_recorder.hpp"
 #include "host/kube/write/patch_builder.hpp"
-#include "host/kube/api/retry.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/metrics.hpp"
 #include "test/support/kube_test_util.hpp"
+#include "test/support/test_files.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -608,8 +608,8 @@ TEST_CASE("a burst of events under server latency: every one written, the queue 
       auto rec = events.recorder("cloud-node-controller");
       for (int i = 0; i < kPerProducer; ++i) {
         std::string node = fmt::format("burst-node-{}-{}", t, i);
-        rec.event(ObjectReference{"Node", "", node, "uid-" + node, "v1", "", ""},
-                  EventType::Normal, "BurstSynced", "Node synced successfully");
+        rec.event(ObjectReference{"Node", "", node, "uid-" + node, "v1", "", ""}, EventType::Normal,
+                  "BurstSynced", "Node synced successfully");
       }
     });
   }

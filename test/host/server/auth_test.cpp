@@ -297,8 +297,9 @@ TEST_CASE("AuthFilter: the delegated chain") {
     CHECK(filter.check("", "/readyzz", "get").http_status == 403);
     CHECK_FALSE(filter.alwaysAllowed(""));
   }
-  SUBCASE("a bad bearer token on a health path: 401 (upstream authenticates before the "
-          "always-allow authorizer)") {
+  SUBCASE(
+      "a bad bearer token on a health path: 401 (upstream authenticates before the "
+      "always-allow authorizer)") {
     for (const char* path : {"/healthz", "/livez", "/readyz"}) {
       CAPTURE(path);
       auto d = filter.check("Bearer bad", path, "get");

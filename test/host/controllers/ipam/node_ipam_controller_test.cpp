@@ -53,8 +53,7 @@ double allocations(Harness& h) {
                                  {kCluster});
 }
 double releases(Harness& h) {
-  return h.registry.valueForTest("node_ipam_controller_cidrset_cidrs_releases_total",
-                                 {kCluster});
+  return h.registry.valueForTest("node_ipam_controller_cidrset_cidrs_releases_total", {kCluster});
 }
 
 // Counters agree with the set: allocations - releases == ranges in use.

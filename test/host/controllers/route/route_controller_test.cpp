@@ -11,8 +11,8 @@
 #include <algorithm>
 #include <set>
 
-#include "host/controllers/common/well_known.hpp"
 #include "host/controllers/common/cidr.hpp"
+#include "host/controllers/common/well_known.hpp"
 #include "host/controllers/route/route_planner.hpp"
 #include "test/support/controller_harness.hpp"
 #include "test/support/log_capture.hpp"

@@ -161,8 +161,9 @@ TEST_CASE("sync: finalizer but no longer LoadBalancer: delete, then finalizer an
   CHECK_FALSE(c->cache().contains(s.key()));
 }
 
-TEST_CASE("cleanup does not trust status.loadBalancer: the real server clears it on a type "
-          "change; the finalizer (after a restart) decides") {
+TEST_CASE(
+    "cleanup does not trust status.loadBalancer: the real server clears it on a type "
+    "change; the finalizer (after a restart) decides") {
   Harness h;
   auto c = makeController(h);  // a fresh controller: nothing cached, as after a restart
   SvcSpec s;
@@ -181,8 +182,9 @@ TEST_CASE("cleanup does not trust status.loadBalancer: the real server clears it
   CHECK_FALSE(c->cache().contains(s.key()));
 }
 
-TEST_CASE("cleanup does not trust status.loadBalancer: without the finalizer, the cache's "
-          "memory of an earlier LoadBalancer version decides") {
+TEST_CASE(
+    "cleanup does not trust status.loadBalancer: without the finalizer, the cache's "
+    "memory of an earlier LoadBalancer version decides") {
   Harness h;
   auto c = makeController(h);
   SvcSpec s;

@@ -2,11 +2,11 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "host/kube/write/event_recorder.hpp"
-#include "test/support/fake_kube_api.hpp"
-#include "host/kube/write/patch_builder.hpp"
 #include "host/kube/api/retry.hpp"
+#include "host/kube/write/event_recorder.hpp"
+#include "host/kube/write/patch_builder.hpp"
 #include "host/runtime/metrics.hpp"
+#include "test/support/fake_kube_api.hpp"
 #include "test/support/log_capture.hpp"
 #include "test/support/wait.hpp"
 
