@@ -220,7 +220,9 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
                                      [](const std::string& id) {
                                        log::info("New leader elected", {{"identity", id}});
                                      }},
-                                Clock::real(), events.recorder("cloud-controller-manager"));
+                                Clock::real(),
+                                // Never held up by a full event queue.
+                                events.recorder("cloud-controller-manager", /*may_wait=*/false));
   // Fencing: no controller writes unless this process leads and is sure it still does (the
   // Lease itself and Events are exempt). The guard outlives the elector (the event sender may
   // still write after this function returns), so it reaches it through `fence`.
@@ -376,9 +378,14 @@ int run(int argc, const char* const* argv) {
   }
   std::stop_source stop;
   SignalWatcher signals(stop);
-  kube::EventBroadcaster events(**client);
+  kube::EventRecorderOptions event_options;
+  event_options.metrics = &registry;
+  kube::EventBroadcaster events(**client, event_options);
   events.start();
+  // Declared before the manager, which removes its controllers' checks when it stops.
+  server::HealthChecks health;
   ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
+  manager.setHealthChecks(&health);
 
   std::unique_ptr<kube::KubeClient> authn_client;
   std::unique_ptr<kube::KubeClient> authz_client;
@@ -398,9 +405,6 @@ int run(int argc, const char* const* argv) {
   kube::KubeApi* authn_api = authn_client.get();
   kube::KubeApi* authz_api = authz_client ? authz_client.get() : authn_client.get();
 
-  server::HealthChecks health;
-  (void)health.add(
-      "controllers", [&manager] { return manager.healthy(); }, server::Probes::liveness());
   server::SecureServer secure(server::serverOptionsFrom(opts), {.health = &health,
                                                                 .metrics = &registry,
                                                                 .authentication_api = authn_api,

@@ -75,6 +75,7 @@ Status ControllerManager::start() {
     }
     auto& controller = std::get<std::unique_ptr<controllers::Controller>>(*made);
     controller->start();
+    addHealthCheckLocked(*controller);
     log::info("Started controller", {{"controller", f.name}});
     controllers_.push_back(std::move(controller));
     if (options_.controller_start_interval.count() > 0) {
@@ -104,6 +105,12 @@ void ControllerManager::stop() {
   stopped_ = true;
   // Provider calls in flight see is_cancelled and return; new ones fail fast.
   provider_.cancelAll();
+  for (auto& [name, slot] : health_slots_) {
+    health_->remove(name);
+    std::lock_guard slot_lock(slot->mu);
+    slot->controller = nullptr;
+  }
+  health_slots_.clear();
   // Informers first: no handler may run into a controller being torn down.
   if (nodes_) {
     nodes_->stop();
@@ -127,15 +134,25 @@ std::vector<std::string> ControllerManager::running() const {
   return out;
 }
 
-Status ControllerManager::healthy() const {
-  std::lock_guard lock(mu_);
-  for (const auto& c : controllers_) {
-    Status s = c->healthy();
-    if (!s.ok()) {
-      return s.withPrefix(std::string(c->name()));
-    }
+void ControllerManager::addHealthCheckLocked(const controllers::Controller& controller) {
+  if (health_ == nullptr) {
+    return;
   }
-  return okStatus();
+  auto slot = std::make_shared<HealthSlot>();
+  slot->controller = &controller;
+  std::string name(controller.name());
+  Status added = health_->add(
+      name,
+      [slot] {
+        std::lock_guard lock(slot->mu);
+        return slot->controller == nullptr ? okStatus() : slot->controller->healthy();
+      },
+      server::Probes::readiness());
+  if (!added.ok()) {
+    log::warning("Cannot add the controller's health check", {{"err", added.message()}});
+    return;
+  }
+  health_slots_.emplace_back(std::move(name), std::move(slot));
 }
 
 }  // namespace ccm::app

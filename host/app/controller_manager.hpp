@@ -15,6 +15,7 @@
 #include "host/kube/cache/informer.hpp"
 #include "host/kube/transport/kube_client.hpp"
 #include "host/kube/write/event_recorder.hpp"
+#include "host/server/health_checks.hpp"
 
 namespace ccm::app {
 
@@ -31,10 +32,12 @@ class ControllerManager {
   Status start();
   void stop();
 
-  // Names of the controllers running (for health checks and logs).
+  // Names of the controllers running (for logs and tests).
   std::vector<std::string> running() const;
-  // OK unless a running controller reports a problem.
-  Status healthy() const;
+  // Where start() adds one health check per started controller, named by its canonical name
+  // (under /healthz and /readyz; it fails when the controller's workers are stuck or gone);
+  // stop() removes them. Call before start(); the checks must outlive neither.
+  void setHealthChecks(server::HealthChecks* health) { health_ = health; }
 
  private:
   const options::Options& options_;
@@ -44,6 +47,15 @@ class ControllerManager {
   metrics::Registry& metrics_;
   Clock& clock_;
 
+  // What a controller's health check reads; emptied (under its own lock) before the
+  // controller stops, so a check running meanwhile never touches a stopped controller.
+  struct HealthSlot {
+    std::mutex mu;
+    const controllers::Controller* controller = nullptr;  // guarded by mu
+  };
+  void addHealthCheckLocked(const controllers::Controller& controller);
+
+  server::HealthChecks* health_ = nullptr;
   std::stop_source term_;
   mutable std::mutex mu_;
   bool stopped_ = false;                                               // guarded by mu_
@@ -51,6 +63,7 @@ class ControllerManager {
   std::unique_ptr<kube::ServiceInformer> services_;                    // guarded by mu_
   std::unique_ptr<controllers::ControllerContext> context_;            // guarded by mu_
   std::vector<std::unique_ptr<controllers::Controller>> controllers_;  // guarded by mu_
+  std::vector<std::pair<std::string, std::shared_ptr<HealthSlot>>> health_slots_;  // mu_
 };
 
 }  // namespace ccm::app

@@ -94,6 +94,9 @@ void WorkQueue::addLocked(const std::string& item) {
   if (processing_.contains(item)) {
     return;  // re-queued by done()
   }
+  if (queue_.empty()) {
+    ready_since_ = clock_.now();
+  }
   queue_.push_back(item);
   if (metrics_) {
     metrics_->depth->set(static_cast<double>(queue_.size()));
@@ -186,10 +189,39 @@ std::vector<std::string> WorkQueue::getUpTo(size_t most, size_t sharers) {
     dirty_.erase(item);
     items.push_back(std::move(item));
   }
+  if (n > 0) {
+    last_taken_ = now;
+  }
   if (metrics_ && n > 0) {
     metrics_->depth->set(static_cast<double>(queue_.size()));
   }
   return items;
+}
+
+Status WorkQueue::progress(std::chrono::nanoseconds limit) const {
+  std::lock_guard lock(mu_);
+  if (shutting_down_) {
+    return okStatus();
+  }
+  Clock::MonoTime now = clock_.now();
+  auto secondsOf = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  };
+  for (const auto& [item, started] : processing_) {
+    if (now - started > limit) {
+      return Status(Code::Unavailable, "queue " + name_ + ": item " + item + " in work for " +
+                                           std::to_string(secondsOf(now - started)) + "s");
+    }
+  }
+  if (!queue_.empty()) {
+    Clock::MonoTime since = std::max(last_taken_, ready_since_);
+    if (now - since > limit) {
+      return Status(Code::Unavailable, "queue " + name_ + ": " + std::to_string(queue_.size()) +
+                                           " items ready and none taken by a worker for " +
+                                           std::to_string(secondsOf(now - since)) + "s");
+    }
+  }
+  return okStatus();
 }
 
 void WorkQueue::done(const std::string& item) {
@@ -203,6 +235,9 @@ void WorkQueue::done(const std::string& item) {
   }
   processing_.erase(it);
   if (dirty_.contains(item)) {
+    if (queue_.empty()) {
+      ready_since_ = clock_.now();
+    }
     queue_.push_back(item);
     if (metrics_) {
       metrics_->depth->set(static_cast<double>(queue_.size()));

@@ -36,6 +36,7 @@
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/rate_limiter.hpp"
+#include "host/runtime/status.hpp"
 
 namespace ccm {
 
@@ -81,6 +82,11 @@ class WorkQueue {
   // Items waiting for their addAfter() time.
   size_t delayedLen() const;
 
+  // Whether the workers make progress (for a controller's health check): UNAVAILABLE when an
+  // item has been in work longer than `limit`, or when ready items have waited `limit`
+  // without any being handed out (the workers are stuck or gone). OK once shut down.
+  Status progress(std::chrono::nanoseconds limit) const;
+
   // Makes the background thread look at the clock again (tests advance a FakeClock, then
   // call this).
   void wake();
@@ -106,6 +112,8 @@ class WorkQueue {
   std::unordered_map<std::string, Clock::MonoTime> added_at_;    // guarded by mu_; for metrics
   std::multimap<Clock::MonoTime, std::string> waiting_;          // guarded by mu_; due time -> item
   std::unordered_map<std::string, Clock::MonoTime> waiting_due_;  // guarded by mu_
+  Clock::MonoTime last_taken_{};   // guarded by mu_; when get() last handed items out
+  Clock::MonoTime ready_since_{};  // guarded by mu_; when queue_ last became non-empty
   bool shutting_down_ = false;                                    // guarded by mu_
   bool stop_timer_ = false;                                       // guarded by mu_
   bool woken_ = false;                                            // guarded by mu_

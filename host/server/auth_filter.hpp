@@ -1,10 +1,11 @@
 // AuthFilter: who may read what on the secure port, as k8s.io/apiserver's delegating
 // authentication and authorization chain decides it:
 //
-//   1. paths in --authorization-always-allow-paths (exact match) skip both steps;
-//   2. a bearer token ("Authorization: Bearer <token>") is checked with a TokenReview:
-//      rejected -> 401; no token at all -> the anonymous user (system:anonymous in group
-//      system:unauthenticated);
+//   1. a bearer token ("Authorization: Bearer <token>") is checked with a TokenReview:
+//      rejected -> 401, on every path (authentication comes before authorization); no token
+//      at all -> the anonymous user (system:anonymous in group system:unauthenticated);
+//   2. paths in --authorization-always-allow-paths (exact match) are then allowed to anyone
+//      authenticated or anonymous; a request there without a token needs no review at all;
 //   3. members of system:masters are allowed;
 //   4. everyone else needs a SubjectAccessReview allowing `verb` on the path: denied or no
 //      opinion -> 403.
@@ -42,6 +43,9 @@ class AuthFilter {
              DelegatingAuthorizer* authz);
 
   bool alwaysAllowed(std::string_view path) const;
+  // False when check() would allow without asking the API server (an always-allowed path
+  // and no bearer token, or no authenticator to check one with).
+  bool needsReview(std::string_view authorization_header, std::string_view path) const;
 
   // authorization_header: the request's Authorization header ("" when absent); path: the
   // decoded URL path without query; verb: "get" for GET and HEAD.

@@ -2,6 +2,8 @@
 #include "host/server/https_connection.hpp"
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
 
 #include "host/log/log.hpp"
 
@@ -16,6 +18,17 @@ constexpr std::chrono::seconds kShutdownTimeout{2};
 constexpr std::chrono::seconds kLingerTimeout{2};
 constexpr size_t kDrainChunk = size_t{16} * 1024;
 constexpr size_t kDrainMax = size_t{1024} * 1024;
+
+// A TLS record header that is really the start of a plain HTTP request (the methods Go's
+// server recognises there).
+bool looksLikePlainHttp(std::string_view first5) {
+  for (std::string_view start : {"GET /", "HEAD ", "POST ", "PUT /", "OPTIO"}) {
+    if (first5 == start) {
+      return true;
+    }
+  }
+  return false;
+}
 
 bool isHttpParseError(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_target).category();
@@ -42,9 +55,42 @@ HttpsConnection::~HttpsConnection() {
 void HttpsConnection::start() {
   net::post(stream_.get_executor(), [self = shared_from_this()] {
     beast::get_lowest_layer(self->stream_).expires_after(self->limits_.handshake_timeout);
-    self->stream_.async_handshake(net::ssl::stream_base::server,
-                                  beast::bind_front_handler(&HttpsConnection::onHandshake, self));
+    net::async_read(beast::get_lowest_layer(self->stream_), net::buffer(self->prefix_),
+                    beast::bind_front_handler(&HttpsConnection::onPrefix, self));
   });
+}
+
+void HttpsConnection::onPrefix(beast::error_code ec, size_t n) {
+  if (ec) {
+    log::infoV(4, "Secure port connection closed before a TLS handshake", {{"err", ec.message()}});
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().close(ignored);
+    return;
+  }
+  if (looksLikePlainHttp(std::string_view(prefix_.data(), n))) {
+    answerPlainHttp();
+    return;
+  }
+  stream_.async_handshake(
+      net::ssl::stream_base::server, net::buffer(prefix_.data(), n),
+      [self = shared_from_this()](beast::error_code hec, size_t) { self->onHandshake(hec); });
+}
+
+// What Go's HTTPS server answers a client that speaks plain HTTP to it, then closes.
+void HttpsConnection::answerPlainHttp() {
+  log::infoV(3, "Plain HTTP request on the secure port; answering 400");
+  plain_answer_ =
+      "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+  beast::get_lowest_layer(stream_).expires_after(limits_.write_timeout);
+  net::async_write(beast::get_lowest_layer(stream_), net::buffer(plain_answer_),
+                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                     if (ec) {
+                       beast::error_code ignored;
+                       beast::get_lowest_layer(self->stream_).socket().close(ignored);
+                       return;
+                     }
+                     self->lingerAndClose();
+                   });
 }
 
 void HttpsConnection::onHandshake(beast::error_code ec) {

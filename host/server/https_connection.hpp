@@ -10,6 +10,7 @@
 // THREAD: start() on the accepting thread; respond() from any thread; the rest on the strand.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -62,6 +63,10 @@ class HttpsConnection : public std::enable_shared_from_this<HttpsConnection> {
   void respond(HttpResponse response);
 
  private:
+  // The first bytes, read before the handshake: plain HTTP gets Go's 400 answer, anything
+  // else is handed to the TLS handshake as already-read data.
+  void onPrefix(boost::beast::error_code ec, size_t n);
+  void answerPlainHttp();
   void onHandshake(boost::beast::error_code ec);
   void readRequest();
   void onRead(boost::beast::error_code ec);
@@ -82,6 +87,8 @@ class HttpsConnection : public std::enable_shared_from_this<HttpsConnection> {
   unsigned request_version_ = 11;
   bool request_keep_alive_ = false;
   bool request_is_head_ = false;
+  std::array<char, 5> prefix_{};  // a TLS record header's size
+  std::string plain_answer_;      // being written to a plain-HTTP client
   std::unique_ptr<char[]> drain_buffer_;
   size_t drained_ = 0;
 };

@@ -75,6 +75,32 @@ bool percentDecode(std::string_view in, bool plus_is_space, std::string* out) {
   return true;
 }
 
+// The verb a SubjectAccessReview asks about for a non-resource path, as the API server's
+// request info maps HTTP methods: GET/HEAD get, POST create, PUT update, PATCH patch,
+// DELETE delete; any other method in lower case.
+std::string authorizationVerb(const HttpRequest& request) {
+  switch (request.method()) {
+    case http::verb::get:
+    case http::verb::head:
+      return "get";
+    case http::verb::post:
+      return "create";
+    case http::verb::put:
+      return "update";
+    case http::verb::patch:
+      return "patch";
+    case http::verb::delete_:
+      return "delete";
+    default:
+      break;
+  }
+  std::string verb(request.method_string());
+  for (char& c : verb) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return verb;
+}
+
 bool isHealthPath(std::string_view path, HealthEndpoint* endpoint, std::string* check) {
   static const std::pair<std::string_view, HealthEndpoint> kPaths[] = {
       {"/healthz", HealthEndpoint::Healthz},
@@ -357,7 +383,10 @@ void SecureServer::onRequest(const std::shared_ptr<HttpsConnection>& connection,
                                      "bad request: the target must be an absolute path\n"));
     return;
   }
-  if (auth_.alwaysAllowed(path)) {
+  auto header = request.find(http::field::authorization);
+  std::string_view authorization =
+      header == request.end() ? std::string_view() : std::string_view(header->value());
+  if (!auth_.needsReview(authorization, path)) {
     // No API call needed: answer on this thread.
     connection->respond(handle(request, {}));
     return;
@@ -382,19 +411,12 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   if (!splitTarget(request.target(), &path, &query)) {
     return makeResponse(http::status::bad_request, kTextPlain, "bad request\n");
   }
-  const bool get_like = request.method() == http::verb::get || request.method() == http::verb::head;
-  std::string verb = "get";
-  if (!get_like) {
-    verb = std::string(request.method_string());
-    for (char& c : verb) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
+  std::string verb = authorizationVerb(request);
   auto header = request.find(http::field::authorization);
   std::string_view authorization =
       header == request.end() ? std::string_view() : std::string_view(header->value());
   AccessDecision access = auth_.check(authorization, path, verb, std::move(stop));
-  HttpResponse r = access.allowed() ? route(request, path, query) : accessDenied(access);
+  HttpResponse r = access.allowed() ? route(path, query) : accessDenied(access);
   log::infoV(5, "Secure port request",
              {{"verb", request.method_string()},
               {"path", path},
@@ -403,8 +425,7 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   return r;
 }
 
-HttpResponse SecureServer::route(const HttpRequest& request, const std::string& path,
-                                 const std::string& query) {
+HttpResponse SecureServer::route(const std::string& path, const std::string& query) {
   HealthEndpoint endpoint{};
   std::string check;
   const bool health = isHealthPath(path, &endpoint, &check);
@@ -412,11 +433,7 @@ HttpResponse SecureServer::route(const HttpRequest& request, const std::string& 
   if (!health && !metrics) {
     return makeResponse(http::status::not_found, kTextPlain, "404 page not found\n");
   }
-  if (request.method() != http::verb::get && request.method() != http::verb::head) {
-    auto r = makeResponse(http::status::method_not_allowed, kTextPlain, "method not allowed\n");
-    r.set(http::field::allow, "GET, HEAD");
-    return r;
-  }
+  // Any method: upstream's health and metrics handlers do not look at it either.
   if (metrics) {
     if (process_metrics_ != nullptr) {
       process_metrics_->update();

@@ -92,7 +92,7 @@ class SecureServer final : private RequestSink {
 
   void onRequest(const std::shared_ptr<HttpsConnection>& connection, HttpRequest request) override;
   HttpResponse handle(const HttpRequest& request, std::stop_token stop);
-  HttpResponse route(const HttpRequest& request, const std::string& path, const std::string& query);
+  HttpResponse route(const std::string& path, const std::string& query);
   void accept();
 
   const ServerOptions options_;

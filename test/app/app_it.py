@@ -8,7 +8,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.environ["CCM_SOURCE_DIR"], "test", "support"))
-from harness import Cluster, wait_for, is_initialized  # noqa: E402
+from harness import Cluster, free_port, https_get, wait_for, is_initialized  # noqa: E402
 
 ELECTION = ["--leader-elect=true", "--leader-elect-lease-duration=3s",
             "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"]
@@ -78,6 +78,39 @@ class ProcessTest(unittest.TestCase):
                 self.assertEqual(p.stop(sig), 0)
                 self.assertIn("Received signal: shutting down", p.output())
                 self.assertIn('"Stopped" exitCode=0', p.output())
+
+    def test_one_health_check_per_running_controller(self):
+        """upstream has one health check per controller: /healthz?verbose lists one per
+        running controller beside ping, and /healthz/<controller-name> answers alone."""
+        with Cluster(nodes=1) as c:
+            cloud = c.fake_cloud(autoInstances={"zones": ["z"]})
+            port = free_port()
+            p = c.start_ccm(cloud, extra=["--secure-port=%d" % port, "--bind-address=127.0.0.1",
+                                          "--allocate-node-cidrs=true",
+                                          "--cluster-cidr=10.244.0.0/16"])
+            wait_for(lambda: p.output().count("Started controller") >= 4, "controllers running")
+            base = "https://127.0.0.1:%d" % port
+            status, body = https_get(base + "/healthz?verbose")
+            self.assertEqual(status, 200, body)
+            lines = body.splitlines()
+            self.assertEqual(lines[0], "[+]ping ok")
+            for name in ("node-ipam-controller", "cloud-node-controller",
+                         "cloud-node-lifecycle-controller", "service-lb-controller"):
+                self.assertIn("[+]%s ok" % name, lines)
+            self.assertEqual(lines[-1], "healthz check passed")
+            status, body = https_get(base + "/readyz?verbose")
+            self.assertIn("[+]cloud-node-controller ok", body.splitlines())
+            # One check alone needs authorization (not an always-allowed path).
+            status, _ = https_get(base + "/healthz/cloud-node-controller")
+            self.assertEqual(status, 403)
+            admin = c.admin("POST", "/credentials", {"user": "health-admin",
+                                                     "groups": ["system:masters"],
+                                                     "type": "token"})["token"]
+            status, body = https_get(base + "/healthz/cloud-node-controller", token=admin)
+            self.assertEqual((status, body), (200, "ok"))
+            status, _ = https_get(base + "/healthz/no-such-controller", token=admin)
+            self.assertEqual(status, 404)
+            self.assertEqual(p.stop(), 0)
 
     def test_bad_kubeconfig_is_one_clear_error(self):
         with Cluster() as c:

@@ -7,6 +7,7 @@
 // metrics registry and the clock. Each controller owns its queues and worker threads.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -35,6 +36,11 @@ struct ControllerContext {
   Clock& clock;
 };
 
+// How long one work item may stay in work, or ready work may wait for a worker, before a
+// controller's health check fails. Provider calls are bound by deadlines of minutes at most,
+// so a worker past this is stuck (or gone).
+inline constexpr std::chrono::minutes kStuckAfter{10};
+
 class Controller {
  public:
   virtual ~Controller() = default;
@@ -46,7 +52,8 @@ class Controller {
   // Stops taking work, lets in-flight work finish (provider calls stay bound by their
   // deadlines) and joins the threads. Idempotent. THREAD: main.
   virtual void stop() = 0;
-  // For /healthz: OK unless the controller knows it is stuck.
+  // For /healthz/<name>: OK unless the controller's workers are stuck or gone (an item in
+  // work, or ready work not taken, for longer than kStuckAfter).
   virtual Status healthy() const { return okStatus(); }
 };
 

@@ -39,6 +39,7 @@ std::optional<Cidr> CidrSet::allocate() {
     if (!used_[i]) {
       used_[i] = true;
       ++used_count_;
+      ++allocations_;
       next_ = (i + 1) % n;
       return cluster_.subnet(node_mask_, i);
     }
@@ -56,6 +57,7 @@ Status CidrSet::occupy(const Cidr& cidr) {
   if (!used_[*i]) {
     used_[*i] = true;
     ++used_count_;
+    ++allocations_;
   }
   return okStatus();
 }
@@ -65,6 +67,7 @@ void CidrSet::release(const Cidr& cidr) {
   if (i && used_[*i]) {
     used_[*i] = false;
     --used_count_;
+    ++releases_;
   }
 }
 

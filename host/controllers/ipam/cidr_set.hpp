@@ -22,6 +22,11 @@ class CidrSet {
   int nodeMask() const { return node_mask_; }
   uint64_t size() const { return used_.size(); }
   uint64_t usedCount() const { return used_count_; }
+  // Ranges that went from free to used (allocate, or occupy of a free range) and from used to
+  // free (release of a used range), over the set's life: allocations() - releases() is always
+  // usedCount(), so metrics read from here agree with the ranges in use.
+  uint64_t allocations() const { return allocations_; }
+  uint64_t releases() const { return releases_; }
 
   // The next free subnet, or nullopt when the set is full.
   std::optional<Cidr> allocate();
@@ -40,6 +45,8 @@ class CidrSet {
   int node_mask_;
   std::vector<bool> used_;
   uint64_t used_count_ = 0;
+  uint64_t allocations_ = 0;
+  uint64_t releases_ = 0;
   uint64_t next_ = 0;
 };
 

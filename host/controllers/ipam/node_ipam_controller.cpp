@@ -3,12 +3,19 @@
 
 #include <fmt/format.h>
 
+#include "host/kube/objects/node.hpp"
 #include "host/kube/write/patch_builder.hpp"
 #include "host/log/log.hpp"
 #include "host/runtime/rate_limiter.hpp"
 #include "host/runtime/thread_name.hpp"
 
 namespace ccm::controllers::ipam {
+namespace {
+
+// Upstream's range allocator makes this many attempts at the pod-CIDR write before it warns.
+constexpr int kPodCidrWriteAttempts = 3;
+
+}  // namespace
 
 NodeIpamController::NodeIpamController(ControllerContext& context, std::vector<CidrSet> sets)
     : ctx_(context),
@@ -53,36 +60,47 @@ void NodeIpamController::releaseLocked(const std::string& uid,
     all.insert(all.end(), it->second.begin(), it->second.end());
     assigned_.erase(it);
   }
-  auto* releases = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_releases_total",
-                                        "Counter measuring total number of CIDR releases.",
-                                        {"clusterCIDR"}, metrics::Stability::Alpha);
   for (const auto& text : all) {
     auto cidr = Cidr::parse(text);
     if (!cidr.ok()) {
       continue;
     }
     for (auto& set : sets_) {
-      if (set.isUsed(*cidr)) {
-        set.release(*cidr);
-        if (releases != nullptr) {
-          releases->labels({set.cluster().toString()}).inc();
-        }
-      }
+      set.release(*cidr);  // counts only a range that was in use
     }
   }
   publishLocked();
 }
 
 void NodeIpamController::publishLocked() {
+  // The sets count their own allocations and releases; the counters follow them, so
+  // allocations - releases is always the number of ranges in use.
+  auto* allocations = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_allocations_total",
+                                           "Counter measuring total number of CIDR allocations.",
+                                           {"clusterCIDR"}, metrics::Stability::Alpha);
+  auto* releases = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_releases_total",
+                                        "Counter measuring total number of CIDR releases.",
+                                        {"clusterCIDR"}, metrics::Stability::Alpha);
   auto* usage = ctx_.metrics.gauge("node_ipam_controller_cidrset_usage_cidrs",
                                    "Gauge measuring percentage of allocated CIDRs.",
                                    {"clusterCIDR"}, metrics::Stability::Alpha);
-  if (usage == nullptr) {
-    return;
-  }
-  for (const auto& set : sets_) {
-    usage->labels({set.cluster().toString()})
-        .set(static_cast<double>(set.usedCount()) / static_cast<double>(set.size()));
+  published_.resize(sets_.size());
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    const CidrSet& set = sets_[i];
+    std::string label = set.cluster().toString();
+    auto& [allocated, released] = published_[i];
+    if (allocations != nullptr) {
+      allocations->labels({label}).inc(static_cast<double>(set.allocations() - allocated));
+    }
+    if (releases != nullptr) {
+      releases->labels({label}).inc(static_cast<double>(set.releases() - released));
+    }
+    allocated = set.allocations();
+    released = set.releases();
+    if (usage != nullptr) {
+      usage->labels({label}).set(static_cast<double>(set.usedCount()) /
+                                 static_cast<double>(set.size()));
+    }
   }
 }
 
@@ -151,8 +169,8 @@ void NodeIpamController::worker() {
     if (s.ok()) {
       queue_.forget(*key);
     } else {
-      log::error("Error allocating a pod CIDR; will retry",
-                 {{"node", *key}, {"err", s.toString()}});
+      // syncNode has said what failed (a write only after its retries are spent).
+      log::infoV(2, "Node IPAM sync failed; will retry", {{"node", *key}, {"err", s.toString()}});
       queue_.addRateLimited(*key);
     }
     queue_.done(*key);
@@ -166,7 +184,7 @@ Status NodeIpamController::syncNode(const std::string& name) {
   }
   std::vector<Cidr> allocated;
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     if (!node->pod_cidrs.empty()) {
       occupyLocked(*node);
       publishLocked();
@@ -181,12 +199,14 @@ Status NodeIpamController::syncNode(const std::string& name) {
         for (size_t i = 0; i < allocated.size(); ++i) {
           sets_[i].release(allocated[i]);
         }
+        publishLocked();
         if (auto* f = ctx_.metrics.counter("ccm_node_ipam_exhausted_total",
                                            "Allocations that failed because a cluster CIDR had "
                                            "no free range.",
                                            {"clusterCIDR"})) {
           f->labels({set.cluster().toString()}).inc();
         }
+        lock.unlock();  // event() may wait for room in the event queue
         recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "CIDRNotAvailable",
                          "Node {} status is now: CIDRNotAvailable", node->name);
         return Status(Code::ResourceExhausted,
@@ -208,32 +228,92 @@ Status NodeIpamController::syncNode(const std::string& name) {
   for (const auto& c : allocated) {
     cidrs.push_back(c.toString());
   }
-  kube::NodePatch patch;
-  patch.resourceVersion(node->resource_version).podCidrs(cidrs.front(), cidrs);
-  auto r = ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build());
-  if (!r.ok()) {
+  return writePodCidrs(*node, cidrs);
+}
+
+Status NodeIpamController::writePodCidrs(const kube::Node& node,
+                                         const std::vector<std::string>& cidrs) {
+  std::string name(node.name);
+  std::string uid(node.uid);
+  std::string joined = fmt::format("{}", fmt::join(cidrs, ","));
+  auto giveBack = [&] {
     std::lock_guard lock(mu_);
     std::vector<std::string_view> none;
-    releaseLocked(std::string(node->uid), none);
-    if (r.status().isNotFound()) {
+    releaseLocked(uid, none);
+  };
+  std::string resource_version(node.resource_version);
+  kube::ApiStatus last;
+  for (int attempt = 1; attempt <= kPodCidrWriteAttempts; ++attempt) {
+    kube::NodePatch patch;
+    patch.resourceVersion(resource_version).podCidrs(cidrs.front(), cidrs);
+    auto r = ctx_.api.patch(kube::nodePath(name), kube::PatchType::Strategic, patch.build());
+    if (r.ok()) {
+      log::info("Allocated pod CIDRs to node", {{"node", name}, {"podCIDRs", joined}});
       return okStatus();
     }
-    recorder_.eventf(kube::referenceTo(*node), kube::EventType::Warning, "CIDRAssignmentFailed",
-                     "Node {} status is now: CIDRAssignmentFailed", node->name);
-    return r.status().toStatus().withPrefix(
-        fmt::format("failed to set the pod CIDRs of node {}", name));
-  }
-  if (auto* f = ctx_.metrics.counter("node_ipam_controller_cidrset_cidrs_allocations_total",
-                                     "Counter measuring total number of CIDR allocations.",
-                                     {"clusterCIDR"}, metrics::Stability::Alpha)) {
-    std::lock_guard lock(mu_);
-    for (const auto& s : sets_) {
-      f->labels({s.cluster().toString()}).inc();
+    last = r.status();
+    if (last.isNotFound()) {
+      giveBack();
+      return okStatus();
     }
+    log::infoV(2, "Writing the node's pod CIDRs failed; trying again",
+               {{"node", name}, {"attempt", attempt}, {"err", last.toString()}});
+    if (!last.isConflict()) {
+      continue;
+    }
+    // The node changed since the cached copy (the write is conditional on its
+    // resourceVersion): read it again and decide from what it holds now.
+    auto fresh = ctx_.api.get(kube::nodePath(name));
+    if (!fresh.ok()) {
+      if (fresh.status().isNotFound()) {
+        giveBack();
+        return okStatus();
+      }
+      last = fresh.status();
+      continue;
+    }
+    auto current = kube::decodeNode(*fresh, kube::NodeParts::kMetadataAndSpec);
+    if (!current.ok()) {
+      last = current.status();
+      continue;
+    }
+    const kube::Node& now = **current;
+    if (now.uid != node.uid) {
+      giveBack();  // another node of that name: its own add event brings it here
+      return okStatus();
+    }
+    if (!now.pod_cidrs.empty()) {
+      std::vector<std::string> theirs(now.pod_cidrs.begin(), now.pod_cidrs.end());
+      if (theirs == cidrs) {
+        log::info("Allocated pod CIDRs to node", {{"node", name}, {"podCIDRs", joined}});
+        return okStatus();  // an earlier attempt went through after all
+      }
+      log::info("Node got pod CIDRs from elsewhere; giving back the ones reserved for it",
+                {{"node", name},
+                 {"reserved", joined},
+                 {"podCIDRs", fmt::format("{}", fmt::join(theirs, ","))}});
+      std::lock_guard lock(mu_);
+      std::vector<std::string_view> none;
+      releaseLocked(uid, none);
+      occupyLocked(now);
+      publishLocked();
+      return okStatus();
+    }
+    resource_version = std::string(now.resource_version);
   }
-  log::info("Allocated pod CIDRs to node",
-            {{"node", name}, {"podCIDRs", fmt::format("{}", fmt::join(cidrs, ","))}});
-  return okStatus();
+  // Retries spent: say so, as upstream does, and give the ranges back unless the write may
+  // have gone through (a server timeout); such ranges stay taken until a restart's rebuild.
+  log::error("Failed to update the node's pod CIDRs after multiple attempts",
+             {{"node", name}, {"podCIDRs", joined}, {"err", last.toString()}});
+  recorder_.eventf(kube::referenceTo(node), kube::EventType::Warning, "CIDRAssignmentFailed",
+                   "Node {} status is now: CIDRAssignmentFailed", node.name);
+  if (last.reason() == kube::Reason::ServerTimeout || last.isTransport()) {
+    std::lock_guard lock(mu_);
+    assigned_.erase(uid);  // a later sync allocates afresh
+  } else {
+    giveBack();
+  }
+  return last.toStatus().withPrefix(fmt::format("failed to set the pod CIDRs of node {}", name));
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> NodeIpamController::usage() const {

@@ -3,7 +3,9 @@
 // per family for a dual-stack pair), sized by --node-cidr-mask-size(-ipv4/-ipv6), and frees
 // it when the node is deleted. The allocation map is rebuilt from the nodes at start, so a
 // restart loses nothing. Exhaustion: a CIDRNotAvailable event on the node, a metric, retries
-// with back-off (a deleted node frees a range).
+// with back-off (a deleted node frees a range). A 409 on the pod-CIDR write (the node changed
+// meanwhile) is retried after re-reading the node; a Warning CIDRAssignmentFailed event and
+// an error log come only when three attempts failed, as upstream's range allocator does.
 #pragma once
 
 #include <map>
@@ -27,6 +29,7 @@ class NodeIpamController final : public Controller {
   std::string_view name() const override { return "node-ipam-controller"; }
   void start() override;
   void stop() override;
+  Status healthy() const override { return queue_.progress(kStuckAfter); }
 
   Status syncNode(const std::string& name);  // exposed for tests
   // Used/total ranges of each cluster CIDR (for tests).
@@ -36,7 +39,11 @@ class NodeIpamController final : public Controller {
   void rebuild();
   void occupyLocked(const kube::Node& node);
   void releaseLocked(const std::string& uid, std::span<const std::string_view> cidrs);
+  // Publishes the sets' usage and their allocation/release counts as metrics.
   void publishLocked();
+  // Writes the reserved ranges to the node: up to three attempts, re-reading the node after a
+  // 409; a Warning event and an error log only when the attempts are spent.
+  Status writePodCidrs(const kube::Node& node, const std::vector<std::string>& cidrs);
   void worker();
 
   ControllerContext& ctx_;
@@ -46,6 +53,8 @@ class NodeIpamController final : public Controller {
   mutable std::mutex mu_;
   std::vector<CidrSet> sets_;                                    // guarded by mu_
   std::unordered_map<std::string, std::vector<std::string>> assigned_;  // uid -> cidrs; mu_
+  // Per set, the allocation and release counts already added to the counters; mu_.
+  std::vector<std::pair<uint64_t, uint64_t>> published_;
   bool started_ = false;
   bool stopped_ = false;
   std::vector<std::thread> workers_;

@@ -102,6 +102,20 @@ void NodeLifecycleController::stop() {
   }
 }
 
+Status NodeLifecycleController::healthy() const {
+  Clock::MonoTime::rep beat = heartbeat_.load();
+  if (beat == 0 || !thread_.joinable()) {
+    return okStatus();
+  }
+  auto since = ctx_.clock.now() - Clock::MonoTime(Clock::MonoTime::duration(beat));
+  if (since > kStuckAfter + ctx_.options.node_monitor_period) {
+    return Status(Code::Unavailable,
+                  fmt::format("no node monitor pass started or finished for {}s",
+                              std::chrono::duration_cast<std::chrono::seconds>(since).count()));
+  }
+  return okStatus();
+}
+
 void NodeLifecycleController::loop(std::stop_token stop) {
   std::mutex m;
   std::condition_variable_any cv;
@@ -109,7 +123,9 @@ void NodeLifecycleController::loop(std::stop_token stop) {
   // are processed every 100 ms).
   constexpr auto kMinWait = std::chrono::milliseconds(100);
   while (!stop.stop_requested()) {
+    heartbeat_.store(ctx_.clock.now().time_since_epoch().count());
     monitorNodes(stop);
+    heartbeat_.store(ctx_.clock.now().time_since_epoch().count());
     // The period counts from the end of a pass (as upstream's wait.Until).
     auto next_pass = std::chrono::steady_clock::now() + ctx_.options.node_monitor_period;
     // Between passes, make the deletions the zones' budgets allow as their tokens refill.
@@ -353,10 +369,12 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     }
   }
   std::sort(due.begin(), due.end());
-  auto* deferred = ctx_.metrics.counter("ccm_node_deletions_deferred_total",
-                                        "Node deletions postponed by the zone rate limits or a "
-                                        "full partition, per monitor pass.",
-                                        {"zone", "reason"});
+  auto* deferred = ctx_.metrics.counter(
+      "ccm_node_deletions_deferred_total",
+      "Node deletions postponed, per monitor pass, by why: rate_limit (the zone's deletion "
+      "budget is spent), partial_disruption (the zone is partially disrupted: reduced or no "
+      "deletions), partition (every zone is fully disrupted).",
+      {"zone", "reason"});
   // Queue the confirmed deletions per zone, oldest first (this pass's view replaces the last
   // one's), then make those the budgets allow now; the rest are made between passes.
   {
@@ -370,12 +388,20 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   {
     std::lock_guard lock(mu_);
     for (const auto& [zone, q] : queued_) {
+      auto z = zones_.find(zone);
+      ZoneState state = z == zones_.end() ? ZoneState::Normal : z->second.state;
+      double rate = z == zones_.end() ? 0 : z->second.deletion_rate;
+      DeferralReason why = deferralReason(state, all_full);
       for (const auto& c : q) {
         if (deferred != nullptr) {
-          deferred->labels({zone, all_full ? "partition" : "rate_limit"}).inc();
+          deferred->labels({zone, std::string(deferralReasonName(why))}).inc();
         }
-        log::infoV(2, "Node deletion postponed by the zone's deletion budget",
-                   {{"node", c->name}, {"zone", zone}, {"allFullyDisrupted", all_full}});
+        log::infoV(2, deferralMessage(why),
+                   {{"node", c->name},
+                    {"zone", zone},
+                    {"zoneState", zoneStateName(state)},
+                    {"deletionRate", rate},
+                    {"reason", deferralReasonName(why)}});
       }
     }
   }
@@ -385,6 +411,41 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
         "partition between the API server and the nodes, not a cloud event)",
         {{"candidates", due.size()}});
   }
+}
+
+DeferralReason deferralReason(ZoneState state, bool all_fully_disrupted) {
+  if (all_fully_disrupted) {
+    return DeferralReason::Partition;
+  }
+  if (state == ZoneState::PartialDisruption) {
+    return DeferralReason::PartialDisruption;
+  }
+  return DeferralReason::RateLimit;
+}
+
+std::string_view deferralReasonName(DeferralReason reason) {
+  switch (reason) {
+    case DeferralReason::RateLimit:
+      return "rate_limit";
+    case DeferralReason::PartialDisruption:
+      return "partial_disruption";
+    case DeferralReason::Partition:
+      return "partition";
+  }
+  return "rate_limit";
+}
+
+std::string_view deferralMessage(DeferralReason reason) {
+  switch (reason) {
+    case DeferralReason::RateLimit:
+      return "Node deletion postponed: the zone's deletion rate limit is spent for now";
+    case DeferralReason::PartialDisruption:
+      return "Node deletion postponed: the zone is partially disrupted, so it deletes at the "
+             "reduced rate or not at all";
+    case DeferralReason::Partition:
+      return "Node deletion postponed: every zone is fully disrupted";
+  }
+  return "Node deletion postponed";
 }
 
 void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>& node) {

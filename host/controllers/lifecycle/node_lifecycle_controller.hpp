@@ -25,6 +25,7 @@
 // NotReady nodes whose machine is shut down and removed when the node is Ready again.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -43,6 +44,15 @@ std::string_view zoneStateName(ZoneState s);
 // Upstream's zone classification from ready/not-ready counts.
 ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold);
 
+// Why a confirmed deletion waits (ccm_node_deletions_deferred_total{reason} and the log):
+// the zone's budget is spent (rate_limit), the zone is partially disrupted and deletes at
+// the secondary rate or not at all (partial_disruption), or every zone is fully disrupted
+// (partition).
+enum class DeferralReason { RateLimit, PartialDisruption, Partition };
+DeferralReason deferralReason(ZoneState state, bool all_fully_disrupted);
+std::string_view deferralReasonName(DeferralReason reason);
+std::string_view deferralMessage(DeferralReason reason);
+
 class NodeLifecycleController final : public Controller {
  public:
   explicit NodeLifecycleController(ControllerContext& context);
@@ -51,6 +61,8 @@ class NodeLifecycleController final : public Controller {
   std::string_view name() const override { return "cloud-node-lifecycle-controller"; }
   void start() override;
   void stop() override;
+  // Fails when the monitor loop has not finished a pass for kStuckAfter plus a period.
+  Status healthy() const override;
 
   // One monitor pass (exposed for tests).
   void monitorNodes(std::stop_token stop);
@@ -89,6 +101,8 @@ class NodeLifecycleController final : public Controller {
   ControllerContext& ctx_;
   kube::EventRecorder recorder_;
   std::jthread thread_;
+  // When the monitor loop last started or finished a pass (clock ticks; 0 before start).
+  std::atomic<Clock::MonoTime::rep> heartbeat_{0};
 
   mutable std::mutex mu_;
   std::unordered_map<std::string, Observation> observations_;  // by node UID; guarded by mu_

@@ -50,6 +50,7 @@ class CloudNodeController final : public Controller {
   std::string_view name() const override { return "cloud-node-controller"; }
   void start() override;
   void stop() override;
+  Status healthy() const override { return queue_.progress(kStuckAfter); }
 
   // The most nodes a worker takes from the queue at once: 1 without the batch capability,
   // and fewer under a client-side rate limit (at most kMaxTokenWait of tokens per batch).

@@ -459,15 +459,21 @@ void RouteController::onDeleteDone(const plugin::Route& route, const Status& st)
   if (stopping) {
     return;
   }
+  // A route is known by its destination and target; the provider's name is logged only when
+  // it gave one (not every cloud names its routes).
+  std::string target = route.target_node.empty() ? std::string("(blackhole)") : route.target_node;
   if (deleted) {
-    log::info(
-        "Deleted route",
-        {{"name", route.name}, {"node", route.target_node}, {"cidr", route.destination_cidr}});
+    if (route.name.empty()) {
+      log::info("Deleted route", {{"cidr", route.destination_cidr}, {"node", target}});
+    } else {
+      log::info("Deleted route",
+                {{"cidr", route.destination_cidr}, {"node", target}, {"name", route.name}});
+    }
     routes_queue_->add(kSyncKey);  // a create may have waited for this destination
   } else {
-    log::warning("Could not delete route", {{"name", route.name},
-                                            {"node", route.target_node},
-                                            {"cidr", route.destination_cidr},
+    log::warning("Could not delete route", {{"cidr", route.destination_cidr},
+                                            {"node", target},
+                                            {"name", route.name.empty() ? "(none)" : route.name},
                                             {"err", st.toString()},
                                             {"retryIn", retry}});
     routes_queue_->addAfter(kSyncKey, retry);
@@ -624,6 +630,18 @@ StatusOr<ControllerOrSkip> makeRouteController(ControllerContext& context) {
   }
   return ControllerOrSkip(
       std::make_unique<route::RouteController>(context, std::move(cidrs).value()));
+}
+
+Status RouteController::healthy() const {
+  for (const WorkQueue* q : {routes_queue_.get(), condition_queue_.get()}) {
+    if (q == nullptr) {
+      continue;
+    }
+    if (Status s = q->progress(kStuckAfter); !s.ok()) {
+      return s;
+    }
+  }
+  return okStatus();
 }
 
 }  // namespace ccm::controllers::route

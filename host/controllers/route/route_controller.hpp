@@ -63,6 +63,8 @@ class RouteController final : public Controller {
   std::string_view name() const override { return kName; }
   void start() override;
   void stop() override;
+  // Fails when a queue's workers are stuck or gone.
+  Status healthy() const override;
 
   // ---- Seams for tests (start() runs these on its threads) ----
   void registerHandlers();

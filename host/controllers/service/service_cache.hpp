@@ -34,6 +34,9 @@ struct CachedService {
   bool ensured = false;
   // An EnsureLoadBalancer of this UID was attempted (so a load balancer may exist).
   bool ensure_attempted = false;
+  // A version of this UID synced before wanted a load balancer (so one may exist after a
+  // type change, whatever status.loadBalancer says: the API server clears it on the change).
+  bool wanted_load_balancer = false;
   // We added the finalizer (it may not show in the cache yet), and the resourceVersion of
   // the snapshot that patch was based on.
   bool finalizer_added = false;

@@ -245,8 +245,10 @@ void ServiceController::onServiceDelete(const std::shared_ptr<const kube::Servic
     enqueueFull(key);
     return;
   }
+  // Its status is not evidence either way (it may have been cleared): the provider's
+  // deletion is idempotent, so ask for it.
   if (wantsLoadBalancer(*last) && !last->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) &&
-      last->deletion_timestamp == 0 && !last->ingress.empty()) {
+      last->deletion_timestamp == 0) {
     CachedService e;
     e.service = last;
     cache_.set(key, std::move(e));
@@ -497,6 +499,9 @@ Status ServiceController::processServiceCreateOrUpdate(
     entry.reset();
   }
   CachedService e = entry ? std::move(*entry) : CachedService{};
+  if (e.service && wantsLoadBalancer(*e.service)) {
+    e.wanted_load_balancer = true;
+  }
   e.service = svc;
   e.ensured = false;
   cache_.set(key, std::move(e));
@@ -535,10 +540,13 @@ std::pair<ServiceController::Op, Status> ServiceController::deletePath(
   // The cache may not show yet the finalizer we added a moment ago.
   bool has_finalizer =
       svc->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) || (entry && entry->finalizer_added);
-  bool attempted = entry && entry->ensure_attempted;
-  // A Service that never had our finalizer, shows no ingress and was never given to
-  // EnsureLoadBalancer by us cannot have a load balancer of ours: no cloud call (upstream
-  // asks GetLoadBalancer for every such Service).
+  bool attempted = entry && (entry->ensure_attempted || entry->wanted_load_balancer);
+  // Whether the Service may still own a load balancer is decided from what ccm recorded
+  // itself: its finalizer (persisted on the Service, so it survives a restart) and its cache
+  // (an Ensure attempted, or an earlier version that wanted a load balancer).
+  // status.loadBalancer is only a hint: the API server clears it when the type changes away
+  // from LoadBalancer. A Service with none of these cannot have a load balancer of ours: no
+  // cloud call (upstream asks GetLoadBalancer for every such Service).
   if (has_finalizer || attempted || !svc->ingress.empty()) {
     ServiceRefHolder holder(svc);
     auto exists = context_.provider.getLoadBalancer(cluster_name_, holder.ref());
@@ -780,6 +788,18 @@ StatusOr<ControllerOrSkip> makeServiceController(ControllerContext& context) {
                                info.name, name.status().toString())});
   }
   return ControllerOrSkip(std::make_unique<service::ServiceController>(context));
+}
+
+Status ServiceController::healthy() const {
+  for (const WorkQueue* q : {service_queue_.get(), node_queue_.get()}) {
+    if (q == nullptr) {
+      continue;
+    }
+    if (Status s = q->progress(kStuckAfter); !s.ok()) {
+      return s;
+    }
+  }
+  return okStatus();
 }
 
 }  // namespace ccm::controllers::service

@@ -51,6 +51,8 @@ class ServiceController final : public Controller {
   std::string_view name() const override { return kName; }
   void start() override;
   void stop() override;
+  // Fails when a queue's workers are stuck or gone.
+  Status healthy() const override;
 
   // ---- Seams for tests (start() uses the first one and runs the rest on its threads) ----
   // Adds the informer handlers (once).

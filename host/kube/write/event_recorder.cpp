@@ -127,7 +127,7 @@ void EventRecorder::event(const ObjectReference& object, EventType type, std::st
     return;
   }
   owner_->enqueue(EventBroadcaster::Pending{object, type, std::string(reason), std::move(message),
-                                            component_, owner_->clock_.wallNow()});
+                                            component_, owner_->clock_.wallNow(), may_wait_});
 }
 
 EventBroadcaster::EventBroadcaster(KubeApi& api, EventRecorderOptions options, Clock& clock)
@@ -138,27 +138,93 @@ EventBroadcaster::EventBroadcaster(KubeApi& api, EventRecorderOptions options, C
   spam_.capacity = options_.cache_size;
   aggregates_.capacity = options_.cache_size;
   sent_.capacity = options_.cache_size;
+  if (metrics::Registry* m = options_.metrics) {
+    dropped_metric_ = m->counter("ccm_events_dropped_total",
+                                 "Events not written to the API server, by why: queue_full, "
+                                 "server_unavailable, spam_filter, rejected, retries_exhausted, "
+                                 "shutdown.",
+                                 {"reason"});
+    if (auto* g = m->gauge("ccm_events_queue_length", "Events waiting to be written.")) {
+      queue_length_metric_ = &g->noLabels();
+    }
+    if (auto* g = m->gauge("ccm_events_queue_peak_length",
+                           "The most events that have waited to be written at once.")) {
+      queue_peak_metric_ = &g->noLabels();
+    }
+    if (dropped_metric_ != nullptr) {
+      for (const char* reason : {"queue_full", "server_unavailable", "spam_filter", "rejected",
+                                 "retries_exhausted", "shutdown"}) {
+        dropped_metric_->labels({reason});
+      }
+    }
+  }
+}
+
+void EventBroadcaster::countDropLocked(std::string_view reason, uint64_t n) {
+  if (reason == "queue_full") {
+    stats_.dropped_queue_full += n;
+  } else if (reason == "server_unavailable") {
+    stats_.dropped_server_unavailable += n;
+  } else if (reason == "spam_filter") {
+    stats_.dropped_spam += n;
+  } else if (reason == "shutdown") {
+    stats_.dropped_shutdown += n;
+  } else {
+    stats_.failed += n;  // rejected, retries_exhausted
+  }
+  if (dropped_metric_ != nullptr) {
+    dropped_metric_->labels({std::string(reason)}).inc(static_cast<double>(n));
+  }
+}
+
+void EventBroadcaster::publishQueueLocked() {
+  queue_peak_ = std::max(queue_peak_, queue_.size());
+  if (queue_length_metric_ != nullptr) {
+    queue_length_metric_->set(static_cast<double>(queue_.size()));
+  }
+  if (queue_peak_metric_ != nullptr) {
+    queue_peak_metric_->set(static_cast<double>(queue_peak_));
+  }
+}
+
+void EventBroadcaster::setServerFailing(bool failing) {
+  std::lock_guard lock(mu_);
+  if (server_failing_ != failing) {
+    server_failing_ = failing;
+    room_cv_.notify_all();  // waiting producers stop waiting for a sender that is stuck
+  }
 }
 
 EventBroadcaster::~EventBroadcaster() {
   shutdown();
 }
 
-EventRecorder EventBroadcaster::recorder(std::string component) {
-  return EventRecorder(this, std::move(component));
+EventRecorder EventBroadcaster::recorder(std::string component, bool may_wait) {
+  return EventRecorder(this, std::move(component), may_wait);
 }
 
 void EventBroadcaster::enqueue(Pending p) {
   uint64_t dropped = 0;
+  std::string_view why;
   {
-    std::lock_guard lock(mu_);
-    if (!shut_down_ && queue_.size() < options_.queue_size) {
+    std::unique_lock lock(mu_);
+    auto has_room = [this] { return queue_.size() < options_.queue_size; };
+    if (p.may_wait && !shut_down_ && !has_room() && sender_running_ && !server_failing_) {
+      // Pace the producer to the sender instead of dropping; bounded, so a server that stops
+      // answering cannot hold a controller for long.
+      room_cv_.wait_for(lock, options_.enqueue_wait,
+                        [&] { return shut_down_ || server_failing_ || has_room(); });
+    }
+    if (!shut_down_ && has_room()) {
       queue_.push_back(std::move(p));
+      publishQueueLocked();
       cv_.notify_one();
       return;
     }
-    dropped = ++stats_.dropped_queue_full;
-    // Said once, then at most once a minute: a burst can drop thousands.
+    why = shut_down_ ? "shutdown" : (server_failing_ ? "server_unavailable" : "queue_full");
+    countDropLocked(why);
+    dropped = stats_.dropped_queue_full + stats_.dropped_server_unavailable;
+    // Said once, then at most once a minute: a failing server can drop thousands.
     Clock::MonoTime now = clock_.now();
     if (shut_down_ || (dropped > 1 && now - last_drop_warning_ < std::chrono::minutes(1))) {
       return;
@@ -166,12 +232,16 @@ void EventBroadcaster::enqueue(Pending p) {
     last_drop_warning_ = now;
   }
   log::warning("Event queue full; dropping events until the sender catches up",
-               {{"queueSize", options_.queue_size}, {"droppedSoFar", dropped}});
+               {{"queueSize", options_.queue_size}, {"droppedSoFar", dropped}, {"why", why}});
 }
 
 void EventBroadcaster::start() {
   if (thread_.joinable()) {
     return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    sender_running_ = true;
   }
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
 }
@@ -183,6 +253,7 @@ void EventBroadcaster::shutdown() {
       return;
     }
     shut_down_ = true;
+    room_cv_.notify_all();
   }
   if (thread_.joinable()) {
     thread_.request_stop();
@@ -218,6 +289,10 @@ std::vector<EventBroadcaster::Pending> EventBroadcaster::takeLocked(size_t most)
     batch.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
+  if (take > 0) {
+    publishQueueLocked();
+    room_cv_.notify_all();
+  }
   return batch;
 }
 
@@ -239,10 +314,11 @@ void EventBroadcaster::run(std::stop_token stop) {
         if (!flush_deadline) {
           flush_deadline = now + options_.shutdown_grace;
         } else if (now >= *flush_deadline) {
-          stats_.dropped_shutdown += queue_.size();
+          countDropLocked("shutdown", queue_.size());
           log::infoV(2, "Shutdown grace over; dropping queued events",
                      {{"dropped", queue_.size()}});
           queue_.clear();
+          publishQueueLocked();
           return;
         }
       }
@@ -266,7 +342,7 @@ std::optional<EventBroadcaster::Outgoing> EventBroadcaster::admit(const Pending&
   }
   if (!(*bucket)->tryAccept()) {
     std::lock_guard lock(mu_);
-    ++stats_.dropped_spam;
+    countDropLocked("spam_filter");
     return std::nullopt;
   }
   // 2. Aggregation of similar events (same everything but the message).
@@ -424,9 +500,9 @@ void EventBroadcaster::deliver(Outgoing& out, const Pending& p, std::optional<Ap
   const ObjectReference& o = p.object;
   CallOptions call = callOptions(final_attempt_only, stop);
   auto statusOf = [](const ApiResult<std::string>& r) { return r.ok() ? ApiStatus() : r.status(); };
-  auto fail = [this] {
+  auto fail = [this](std::string_view reason) {
     std::lock_guard lock(mu_);
-    ++stats_.failed;
+    countDropLocked(reason);
   };
   int attempts = final_attempt_only ? 1 : options_.max_attempts;
   // One write: the batch's outcome the first time, else a PATCH of a repeat or a POST.
@@ -453,18 +529,25 @@ void EventBroadcaster::deliver(Outgoing& out, const Pending& p, std::optional<Ap
       sent_.put(out.dedup_key, out.record);
       std::lock_guard lock(mu_);
       ++(patched ? stats_.patched : stats_.created);
+      if (server_failing_) {
+        server_failing_ = false;
+        room_cv_.notify_all();
+      }
       return;
     }
     if (st.httpCode() != 0 || st.isCancelled()) {
       // The server answered: retrying will not help (client-go gives up too).
       log::infoV(2, "Event rejected; dropping it",
                  {{"reason", p.reason}, {"object", o.name}, {"error", st.toString()}});
-      fail();
+      fail(st.isCancelled() ? "shutdown" : "rejected");
       return;
     }
     if (attempt == attempts) {
       break;
     }
+    // No answer from the server: while this event waits to be retried, a full queue drops
+    // new events rather than holding their producers.
+    setServerFailing(true);
     Random& random = random_ != nullptr ? *random_ : Random::threadLocal();
     auto wait = attempt == 1
                     ? std::chrono::duration_cast<std::chrono::nanoseconds>(options_.retry_interval *
@@ -476,7 +559,7 @@ void EventBroadcaster::deliver(Outgoing& out, const Pending& p, std::optional<Ap
   }
   log::warning("Unable to write event (may retry no more)",
                {{"reason", p.reason}, {"object", o.name}, {"error", st.toString()}});
-  fail();
+  fail("retries_exhausted");
 }
 
 }  // namespace ccm::kube

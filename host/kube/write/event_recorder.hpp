@@ -2,8 +2,14 @@
 // what cloud controller managers use.
 //
 // A controller holds an EventRecorder (cheap handle, one per component name) and calls
-// event(); that only appends to a bounded queue (1,000; overflow is dropped, counted and
-// logged once a minute at most) and never blocks on the network. The EventBroadcaster's
+// event(); that appends to a bounded queue (1,000) and never waits on the network. When a
+// burst fills the queue while the sender is working, event() waits for room (at most
+// enqueue_wait) instead of dropping: the controllers are paced to the rate at which the
+// server takes events, memory stays bounded, and every event of normal operation is written
+// (client-go's recorder writes every event too). An event is dropped only when the server is
+// failing (the sender is retrying a transport error, or room did not come within
+// enqueue_wait), at shutdown, or by the filters below; every drop is counted in
+// ccm_events_dropped_total{reason} and logged once a minute at most. The EventBroadcaster's
 // thread ("events") then, per event:
 //  1. spam filter: per (source, involved object, type) a token bucket of 25, refilled one per
 //     5 minutes; an empty bucket drops the event;
@@ -41,6 +47,7 @@
 #include "host/kube/objects/node.hpp"
 #include "host/kube/objects/service.hpp"
 #include "host/runtime/clock.hpp"
+#include "host/runtime/metrics.hpp"
 #include "host/runtime/rate_limiter.hpp"
 
 namespace ccm::kube {
@@ -81,6 +88,12 @@ struct EventRecorderOptions {
   // sender reads the answers after waiting batch_gather for them to pile up. 1: one by one.
   size_t batch_size = 32;
   std::chrono::microseconds batch_gather{2000};
+  // How long event() may wait for room in a full queue while the sender thread runs and the
+  // server answers; past it (a server that stopped answering) the event is dropped.
+  std::chrono::milliseconds enqueue_wait{30000};
+  // Where ccm_events_dropped_total, ccm_events_queue_length and ccm_events_queue_peak_length
+  // go; none when null.
+  metrics::Registry* metrics = nullptr;
 };
 
 class EventBroadcaster;
@@ -88,7 +101,8 @@ class EventBroadcaster;
 class EventRecorder {
  public:
   EventRecorder() = default;
-  // Queues an event; never blocks. Does nothing on a default-constructed recorder.
+  // Queues an event; never waits on the network, but waits (bounded) for room in a full
+  // queue while the sender is draining it. Does nothing on a default-constructed recorder.
   void event(const ObjectReference& object, EventType type, std::string_view reason,
              std::string message) const;
   template <typename... Args>
@@ -100,10 +114,11 @@ class EventRecorder {
 
  private:
   friend class EventBroadcaster;
-  EventRecorder(EventBroadcaster* owner, std::string component)
-      : owner_(owner), component_(std::move(component)) {}
+  EventRecorder(EventBroadcaster* owner, std::string component, bool may_wait)
+      : owner_(owner), component_(std::move(component)), may_wait_(may_wait) {}
   EventBroadcaster* owner_ = nullptr;
   std::string component_;
+  bool may_wait_ = true;
 };
 
 class EventBroadcaster {
@@ -113,8 +128,10 @@ class EventBroadcaster {
   EventBroadcaster(const EventBroadcaster&) = delete;
   EventBroadcaster& operator=(const EventBroadcaster&) = delete;
 
-  // A recorder whose events carry source.component = component.
-  EventRecorder recorder(std::string component);
+  // A recorder whose events carry source.component = component. may_wait = false: its
+  // events never wait for room in a full queue (they are dropped instead), for callers that
+  // must not be held up at all (leader election).
+  EventRecorder recorder(std::string component, bool may_wait = true);
 
   // Starts the sender thread.
   void start();
@@ -131,7 +148,8 @@ class EventBroadcaster {
   struct Stats {
     uint64_t created = 0;
     uint64_t patched = 0;
-    uint64_t dropped_queue_full = 0;
+    uint64_t dropped_queue_full = 0;          // no room in time, or no sender thread (tests)
+    uint64_t dropped_server_unavailable = 0;  // queue full while the sender retries
     uint64_t dropped_spam = 0;
     uint64_t dropped_shutdown = 0;  // still queued when the shutdown grace ran out
     uint64_t failed = 0;
@@ -147,6 +165,7 @@ class EventBroadcaster {
     std::string message;
     std::string component;
     Clock::WallTime time;
+    bool may_wait = true;  // may wait for room in a full queue
   };
   struct Sent {
     std::string name;
@@ -176,6 +195,12 @@ class EventBroadcaster {
   };
 
   void enqueue(Pending p);
+  // Counts a dropped event under `reason` (stats and ccm_events_dropped_total).
+  void countDropLocked(std::string_view reason, uint64_t n = 1);
+  // Publishes the queue's length (and peak) after it changed; mu_ is held.
+  void publishQueueLocked();
+  // The sender's view of the server, for producers waiting on a full queue.
+  void setServerFailing(bool failing);
   void run(std::stop_token stop);
   // Several queued events, their first writes sent together (KubeApi::writeBatch).
   void processBatch(const std::vector<Pending>& batch, bool final_attempt_only,
@@ -198,11 +223,18 @@ class EventBroadcaster {
   EventRecorderOptions options_;
   Clock& clock_;
   Random* random_ = nullptr;
+  metrics::Family<metrics::Counter>* dropped_metric_ = nullptr;
+  metrics::Gauge* queue_length_metric_ = nullptr;
+  metrics::Gauge* queue_peak_metric_ = nullptr;
 
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
+  std::condition_variable_any room_cv_;  // producers waiting for room in the queue
   std::deque<Pending> queue_;            // guarded by mu_
+  size_t queue_peak_ = 0;                // guarded by mu_
   bool shut_down_ = false;               // guarded by mu_
+  bool sender_running_ = false;          // guarded by mu_
+  bool server_failing_ = false;          // guarded by mu_; a transport error being retried
   Stats stats_;                          // guarded by mu_
   Clock::MonoTime last_drop_warning_{};  // guarded by mu_
 

@@ -267,3 +267,35 @@ TEST_CASE("work queue metrics use upstream's names") {
 }
 
 }  // namespace ccm
+
+namespace ccm {
+
+TEST_CASE("progress: an item in work too long, or ready items nobody takes, is reported") {
+  FakeClock clock;
+  WorkQueue q("health", nullptr, clock);
+  CHECK(q.progress(10min).ok());
+  q.add("a");
+  clock.advance(9min);
+  CHECK(q.progress(10min).ok());
+  clock.advance(2min);
+  Status waiting = q.progress(10min);
+  CHECK(waiting.code() == Code::Unavailable);
+  CHECK(waiting.message() == "queue health: 1 items ready and none taken by a worker for 660s");
+  auto item = q.get();
+  REQUIRE(item);
+  CHECK(q.progress(10min).ok());  // taken just now
+  clock.advance(10min + 1s);
+  Status busy = q.progress(10min);
+  CHECK(busy.code() == Code::Unavailable);
+  CHECK(busy.message() == "queue health: item a in work for 601s");
+  q.done(*item);
+  CHECK(q.progress(10min).ok());
+  // Items added long after the last take are judged from when they became ready.
+  q.add("b");
+  CHECK(q.progress(10min).ok());
+  q.shutDown();
+  clock.advance(1h);
+  CHECK(q.progress(10min).ok());  // shut down: nothing to report
+}
+
+}  // namespace ccm

@@ -287,14 +287,30 @@ TEST_CASE("AuthFilter: the delegated chain") {
   DelegatingAuthorizer authz(api, 10s, 10s, clock, nullptr);
   AuthFilter filter({"/healthz", "/readyz", "/livez", ""}, &authn, &authz);
 
-  SUBCASE("always-allowed paths skip both reviews, exact match only") {
+  SUBCASE("always-allowed paths without a token skip both reviews, exact match only") {
     CHECK(filter.check("", "/healthz", "get").allowed());
-    CHECK(filter.check("Bearer bad", "/livez", "get").allowed());
+    CHECK(filter.check("", "/livez", "create").allowed());
+    CHECK(filter.check("Basic Zm9vOmJhcg==", "/readyz", "get").allowed());
     CHECK(api.calls(kTokenReviewPath) + api.calls(kAccessReviewPath) == 0);
     CHECK(filter.check("", "/healthz/", "get").http_status == 403);
     CHECK(filter.check("", "/healthz/ping", "get").http_status == 403);
     CHECK(filter.check("", "/readyzz", "get").http_status == 403);
     CHECK_FALSE(filter.alwaysAllowed(""));
+  }
+  SUBCASE(
+      "a bad bearer token on a health path: 401 (upstream authenticates before the "
+      "always-allow authorizer)") {
+    for (const char* path : {"/healthz", "/livez", "/readyz"}) {
+      CAPTURE(path);
+      auto d = filter.check("Bearer bad", path, "get");
+      CHECK(d.http_status == 401);
+    }
+    CHECK(api.calls(kAccessReviewPath) == 0);
+    // A good token on a health path is allowed without a SubjectAccessReview.
+    auto d = filter.check("Bearer nobody", "/healthz", "get");
+    CHECK(d.allowed());
+    CHECK(d.user == "mallory");
+    CHECK(api.calls(kAccessReviewPath) == 0);
   }
   SUBCASE("a token the reviewer allows") {
     auto d = filter.check("Bearer good", "/metrics", "get");

@@ -176,11 +176,64 @@ TEST_CASE("/metrics: content type, registry, process metrics, build info") {
   CHECK(head.status == 200);
   CHECK(head.body.empty());
   CHECK(std::stoul(head.header("content-length")) > 100);
-  // Other methods: 405 after authorization.
+  // Other methods are served too after authorization, as upstream's handler does.
   Reply post;
   REQUIRE(!c.request(http::verb::post, "/metrics", &post, {{"Authorization", "Bearer admin"}}));
-  CHECK(post.status == 405);
-  CHECK(post.header("allow") == "GET, HEAD");
+  CHECK(post.status == 200);
+}
+
+TEST_CASE("a bad bearer token on /healthz, /livez, /readyz: 401 as upstream; no token: 200") {
+  Served s;
+  for (const char* path : {"/healthz", "/livez", "/readyz"}) {
+    CAPTURE(path);
+    Reply bad = s.get(path, {{"Authorization", "Bearer not-a-token"}});
+    CHECK(bad.status == 401);
+    CHECK(bad.header("content-type") == "application/json");
+    CHECK(bad.body.find(R"("reason":"Unauthorized")") != std::string::npos);
+    CHECK(bad.body.find(R"("code":401)") != std::string::npos);
+    Reply anonymous = s.get(path);
+    CHECK(anonymous.status == 200);
+    CHECK(anonymous.body == "ok");
+    // A valid token is allowed on an always-allowed path without a SubjectAccessReview.
+    Reply good = s.get(path, {{"Authorization", "Bearer nobody"}});
+    CHECK(good.status == 200);
+  }
+}
+
+TEST_CASE("POST /healthz answers 200 as upstream's healthz handler (it ignores the method)") {
+  Served s;
+  TlsTestClient c(s.server->port(), s.client());
+  REQUIRE(!c.open());
+  for (http::verb verb : {http::verb::post, http::verb::put, http::verb::delete_}) {
+    CAPTURE(static_cast<int>(verb));
+    Reply r;
+    REQUIRE(!c.request(verb, "/healthz", &r));
+    CHECK(r.status == 200);
+    CHECK(r.body == "ok");
+  }
+  Reply livez;
+  REQUIRE(!c.request(http::verb::post, "/livez?verbose", &livez));
+  CHECK(livez.status == 200);
+  CHECK(livez.body == "[+]ping ok\nlivez check passed\n");
+}
+
+TEST_CASE("plain HTTP to the TLS port: 'HTTP/1.0 400 Bad Request', as Go's server answers") {
+  Served s;
+  for (const char* request : {"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+                              "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+                              "HEAD /livez HTTP/1.0\r\n\r\n"}) {
+    CAPTURE(request);
+    TlsTestClient c(s.server->port(), s.client());
+    REQUIRE(!c.connect());
+    REQUIRE(!c.writeTcp(request));
+    std::string answer;
+    beast::error_code ec = c.readAllTcp(&answer);
+    CHECK(ec != beast::error::timeout);  // the server closed the connection itself
+    CHECK(answer ==
+          "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
+  }
+  // The port still speaks TLS to the next client.
+  CHECK(s.get("/healthz").status == 200);
 }
 
 TEST_CASE("/metrics refuses unauthenticated and unauthorized callers") {

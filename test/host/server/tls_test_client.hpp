@@ -175,6 +175,34 @@ class TlsTestClient {
     }
   }
 
+  // Raw bytes over plain TCP (no handshake; connect() first).
+  beast::error_code writeTcp(const std::string& bytes) {
+    beast::error_code result;
+    lowest().expires_after(kClientDeadline);
+    net::async_write(lowest(), net::buffer(bytes),
+                     [&](beast::error_code ec, size_t) { result = ec; });
+    run();
+    return result;
+  }
+
+  // Reads raw TCP until the connection ends; what was read goes to *out.
+  beast::error_code readAllTcp(std::string* out) {
+    char buf[4096];
+    for (;;) {
+      beast::error_code result;
+      size_t got = 0;
+      lowest().expires_after(kClientDeadline);
+      lowest().async_read_some(net::buffer(buf), [&](beast::error_code ec, size_t n) {
+        result = ec;
+        got = n;
+      });
+      run();
+      out->append(buf, got);
+      if (result)
+        return result;
+    }
+  }
+
   // Reads raw TCP (no TLS) until the connection ends.
   beast::error_code waitClosedTcp() {
     char buf[4096];

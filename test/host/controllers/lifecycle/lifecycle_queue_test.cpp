@@ -9,6 +9,7 @@
 
 #include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
 #include "test/support/controller_harness.hpp"
+#include "test/support/log_capture.hpp"
 
 namespace ccm::testing {
 namespace {
@@ -46,6 +47,11 @@ struct Fixture {
   controllers::ControllerContext ctx{options,  api,    nodes,    services,
                                      provider, events, registry, clock};
   int rv = 100;
+
+  double deferred(const std::string& zone, const std::string& reason) const {
+    double v = registry.valueForTest("ccm_node_deletions_deferred_total", {zone, reason});
+    return v < 0 ? 0 : v;
+  }
 
   Fixture() {
     options.node_monitor_period = std::chrono::seconds(5);
@@ -101,6 +107,9 @@ TEST_CASE("confirmed deletions beyond the burst are made as the zone's bucket re
   c.monitorNodes({});  // confirmed: the burst (1) goes at once, 4 wait for tokens
   CHECK(f.deleted().size() == 1);
   CHECK(c.queuedForTest() == 4);
+  // A healthy zone whose budget is spent: the deferral is the rate limit's.
+  CHECK(f.deferred("a", "rate_limit") == 4);
+  CHECK(f.deferred("a", "partial_disruption") == 0);
   auto next = c.deleteQueued();  // no time has passed: no token
   CHECK(f.deleted().size() == 1);
   REQUIRE(next.has_value());
@@ -168,6 +177,9 @@ TEST_CASE("a partition deletes nothing, however long the queue waits") {
   f.clock.advance(std::chrono::seconds(5));
   c.monitorNodes({});
   CHECK(c.queuedForTest() == 8);
+  CHECK(f.deferred("a", "partition") == 4);
+  CHECK(f.deferred("b", "partition") == 4);
+  CHECK(f.deferred("a", "rate_limit") + f.deferred("a", "partial_disruption") == 0);
   CHECK_FALSE(c.deleteQueued().has_value());  // rate 0: no token will ever come
   f.clock.advance(std::chrono::seconds(60));
   c.deleteQueued();
@@ -191,9 +203,20 @@ TEST_CASE("a small partially disrupted zone deletes nothing; a large one at the 
   }
   f.provider.setAbsent(gone);
   NodeLifecycleController c(f.ctx);
+  LogCapture logs;
   c.monitorNodes({});
   f.clock.advance(std::chrono::seconds(5));
   c.monitorNodes({});
+  // "ccm_node_deletions_deferred_total{reason="rate_limit"} when the cause is a partially
+  // disrupted zone" was the old confusion: these zones say partial_disruption.
+  CHECK(f.deferred("small", "partial_disruption") == 4);
+  CHECK(f.deferred("small", "rate_limit") == 0);
+  CHECK(f.deferred("large", "partial_disruption") == 39);
+  CHECK(f.deferred("large", "rate_limit") == 0);
+  CHECK(logs.count("Node deletion postponed: the zone is partially disrupted") == 43);
+  CHECK(logs.get().find("node=\"small-0\" zone=\"small\" zoneState=\"PartialDisruption\" "
+                        "deletionRate=0 reason=\"partial_disruption\"") != std::string::npos);
+  CHECK(logs.count("deletion rate limit is spent") == 0);
   auto zones = c.zonesForTest();
   CHECK(zones["small"].deletion_rate == 0);
   CHECK(zones["large"].deletion_rate == doctest::Approx(0.01));

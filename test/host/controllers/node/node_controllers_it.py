@@ -345,8 +345,11 @@ class NodeLifecycleControllerTest(unittest.TestCase):
         c.update_cloud(instances=[{"name": n, "state": "absent"} for n in victims + [lone]])
         c.set_ready(victims + [lone], "False")
         wait_for(lambda: not c.node_exists(lone), "the healthy zone's vanished node deleted")
-        wait_for(lambda: "postponed by the zone's deletion budget" in ccm.output(),
-                 "the disrupted zone's deletions postponed")
+        # The cause is named: the zone's partial disruption, not a rate limit.
+        wait_for(lambda: "Node deletion postponed: the zone is partially disrupted" in
+                 ccm.output(), "the disrupted zone's deletions postponed")
+        self.assertIn('zone="zone-b" zoneState="PartialDisruption"', ccm.output())
+        self.assertIn('reason="partial_disruption"', ccm.output())
         time.sleep(3)
         for n in victims:
             self.assertTrue(c.node_exists(n), n)

@@ -11,10 +11,11 @@
 #include <algorithm>
 #include <set>
 
-#include "host/controllers/common/well_known.hpp"
 #include "host/controllers/common/cidr.hpp"
+#include "host/controllers/common/well_known.hpp"
 #include "host/controllers/route/route_planner.hpp"
 #include "test/support/controller_harness.hpp"
+#include "test/support/log_capture.hpp"
 
 namespace ccm::controllers::route {
 namespace {
@@ -283,6 +284,29 @@ TEST_CASE("reconcile: wrong, extra and unknown-node routes are removed and the r
                                                                       {"192.168.0.0/24", "n1"}});
   CHECK(h.provider.count("deleteRoute") == 3);
   CHECK(h.provider.count("create") == 1);
+}
+
+TEST_CASE("\"Deleted route\" names the route by CIDR and node, never name=\"\"") {
+  RouteHarness h;
+  ccm::testing::LogCapture logs;
+  h.addNode(node("n1", {"10.120.0.0/24"}));
+  h.provider.putRoute(route("n1", "10.120.0.0/24"));
+  plugin::Route nameless = route("n9", "10.120.9.0/24");
+  nameless.name.clear();  // not every cloud names its routes
+  h.provider.putRoute(nameless);
+  h.provider.putRoute(route("n8", "10.120.8.0/24"));  // named "pre-n8-10.120.8.0/24"
+  h.provider.putRoute(route("", "10.120.7.0/24", /*blackhole=*/true));
+  auto c = makeController(h, "10.120.0.0/16");
+  REQUIRE(c->reconcile(true).ok());
+  settle(*c);
+  CHECK(h.provider.count("deleteRoute") == 3);
+  std::string text = logs.get();
+  CHECK(text.find("name=\"\"") == std::string::npos);
+  CHECK(text.find("\"Deleted route\" cidr=\"10.120.9.0/24\" node=\"n9\"\n") != std::string::npos);
+  CHECK(text.find("\"Deleted route\" cidr=\"10.120.8.0/24\" node=\"n8\" "
+                  "name=\"pre-n8-10.120.8.0/24\"") != std::string::npos);
+  CHECK(text.find("\"Deleted route\" cidr=\"10.120.7.0/24\" node=\"(blackhole)\"") !=
+        std::string::npos);
 }
 
 TEST_CASE("reconcile: routes carrying stale node addresses are recreated with the current ones") {

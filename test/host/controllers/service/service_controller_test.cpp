@@ -161,6 +161,51 @@ TEST_CASE("sync: finalizer but no longer LoadBalancer: delete, then finalizer an
   CHECK_FALSE(c->cache().contains(s.key()));
 }
 
+TEST_CASE(
+    "cleanup does not trust status.loadBalancer: the real server clears it on a type "
+    "change; the finalizer (after a restart) decides") {
+  Harness h;
+  auto c = makeController(h);  // a fresh controller: nothing cached, as after a restart
+  SvcSpec s;
+  s.type = "ClusterIP";
+  s.ports[0].node_port = 0;
+  s.finalizers = {std::string(kFinalizer)};
+  // status.loadBalancer cleared by the API server with the type change.
+  h.provider.putLoadBalancer(s.uid, {s.key(), {}, 1, 0, "203.0.113.7"});
+  h.addService(s);
+  drain(*c);
+  CHECK(h.provider.count("delete") == 1);
+  CHECK(h.provider.loadBalancers().empty());
+  auto patches = h.patches(servicesStatusPath("default", "web"));
+  REQUIRE_FALSE(patches.empty());
+  CHECK(patches[0].body.find("$deleteFromPrimitiveList/finalizers") != std::string::npos);
+  CHECK_FALSE(c->cache().contains(s.key()));
+}
+
+TEST_CASE(
+    "cleanup does not trust status.loadBalancer: without the finalizer, the cache's "
+    "memory of an earlier LoadBalancer version decides") {
+  Harness h;
+  auto c = makeController(h);
+  SvcSpec s;
+  s.finalizers = {std::string(kFinalizer)};
+  h.addService(s);
+  drain(*c);
+  REQUIRE(h.provider.loadBalancers().size() == 1);
+  // Someone strips the finalizer, then the type changes and the server clears the status.
+  SvcSpec changed = s;
+  changed.rv = "7";
+  changed.type = "ClusterIP";
+  changed.ports[0].node_port = 0;
+  changed.finalizers.clear();
+  changed.ingress_ip.clear();
+  h.updateService(changed);
+  drain(*c);
+  CHECK(h.provider.count("delete") == 1);
+  CHECK(h.provider.loadBalancers().empty());
+  CHECK_FALSE(c->cache().contains(s.key()));
+}
+
 TEST_CASE("sync: a service being deleted: delete, then finalizer and status patches") {
   Harness h;
   auto c = makeController(h);
@@ -914,6 +959,50 @@ TEST_CASE("a slow host update never rolls back a newer host set") {
 }
 
 // ---- ccm's own ------------------------------------------------------------------------------
+
+TEST_CASE("the controller's health check fails while a worker is stuck, or no worker takes work") {
+  FakeClock clock;
+  Harness h(clock);
+  auto c = makeController(h);
+  SUBCASE("a worker stuck in one item") {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool release = false;
+    std::atomic<bool> blocked{false};
+    h.provider.setHook([&](const std::string& op, const FakeProvider::Call&) {
+      if (op == "ensure") {
+        blocked = true;
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return release; });
+      }
+    });
+    c->start();
+    h.addService(SvcSpec{});
+    REQUIRE(waitUntil([&] { return blocked.load(); }));
+    CHECK(c->healthy().ok());
+    clock.advance(kStuckAfter + std::chrono::seconds(1));
+    Status st = c->healthy();
+    CHECK_FALSE(st.ok());
+    CHECK(st.message().find("default/web in work for") != std::string::npos);
+    {
+      std::lock_guard lock(mu);
+      release = true;
+    }
+    cv.notify_all();
+    CHECK(waitUntil([&] { return c->healthy().ok(); }));
+    c->stop();
+  }
+  SUBCASE("ready work that no worker takes") {
+    h.addService(SvcSpec{});  // not started: no worker
+    CHECK(c->healthy().ok());
+    clock.advance(kStuckAfter + std::chrono::seconds(1));
+    Status st = c->healthy();
+    CHECK_FALSE(st.ok());
+    CHECK(st.message().find("none taken by a worker") != std::string::npos);
+    REQUIRE(c->processNextServiceItem());
+    CHECK(c->healthy().ok());
+  }
+}
 
 TEST_CASE("a service deleted without the finalizer still gets its load balancer deleted") {
   Harness h;

@@ -2,11 +2,13 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "host/kube/write/event_recorder.hpp"
-#include "test/support/fake_kube_api.hpp"
-#include "host/kube/write/patch_builder.hpp"
 #include "host/kube/api/retry.hpp"
+#include "host/kube/write/event_recorder.hpp"
+#include "host/kube/write/patch_builder.hpp"
+#include "host/runtime/metrics.hpp"
+#include "test/support/fake_kube_api.hpp"
 #include "test/support/log_capture.hpp"
+#include "test/support/wait.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -317,6 +319,40 @@ TEST_CASE("events: transport errors are retried by the sender thread") {
   CHECK(b.stats().created == 1);
   CHECK(api.callsFor("POST").size() == 3);
   b.shutdown();
+}
+
+TEST_CASE("events: a full queue waits while the server answers, drops while it does not") {
+  FakeKubeApi api;
+  metrics::Registry registry;
+  EventRecorderOptions o;
+  o.host = "h";
+  o.queue_size = 1;
+  o.batch_size = 1;
+  o.retry_interval = std::chrono::minutes(10);  // the sender stays in its retry wait
+  o.enqueue_wait = std::chrono::seconds(20);
+  o.metrics = &registry;
+  EventBroadcaster b(api, o);
+  FixedRandom one(1.0);
+  b.setRandomForTest(&one);
+  for (int i = 0; i < 3; ++i) {
+    api.failNext("POST", "/api/v1/namespaces/default/events", ApiStatus::transport("refused"));
+  }
+  b.start();
+  EventRecorder rec = b.recorder("c");
+  ObjectReference ref{"Node", "", "n", "u", "v1", "", ""};
+  rec.event(ref, EventType::Normal, "R", "first");  // taken by the sender, which then retries
+  REQUIRE(ccm::testing::waitUntil([&] { return api.callsFor("POST").size() == 1; }));
+  // The server gives no answer: further events must not hold their producers for the 20 s.
+  int sent = 1;
+  REQUIRE(ccm::testing::waitUntil([&] {
+    rec.event(ref, EventType::Normal, "R", fmt::format("m{}", sent++));
+    return b.stats().dropped_server_unavailable > 0;
+  }));
+  CHECK(registry.valueForTest("ccm_events_dropped_total", {"server_unavailable"}) ==
+        static_cast<double>(b.stats().dropped_server_unavailable));
+  CHECK(registry.valueForTest("ccm_events_queue_peak_length") == 1);
+  b.shutdown();
+  CHECK(registry.valueForTest("ccm_events_queue_length") == 0);
 }
 
 }  // namespace ccm::kube
