@@ -135,7 +135,8 @@ Status KubesimServer::start() {
   CCM_RETURN_IF_ERROR(pki_.load(pki_opts));
   ccm::log::registerSecret(pki_.adminToken());
 
-  tokens_ = std::make_unique<ServiceAccountTokens>(pki_.serviceAccountSecret());
+  tokens_ = std::make_unique<ServiceAccountTokens>(pki_.serviceAccountSecret(),
+                                                   options_.token_expiry_leeway);
   store_ = std::make_unique<ObjectStore>(
       ResourceRegistry::builtin(),
       ObjectStore::Options{options_.watch_history, options_.watch_cache_lag});

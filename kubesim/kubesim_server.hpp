@@ -71,6 +71,7 @@ struct KubesimOptions {
   std::string state_file;
   std::vector<std::pair<std::string, std::string>> sa_tokens;  // "ns/name" -> file
   std::chrono::seconds sa_token_ttl{86400};
+  std::chrono::seconds token_expiry_leeway = ServiceAccountTokens::kLeeway;
   std::vector<FaultRule> faults;
   std::chrono::milliseconds latency{0};
   std::chrono::milliseconds latency_jitter{0};

@@ -88,6 +88,9 @@ Credentials (a CA, server and admin certificates are generated unless given):
   --sa-token=NS/NAME=PATH      create service account NS/NAME if needed and write a token for
                                it to PATH (repeatable)
   --sa-token-ttl=DURATION      lifetime of --sa-token tokens (default 24h)
+  --token-expiry-leeway=DURATION  how long past its expiry a service-account token is still
+                               accepted (default 60s, the API server's clock-skew leeway;
+                               tests of token rotation may shorten it, never lengthen it)
 
 Authorization:
   --manifests=PATH             load ClusterRoles, ClusterRoleBindings, Roles, RoleBindings,
@@ -199,6 +202,7 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
                                                   "cert-kubeconfig-out",
                                                   "sa-token",
                                                   "sa-token-ttl",
+                                                  "token-expiry-leeway",
                                                   "manifests",
                                                   "rbac",
                                                   "nodes",
@@ -306,6 +310,12 @@ StatusOr<CommandLine> parseCommandLine(int argc, char** argv) {
       o.sa_tokens.emplace_back(value.substr(0, eq), value.substr(eq + 1));
     } else if (key == "sa-token-ttl") {
       KUBESIM_DURATION(o.sa_token_ttl);
+    } else if (key == "token-expiry-leeway") {
+      KUBESIM_DURATION(o.token_expiry_leeway);
+      if (o.token_expiry_leeway > ServiceAccountTokens::kLeeway) {
+        return Status(Code::InvalidArgument,
+                      "--token-expiry-leeway may not exceed the API server's 60s");
+      }
     } else if (key == "manifests" || key == "rbac") {
       o.manifests.push_back(value);
     } else if (key == "nodes") {

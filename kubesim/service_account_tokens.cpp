@@ -90,13 +90,13 @@ std::optional<ServiceAccountTokens::Claims> ServiceAccountTokens::verify(std::st
   }
   Claims c;
   c.expires = WallTime(std::chrono::seconds(exp->GetInt64()));
-  if (now > c.expires + kLeeway) {
+  if (now > c.expires + leeway_) {
     *error = "service account token has expired";
     return std::nullopt;
   }
   if (const JsonValue* nbf = member(doc, "nbf");
       nbf != nullptr && nbf->IsInt64() &&
-      now + kLeeway < WallTime(std::chrono::seconds(nbf->GetInt64()))) {
+      now + leeway_ < WallTime(std::chrono::seconds(nbf->GetInt64()))) {
     *error = "service account token is not valid yet";
     return std::nullopt;
   }

@@ -26,7 +26,9 @@ class ServiceAccountTokens {
   static constexpr std::chrono::seconds kLeeway{60};
 
   // secret: the HMAC key (persisted with the certificates so tokens survive restarts).
-  explicit ServiceAccountTokens(std::string secret) : secret_(std::move(secret)) {}
+  // leeway: kLeeway as the API server; shorter only for tests (--token-expiry-leeway).
+  explicit ServiceAccountTokens(std::string secret, std::chrono::seconds leeway = kLeeway)
+      : secret_(std::move(secret)), leeway_(leeway) {}
 
   struct Issued {
     std::string token;
@@ -45,7 +47,7 @@ class ServiceAccountTokens {
     WallTime expires;
   };
   // nullopt (with *error set, worded as the API server's service-account authenticator) when
-  // the token is not one of ours or has expired (more than kLeeway ago).
+  // the token is not one of ours or has expired (more than the leeway ago).
   std::optional<Claims> verify(std::string_view token, WallTime now, std::string* error) const;
 
   // True when text looks like a JWT (three base64url parts).
@@ -54,6 +56,7 @@ class ServiceAccountTokens {
  private:
   std::string sign(std::string_view signing_input) const;
   std::string secret_;
+  std::chrono::seconds leeway_;
 };
 
 }  // namespace ccm::kubesim

@@ -23,11 +23,13 @@
 #include "host/log/log.hpp"
 #include "host/runtime/metrics.hpp"
 #include "test/support/kube_test_util.hpp"
+#include "test/support/kubesim_admin.hpp"
 #include "test/support/test_files.hpp"
 
 namespace ccm::kube {
 namespace {
 
+using ccm::testing::kubesimAdminCall;
 using testing::waitUntil;
 using namespace std::chrono_literals;
 
@@ -56,18 +58,6 @@ std::unique_ptr<KubeClient> clientWith(RestConfig config) {
   auto rest = RestClient::create(config, o);
   REQUIRE_MESSAGE(rest.ok(), rest.status().toString());
   return std::make_unique<KubeClient>(std::move(rest).value());
-}
-
-// POST/DELETE/GET on kubesim's admin API.
-std::string adminCall(KubeClient& c, Verb verb, const std::string& path,
-                      const std::string& body = "") {
-  Request req;
-  req.verb = verb;
-  req.path = path;
-  req.body = body;
-  auto r = c.rest().call(req);
-  REQUIRE_MESSAGE(r.ok(), path, ": ", r.status().toString());
-  return r->body;
 }
 
 std::map<std::string, int64_t> serverNodes(KubeClient& c) {
@@ -201,7 +191,7 @@ TEST_CASE("in-cluster configuration with a rotating service-account token") {
                              std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir + "/namespace") << "kube-system";
   // A short-lived token for a service account allowed to do everything.
-  adminCall(*adm, Verb::Post, "/admin/credentials",
+  kubesimAdminCall(*adm, Verb::Post, "/admin/credentials",
             R"({"serviceAccount":"kube-system/ccm-test","tokenFile":")" + dir +
                 R"(/token","expirationSeconds":4})");
   auto crb = adm->create(
@@ -220,7 +210,7 @@ TEST_CASE("in-cluster configuration with a rotating service-account token") {
   REQUIRE(waitUntil([&] { return (*c)->get(nodePath("none")).status().isNotFound(); }));
   std::string first = readFile(dir + "/token");
   // The kubelet would rewrite the file before expiry: issue a fresh token into it.
-  adminCall(*adm, Verb::Post, "/admin/credentials",
+  kubesimAdminCall(*adm, Verb::Post, "/admin/credentials",
             R"({"serviceAccount":"kube-system/ccm-test","tokenFile":")" + dir +
                 R"(/token","expirationSeconds":3600})");
   CHECK(readFile(dir + "/token") != first);
@@ -257,7 +247,7 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
   SUBCASE("watch drops") {
     for (int i = 0; i < 5; ++i) {
       touchNodes(*adm, ++round);
-      adminCall(*adm, Verb::Post, "/admin/watches/close");
+      kubesimAdminCall(*adm, Verb::Post, "/admin/watches/close");
       touchNodes(*adm, ++round);
     }
   }
@@ -269,36 +259,36 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
     // anything within a second counts as failed and is followed by a relist, not a resume).
     touchNodes(*adm, ++round);
     REQUIRE(waitUntil([&] { return converged(*adm, inf, model); }));
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","status":429,"count":100000})");
-    adminCall(*adm, Verb::Post, "/admin/watches/close");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/watches/close");
     touchNodes(*adm, ++round);
-    adminCall(*adm, Verb::Post, "/admin/compact");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/compact");
     touchNodes(*adm, ++round);
-    adminCall(*adm, Verb::Delete, "/admin/faults");
+    kubesimAdminCall(*adm, Verb::Delete, "/admin/faults");
     REQUIRE(waitUntil([&] { return inf.stats().relists_after_expired > before; }));
     touchNodes(*adm, ++round);
   }
   SUBCASE("429 and 500 on watch and list") {
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","status":429,"retryAfter":0,"count":3})");
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","status":429,"style":"apf","count":2})");
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"list","path":"/api/v1/nodes","status":500,"count":2})");
-    adminCall(*adm, Verb::Post, "/admin/watches/close");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/watches/close");
     touchNodes(*adm, ++round);
-    adminCall(*adm, Verb::Post, "/admin/compact");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/compact");
     touchNodes(*adm, ++round);
   }
   SUBCASE("dropped connections") {
     for (int i = 0; i < 3; ++i) {
       touchNodes(*adm, ++round);
-      adminCall(*adm, Verb::Post, "/admin/connections/close");
+      kubesimAdminCall(*adm, Verb::Post, "/admin/connections/close");
     }
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","action":"drop","count":2})");
-    adminCall(*adm, Verb::Post, "/admin/watches/close");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/watches/close");
     touchNodes(*adm, ++round);
   }
   SUBCASE("server restart, with changes while it is down") {
@@ -311,23 +301,23 @@ TEST_CASE("the node informer converges to the server after every kind of fault")
       return d["restarts"].GetInt64();
     };
     int64_t before = restarts();
-    adminCall(*adm, Verb::Post, "/admin/restart", R"({"keepState":true,"downMs":1500})");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/restart", R"({"keepState":true,"downMs":1500})");
     // The restart is asynchronous: wait until it has happened and the server is back.
     REQUIRE(waitUntil([&] { return restarts() > before; }, 60s));
     // Changes made as soon as it is back are seen too.
     REQUIRE(waitUntil([&] { return adm->get(nodePath("none")).status().isNotFound(); }, 60s));
     touchNodes(*adm, ++round);
-    adminCall(*adm, Verb::Post, "/admin/nodes", R"({"count":2})");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/nodes", R"({"count":2})");
   }
   SUBCASE("deleted and added nodes") {
     auto nodes = serverNodes(*adm);
-    adminCall(*adm, Verb::Post, "/admin/watches/close");
-    adminCall(*adm, Verb::Delete, "/admin/nodes/" + nodes.begin()->first);
-    adminCall(*adm, Verb::Post, "/admin/compact");
-    adminCall(*adm, Verb::Post, "/admin/nodes", R"({"count":1})");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/watches/close");
+    kubesimAdminCall(*adm, Verb::Delete, "/admin/nodes/" + nodes.begin()->first);
+    kubesimAdminCall(*adm, Verb::Post, "/admin/compact");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/nodes", R"({"count":1})");
   }
   REQUIRE(waitUntil([&] { return converged(*adm, inf, model); }, 60s));
-  adminCall(*adm, Verb::Delete, "/admin/faults");
+  kubesimAdminCall(*adm, Verb::Delete, "/admin/faults");
   std::lock_guard lock(model.mu);
   for (const auto& e : model.errors)
     MESSAGE(e);
@@ -357,7 +347,7 @@ TEST_CASE("a service informer caches services with their JSON") {
 
 TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, delete") {
   auto adm = admin();
-  adminCall(*adm, Verb::Post, "/admin/nodes", R"({"names":["write-test"]})");
+  kubesimAdminCall(*adm, Verb::Post, "/admin/nodes", R"({"names":["write-test"]})");
   auto get = [&] {
     auto r = adm->get(nodePath("write-test"));
     REQUIRE_MESSAGE(r.ok(), r.status().toString());
@@ -591,7 +581,7 @@ TEST_CASE("a burst of events under server latency: every one written, the queue 
   // server: the producers are paced, nothing is dropped, and the queue never grows past its
   // bound.
   auto adm = admin();
-  adminCall(*adm, Verb::Post, "/admin/latency", R"({"ms":2,"jitterMs":2})");
+  kubesimAdminCall(*adm, Verb::Post, "/admin/latency", R"({"ms":2,"jitterMs":2})");
   metrics::Registry registry;
   EventRecorderOptions o;
   o.host = "burst-host";
@@ -617,7 +607,7 @@ TEST_CASE("a burst of events under server latency: every one written, the queue 
     p.join();
   }
   bool all = waitUntil([&] { return events.stats().created == kEvents; }, 120s);
-  adminCall(*adm, Verb::Delete, "/admin/faults");
+  kubesimAdminCall(*adm, Verb::Delete, "/admin/faults");
   REQUIRE(all);
   for (const char* reason : {"queue_full", "server_unavailable", "spam_filter", "rejected",
                              "retries_exhausted", "shutdown"}) {

@@ -187,7 +187,9 @@ class NodesTest(unittest.TestCase):
                             "failure-domain.beta.kubernetes.io/region"):
                     self.assertEqual(lb[key], "RegionOne", key)
                 self.assertEqual(addresses(n), addrs, name)
-                self.assertEqual(taint_keys(n), [])
+                # ccm's taint is gone; the not-ready taint the API server's admission put on
+                # the new Node is the node lifecycle controller's to remove, not ccm's.
+                self.assertEqual(taint_keys(n), ["node.kubernetes.io/not-ready"])
             self.assertIn('"Loaded cloud provider" provider="openstack"', ccm.output())
 
             # Both servers vanish from Nova; only the NotReady node may go.

@@ -94,7 +94,10 @@ class CloudNodeControllerTest(unittest.TestCase):
             wait_for(lambda: is_initialized(c.node("custom-node")), "initialisation")
             n = c.node("custom-node")
             self.assertEqual(n["spec"]["providerID"], "fake://vm-7")
-            self.assertEqual(taint_keys(n), ["example.com/dedicated"])
+            # Only ccm's own taint goes; the admission's not-ready taint (the API server adds
+            # it to every new Node) and the user's stay.
+            self.assertEqual(sorted(taint_keys(n)),
+                             ["example.com/dedicated", "node.kubernetes.io/not-ready"])
             self.assertEqual(labels(n)["example.com/team"], "mine")  # never overwritten
             self.assertEqual(labels(n)["node.kubernetes.io/instance-type"], "big")
             # The cloud reports no Hostname: the kubelet's survives.

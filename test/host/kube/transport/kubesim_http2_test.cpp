@@ -19,34 +19,16 @@
 #include "host/kube/transport/kube_client.hpp"
 #include "host/kube/write/patch_builder.hpp"
 #include "test/support/kube_test_util.hpp"
+#include "test/support/kubesim_admin.hpp"
 #include "test/support/test_files.hpp"
 
 namespace ccm::kube {
 namespace {
 
 using namespace std::chrono_literals;
+using ccm::testing::kubesimAdminCall;
+using ccm::testing::kubesimAdminClient;
 using testing::waitUntil;
-
-std::unique_ptr<KubeClient> adminClient() {
-  ClientOptions o;
-  o.kubeconfig = ccm::testing::requiredEnv("KUBESIM_KUBECONFIG", "run_with_kubesim.py");
-  o.qps = -1;
-  o.user_agent = defaultUserAgent("kubesim-http2-test", "0.1.0", "");
-  auto c = KubeClient::create(o, Clock::real(), nullptr);
-  REQUIRE_MESSAGE(c.ok(), c.status().toString());
-  return std::move(c).value();
-}
-
-std::string adminCall(KubeClient& c, Verb verb, const std::string& path,
-                      const std::string& body = "") {
-  Request req;
-  req.verb = verb;
-  req.path = path;
-  req.body = body;
-  auto r = c.rest().call(req);
-  REQUIRE_MESSAGE(r.ok(), path, ": ", r.status().toString());
-  return r->body;
-}
 
 // kubesim's /admin/status.
 struct ServerStatus {
@@ -59,7 +41,7 @@ struct ServerStatus {
 
 ServerStatus serverStatus(KubeClient& c) {
   rapidjson::Document d;
-  std::string body = adminCall(c, Verb::Get, "/admin/status");
+  std::string body = kubesimAdminCall(c, Verb::Get, "/admin/status");
   d.Parse(body.c_str());
   REQUIRE(d.IsObject());
   ServerStatus s;
@@ -156,8 +138,8 @@ std::vector<std::string> touch(KubeClient& c, int r, size_t n = 8) {
 }  // namespace
 
 TEST_CASE("lists and watches go over HTTP/2; the informer survives GOAWAY and stream resets") {
-  auto adm = adminClient();
-  auto client = adminClient();
+  auto adm = kubesimAdminClient("kubesim-http2-test");
+  auto client = kubesimAdminClient("kubesim-http2-test");
   ServerStatus before = serverStatus(*adm);
 
   InformerOptions o;
@@ -195,32 +177,32 @@ TEST_CASE("lists and watches go over HTTP/2; the informer survives GOAWAY and st
   auto stats0 = inf.stats();
 
   SUBCASE("RST_STREAM after a few events of a watch") {
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"watch","path":"/api/v1/nodes","action":"reset","afterEvents":3,)"
               R"("count":2})");
-    adminCall(*adm, Verb::Post, "/admin/http2/reset");  // the running watch: reset now
+    kubesimAdminCall(*adm, Verb::Post, "/admin/http2/reset");  // the running watch: reset now
     for (int i = 0; i < 4; ++i) {
       names = touch(*adm, ++r);
     }
     REQUIRE(waitUntil([&] { return serverStatus(*adm).resets >= before.resets + 3; }, 30s));
   }
   SUBCASE("GOAWAY ends the watch and the connection") {
-    adminCall(*adm, Verb::Post, "/admin/http2/goaway", R"({"endStreams":true})");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/http2/goaway", R"({"endStreams":true})");
     names = touch(*adm, ++r);
-    adminCall(*adm, Verb::Post, "/admin/faults",
+    kubesimAdminCall(*adm, Verb::Post, "/admin/faults",
               R"({"verb":"get","path":"/api/v1/nodes/*","action":"goaway","count":3})");
     for (int i = 0; i < 3; ++i) {
       CHECK(adm->get(ResourcePath{"v1", "nodes", "", names.at(i), ""}).ok());
       names = touch(*adm, ++r);
     }
-    adminCall(*adm, Verb::Post, "/admin/http2/goaway", R"({"endStreams":true})");
+    kubesimAdminCall(*adm, Verb::Post, "/admin/http2/goaway", R"({"endStreams":true})");
     names = touch(*adm, ++r);
     CHECK(serverStatus(*adm).goaways >= before.goaways + 2);
   }
 
   REQUIRE(waitUntil([&] { return caughtUp(names, r); }, 60s));
   REQUIRE(waitUntil([&] { return serverStatus(*adm).watch_streams_open >= 1; }, 30s));
-  adminCall(*adm, Verb::Delete, "/admin/faults");
+  kubesimAdminCall(*adm, Verb::Delete, "/admin/faults");
   auto stats1 = inf.stats();
   // Watched again from where it was, without listing again.
   CHECK(stats1.watches > stats0.watches);
@@ -234,7 +216,7 @@ TEST_CASE("lists and watches go over HTTP/2; the informer survives GOAWAY and st
 }
 
 TEST_CASE("the pipelined writer speaks HTTP/1.1 to a server that prefers h2") {
-  auto adm = adminClient();
+  auto adm = kubesimAdminClient("kubesim-http2-test");
   ServerStatus before = serverStatus(*adm);
   std::vector<Write> writes;
   for (int i = 0; i < 4; ++i) {
