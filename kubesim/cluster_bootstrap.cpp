@@ -26,7 +26,7 @@ Status ensure(ObjectWriter& writer, const ResourceType& type, const std::string&
       writer.store().get(type, stringMember(*meta, "namespace"), stringMember(*meta, "name"))) {
     return okStatus();  // kept state: leave it alone
   }
-  auto r = writer.create(type, doc, doc.GetAllocator(), false);
+  auto r = writer.create(type, doc, doc.GetAllocator(), false, nullptr, "kube-apiserver");
   if (!r.ok() && r.error().code() != 409) {
     return Status(Code::Internal, r.error().message());
   }

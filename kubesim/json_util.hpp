@@ -96,7 +96,8 @@ std::string_view rawTopLevelMember(std::string_view object_json, std::string_vie
 
 // An object's meta.k8s.io/v1 PartialObjectMetadata: kind, apiVersion and its metadata only
 // (what the API server answers to "Accept: application/json;as=PartialObjectMetadata;...").
-std::string partialObjectMetadata(std::string_view object_json);
+// managed_fields: keep metadata.managedFields (Table rows drop them).
+std::string partialObjectMetadata(std::string_view object_json, bool managed_fields = true);
 
 // Decimal text of v.
 std::string decimal(uint64_t v);

@@ -8,6 +8,9 @@
 namespace ccm::kubesim {
 namespace {
 
+// The field manager of the simulated kubelets' writes (a kubelet's User-Agent product name).
+constexpr std::string_view kKubelet = "kubelet";
+
 const ResourceType& nodesType() {
   return *ResourceRegistry::builtin().find("", "v1", "nodes");
 }
@@ -64,7 +67,7 @@ Status KubeletSimulator::registerNode(const std::string& name, int index,
   if (ready != "True") {
     NodeFactory::setConditions(doc, doc.GetAllocator(), ready, now);
   }
-  auto created = writer_.create(nodesType(), doc, doc.GetAllocator(), false);
+  auto created = writer_.create(nodesType(), doc, doc.GetAllocator(), false, nullptr, kKubelet);
   std::string uid;
   if (created.ok()) {
     uid = created.value().object->uid;
@@ -77,7 +80,7 @@ Status KubeletSimulator::registerNode(const std::string& name, int index,
   JsonDocument lease;
   std::string ljson = factory_.lease(name, uid, now);
   lease.Parse(ljson.data(), ljson.size());
-  auto l = writer_.create(leasesType(), lease, lease.GetAllocator(), false);
+  auto l = writer_.create(leasesType(), lease, lease.GetAllocator(), false, nullptr, kKubelet);
   if (!l.ok() && l.error().code() != 409) {
     return toStatus(l.error());
   }
@@ -246,7 +249,7 @@ bool KubeletSimulator::renewLease(const std::string& name) {
                   doc.GetAllocator());
         return std::nullopt;
       },
-      false);
+      false, kKubelet);
   return r.ok() || r.error().code() != 404;
 }
 
@@ -258,7 +261,7 @@ bool KubeletSimulator::postStatus(const std::string& name, const std::string& re
                                    std::chrono::system_clock::now());
         return std::nullopt;
       },
-      false);
+      false, kKubelet);
   return r.ok() || r.error().code() != 404;
 }
 

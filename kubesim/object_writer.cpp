@@ -3,6 +3,7 @@
 
 #include "host/runtime/base64.hpp"
 #include "kubesim/json_util.hpp"
+#include "kubesim/managed_fields.hpp"
 #include "kubesim/object_validator.hpp"
 #include "kubesim/workload_defaults.hpp"
 
@@ -250,7 +251,8 @@ void ObjectWriter::applyCreateDefaults(const ResourceType& type, JsonValue& doc,
 
 ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonValue& doc,
                                                  JsonAllocator& alloc, bool dry_run,
-                                                 const JsonValue* events_v1_view) {
+                                                 const JsonValue* events_v1_view,
+                                                 std::string_view manager) {
   normalizeTypeMeta(type, doc, alloc);
   JsonValue& meta = ensureObject(doc, "metadata", alloc);
   std::string ns(stringMember(meta, "namespace"));
@@ -295,6 +297,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonV
     return ApiError::invalid(type.group, type.kind, stringMember(*member(doc, "metadata"), "name"),
                              errs);
   }
+  recordManagedFields(type, doc, nullptr, manager, "", alloc);
   for (int attempt = 0; attempt < 8; ++attempt) {
     PreparedObject prepared = prepareObject(type, doc, alloc);
     if (dry_run) {
@@ -317,7 +320,8 @@ ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonV
 ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::string_view ns,
                                                  std::string_view name,
                                                  std::string_view subresource,
-                                                 const Mutation& mutate, bool dry_run) {
+                                                 const Mutation& mutate, bool dry_run,
+                                                 std::string_view manager) {
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     ObjectPtr cur = store_.get(type, ns, name);
     if (!cur) {
@@ -396,6 +400,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
     if (!errs.empty()) {
       return ApiError::invalid(type.group, type.kind, name, errs);
     }
+    recordManagedFields(type, doc, &old, manager, subresource, alloc);
     PreparedObject prepared = prepareObject(type, doc, alloc);
     if (dry_run) {
       return Result{prepared.finish(cur->rv), false, false};

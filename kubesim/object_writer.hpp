@@ -9,6 +9,7 @@
 //    change spec, immutable fields and "no new finalizers while deleting" are enforced,
 //    no-op writes keep the resourceVersion, removing the last finalizer of an object being
 //    deleted deletes it;
+//  - create and update record the writer's fields in metadata.managedFields (managed_fields.hpp);
 //  - delete: preconditions (409), finalizers turn a delete into setting deletionTimestamp.
 //
 // Objects are handled in their stored representation (events: core/v1).
@@ -29,6 +30,8 @@ namespace ccm::kubesim {
 
 // The finalizer of an object deleted with propagationPolicy=Foreground.
 constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
+// The field manager of kubesim's built-in controllers' writes (as kube-controller-manager's).
+constexpr std::string_view kControllerManager = "kube-controller-manager";
 // Appends finalizer to doc's metadata.finalizers unless present.
 void addFinalizer(JsonValue& doc, std::string_view finalizer, JsonAllocator& alloc);
 // Removes finalizer from doc's metadata.finalizers (the member goes when it empties).
@@ -50,14 +53,17 @@ class ObjectWriter {
 
   // doc: the new object; its metadata.namespace must already be the request namespace.
   // events_v1_view: the events.k8s.io/v1 body when created through that API (validation).
+  // manager: the field manager recorded in metadata.managedFields.
   ApiOr<Result> create(const ResourceType& type, JsonValue& doc, JsonAllocator& alloc, bool dry_run,
-                       const JsonValue* events_v1_view = nullptr);
+                       const JsonValue* events_v1_view = nullptr,
+                       std::string_view manager = kControllerManager);
 
   // mutate receives the current object (parsed) and edits it in place; an error aborts.
   using Mutation =
       std::function<std::optional<ApiError>(JsonDocument& doc, const StoredObject& current)>;
   ApiOr<Result> update(const ResourceType& type, std::string_view ns, std::string_view name,
-                       std::string_view subresource, const Mutation& mutate, bool dry_run);
+                       std::string_view subresource, const Mutation& mutate, bool dry_run,
+                       std::string_view manager = kControllerManager);
 
   struct DeleteOptions {
     std::string uid;               // precondition

@@ -2,9 +2,12 @@
 #include "kubesim/resource_handler.hpp"
 
 #include "host/log/log.hpp"
+#include <cstdio>
+
 #include "host/runtime/base64.hpp"
 #include "kubesim/continue_token.hpp"
 #include "kubesim/event_conversion.hpp"
+#include "kubesim/managed_fields.hpp"
 #include "kubesim/patch/patch.hpp"
 #include "kubesim/protobuf_decoder.hpp"
 #include "kubesim/schema.hpp"
@@ -43,6 +46,35 @@ std::optional<std::string> fieldValidation(const ApiRequest& r, std::string_view
   *error = optionsInvalid(
       options_kind, FieldError::notSupported("fieldValidation", v, {"Ignore", "Strict", "Warn"}));
   return std::nullopt;
+}
+
+// The write's field manager: ?fieldManager= (at most 128 printable bytes), else the
+// User-Agent's product name.
+std::optional<std::string> fieldManager(const ApiRequest& r, std::string_view options_kind,
+                                        std::optional<ApiError>* error) {
+  std::string m = r.query.get("fieldManager");
+  if (m.empty()) {
+    return managerFromUserAgent(r.header(http::field::user_agent));
+  }
+  std::vector<FieldError> errs;
+  if (m.size() > kFieldManagerMaxLength) {
+    errs.push_back(FieldError::tooLong("fieldManager", static_cast<int>(kFieldManagerMaxLength)));
+  }
+  for (size_t i = 0; i < m.size(); ++i) {
+    auto c = static_cast<unsigned char>(m[i]);
+    if (c < 0x20 || c == 0x7F) {
+      char rune[16];
+      std::snprintf(rune, sizeof rune, "U+%04X", static_cast<unsigned>(c));
+      errs.push_back(FieldError::invalid(
+          "fieldManager", goQuote(m),
+          "invalid character " + std::string(rune) + " (at position " + std::to_string(i) + ")"));
+    }
+  }
+  if (!errs.empty()) {
+    *error = ApiError::invalid("meta.k8s.io", options_kind, "", errs);
+    return std::nullopt;
+  }
+  return m;
 }
 
 bool dryRun(const ApiRequest& r) {
@@ -612,6 +644,10 @@ HttpResponse ResourceHandler::create(const ApiRequest& r) {
   if (!validation) {
     return errorResponse(*err);
   }
+  auto manager = fieldManager(r, "CreateOptions", &err);
+  if (!manager) {
+    return errorResponse(*err);
+  }
   JsonDocument body;
   std::vector<std::string> warnings;
   if (auto e = decodeBody(r, type, options_, *validation, body, warnings)) {
@@ -636,7 +672,7 @@ HttpResponse ResourceHandler::create(const ApiRequest& r) {
   }
   auto result = writer_.create(storageType(type), *target,
                                isEventsV1(type) ? stored.GetAllocator() : body.GetAllocator(),
-                               dryRun(r), isEventsV1(type) ? &body : nullptr);
+                               dryRun(r), isEventsV1(type) ? &body : nullptr, *manager);
   if (!result.ok()) {
     return errorResponse(result.error());
   }
@@ -650,6 +686,10 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
   std::optional<ApiError> err;
   auto validation = fieldValidation(r, "UpdateOptions", &err);
   if (!validation) {
+    return errorResponse(*err);
+  }
+  auto manager = fieldManager(r, "UpdateOptions", &err);
+  if (!manager) {
     return errorResponse(*err);
   }
   JsonDocument body;
@@ -688,7 +728,7 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
         doc.CopyFrom(*incoming, doc.GetAllocator());
         return std::nullopt;
       },
-      dryRun(r));
+      dryRun(r), *manager);
   if (!result.ok() && result.error().code() == 404 && st.allow_create_on_update &&
       r.info.subresource.empty()) {
     // The registry creates the object when its strategy allows create on update (Leases,
@@ -705,7 +745,7 @@ HttpResponse ResourceHandler::update(const ApiRequest& r) {
           "request"));
     }
     auto made = writer_.create(st, created, created.GetAllocator(), dryRun(r),
-                               isEventsV1(type) ? &body : nullptr);
+                               isEventsV1(type) ? &body : nullptr, *manager);
     if (!made.ok()) {
       return errorResponse(made.error());
     }
@@ -739,6 +779,10 @@ HttpResponse ResourceHandler::patch(const ApiRequest& r) {
   std::optional<ApiError> err;
   auto validation = fieldValidation(r, "PatchOptions", &err);
   if (!validation) {
+    return errorResponse(*err);
+  }
+  auto manager = fieldManager(r, "PatchOptions", &err);
+  if (!manager) {
     return errorResponse(*err);
   }
   std::string_view body = r.body();
@@ -823,7 +867,7 @@ HttpResponse ResourceHandler::patch(const ApiRequest& r) {
         }
         return std::nullopt;
       },
-      dryRun(r));
+      dryRun(r), *manager);
   if (!result.ok()) {
     return errorResponse(result.error());
   }

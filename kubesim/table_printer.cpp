@@ -624,7 +624,7 @@ void TablePrinter::appendRow(std::string& out, const ResourceType& type, const J
   if (include == IncludeObject::Object) {
     out += R"(,"object":)" + raw;
   } else if (include == IncludeObject::Metadata) {
-    out += R"(,"object":)" + partialObjectMetadata(raw);
+    out += R"(,"object":)" + partialObjectMetadata(raw, false);
   }
   out += "}";
 }
