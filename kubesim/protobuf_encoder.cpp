@@ -182,7 +182,13 @@ bool ProtobufEncoder::message(std::string_view struct_name, const JsonValue& obj
       *error = "no type for " + std::string(struct_name) + "." + std::string(text(m->name));
       return false;
     }
-    if (t->kind == Schema::Kind::Array) {
+    if (t->kind == Schema::Kind::Any && struct_name == "ManagedFieldsEntry" &&
+        text(m->name) == "fieldsV1") {
+      // metav1.FieldsV1: its JSON as the message's raw bytes.
+      std::string raw;
+      bytesField(raw, 1, toJson(m->value));
+      bytesField(out, number, raw);
+    } else if (t->kind == Schema::Kind::Array) {
       if (!m->value.IsArray()) {
         *error = std::string(text(m->name)) + " is not an array";
         return false;

@@ -9,7 +9,8 @@ namespace {
 
 // "Struct: field=N ..." — protobuf field numbers of the API types (k8s.io/api generated.proto).
 constexpr std::string_view kNumbers = R"(
-ObjectMeta: name=1 generateName=2 namespace=3 selfLink=4 uid=5 resourceVersion=6 generation=7 creationTimestamp=8 deletionTimestamp=9 deletionGracePeriodSeconds=10 labels=11 annotations=12 ownerReferences=13 finalizers=14
+ObjectMeta: name=1 generateName=2 namespace=3 selfLink=4 uid=5 resourceVersion=6 generation=7 creationTimestamp=8 deletionTimestamp=9 deletionGracePeriodSeconds=10 labels=11 annotations=12 ownerReferences=13 finalizers=14 managedFields=17
+ManagedFieldsEntry: manager=1 operation=2 apiVersion=3 time=4 fieldsType=6 fieldsV1=7 subresource=8
 OwnerReference: kind=1 name=3 uid=4 apiVersion=5 controller=6 blockOwnerDeletion=7
 ObjectReference: kind=1 namespace=2 name=3 uid=4 apiVersion=5 resourceVersion=6 fieldPath=7
 LocalObjectReference: name=1
