@@ -557,11 +557,13 @@ void recordManagedFields(const ResourceType& type, JsonValue& doc, const JsonVal
   JsonValue& meta = ensureObject(doc, "metadata", alloc);
   const JsonValue* live = old != nullptr ? memberPath(*old, {"metadata", "managedFields"}) : nullptr;
   JsonValue entries(rapidjson::kArrayType);
-  const JsonValue* sent = member(meta, "managedFields");
+  JsonValue* sent = member(meta, "managedFields");
   if (sent != nullptr && subresource.empty() && isReset(*sent)) {
     // reset: start from nothing
   } else if (sent != nullptr && subresource.empty() && validEntries(*sent) && !sent->Empty()) {
-    entries.CopyFrom(*sent, alloc);
+    entries = *sent;  // moves
+  } else if (sent != nullptr && live != nullptr && *sent == *live) {
+    entries = *sent;  // the stored ones, carried over by the write: no copy needed
   } else if (live != nullptr && validEntries(*live)) {
     entries.CopyFrom(*live, alloc);
   }
