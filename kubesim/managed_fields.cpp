@@ -312,7 +312,7 @@ void sortFields(JsonValue& obj, JsonAllocator& alloc) {
   };
   std::vector<JsonValue::Member*> members;
   members.reserve(obj.MemberCount());
-  for (auto it = obj.MemberBegin(); it != obj.MemberEnd(); ++it) {
+  for (auto it = obj.MemberBegin(); it != memberEnd(obj); ++it) {
     members.push_back(&*it);
   }
   if (std::is_sorted(members.begin(), members.end(), less)) {
@@ -348,7 +348,7 @@ bool addTree(JsonValue& fields, const PathTree& tree, JsonAllocator& alloc) {
   for (const auto& [key, child] : tree.children) {
     auto it = findKey(fields, key);
     bool was_member = false;
-    if (it == fields.MemberEnd()) {
+    if (it == memberEnd(fields)) {
       fields.AddMember(makeString(key, alloc), JsonValue(rapidjson::kObjectType), alloc);
       it = fields.MemberEnd() - 1;
       added_key = true;
@@ -381,7 +381,7 @@ bool addTree(JsonValue& fields, const PathTree& tree, JsonAllocator& alloc) {
 void subtractTree(JsonValue& fields, const PathTree& tree, bool recursive) {
   for (const auto& [key, child] : tree.children) {
     auto it = findKey(fields, key);
-    if (it == fields.MemberEnd()) {
+    if (it == memberEnd(fields)) {
       continue;
     }
     JsonValue& v = it->value;
@@ -558,12 +558,13 @@ void recordManagedFields(const ResourceType& type, JsonValue& doc, const JsonVal
   const JsonValue* live = old != nullptr ? memberPath(*old, {"metadata", "managedFields"}) : nullptr;
   JsonValue entries(rapidjson::kArrayType);
   JsonValue* sent = member(meta, "managedFields");
-  if (sent != nullptr && subresource.empty() && isReset(*sent)) {
+  bool from_client = sent != nullptr && subresource.empty();
+  bool carried = sent != nullptr && live != nullptr && *sent == *live;
+  if (from_client && isReset(*sent)) {
     // reset: start from nothing
-  } else if (sent != nullptr && subresource.empty() && validEntries(*sent) && !sent->Empty()) {
-    entries = *sent;  // moves
-  } else if (sent != nullptr && live != nullptr && *sent == *live) {
-    entries = *sent;  // the stored ones, carried over by the write: no copy needed
+  } else if ((from_client && validEntries(*sent) && !sent->Empty()) || carried) {
+    // The client's own list, or the stored one carried over by the write: moved, not copied.
+    entries = *sent;
   } else if (live != nullptr && validEntries(*live)) {
     entries.CopyFrom(*live, alloc);
   }
