@@ -539,8 +539,7 @@ std::string_view rawTopLevelMember(std::string_view s, std::string_view name) {
 std::string partialObjectMetadata(std::string_view object_json, bool managed_fields) {
   std::string_view meta = rawTopLevelMember(object_json, "metadata");
   std::string out = R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":)";
-  if (!managed_fields && !meta.empty() &&
-      !rawTopLevelMember(meta, "managedFields").empty()) {
+  if (!managed_fields && !meta.empty() && !rawTopLevelMember(meta, "managedFields").empty()) {
     JsonDocument doc;
     doc.Parse(meta.data(), meta.size());
     if (doc.IsObject()) {

@@ -29,8 +29,8 @@ struct Ctx {
 
 bool isMapField(std::string_view name) {
   static constexpr std::array<std::string_view, 11> kMaps = {
-      "labels",   "annotations", "capacity", "allocatable", "data",       "binaryData",
-      "limits",   "requests",    "nodeSelector", "matchLabels", "stringData"};
+      "labels", "annotations", "capacity",     "allocatable", "data",      "binaryData",
+      "limits", "requests",    "nodeSelector", "matchLabels", "stringData"};
   return std::find(kMaps.begin(), kMaps.end(), name) != kMaps.end();
 }
 
@@ -237,8 +237,7 @@ void diffList(const JsonValue& o, const JsonValue& n, const ListRule& rule, Path
 
 // The members of two objects; skip names members not to compare (stripped metadata).
 void diffObject(const JsonValue& o, const JsonValue& n, const Ctx& ctx, PathTree& changed,
-                PathTree& removed, bool service,
-                std::span<const std::string_view> skip = {}) {
+                PathTree& removed, bool service, std::span<const std::string_view> skip = {}) {
   auto skipped = [&](std::string_view name) {
     return std::find(skip.begin(), skip.end(), name) != skip.end();
   };
@@ -419,8 +418,7 @@ bool validEntries(const JsonValue& list) {
     }
     std::string_view op = stringMember(e, "operation");
     const JsonValue* f = member(e, "fieldsV1");
-    if ((op != "Update" && op != "Apply") ||
-        (f != nullptr && !f->IsObject())) {
+    if ((op != "Update" && op != "Apply") || (f != nullptr && !f->IsObject())) {
       return false;
     }
   }
@@ -450,8 +448,7 @@ JsonValue newEntry(std::string_view manager, std::string_view api_version,
   return e;
 }
 
-JsonValue* findEntry(JsonValue& entries, std::string_view manager,
-                     std::string_view subresource) {
+JsonValue* findEntry(JsonValue& entries, std::string_view manager, std::string_view subresource) {
   for (auto& e : entries.GetArray()) {
     if (stringMember(e, "manager") == manager && stringMember(e, "operation") == "Update" &&
         stringMember(e, "subresource") == subresource) {
@@ -466,8 +463,7 @@ void applyWrite(JsonValue& entries, const PathTree& changed, const PathTree& rem
                 std::string_view manager, std::string_view api_version,
                 std::string_view subresource, const std::string& now, JsonAllocator& alloc) {
   for (auto& e : entries.GetArray()) {
-    bool own = stringMember(e, "manager") == manager &&
-               stringMember(e, "operation") == "Update" &&
+    bool own = stringMember(e, "manager") == manager && stringMember(e, "operation") == "Update" &&
                stringMember(e, "subresource") == subresource;
     JsonValue* f = member(e, "fieldsV1");
     if (own || f == nullptr) {
@@ -503,10 +499,9 @@ void applyWrite(JsonValue& entries, const PathTree& changed, const PathTree& rem
 // The API server's order: operation, time, manager, apiVersion, subresource.
 void sortEntries(JsonValue& entries, JsonAllocator& alloc) {
   auto rank = [](const JsonValue& e) {
-    return std::array<std::string_view, 5>{stringMember(e, "operation"), stringMember(e, "time"),
-                                           stringMember(e, "manager"),
-                                           stringMember(e, "apiVersion"),
-                                           stringMember(e, "subresource")};
+    return std::array<std::string_view, 5>{
+        stringMember(e, "operation"), stringMember(e, "time"), stringMember(e, "manager"),
+        stringMember(e, "apiVersion"), stringMember(e, "subresource")};
   };
   std::vector<JsonValue*> list;
   for (auto& e : entries.GetArray()) {
@@ -527,8 +522,8 @@ void sortEntries(JsonValue& entries, JsonAllocator& alloc) {
 
 // Fields the field manager never tracks.
 constexpr std::array<std::string_view, 10> kStrippedMeta = {
-    "name",       "namespace",       "uid",           "resourceVersion",   "creationTimestamp",
-    "generation", "selfLink",        "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds"};
+    "name",       "namespace", "uid",           "resourceVersion",   "creationTimestamp",
+    "generation", "selfLink",  "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds"};
 
 }  // namespace
 
@@ -555,7 +550,8 @@ void recordManagedFields(const ResourceType& type, JsonValue& doc, const JsonVal
                          std::string_view manager, std::string_view subresource,
                          JsonAllocator& alloc) {
   JsonValue& meta = ensureObject(doc, "metadata", alloc);
-  const JsonValue* live = old != nullptr ? memberPath(*old, {"metadata", "managedFields"}) : nullptr;
+  const JsonValue* live =
+      old != nullptr ? memberPath(*old, {"metadata", "managedFields"}) : nullptr;
   JsonValue entries(rapidjson::kArrayType);
   JsonValue* sent = member(meta, "managedFields");
   bool from_client = sent != nullptr && subresource.empty();

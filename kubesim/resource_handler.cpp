@@ -1,9 +1,9 @@
 // ResourceHandler: REST semantics of stored resources.
 #include "kubesim/resource_handler.hpp"
 
-#include "host/log/log.hpp"
 #include <cstdio>
 
+#include "host/log/log.hpp"
 #include "host/runtime/base64.hpp"
 #include "kubesim/continue_token.hpp"
 #include "kubesim/event_conversion.hpp"

@@ -1,10 +1,11 @@
 // managedFields bookkeeping: manager names, FieldsV1 sets, ownership moves between managers.
+#include "kubesim/managed_fields.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "kubesim/json_util.hpp"
-#include "kubesim/managed_fields.hpp"
 #include "kubesim/resource_registry.hpp"
 
 namespace ccm::kubesim {
@@ -64,7 +65,8 @@ TEST_CASE("the manager named after a User-Agent") {
   CHECK(managerFromUserAgent("cloud-controller-manager/v1.26.0") == "cloud-controller-manager");
   CHECK(managerFromUserAgent("no-slash") == "no-slash");
   CHECK(managerFromUserAgent("").empty());
-  CHECK(managerFromUserAgent("a\tb\x01" "c/1") == "abc");
+  CHECK(managerFromUserAgent("a\tb\x01"
+                             "c/1") == "abc");
   CHECK(managerFromUserAgent(std::string(300, 'x')) == std::string(128, 'x'));
   // A multi-byte character that would cross the limit is left out whole.
   CHECK(managerFromUserAgent(std::string(127, 'x') + "\xc3\xa9") == std::string(127, 'x'));
@@ -84,9 +86,9 @@ TEST_CASE("create: the creator owns what it set, maps and list items carry '.'")
 
 TEST_CASE("update: changed fields move to the writer, removed fields leave everyone") {
   const ResourceType& cms = typeOf("", "configmaps");
-  std::string v1 = write(cms, nullptr,
-                         R"({"metadata":{"name":"a","labels":{"x":"1","y":"2"}},"data":{"k":"v"}})",
-                         "creator");
+  std::string v1 =
+      write(cms, nullptr,
+            R"({"metadata":{"name":"a","labels":{"x":"1","y":"2"}},"data":{"k":"v"}})", "creator");
   std::string v2 = write(cms, &v1,
                          withEntriesOf(v1, R"({"metadata":{"name":"a","labels":{"x":"9","y":"2"}},)"
                                            R"("data":{"k":"v","n":"new"}})"),
@@ -121,9 +123,10 @@ TEST_CASE("keyed lists, status subresource and the reset") {
                                            R"("Ready","status":"False"}],"addresses":[{"type":)"
                                            R"("InternalIP","address":"10.1.1.1"}]}})"),
                          "ccm", "status");
-  CHECK(fieldsOf(n2, "ccm", "status") ==
-        R"({"f:status":{"f:addresses":{".":{},"k:{\"type\":\"InternalIP\"}":{".":{},)"
-        R"("f:address":{},"f:type":{}}},"f:conditions":{"k:{\"type\":\"Ready\"}":{"f:status":{}}}}})");
+  CHECK(
+      fieldsOf(n2, "ccm", "status") ==
+      R"({"f:status":{"f:addresses":{".":{},"k:{\"type\":\"InternalIP\"}":{".":{},)"
+      R"("f:address":{},"f:type":{}}},"f:conditions":{"k:{\"type\":\"Ready\"}":{"f:status":{}}}}})");
   CHECK(fieldsOf(n2, "kubelet", "status") ==
         R"({"f:status":{"f:conditions":{".":{},"k:{\"type\":\"Ready\"}":{".":{},"f:type":{}}}}})");
   // managedFields: [] resets; only this write's change is then recorded.
