@@ -110,7 +110,6 @@ class DiscoveryTest(KubesimTestCase):
         self.assertEqual(r.json()["message"], 'strict decoding error: unknown field "spec.replicaz"')
 
 
-@unittest.skipUnless(KUBECTL, "kubectl not found")
 class ApplyManifestsTest(KubesimTestCase):
     def apply(self, path, *extra):
         return self.sim.kubectl("apply", "-k", os.path.join(ROOT, path), *extra).stdout

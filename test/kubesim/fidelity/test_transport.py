@@ -13,7 +13,6 @@ import gzip
 import http.client
 import json
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -331,7 +330,6 @@ class TransportTest(KubesimTestCase):
         finally:
             c.close()
 
-    @unittest.skipUnless(shutil.which("curl"), "curl CLI not installed")
     def test_curl_http2(self):
         """HTTP/2 over TLS (ALPN `h2`) is what libcurl uses: `curl --http2` gets HTTP/2."""
         out = subprocess.run(
