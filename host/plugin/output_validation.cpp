@@ -7,6 +7,8 @@
 
 #include <tuple>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::plugin {
 namespace {
 
@@ -100,31 +102,6 @@ std::string validateAddress(std::string_view field, const sdk::NodeAddress& a) {
 
 }  // namespace
 
-bool isDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) {
-    return false;
-  }
-  // Dot-separated labels of [a-z0-9-], each starting and ending alphanumeric.
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || label.front() == '-' || label.back() == '-') {
-      return false;
-    }
-    for (char c : label) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-        return false;
-      }
-    }
-    if (dot == std::string_view::npos) {
-      break;
-    }
-    start = dot + 1;
-  }
-  return true;
-}
-
 bool isIpAddress(std::string_view s) {
   if (s.empty() || s.size() > 45) {
     return false;
@@ -199,7 +176,7 @@ std::string validateLbStatus(const sdk::LoadBalancerStatus& s) {
     if (!in.hostname.empty() && isIpAddress(in.hostname)) {
       return fmt::format("{}.hostname \"{}\" is an IP address, not a DNS name", f, in.hostname);
     }
-    if (!in.hostname.empty() && !isDns1123Subdomain(in.hostname)) {
+    if (!in.hostname.empty() && !text::isDns1123Subdomain(in.hostname)) {
       return fmt::format("{}.hostname \"{}\" is not a lowercase RFC 1123 subdomain", f,
                          in.hostname.substr(0, 64));
     }

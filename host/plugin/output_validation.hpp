@@ -19,7 +19,5 @@ std::string validateRoute(const sdk::Route& r);
 
 // True for a syntactically valid IPv4 or IPv6 address.
 bool isIpAddress(std::string_view s);
-// True for a lowercase RFC 1123 subdomain (what the API server accepts as a DNS name).
-bool isDns1123Subdomain(std::string_view s);
 
 }  // namespace ccm::plugin

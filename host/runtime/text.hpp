@@ -37,6 +37,11 @@ constexpr std::string_view trimBlanks(std::string_view s) { return trimIf(s, isB
 // s without leading and trailing ASCII white space.
 constexpr std::string_view trimSpace(std::string_view s) { return trimIf(s, isSpace); }
 
+// True for a lowercase RFC 1123 subdomain of at most 253 characters: dot-separated labels of
+// [a-z0-9-], each starting and ending alphanumeric (the API server's DNS-1123 subdomain rule,
+// used for names, label-key prefixes and load-balancer hostnames).
+bool isDns1123Subdomain(std::string_view s);
+
 // Decodes %XX escapes (either case); '+' becomes a space when plus_is_space (query strings).
 // nullopt on a truncated or non-hex escape. A decoded NUL is kept: callers that cannot hold
 // one refuse it themselves.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "host/controllers/common/well_known.hpp"
+#include "host/runtime/text.hpp"
 
 namespace ccm::controllers::node {
 namespace {
@@ -19,35 +20,6 @@ bool validName(std::string_view s) {
     if (!alnum(c) && c != '-' && c != '_' && c != '.') {
       return false;
     }
-  }
-  return true;
-}
-
-// A lowercase DNS subdomain of at most 253 characters.
-bool validSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) {
-    return false;
-  }
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || label.size() > 63) {
-      return false;
-    }
-    auto lower_alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-    if (!lower_alnum(label.front()) || !lower_alnum(label.back())) {
-      return false;
-    }
-    for (char c : label) {
-      if (!lower_alnum(c) && c != '-') {
-        return false;
-      }
-    }
-    if (dot == std::string_view::npos) {
-      break;
-    }
-    start = dot + 1;
   }
   return true;
 }
@@ -78,7 +50,7 @@ bool isValidLabelKey(std::string_view key) {
   if (slash == std::string_view::npos) {
     return validName(key);
   }
-  return validSubdomain(key.substr(0, slash)) && validName(key.substr(slash + 1));
+  return text::isDns1123Subdomain(key.substr(0, slash)) && validName(key.substr(slash + 1));
 }
 
 bool isValidLabelValue(std::string_view value) { return value.empty() || validName(value); }

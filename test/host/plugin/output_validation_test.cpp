@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::plugin {
 namespace {
 
@@ -28,12 +30,12 @@ TEST_CASE("LB ingress hostnames the API server refuses are malformed output") {
 }
 
 TEST_CASE("DNS-1123 subdomains") {
-  CHECK(isDns1123Subdomain("a"));
-  CHECK(isDns1123Subdomain("a-b.c0"));
-  CHECK_FALSE(isDns1123Subdomain(""));
-  CHECK_FALSE(isDns1123Subdomain("A.example"));
-  CHECK_FALSE(isDns1123Subdomain("trailing."));
-  CHECK_FALSE(isDns1123Subdomain(std::string(254, 'a')));
+  CHECK(text::isDns1123Subdomain("a"));
+  CHECK(text::isDns1123Subdomain("a-b.c0"));
+  CHECK_FALSE(text::isDns1123Subdomain(""));
+  CHECK_FALSE(text::isDns1123Subdomain("A.example"));
+  CHECK_FALSE(text::isDns1123Subdomain("trailing."));
+  CHECK_FALSE(text::isDns1123Subdomain(std::string(254, 'a')));
 }
 
 }  // namespace
