@@ -9,25 +9,6 @@ namespace {
 
 constexpr std::string_view kInvalid = "continue key is not valid";
 
-int urlSextet(char c) {
-  if (c >= 'A' && c <= 'Z') {
-    return c - 'A';
-  }
-  if (c >= 'a' && c <= 'z') {
-    return c - 'a' + 26;
-  }
-  if (c >= '0' && c <= '9') {
-    return c - '0' + 52;
-  }
-  if (c == '-') {
-    return 62;
-  }
-  if (c == '_') {
-    return 63;
-  }
-  return -1;
-}
-
 std::string keyPrefix(std::string_view ns) {
   return ns.empty() ? std::string() : std::string(ns) + "/";
 }
@@ -67,39 +48,6 @@ std::string goKind(const JsonValue& v) {
 
 }  // namespace
 
-std::optional<std::string> rawUrlBase64Decode(std::string_view text, size_t* bad_offset) {
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t in_quantum = 0;
-  size_t last_symbol = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\r' || c == '\n') {
-      continue;
-    }
-    int v = urlSextet(c);
-    if (v < 0) {
-      *bad_offset = i;
-      return std::nullopt;
-    }
-    last_symbol = i;
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    in_quantum = (in_quantum + 1) % 4;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xffU));
-    }
-  }
-  if (in_quantum == 1) {  // one lone symbol cannot encode a byte
-    *bad_offset = last_symbol;
-    return std::nullopt;
-  }
-  return out;
-}
-
 std::string encodeContinue(int64_t rv, std::string_view ns, std::string_view start_key) {
   std::string prefix = keyPrefix(ns);
   std::string_view rel = start_key;
@@ -114,7 +62,7 @@ std::string encodeContinue(int64_t rv, std::string_view ns, std::string_view sta
 std::optional<ContinueToken> decodeContinue(std::string_view token, std::string_view ns,
                                             std::string* error) {
   size_t bad = 0;
-  auto raw = rawUrlBase64Decode(token, &bad);
+  auto raw = base64UrlDecodeStrict(token, &bad);
   if (!raw) {
     *error = std::string(kInvalid) + ": illegal base64 data at input byte " + std::to_string(bad);
     return std::nullopt;

@@ -26,8 +26,4 @@ std::string encodeContinue(int64_t rv, std::string_view ns, std::string_view sta
 std::optional<ContinueToken> decodeContinue(std::string_view token, std::string_view ns,
                                             std::string* error);
 
-// Go's base64.RawURLEncoding.DecodeString: '-' and '_', no '=', CR/LF skipped. On failure
-// *bad_offset is the input byte Go reports.
-std::optional<std::string> rawUrlBase64Decode(std::string_view text, size_t* bad_offset);
-
 }  // namespace ccm::kubesim

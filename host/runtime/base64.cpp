@@ -80,13 +80,41 @@ std::optional<std::string> base64DecodeStrict(std::string_view text) {
   return base64Decode(text);
 }
 
-std::optional<std::string> base64UrlDecodeStrict(std::string_view text) {
-  for (char c : text) {
-    if (c == '+' || c == '/' || c == '=' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+std::optional<std::string> base64UrlDecodeStrict(std::string_view text, size_t* bad_offset) {
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t in_quantum = 0;
+  size_t last_symbol = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\r' || c == '\n') {
+      continue;
+    }
+    int v = c == '+' || c == '/' ? -1 : sextet(c);
+    if (v < 0) {
+      if (bad_offset != nullptr) {
+        *bad_offset = i;
+      }
       return std::nullopt;
     }
+    last_symbol = i;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    in_quantum = (in_quantum + 1) % 4;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xffU));
+    }
   }
-  return base64Decode(text);
+  if (in_quantum == 1) {  // one lone symbol cannot encode a byte
+    if (bad_offset != nullptr) {
+      *bad_offset = last_symbol;
+    }
+    return std::nullopt;
+  }
+  return out;
 }
 
 std::optional<std::string> base64Decode(std::string_view text) {

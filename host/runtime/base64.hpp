@@ -26,8 +26,10 @@ std::optional<std::string> base64Decode(std::string_view text);
 // CR and LF skipped, any other white space refused.
 std::optional<std::string> base64DecodeStrict(std::string_view text);
 
-// Decodes the unpadded URL-safe form only (JWT segments, RFC 7515): '-' and '_', no '=', no
-// '+' or '/', no white space, no dangling single character.
-std::optional<std::string> base64UrlDecodeStrict(std::string_view text);
+// Decodes the unpadded URL-safe form as Go's base64.RawURLEncoding does (JWT segments, list
+// continue tokens): '-' and '_' only, no '=', no '+' or '/', CR and LF skipped, no dangling
+// single character. On failure, *bad_offset (when given) is the input byte Go reports.
+std::optional<std::string> base64UrlDecodeStrict(std::string_view text,
+                                                 size_t* bad_offset = nullptr);
 
 }  // namespace ccm

@@ -78,3 +78,17 @@ TEST_CASE("base64: the strict form reads as Go's encoding/json reads []byte") {
 
 }  // namespace
 }  // namespace ccm
+
+TEST_CASE("base64UrlDecodeStrict reads as Go's RawURLEncoding and reports the bad byte") {
+  CHECK(ccm::base64UrlDecodeStrict("-_8").value() == "\xfb\xff");
+  CHECK(ccm::base64UrlDecodeStrict("Y\r\nQ").value() == "a");  // CR and LF are skipped
+  size_t bad = 99;
+  CHECK_FALSE(ccm::base64UrlDecodeStrict("YQ==", &bad).has_value());
+  CHECK(bad == 2);
+  CHECK_FALSE(ccm::base64UrlDecodeStrict("ab+c", &bad).has_value());
+  CHECK(bad == 2);
+  CHECK_FALSE(ccm::base64UrlDecodeStrict("YWJjZ", &bad).has_value());  // a lone last symbol
+  CHECK(bad == 4);
+  CHECK_FALSE(ccm::base64UrlDecodeStrict("YQ ", &bad).has_value());
+  CHECK(bad == 2);
+}
