@@ -39,12 +39,24 @@
  * while its call runs: the host ignores (and counts) emits for a finished call.
  *
  * Threads, in one paragraph: lifecycle functions (entry, create, destroy) are called on the
- * host's main thread and never overlap any other call into the plugin. Capability functions
+ * host's main thread and never overlap any other call into the plugin; reconfigure (1.1) is
+ * the one lifecycle call that runs while capability calls are in flight. Capability functions
  * are called from host worker threads, concurrently up to the limit the capability declares
  * (max_concurrency), never for the same object twice at the same time for mutating calls.
  * Host service functions may be called from any thread.
  *
  * Nothing may unwind across this boundary: no C++ exception, no longjmp.
+ *
+ * What minor 1.1 added (a 1.0 plugin on a 1.1 host and a 1.1 plugin on a 1.0 host both work:
+ * every addition reads as zero/NULL, meaning "absent", on the side that does not know it):
+ *   - ccm_plugin: reconfigure (new --cloud-config bytes without a restart), provider_id_prefix
+ *     (the providerID scheme the provider owns), annotation_domain (where it may write Service
+ *     annotations), metric_namespace (its metrics' own prefix, e.g. OCCM's "openstack").
+ *   - ccm_lb_status: annotations to set and annotation keys to remove on the Service, inside
+ *     the plugin's annotation_domain, written by the host together with the status.
+ *   - ccm_host_services: log_fields, a log line with structured key/value fields.
+ *   A plugin that speaks 1.1 must check the host's abi_minor (or the services struct_size)
+ *   before calling log_fields: a 1.0 host has no such slot.
  */
 #ifndef CCM_PROVIDER_ABI_H
 #define CCM_PROVIDER_ABI_H
@@ -57,8 +69,10 @@
 extern "C" {
 #endif
 
+/* The ABI version this header describes. This is the one place it is written: the host, the
+ * SDK, the checker and the build all read it from here. */
 #define CCM_ABI_MAJOR 1
-#define CCM_ABI_MINOR 0
+#define CCM_ABI_MINOR 1
 
 /* The one exported symbol, as a string (what the host looks up). */
 #define CCM_PROVIDER_ENTRY_SYMBOL "ccm_provider_entry_v1"
@@ -173,7 +187,7 @@ typedef int32_t ccm_metric_kind;
 typedef uint64_t ccm_host_handle;
 
 /*
- * ccm_call: passed to every call into the plugin after negotiation.
+ * ccm_call: passed to every call into the plugin, the entry point included.
  * OWNERSHIP: borrowed for the call only.
  * THREAD: the thread the host calls on.
  */
@@ -182,7 +196,9 @@ typedef struct ccm_call {
   /* since 1.0: identifies this call to host services; valid until the call returns. */
   uint64_t call_id;
   /* since 1.0: the call must return by this instant of the host's monotonic clock
-   * (ccm_host_services.now_monotonic_ns). 0 means no deadline (lifecycle calls). */
+   * (ccm_host_services.now_monotonic_ns). 0 means no deadline. Lifecycle calls (entry,
+   * create, reconfigure) carry the host's start-up or reconfigure deadline: a plugin that
+   * has not returned by then is given up on (the host exits or keeps its old settings). */
   int64_t deadline_monotonic_ns;
 } ccm_call;
 
@@ -223,11 +239,24 @@ typedef struct ccm_lb_ingress {
   size_t port_count;                       /* since 1.0 */
 } ccm_lb_ingress;
 
-/* A load balancer's status as the provider reports it. */
+/* A load balancer's status as the provider reports it, and (since 1.1) the annotations the
+ * provider wants on the Service. */
 typedef struct ccm_lb_status {
   uint32_t struct_size;
   const ccm_lb_ingress* const* ingress;  /* since 1.0 */
   size_t ingress_count;                 /* since 1.0 */
+  /* since 1.1: annotations to set on the Service (e.g. the cloud's load balancer ID). Every
+   * key must be "<annotation_domain>/<name>" or "<sub>.<annotation_domain>/<name>" for the
+   * plugin's declared ccm_plugin.annotation_domain, with a valid Kubernetes annotation name;
+   * the host refuses the whole status otherwise (the call fails as INTERNAL, nothing is
+   * written). The host writes them in the same round of writes as the status, only when they
+   * differ from what the Service has. */
+  const ccm_kv* annotations;
+  size_t annotation_count;                /* since 1.1 */
+  /* since 1.1: annotation keys (same domain rule) to remove from the Service. A key listed
+   * both here and in annotations is refused. */
+  const ccm_str* removed_annotations;
+  size_t removed_annotation_count;        /* since 1.1 */
 } ccm_lb_status;
 
 /* A route for pod traffic to a node, the analogue of upstream's cloudprovider.Route. */
@@ -252,72 +281,93 @@ typedef struct ccm_host_services {
   uint32_t struct_size;
 
   /* since 1.0: write one log line through the host's logger (klog text or JSON). The host
-   * redacts every value registered with register_secret. A plugin never writes to
-   * stdout/stderr itself.
-   * OWNERSHIP: message borrowed; copied before return. */
+   * redacts every value registered with register_secret, replaces invalid UTF-8 and control
+   * characters, and cuts a message longer than 16 KiB with a visible marker. A plugin never
+   * writes to stdout/stderr itself.
+   * OWNERSHIP: message borrowed; copied before return. THREAD: any thread. */
   void (*log)(ccm_host_handle host, ccm_log_level level, ccm_str message);
 
   /* since 1.0: true once the call should stop: the host is shutting down, lost leadership,
    * or the call's deadline has passed. Long-running calls poll it between cloud requests.
-   * Unknown or finished call_ids read as cancelled. */
+   * Unknown or finished call_ids read as cancelled.
+   * OWNERSHIP: nothing is passed. THREAD: any thread. */
   bool (*is_cancelled)(ccm_host_handle host, uint64_t call_id);
 
   /* since 1.0: the host's clocks. Deadlines are on the monotonic clock. Tests may run the
-   * host with a fake clock, so providers should use these rather than the system's. */
+   * host with a fake clock, so providers should use these rather than the system's.
+   * OWNERSHIP: nothing is passed. THREAD: any thread. */
   int64_t (*now_monotonic_ns)(ccm_host_handle host);
   int64_t (*now_unix_ns)(ccm_host_handle host);
 
   /* since 1.0: attach an error message to the current call (and, for RESOURCE_EXHAUSTED,
    * FAILED_PRECONDITION or UNAVAILABLE, how long to wait before retrying; 0 = host's own
-   * back-off). Call it before returning a non-OK status; the last call wins.
+   * back-off). Call it before returning a non-OK status; the last call wins. A message
+   * longer than 4 KiB is cut with a visible marker.
    * Returns false when call_id is not a running call (the message is dropped).
-   * OWNERSHIP: message borrowed; copied before return. */
+   * OWNERSHIP: message borrowed; copied before return. THREAD: any thread. */
   bool (*set_error)(ccm_host_handle host, uint64_t call_id, ccm_str message,
                     int64_t retry_after_ms);
 
   /* since 1.0: record a metric. The host exposes it on /metrics as
-   * ccm_provider_<name> with the given labels; name must match [a-z_][a-z0-9_]*. The first
-   * use of a name fixes its kind, help and label names; later uses with a different kind or
-   * label set are ignored (and logged once).
-   * OWNERSHIP: all strings borrowed; copied before return. */
+   * ccm_provider_<name> with the given labels; name must match [a-z_][a-z0-9_]*. Since 1.1,
+   * a name that starts with "<metric_namespace>_" for the plugin's declared
+   * ccm_plugin.metric_namespace is exposed as it is, without the host's prefix (so a
+   * provider can keep the names its users' dashboards know). The first use of a name fixes
+   * its kind, help and label names; later uses with a different kind or label set are
+   * ignored (and logged once).
+   * OWNERSHIP: all strings borrowed; copied before return. THREAD: any thread. */
   void (*metric)(ccm_host_handle host, ccm_metric_kind kind, ccm_str name, ccm_str help,
                  const ccm_kv* labels, size_t label_count, double value);
 
   /* since 1.0: declare a secret (password, token, application-credential secret). The host
    * replaces it with "<redacted>" in every log line it writes from then on, whoever logs it.
    * Values shorter than 4 bytes are ignored.
-   * OWNERSHIP: value borrowed; copied before return. */
+   * OWNERSHIP: value borrowed; copied before return. THREAD: any thread. */
   void (*register_secret)(ccm_host_handle host, ccm_str value);
 
   /* since 1.0: deliver the result of instance_metadata (index 0) or of one node of
    * instance_metadata_batch (index = the node's position in the input array).
    * Returns false if call_id is not running or index is out of range (dropped).
-   * OWNERSHIP: metadata and everything it points to borrowed; copied before return. */
+   * OWNERSHIP: metadata and everything it points to borrowed; copied before return.
+   * THREAD: any thread, while the call runs. */
   bool (*emit_instance_metadata)(ccm_host_handle host, uint64_t call_id, size_t index,
                                  const ccm_instance_metadata* metadata);
 
   /* since 1.0: per-node failure inside instance_metadata_batch: that node's result is this
    * status (and message) instead of metadata. A node with neither reads as UNAVAILABLE:
    * the host never assumes an answer it was not given.
-   * OWNERSHIP: message borrowed; copied before return. */
+   * OWNERSHIP: message borrowed; copied before return. THREAD: any thread, while the call
+   * runs. */
   bool (*emit_item_error)(ccm_host_handle host, uint64_t call_id, size_t index,
                           ccm_status status, ccm_str message);
 
   /* since 1.0: deliver a load balancer status (get_load_balancer, ensure_load_balancer).
-   * OWNERSHIP: status and everything it points to borrowed; copied before return. */
+   * OWNERSHIP: status and everything it points to borrowed; copied before return.
+   * THREAD: any thread, while the call runs. */
   bool (*emit_lb_status)(ccm_host_handle host, uint64_t call_id, const ccm_lb_status* status);
 
   /* since 1.0: deliver one route of list_routes (call once per route).
-   * OWNERSHIP: route borrowed; copied before return. */
+   * OWNERSHIP: route borrowed; copied before return. THREAD: any thread, while the call
+   * runs. */
   bool (*emit_route)(ccm_host_handle host, uint64_t call_id, const ccm_route* route);
 
   /* since 1.0: deliver a string result (get_load_balancer_name).
-   * OWNERSHIP: value borrowed; copied before return. */
+   * OWNERSHIP: value borrowed; copied before return. THREAD: any thread, while the call
+   * runs. */
   bool (*emit_string)(ccm_host_handle host, uint64_t call_id, ccm_str value);
+
+  /* since 1.1: like log, with structured fields the host prints after the message (klog:
+   * key="value" pairs; JSON: members of the record). Keys match [A-Za-z][A-Za-z0-9_.-]*
+   * (others are dropped); values are redacted and cleaned like the message. Prefer it to
+   * packing details into the message text: operators filter on fields.
+   * OWNERSHIP: message and fields borrowed; copied before return. THREAD: any thread. */
+  void (*log_fields)(ccm_host_handle host, ccm_log_level level, ccm_str message,
+                     const ccm_kv* fields, size_t field_count);
 } ccm_host_services;
 
 /*
- * ccm_host_info: what the host tells the plugin at negotiation.
+ * ccm_host_info: what the host tells the plugin at negotiation (it is not a function; its
+ * rules are those of the entry call).
  * OWNERSHIP: the struct and its strings are borrowed for the entry call only; the services
  * table it points to lives for the process.
  */
@@ -489,13 +539,15 @@ typedef struct ccm_loadbalancer_v1 {
 
   /* since 1.0 (required): does a load balancer created for service exist? *out_exists must
    * be true while any part of it remains. When it exists, emit its status.
-   * THREAD: any worker; never concurrently for the same service. */
+   * OWNERSHIP: cluster_name and service borrowed for the call; *out_exists written by the
+   * plugin. THREAD: any worker; never concurrently for the same service. */
   ccm_status (*get_load_balancer)(ccm_provider* provider, const ccm_call* call,
                                   ccm_str cluster_name, const ccm_service* service,
                                   bool* out_exists);
 
   /* since 1.0 (required): the cloud name of service's load balancer (emit_string).
-   * THREAD: any worker. */
+   * OWNERSHIP: cluster_name and service borrowed for the call. THREAD: any worker;
+   * concurrent calls allowed. */
   ccm_status (*get_load_balancer_name)(ccm_provider* provider, const ccm_call* call,
                                        ccm_str cluster_name, const ccm_service* service);
 
@@ -510,6 +562,7 @@ typedef struct ccm_loadbalancer_v1 {
                                      const ccm_node* const* nodes, size_t node_count);
 
   /* since 1.0 (required): change only the backend hosts of an existing load balancer.
+   * OWNERSHIP: cluster_name, service and nodes borrowed for the call.
    * THREAD: any worker; never concurrently for the same service. */
   ccm_status (*update_load_balancer)(ccm_provider* provider, const ccm_call* call,
                                      ccm_str cluster_name, const ccm_service* service,
@@ -517,6 +570,7 @@ typedef struct ccm_loadbalancer_v1 {
 
   /* since 1.0 (required): delete everything created for service; OK when nothing is left
    * (also when nothing existed). Must not answer IMPLEMENTED_ELSEWHERE.
+   * OWNERSHIP: cluster_name and service borrowed for the call.
    * THREAD: any worker; never concurrently for the same service. */
   ccm_status (*ensure_load_balancer_deleted)(ccm_provider* provider, const ccm_call* call,
                                              ccm_str cluster_name, const ccm_service* service);
@@ -531,17 +585,22 @@ typedef struct ccm_routes_v1 {
   uint32_t flags;           /* since 1.0: CCM_CAP_* flags */
 
   /* since 1.0 (required): every route this cluster manages, one emit_route per route.
-   * THREAD: any worker. */
+   * OWNERSHIP: cluster_name borrowed for the call. THREAD: any worker; concurrent calls
+   * allowed. */
   ccm_status (*list_routes)(ccm_provider* provider, const ccm_call* call, ccm_str cluster_name);
 
   /* since 1.0 (required): create route (its name is ignored); name_hint is the node's UID.
-   * ALREADY_EXISTS is taken as success. THREAD: any worker; never twice for the same
-   * destination at once. */
+   * ALREADY_EXISTS is taken as success.
+   * OWNERSHIP: cluster_name, name_hint and route borrowed for the call.
+   * THREAD: any worker; never twice for the same destination at once; creates for
+   * different destinations may run together (serialise inside the provider when the cloud
+   * cannot take concurrent writes to one router). */
   ccm_status (*create_route)(ccm_provider* provider, const ccm_call* call, ccm_str cluster_name,
                              ccm_str name_hint, const ccm_route* route);
 
   /* since 1.0 (required): delete route as returned by list_routes; NOT_FOUND is success.
-   * THREAD: any worker. */
+   * OWNERSHIP: cluster_name and route borrowed for the call. THREAD: any worker; never
+   * twice for the same destination at once. */
   ccm_status (*delete_route)(ccm_provider* provider, const ccm_call* call, ccm_str cluster_name,
                              const ccm_route* route);
 } ccm_routes_v1;
@@ -568,24 +627,61 @@ typedef struct ccm_plugin {
    * THREAD: main thread; no other call into the plugin overlaps it. */
   ccm_status (*create)(const ccm_call* call, ccm_str config, ccm_provider** out);
 
-  /* since 1.0 (required): destroy a provider created by create. Called once, after every
-   * other call on it has returned (or been abandoned past its deadline).
+  /* since 1.0 (required): destroy a provider created by create. Called at most once, at
+   * shutdown, and only after every other call on it has returned. When some call never
+   * returned (it hung past its deadline and was abandoned), the host does not call destroy
+   * at all and exits without it, so destroy never races a running call.
+   * OWNERSHIP: provider is the plugin's own; the host forgets it after the call.
    * THREAD: main thread; no other call into the plugin overlaps it. */
   void (*destroy)(ccm_provider* provider);
 
   /* since 1.0 (required): the capability with this ID (e.g. CCM_CAP_INSTANCES) as a pointer
    * to its ccm_*_v1 table, or NULL when unsupported. The table must stay valid until
    * destroy. No side effects.
-   * OWNERSHIP: id borrowed. THREAD: main thread, after create. */
+   * OWNERSHIP: id borrowed; the returned table stays owned by the plugin.
+   * THREAD: main thread, after create. */
   const void* (*get_capability)(ccm_provider* provider, ccm_str id);
+
+  /* since 1.1 (optional, NULL = not supported): apply new --cloud-config bytes (the file
+   * changed, e.g. a rotated credential in a Secret) without a restart. On OK the provider
+   * uses the new settings for every call that starts after it returns (calls already
+   * running may finish with the old ones) and keeps its cloud objects; on any other code it
+   * must keep its old settings in full, after set_error with a message naming what is wrong.
+   * Without this slot the host logs that the change takes effect at the next restart.
+   * OWNERSHIP: config borrowed for the call. THREAD: one host thread, never concurrently
+   * with create, destroy or another reconfigure; capability calls may run at the same time. */
+  ccm_status (*reconfigure)(ccm_provider* provider, const ccm_call* call, ccm_str config);
+
+  /* since 1.1: the providerID prefix this provider owns, e.g. "openstack://" or "fake://"
+   * (lower-case scheme, then "://"). When set, the host refuses metadata whose provider_id
+   * does not start with it, and (with several providers loaded) gives each node with a
+   * providerID to the provider whose prefix it has. Empty: not declared. */
+  ccm_str provider_id_prefix;
+
+  /* since 1.1: the DNS subdomain under which this provider writes Service annotations
+   * (ccm_lb_status.annotations), e.g. "loadbalancer.openstack.org". It must not be
+   * kubernetes.io, k8s.io or a subdomain of them. Empty: the provider writes none. */
+  ccm_str annotation_domain;
+
+  /* since 1.1: the provider's own metric prefix, [a-z][a-z0-9]* (e.g. "openstack"). Metric
+   * names starting with "<metric_namespace>_" are exposed without the host's
+   * "ccm_provider_" prefix. The host refuses namespaces it uses itself ("ccm", "process",
+   * "go", "rest", "workqueue", "apiserver", "cloudprovider", "leader", "kubernetes").
+   * Empty: every metric is under ccm_provider_. */
+  ccm_str metric_namespace;
 } ccm_plugin;
 
 /*
  * The entry point every plugin exports (and the only symbol it exports).
  * The host calls it exactly once, first. The plugin checks host->abi_major (refuse a
  * different major with FAILED_PRECONDITION and a message naming both versions), keeps
- * host->host and host->services for later, and sets *out to its ccm_plugin table.
- * OWNERSHIP: host and call borrowed for this call; the services table lives for the process.
+ * host->host and host->services for later, and sets *out to its ccm_plugin table, choosing
+ * abi_minor = the lower of the host's and its own. To refuse with a message, call
+ * host->services->set_error(host->host, call->call_id, message, 0) and return non-OK.
+ * The host gives it the start-up deadline in call; a plugin must not block here (no cloud
+ * requests: those belong in create).
+ * OWNERSHIP: host and call borrowed for this call; the services table lives for the process;
+ * *out must stay valid for the life of the process.
  * THREAD: main thread.
  */
 typedef ccm_status (*ccm_provider_entry_fn)(const ccm_host_info* host, const ccm_call* call,
