@@ -92,6 +92,7 @@ HostServices::HostServices() {
   table_.emit_lb_status = &HostServices::emitLbStatus;
   table_.emit_route = &HostServices::emitRoute;
   table_.emit_string = &HostServices::emitString;
+  table_.log_fields = &HostServices::logFields;
 }
 
 ccm_host_handle HostServices::addPlugin(PluginContext context) {
@@ -227,6 +228,18 @@ void HostServices::log(ccm_host_handle host, ccm_log_level level, ccm_str messag
       log::infoV(4, text, {{"provider", provider}});
       break;
   }
+}
+
+// Interim: fields appended to the message as key="value" text until the logger takes a
+// run-time list of structured fields.
+void HostServices::logFields(ccm_host_handle host, ccm_log_level level, ccm_str message,
+                             const ccm_kv* fields, size_t field_count) {
+  std::string text(message.data != nullptr ? message.data : "",
+                   message.data != nullptr ? message.size : 0);
+  for (size_t i = 0; fields != nullptr && i < field_count; ++i) {
+    text += fmt::format(" {}=\"{}\"", sdk::view(fields[i].key), sdk::view(fields[i].value));
+  }
+  log(host, level, ccm_str{text.data(), text.size()});
 }
 
 bool HostServices::isCancelled(ccm_host_handle host, uint64_t call_id) {

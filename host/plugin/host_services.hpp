@@ -99,6 +99,8 @@ class HostServices {
 
   // The C entry points of the table.
   static void log(ccm_host_handle host, ccm_log_level level, ccm_str message);
+  static void logFields(ccm_host_handle host, ccm_log_level level, ccm_str message,
+                        const ccm_kv* fields, size_t field_count);
   static bool isCancelled(ccm_host_handle host, uint64_t call_id);
   static int64_t nowMonotonicNs(ccm_host_handle host);
   static int64_t nowUnixNs(ccm_host_handle host);

@@ -55,13 +55,13 @@ static void layout_checks(void) {
   CCM_CHECK_SIZE(ccm_lb_ingress, 72);
   CCM_CHECK_OFFSET(ccm_lb_ingress, ports, 56);
   CCM_CHECK_OFFSET(ccm_lb_ingress, port_count, 64);
-  CCM_CHECK_SIZE(ccm_lb_status, 24);
+  CCM_CHECK_SIZE(ccm_lb_status, 56);
   CCM_CHECK_OFFSET(ccm_lb_status, ingress_count, 16);
   CCM_CHECK_SIZE(ccm_route, 80);
   CCM_CHECK_OFFSET(ccm_route, blackhole, 56);
   CCM_CHECK_OFFSET(ccm_route, enable_node_addresses, 57);
   CCM_CHECK_OFFSET(ccm_route, target_node_addresses, 64);
-  CCM_CHECK_SIZE(ccm_host_services, 104);
+  CCM_CHECK_SIZE(ccm_host_services, 112);
   CCM_CHECK_OFFSET(ccm_host_services, log, 8);
   CCM_CHECK_OFFSET(ccm_host_services, is_cancelled, 16);
   CCM_CHECK_OFFSET(ccm_host_services, set_error, 40);
@@ -111,7 +111,7 @@ static void layout_checks(void) {
   CCM_CHECK_SIZE(ccm_routes_v1, 40);
   CCM_CHECK_OFFSET(ccm_routes_v1, list_routes, 16);
   CCM_CHECK_OFFSET(ccm_routes_v1, delete_route, 32);
-  CCM_CHECK_SIZE(ccm_plugin, 72);
+  CCM_CHECK_SIZE(ccm_plugin, 128);
   CCM_CHECK_OFFSET(ccm_plugin, abi_minor, 8);
   CCM_CHECK_OFFSET(ccm_plugin, name, 16);
   CCM_CHECK_OFFSET(ccm_plugin, version, 32);

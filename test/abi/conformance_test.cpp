@@ -50,7 +50,8 @@ TEST_CASE("loader refuses every broken plugin with a one-line error naming the c
   expectLoadError("entry-v2", Code::FailedPrecondition,
                   "exports ccm_provider_entry_v2: it was built for plugin ABI 2");
   expectLoadError("wrong-major", Code::FailedPrecondition,
-                  "it speaks plugin ABI 2.0, this host speaks ABI 1.0");
+                  "it speaks plugin ABI 2.0, this host speaks ABI " +
+                      std::to_string(CCM_ABI_MAJOR) + "." + std::to_string(CCM_ABI_MINOR));
   expectLoadError("minor-too-new", Code::FailedPrecondition, "chose ABI minor 5");
   expectLoadError("short-struct", Code::FailedPrecondition, "struct_size is 8 bytes");
   expectLoadError("null-slot", Code::FailedPrecondition, "ccm_plugin.create slot is NULL");

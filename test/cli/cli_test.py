@@ -3,10 +3,15 @@
 provider loading failures (exit 1, one line naming the file and the cause) and
 --check-config with the real fake-cloud plugin."""
 import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from abi_version import abi_text  # noqa: E402
 
 BINARY = os.environ["CCM_BINARY"]
 PLUGINS = os.environ["CCM_PLUGIN_DIR"]
@@ -30,7 +35,8 @@ class CliTest(unittest.TestCase):
         self.assertIn("Leader election flags:", r.stdout)
         r = ccm("--version")
         self.assertEqual(r.returncode, 0)
-        self.assertRegex(r.stdout, r"^cloud-controller-manager v\d+\.\d+\.\d+ \(ccm; plugin ABI 1\.0\)")
+        self.assertRegex(r.stdout, r"^cloud-controller-manager v\d+\.\d+\.\d+ \(ccm; plugin ABI " +
+                         re.escape(abi_text()) + r"\)")
 
     def test_bad_command_lines_exit_2_naming_the_flag(self):
         for args, message in [
@@ -63,7 +69,7 @@ class CliTest(unittest.TestCase):
         self.assertIn("fake-cloud", line)  # lists what the directory has
         self.load_failure("not-a-library", KIT, "not a loadable shared library")
         self.load_failure("no-entry", KIT, "does not export ccm_provider_entry_v1")
-        self.load_failure("wrong-major", KIT, "it speaks plugin ABI 2.0, this host speaks ABI 1.0")
+        self.load_failure("wrong-major", KIT, "it speaks plugin ABI 2.0, this host speaks ABI " + abi_text())
         self.load_failure("short-struct", KIT, "struct_size is 8 bytes")
         self.load_failure("null-slot", KIT, "ccm_plugin.create slot is NULL")
         self.load_failure("refuses-config", KIT, "auth-url is required but missing")
@@ -106,7 +112,8 @@ class CliTest(unittest.TestCase):
             self.assertIn("configuration valid", r.stdout)
             # The start-up log names the provider, its version and capabilities...
             self.assertRegex(r.stderr, r'"Loaded cloud provider" provider="fake-cloud" '
-                                       r'version="[^"]+" abi="1.0" path="[^"]+fake-cloud.so" '
+                                       r'version="[^"]+" abi="' + re.escape(abi_text()) +
+                                       r'" path="[^"]+fake-cloud.so" '
                                        r'capabilities="ccm.instances/1')
             # ...and says which set flags have no effect.
             self.assertIn("not implemented by ccm; it has no effect\" flag=\"--profiling\"",

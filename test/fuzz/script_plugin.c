@@ -384,7 +384,9 @@ static const void* get_capability_fn(ccm_provider* p, ccm_str id) {
 
 static const ccm_plugin kPlugin = {sizeof(ccm_plugin),  CCM_ABI_MAJOR,    0,
                                    {"fuzz-script", 11}, {"0.0.1", 5},     create_fn,
-                                   destroy_fn,          get_capability_fn};
+                                   destroy_fn,          get_capability_fn,
+                                   NULL,                {NULL, 0},        {NULL, 0},
+                                   {NULL, 0}};
 
 CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* host, const ccm_call* call,
                                                    const ccm_plugin** out) {

@@ -447,7 +447,8 @@ const void* getCapability(ccm_provider* p, ccm_str id) {
 }
 
 const ccm_plugin kPlugin = {sizeof(ccm_plugin), CCM_ABI_MAJOR, 0,       {"chaos", 5},
-                            {"0.1.0", 5},       create,        destroy, getCapability};
+                            {"0.1.0", 5},       create,        destroy, getCapability,
+                            nullptr,            {},            {},      {}};
 
 }  // namespace
 

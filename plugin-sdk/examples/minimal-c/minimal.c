@@ -187,9 +187,18 @@ static const void* get_capability(ccm_provider* p, ccm_str id) {
   return str_eq(id, CCM_CAP_INSTANCES) ? &instances : NULL;
 }
 
+/* Designated initializers: fields a later ABI minor appends read as zero ("absent") and the
+ * table keeps compiling warning-free when the header grows. */
 static ccm_plugin plugin = {
-    sizeof(ccm_plugin), CCM_ABI_MAJOR, CCM_ABI_MINOR, {"minimal", 7}, {"1.0.0", 5},
-    create,             destroy,       get_capability,
+    .struct_size = sizeof(ccm_plugin),
+    .abi_major = CCM_ABI_MAJOR,
+    .abi_minor = CCM_ABI_MINOR,
+    .name = {"minimal", 7},
+    .version = {"1.0.0", 5},
+    .create = create,
+    .destroy = destroy,
+    .get_capability = get_capability,
+    .provider_id_prefix = {"minimal://", 10},
 };
 
 CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* info,

@@ -710,7 +710,11 @@ ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_
                                     {version, std::char_traits<char>::length(version)},
                                     &createThunk<P>,
                                     &Thunks::destroy,
-                                    &Thunks::capability};
+                                    &Thunks::capability,
+                                    nullptr,
+                                    {},
+                                    {},
+                                    {}};
   *out = &plugin;
   return CCM_STATUS_OK;
 }

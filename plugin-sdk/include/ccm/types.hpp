@@ -306,7 +306,8 @@ class CLoadBalancerStatus {
     for (const auto& i : ingress_) {
       ingress_ptrs_.push_back(&i);
     }
-    c_ = ccm_lb_status{sizeof(ccm_lb_status), ingress_ptrs_.data(), ingress_ptrs_.size()};
+    c_ = ccm_lb_status{sizeof(ccm_lb_status), ingress_ptrs_.data(), ingress_ptrs_.size(),
+                       nullptr, 0, nullptr, 0};
   }
   CLoadBalancerStatus(const CLoadBalancerStatus&) = delete;
   CLoadBalancerStatus& operator=(const CLoadBalancerStatus&) = delete;

@@ -55,7 +55,7 @@ const void* capFn(ccm_provider*, ccm_str id) {
   return std::string_view(id.data, id.size) == CCM_CAP_INSTANCES ? &kInstances : nullptr;
 }
 const ccm_plugin kPlugin = {sizeof(ccm_plugin), 1, 0, {"throws-raw", 10}, {"1.0.0", 5},
-                            createFn, destroyFn, capFn};
+                            createFn, destroyFn, capFn, nullptr, {}, {}, {}};
 }  // namespace
 
 extern "C" CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info*,

@@ -412,6 +412,7 @@ static const void* capability_fn(ccm_provider* p, ccm_str id) {
 static const ccm_plugin g_plugin = {
     sizeof(ccm_plugin), CCM_ABI_MAJOR, 0,           {"echo", 4}, {"1.2.3", 5},
     create_fn,          destroy_fn,    capability_fn,
+    NULL,               {NULL, 0},     {NULL, 0},    {NULL, 0},
 };
 
 CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* host,
