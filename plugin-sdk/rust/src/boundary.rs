@@ -70,11 +70,17 @@ pub(crate) fn install_panic_hook() {
             let location =
                 info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
             let thread = std::thread::current();
-            let thread_name = thread.name().unwrap_or("unnamed");
+            // The host's threads are not Rust's: their names are only known to the kernel.
+            let thread_name = match thread.name() {
+                Some(name) => name.to_string(),
+                None => std::fs::read_to_string("/proc/thread-self/comm")
+                    .map(|s| s.trim_end().to_string())
+                    .unwrap_or_else(|_| "unnamed".to_string()),
+            };
             Host::current().log_fields(
                 LogLevel::Error,
                 &format!("provider panicked: {}", message),
-                &[("location", location.as_str()), ("thread", thread_name)],
+                &[("location", location.as_str()), ("thread", thread_name.as_str())],
             );
         }));
     });
