@@ -176,9 +176,8 @@ pub struct ccm_host_services {
     pub emit_route: Option<unsafe extern "C" fn(ccm_host_handle, u64, *const ccm_route) -> bool>,
     pub emit_string: Option<unsafe extern "C" fn(ccm_host_handle, u64, ccm_str) -> bool>,
     /// since 1.1
-    pub log_fields: Option<
-        unsafe extern "C" fn(ccm_host_handle, ccm_log_level, ccm_str, *const ccm_kv, usize),
-    >,
+    pub log_fields:
+        Option<unsafe extern "C" fn(ccm_host_handle, ccm_log_level, ccm_str, *const ccm_kv, usize)>,
 }
 
 #[repr(C)]
@@ -327,8 +326,12 @@ pub struct ccm_instances_batch_v1 {
     >,
 }
 
-type LbServiceFn =
-    unsafe extern "C" fn(*mut ccm_provider, *const ccm_call, ccm_str, *const ccm_service) -> ccm_status;
+type LbServiceFn = unsafe extern "C" fn(
+    *mut ccm_provider,
+    *const ccm_call,
+    ccm_str,
+    *const ccm_service,
+) -> ccm_status;
 type LbNodesFn = unsafe extern "C" fn(
     *mut ccm_provider,
     *const ccm_call,
@@ -377,7 +380,12 @@ pub struct ccm_routes_v1 {
         ) -> ccm_status,
     >,
     pub delete_route: Option<
-        unsafe extern "C" fn(*mut ccm_provider, *const ccm_call, ccm_str, *const ccm_route) -> ccm_status,
+        unsafe extern "C" fn(
+            *mut ccm_provider,
+            *const ccm_call,
+            ccm_str,
+            *const ccm_route,
+        ) -> ccm_status,
     >,
 }
 

@@ -123,7 +123,11 @@ pub(crate) unsafe fn lb_status(p: *const abi::ccm_lb_status) -> LbStatus {
                     .iter()
                     .map(|p| {
                         let p: abi::ccm_port_status = read_struct(*p);
-                        PortStatus { port: p.port, protocol: string(p.protocol), error: string(p.error) }
+                        PortStatus {
+                            port: p.port,
+                            protocol: string(p.protocol),
+                            error: string(p.error),
+                        }
                     })
                     .collect(),
             }
@@ -209,12 +213,18 @@ pub(crate) fn power(p: Power) -> abi::ccm_power {
 
 fn c_addresses(list: &[NodeAddress]) -> Vec<abi::ccm_node_address> {
     list.iter()
-        .map(|a| abi::ccm_node_address { type_: to_c(a.address_type.as_str()), address: to_c(&a.address) })
+        .map(|a| abi::ccm_node_address {
+            type_: to_c(a.address_type.as_str()),
+            address: to_c(&a.address),
+        })
         .collect()
 }
 
 /// Lays `md` out as a `ccm_instance_metadata` and passes it to `f` (the emit call).
-pub(crate) fn with_c_metadata<R>(md: &InstanceMetadata, f: impl FnOnce(&abi::ccm_instance_metadata) -> R) -> R {
+pub(crate) fn with_c_metadata<R>(
+    md: &InstanceMetadata,
+    f: impl FnOnce(&abi::ccm_instance_metadata) -> R,
+) -> R {
     let addresses = c_addresses(&md.addresses);
     let labels = kv_array(md.additional_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let raw = abi::ccm_instance_metadata {
@@ -232,7 +242,10 @@ pub(crate) fn with_c_metadata<R>(md: &InstanceMetadata, f: impl FnOnce(&abi::ccm
 }
 
 /// Lays `status` out as a `ccm_lb_status` and passes it to `f` (the emit call).
-pub(crate) fn with_c_lb_status<R>(status: &LbStatus, f: impl FnOnce(&abi::ccm_lb_status) -> R) -> R {
+pub(crate) fn with_c_lb_status<R>(
+    status: &LbStatus,
+    f: impl FnOnce(&abi::ccm_lb_status) -> R,
+) -> R {
     // Every buffer is complete before a pointer into it is taken, and all live until f returns.
     let ports: Vec<Vec<abi::ccm_port_status>> = status
         .ingress
@@ -264,7 +277,8 @@ pub(crate) fn with_c_lb_status<R>(status: &LbStatus, f: impl FnOnce(&abi::ccm_lb
             port_count: ptrs.len(),
         })
         .collect();
-    let ingress_ptrs: Vec<*const abi::ccm_lb_ingress> = ingress.iter().map(|i| i as *const _).collect();
+    let ingress_ptrs: Vec<*const abi::ccm_lb_ingress> =
+        ingress.iter().map(|i| i as *const _).collect();
     let annotations = kv_array(status.annotations.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let removed: Vec<abi::ccm_str> = status.removed_annotations.iter().map(|k| to_c(k)).collect();
     let raw = abi::ccm_lb_status {
@@ -335,7 +349,9 @@ mod tests {
         ingress.ports.push(PortStatus { port: 80, protocol: "TCP".into(), error: String::new() });
         ingress.ports.push(PortStatus { port: 53, protocol: "UDP".into(), error: "Busy".into() });
         status.ingress.push(ingress);
-        status.ingress.push(LbIngress { hostname: "lb.example.com".into(), ..LbIngress::default() });
+        status
+            .ingress
+            .push(LbIngress { hostname: "lb.example.com".into(), ..LbIngress::default() });
         status.annotations.insert("lb.example.com/id".into(), "lb-1".into());
         status.removed_annotations.push("lb.example.com/old".into());
         let back = with_c_lb_status(&status, |raw| unsafe { lb_status(raw) });
@@ -349,17 +365,27 @@ mod tests {
             target_node: "node-a".into(),
             destination_cidr: "10.244.1.0/24".into(),
             blackhole: true,
-            target_node_addresses: Some(vec![NodeAddress::new(AddressType::InternalIp, "10.0.0.1")]),
+            target_node_addresses: Some(vec![NodeAddress::new(
+                AddressType::InternalIp,
+                "10.0.0.1",
+            )]),
         };
         assert_eq!(with_c_route(&route, |raw| unsafe { super::route(raw) }), route);
-        let mut md = InstanceMetadata { provider_id: "x://1".into(), zone: "z".into(), ..Default::default() };
+        let mut md = InstanceMetadata {
+            provider_id: "x://1".into(),
+            zone: "z".into(),
+            ..Default::default()
+        };
         md.addresses.push(NodeAddress::new(AddressType::Hostname, "node-a"));
         md.additional_labels.insert("example.com/pool".into(), "blue".into());
         with_c_metadata(&md, |raw| unsafe {
             assert_eq!(string(raw.provider_id), "x://1");
             assert_eq!(string(raw.zone), "z");
             assert_eq!(addresses(raw.addresses, raw.address_count), md.addresses);
-            assert_eq!(map(raw.additional_labels, raw.additional_label_count), md.additional_labels);
+            assert_eq!(
+                map(raw.additional_labels, raw.additional_label_count),
+                md.additional_labels
+            );
         });
     }
 }

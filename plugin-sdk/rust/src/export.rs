@@ -163,7 +163,11 @@ unsafe fn provider<'a, P: Provider>(p: *mut abi::ccm_provider) -> Option<&'a P> 
 }
 
 /// Answers a method's result: OK and `on_ok`'s status, or the error's code after set_error.
-fn finish<T>(call: &Call, result: Result<T>, on_ok: impl FnOnce(T) -> abi::ccm_status) -> abi::ccm_status {
+fn finish<T>(
+    call: &Call,
+    result: Result<T>,
+    on_ok: impl FnOnce(T) -> abi::ccm_status,
+) -> abi::ccm_status {
     match result {
         Ok(value) => on_ok(value),
         Err(status) => fail(call, &status),
@@ -183,7 +187,9 @@ fn emit_metadata(call: &Call, index: usize, md: &InstanceMetadata) -> bool {
     let host = call.host();
     match host.services().emit_instance_metadata {
         // SAFETY: the slot is the host's; the metadata is borrowed for the call.
-        Some(emit) => with_c_metadata(md, |raw| unsafe { emit(host.handle(), call.id(), index, raw) }),
+        Some(emit) => {
+            with_c_metadata(md, |raw| unsafe { emit(host.handle(), call.id(), index, raw) })
+        }
         None => false,
     }
 }
@@ -196,11 +202,15 @@ fn emit_lb_status(call: &Call, status: &LbStatus) -> bool {
         && (!status.annotations.is_empty() || !status.removed_annotations.is_empty())
         && !WARNED_ANNOTATIONS.swap(true, Ordering::Relaxed)
     {
-        host.warning("the host speaks ABI 1.0: the load balancer's Service annotations are not written");
+        host.warning(
+            "the host speaks ABI 1.0: the load balancer's Service annotations are not written",
+        );
     }
     match host.services().emit_lb_status {
         // SAFETY: the slot is the host's; the status is borrowed for the call.
-        Some(emit) => with_c_lb_status(status, |raw| unsafe { emit(host.handle(), call.id(), raw) }),
+        Some(emit) => {
+            with_c_lb_status(status, |raw| unsafe { emit(host.handle(), call.id(), raw) })
+        }
         None => false,
     }
 }
@@ -215,7 +225,10 @@ unsafe extern "C" fn create<P: Provider>(
     let call = Call::from_raw(call);
     guard(Some(&call), "create", || {
         if out.is_null() {
-            return fail(&call, &Status::invalid_argument("create was given no place for the provider"));
+            return fail(
+                &call,
+                &Status::invalid_argument("create was given no place for the provider"),
+            );
         }
         let bytes = convert::slice(config.data as *const u8, config.size);
         finish(&call, P::create(&call, bytes), |provider| {
@@ -234,7 +247,10 @@ unsafe extern "C" fn destroy<P: Provider>(p: *mut abi::ccm_provider) {
     })
 }
 
-unsafe extern "C" fn get_capability<P: Provider>(p: *mut abi::ccm_provider, id: abi::ccm_str) -> *const c_void {
+unsafe extern "C" fn get_capability<P: Provider>(
+    p: *mut abi::ccm_provider,
+    id: abi::ccm_str,
+) -> *const c_void {
     guard_value("get_capability", std::ptr::null(), || {
         let wrapper = match (p as *const Wrapper<P>).as_ref() {
             Some(w) => w,
@@ -360,7 +376,13 @@ unsafe extern "C" fn instance_metadata_batch<P: Provider>(
                     Err(status) => {
                         if let Some(emit) = host.services().emit_item_error {
                             let message = status.message_for_host();
-                            emit(host.handle(), call.id(), index, status.raw_for_host(), to_c(&message));
+                            emit(
+                                host.handle(),
+                                call.id(),
+                                index,
+                                status.raw_for_host(),
+                                to_c(&message),
+                            );
                         }
                     }
                 }
@@ -437,10 +459,14 @@ unsafe extern "C" fn ensure_load_balancer<P: Provider>(
         };
         let service = convert::service(service);
         let nodes = convert::nodes(nodes, node_count);
-        finish(&call, cap.ensure_load_balancer(&call, &string(cluster), &service, &nodes), |status| {
-            emit_lb_status(&call, &status);
-            abi::CCM_STATUS_OK
-        })
+        finish(
+            &call,
+            cap.ensure_load_balancer(&call, &string(cluster), &service, &nodes),
+            |status| {
+                emit_lb_status(&call, &status);
+                abi::CCM_STATUS_OK
+            },
+        )
     })
 }
 

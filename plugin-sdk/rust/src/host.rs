@@ -135,7 +135,9 @@ impl Host {
             Some(log_fields) if self.minor >= 1 => {
                 let kvs = kv_array(fields.iter().map(|(k, v)| (*k, *v)));
                 // SAFETY: the slot exists (minor >= 1 and inside struct_size); all borrowed.
-                unsafe { log_fields(self.handle, level.raw(), to_c(message), kvs.as_ptr(), kvs.len()) }
+                unsafe {
+                    log_fields(self.handle, level.raw(), to_c(message), kvs.as_ptr(), kvs.len())
+                }
             }
             _ => {
                 let mut line = message.to_string();
@@ -147,11 +149,20 @@ impl Host {
         }
     }
 
-    fn metric(&self, kind: abi::ccm_metric_kind, name: &str, help: &str, labels: &[(&str, &str)], value: f64) {
+    fn metric(
+        &self,
+        kind: abi::ccm_metric_kind,
+        name: &str,
+        help: &str,
+        labels: &[(&str, &str)],
+        value: f64,
+    ) {
         if let Some(metric) = self.services.metric {
             let kvs = kv_array(labels.iter().map(|(k, v)| (*k, *v)));
             // SAFETY: the slot is the host's; everything is borrowed for the call.
-            unsafe { metric(self.handle, kind, to_c(name), to_c(help), kvs.as_ptr(), kvs.len(), value) }
+            unsafe {
+                metric(self.handle, kind, to_c(name), to_c(help), kvs.as_ptr(), kvs.len(), value)
+            }
         }
     }
 

@@ -88,7 +88,11 @@ pub trait InstancesBatch: Send + Sync {
     }
     /// One result per node, in the order of `nodes`. A node without a result (a shorter
     /// vector) reads as UNAVAILABLE for that node; `Err` fails every node.
-    fn instance_metadata_batch(&self, call: &Call, nodes: &[Node]) -> Result<Vec<Result<InstanceMetadata>>>;
+    fn instance_metadata_batch(
+        &self,
+        call: &Call,
+        nodes: &[Node],
+    ) -> Result<Vec<Result<InstanceMetadata>>>;
 }
 
 /// `ccm.loadbalancer/1`: load balancers for Services of type LoadBalancer. Ensure, update and
@@ -102,17 +106,44 @@ pub trait LoadBalancer: Send + Sync {
         false
     }
     /// `Some(status)` while any part of the load balancer exists, `None` when nothing does.
-    fn get_load_balancer(&self, call: &Call, cluster: &str, service: &Service) -> Result<Option<LbStatus>>;
+    fn get_load_balancer(
+        &self,
+        call: &Call,
+        cluster: &str,
+        service: &Service,
+    ) -> Result<Option<LbStatus>>;
     /// The cloud name of the Service's load balancer.
-    fn get_load_balancer_name(&self, call: &Call, cluster: &str, service: &Service) -> Result<String>;
+    fn get_load_balancer_name(
+        &self,
+        call: &Call,
+        cluster: &str,
+        service: &Service,
+    ) -> Result<String>;
     /// Create or update it so the Service is served on `nodes`; its status. While the cloud is
     /// busy, return `Status::throttled` (or FAILED_PRECONDITION with a retry-after) rather
     /// than block for minutes.
-    fn ensure_load_balancer(&self, call: &Call, cluster: &str, service: &Service, nodes: &[Node]) -> Result<LbStatus>;
+    fn ensure_load_balancer(
+        &self,
+        call: &Call,
+        cluster: &str,
+        service: &Service,
+        nodes: &[Node],
+    ) -> Result<LbStatus>;
     /// Change only the backend hosts.
-    fn update_load_balancer(&self, call: &Call, cluster: &str, service: &Service, nodes: &[Node]) -> Result<()>;
+    fn update_load_balancer(
+        &self,
+        call: &Call,
+        cluster: &str,
+        service: &Service,
+        nodes: &[Node],
+    ) -> Result<()>;
     /// Delete everything created for the Service; `Ok` also when nothing existed.
-    fn ensure_load_balancer_deleted(&self, call: &Call, cluster: &str, service: &Service) -> Result<()>;
+    fn ensure_load_balancer_deleted(
+        &self,
+        call: &Call,
+        cluster: &str,
+        service: &Service,
+    ) -> Result<()>;
 }
 
 /// `ccm.routes/1`: routes that send each node's pod CIDR to that node.
@@ -124,7 +155,13 @@ pub trait Routes: Send + Sync {
     fn list_routes(&self, call: &Call, cluster: &str) -> Result<Vec<Route>>;
     /// Create `route` (its name is ignored); `name_hint` is the node's UID. ALREADY_EXISTS is
     /// taken as success.
-    fn create_route(&self, call: &Call, cluster: &str, name_hint: &str, route: &Route) -> Result<()>;
+    fn create_route(
+        &self,
+        call: &Call,
+        cluster: &str,
+        name_hint: &str,
+        route: &Route,
+    ) -> Result<()>;
     /// Delete `route` as `list_routes` returned it; NOT_FOUND is taken as success.
     fn delete_route(&self, call: &Call, cluster: &str, route: &Route) -> Result<()>;
 }

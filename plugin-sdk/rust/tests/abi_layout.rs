@@ -24,7 +24,8 @@ fn include_dir() -> PathBuf {
 
 fn header_text() -> String {
     let path = include_dir().join("ccm").join("provider_abi.h");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e))
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e))
 }
 
 /// The header without its /* */ comments (it has no // comments).
@@ -63,7 +64,8 @@ fn header_structs(text: &str) -> Vec<(String, Vec<String>)> {
             let field = if let Some(p) = decl.find("(*") {
                 decl[p + 2..].split(')').next().unwrap().trim().to_string()
             } else {
-                let rev: String = decl.chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let rev: String =
+                    decl.chars().rev().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 rev.chars().rev().collect()
             };
             assert!(!field.is_empty(), "cannot read a field name in {}: {:?}", name, decl);
@@ -100,7 +102,7 @@ fn header_constants(text: &str) -> BTreeMap<String, Value> {
             out.insert(name, Value::Str(s.trim_end_matches('"').to_string()));
             continue;
         }
-        let digits = value.trim_end_matches(|c| c == 'u' || c == 'U');
+        let digits = value.trim_end_matches(['u', 'U']);
         let parsed = match digits.strip_prefix("0x") {
             Some(hex) => i64::from_str_radix(hex, 16).ok(),
             None => digits.parse::<i64>().ok(),
@@ -135,41 +137,212 @@ fn rust_layout() -> BTreeMap<String, usize> {
     layout!(m, ccm_kv { key, value });
     layout!(m, ccm_node_address { type_, address });
     layout!(m, ccm_call { struct_size, call_id, deadline_monotonic_ns });
-    layout!(m, ccm_instance_metadata { struct_size, provider_id, instance_type, zone, region,
-        addresses, address_count, additional_labels, additional_label_count });
+    layout!(
+        m,
+        ccm_instance_metadata {
+            struct_size,
+            provider_id,
+            instance_type,
+            zone,
+            region,
+            addresses,
+            address_count,
+            additional_labels,
+            additional_label_count
+        }
+    );
     layout!(m, ccm_port_status { struct_size, port, protocol, error });
     layout!(m, ccm_lb_ingress { struct_size, ip, hostname, ip_mode, ports, port_count });
-    layout!(m, ccm_lb_status { struct_size, ingress, ingress_count, annotations,
-        annotation_count, removed_annotations, removed_annotation_count });
-    layout!(m, ccm_route { struct_size, name, target_node, destination_cidr, blackhole,
-        enable_node_addresses, target_node_addresses, target_node_address_count });
-    layout!(m, ccm_host_services { struct_size, log, is_cancelled, now_monotonic_ns, now_unix_ns,
-        set_error, metric, register_secret, emit_instance_metadata, emit_item_error,
-        emit_lb_status, emit_route, emit_string, log_fields });
-    layout!(m, ccm_host_info { struct_size, abi_major, abi_minor, host_name, host_version, host,
-        services });
-    layout!(m, ccm_node_info { struct_size, machine_id, system_uuid, boot_id, kernel_version,
-        os_image, container_runtime_version, kubelet_version, operating_system, architecture });
-    layout!(m, ccm_node { struct_size, name, uid, provider_id, labels, label_count, annotations,
-        annotation_count, addresses, address_count, node_info, object_json });
-    layout!(m, ccm_service_port { struct_size, name, protocol, port, node_port, target_port,
-        app_protocol });
-    layout!(m, ccm_service { struct_size, namespace_, name, uid, labels, label_count,
-        annotations, annotation_count, type_, ports, port_count, load_balancer_ip, source_ranges,
-        source_range_count, external_traffic_policy, health_check_node_port, ip_families,
-        ip_family_count, load_balancer_class, session_affinity, cluster_ip, current_status,
-        object_json });
-    layout!(m, ccm_instances_v1 { struct_size, max_concurrency, flags, instance_exists,
-        instance_shutdown, instance_metadata });
-    layout!(m, ccm_instances_batch_v1 { struct_size, max_concurrency, flags, max_batch_size,
-        instance_metadata_batch });
-    layout!(m, ccm_loadbalancer_v1 { struct_size, max_concurrency, flags, get_load_balancer,
-        get_load_balancer_name, ensure_load_balancer, update_load_balancer,
-        ensure_load_balancer_deleted });
-    layout!(m, ccm_routes_v1 { struct_size, max_concurrency, flags, list_routes, create_route,
-        delete_route });
-    layout!(m, ccm_plugin { struct_size, abi_major, abi_minor, name, version, create, destroy,
-        get_capability, reconfigure, provider_id_prefix, annotation_domain, metric_namespace });
+    layout!(
+        m,
+        ccm_lb_status {
+            struct_size,
+            ingress,
+            ingress_count,
+            annotations,
+            annotation_count,
+            removed_annotations,
+            removed_annotation_count
+        }
+    );
+    layout!(
+        m,
+        ccm_route {
+            struct_size,
+            name,
+            target_node,
+            destination_cidr,
+            blackhole,
+            enable_node_addresses,
+            target_node_addresses,
+            target_node_address_count
+        }
+    );
+    layout!(
+        m,
+        ccm_host_services {
+            struct_size,
+            log,
+            is_cancelled,
+            now_monotonic_ns,
+            now_unix_ns,
+            set_error,
+            metric,
+            register_secret,
+            emit_instance_metadata,
+            emit_item_error,
+            emit_lb_status,
+            emit_route,
+            emit_string,
+            log_fields
+        }
+    );
+    layout!(
+        m,
+        ccm_host_info {
+            struct_size,
+            abi_major,
+            abi_minor,
+            host_name,
+            host_version,
+            host,
+            services
+        }
+    );
+    layout!(
+        m,
+        ccm_node_info {
+            struct_size,
+            machine_id,
+            system_uuid,
+            boot_id,
+            kernel_version,
+            os_image,
+            container_runtime_version,
+            kubelet_version,
+            operating_system,
+            architecture
+        }
+    );
+    layout!(
+        m,
+        ccm_node {
+            struct_size,
+            name,
+            uid,
+            provider_id,
+            labels,
+            label_count,
+            annotations,
+            annotation_count,
+            addresses,
+            address_count,
+            node_info,
+            object_json
+        }
+    );
+    layout!(
+        m,
+        ccm_service_port {
+            struct_size,
+            name,
+            protocol,
+            port,
+            node_port,
+            target_port,
+            app_protocol
+        }
+    );
+    layout!(
+        m,
+        ccm_service {
+            struct_size,
+            namespace_,
+            name,
+            uid,
+            labels,
+            label_count,
+            annotations,
+            annotation_count,
+            type_,
+            ports,
+            port_count,
+            load_balancer_ip,
+            source_ranges,
+            source_range_count,
+            external_traffic_policy,
+            health_check_node_port,
+            ip_families,
+            ip_family_count,
+            load_balancer_class,
+            session_affinity,
+            cluster_ip,
+            current_status,
+            object_json
+        }
+    );
+    layout!(
+        m,
+        ccm_instances_v1 {
+            struct_size,
+            max_concurrency,
+            flags,
+            instance_exists,
+            instance_shutdown,
+            instance_metadata
+        }
+    );
+    layout!(
+        m,
+        ccm_instances_batch_v1 {
+            struct_size,
+            max_concurrency,
+            flags,
+            max_batch_size,
+            instance_metadata_batch
+        }
+    );
+    layout!(
+        m,
+        ccm_loadbalancer_v1 {
+            struct_size,
+            max_concurrency,
+            flags,
+            get_load_balancer,
+            get_load_balancer_name,
+            ensure_load_balancer,
+            update_load_balancer,
+            ensure_load_balancer_deleted
+        }
+    );
+    layout!(
+        m,
+        ccm_routes_v1 {
+            struct_size,
+            max_concurrency,
+            flags,
+            list_routes,
+            create_route,
+            delete_route
+        }
+    );
+    layout!(
+        m,
+        ccm_plugin {
+            struct_size,
+            abi_major,
+            abi_minor,
+            name,
+            version,
+            create,
+            destroy,
+            get_capability,
+            reconfigure,
+            provider_id_prefix,
+            annotation_domain,
+            metric_namespace
+        }
+    );
     m
 }
 
@@ -231,9 +404,11 @@ fn c_layout(structs: &[(String, Vec<String>)]) -> BTreeMap<String, usize> {
     );
     for (name, fields) in structs {
         program.push_str(&format!("  printf(\"{0} sizeof %zu\\n\", sizeof({0}));\n", name));
-        program.push_str(&format!("  printf(\"{0} alignof %zu\\n\", (size_t)_Alignof({0}));\n", name));
+        program
+            .push_str(&format!("  printf(\"{0} alignof %zu\\n\", (size_t)_Alignof({0}));\n", name));
         for f in fields {
-            program.push_str(&format!("  printf(\"{0} {1} %zu\\n\", offsetof({0}, {1}));\n", name, f));
+            program
+                .push_str(&format!("  printf(\"{0} {1} %zu\\n\", offsetof({0}, {1}));\n", name, f));
         }
     }
     program.push_str("  return 0;\n}\n");
@@ -252,7 +427,11 @@ fn c_layout(structs: &[(String, Vec<String>)]) -> BTreeMap<String, usize> {
         .arg(&binary)
         .output()
         .unwrap_or_else(|e| panic!("cannot run the C compiler {:?}: {}", cc, e));
-    assert!(built.status.success(), "the layout program did not compile:\n{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "the layout program did not compile:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let ran = Command::new(&binary).output().expect("cannot run the layout program");
     assert!(ran.status.success());
     let mut m = BTreeMap::new();
@@ -273,15 +452,23 @@ fn every_struct_and_field_matches_the_c_compiler() {
     let mut problems = Vec::new();
     for (key, c_value) in &c {
         match rust.get(key) {
-            None => problems.push(format!("{} = {} in C, missing from the Rust mirror", key, c_value)),
-            Some(r) if r != c_value => problems.push(format!("{}: C {} but Rust {}", key, c_value, r)),
+            None => {
+                problems.push(format!("{} = {} in C, missing from the Rust mirror", key, c_value))
+            }
+            Some(r) if r != c_value => {
+                problems.push(format!("{}: C {} but Rust {}", key, c_value, r))
+            }
             Some(_) => {}
         }
     }
     for key in rust.keys().filter(|k| !c.contains_key(*k)) {
         problems.push(format!("{} is in the Rust mirror but not in the header", key));
     }
-    assert!(problems.is_empty(), "the Rust ABI mirror differs from the header:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "the Rust ABI mirror differs from the header:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -292,15 +479,24 @@ fn every_constant_matches_the_header() {
     let mut problems = Vec::new();
     for (name, value) in &c {
         match rust.get(name) {
-            None => problems.push(format!("{} = {:?} in the header, missing from the Rust mirror", name, value)),
-            Some(r) if r != value => problems.push(format!("{}: header {:?} but Rust {:?}", name, value, r)),
+            None => problems.push(format!(
+                "{} = {:?} in the header, missing from the Rust mirror",
+                name, value
+            )),
+            Some(r) if r != value => {
+                problems.push(format!("{}: header {:?} but Rust {:?}", name, value, r))
+            }
             Some(_) => {}
         }
     }
     for name in rust.keys().filter(|k| !c.contains_key(*k)) {
         problems.push(format!("{} is in the Rust mirror but not in the header", name));
     }
-    assert!(problems.is_empty(), "the Rust constants differ from the header:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "the Rust constants differ from the header:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -309,5 +505,8 @@ fn the_header_reader_sees_function_slots_and_plain_fields() {
         "typedef struct ccm_x {\n  uint32_t struct_size;\n  const ccm_kv* const* ports;\n  \
          bool (*probe)(ccm_host_handle host,\n uint64_t id);\n} ccm_x;\ntypedef struct ccm_o ccm_o;\n",
     ));
-    assert_eq!(structs, vec![("ccm_x".to_string(), vec!["struct_size".into(), "ports".into(), "probe".into()])]);
+    assert_eq!(
+        structs,
+        vec![("ccm_x".to_string(), vec!["struct_size".into(), "ports".into(), "probe".into()])]
+    );
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use ::ccm_provider::abi::{self, ccm_str};
 use ::ccm_provider::{
-    ccm_provider, Call, Existence, InstanceMetadata, Instances, LbIngress, LbStatus, LoadBalancer, Node,
-    Power, Provider, Result, Service, Status,
+    ccm_provider, Call, Existence, InstanceMetadata, Instances, LbIngress, LbStatus, LoadBalancer,
+    Node, Power, Provider, Result, Service, Status,
 };
 
 // -- the fake host -------------------------------------------------------------------------
@@ -46,7 +46,13 @@ unsafe extern "C" fn log(_h: u64, level: i32, message: ccm_str) {
     eprintln!("host log {}: {}", level, m); // visible when a test fails
     record().get_or_insert_with(Record::default).logs.push((level, m));
 }
-unsafe extern "C" fn log_fields(_h: u64, level: i32, message: ccm_str, fields: *const abi::ccm_kv, n: usize) {
+unsafe extern "C" fn log_fields(
+    _h: u64,
+    level: i32,
+    message: ccm_str,
+    fields: *const abi::ccm_kv,
+    n: usize,
+) {
     let mut m = text(message);
     for kv in std::slice::from_raw_parts(fields, n) {
         m.push_str(&format!(" {}={}", text(kv.key), text(kv.value)));
@@ -64,9 +70,18 @@ unsafe extern "C" fn set_error(_h: u64, call_id: u64, message: ccm_str, retry_ms
     record().get_or_insert_with(Record::default).errors.push((call_id, text(message), retry_ms));
     true
 }
-unsafe extern "C" fn emit_md(_h: u64, call_id: u64, index: usize, md: *const abi::ccm_instance_metadata) -> bool {
+unsafe extern "C" fn emit_md(
+    _h: u64,
+    call_id: u64,
+    index: usize,
+    md: *const abi::ccm_instance_metadata,
+) -> bool {
     let md = &*md;
-    record().get_or_insert_with(Record::default).metadata.push((call_id, index, text(md.provider_id)));
+    record().get_or_insert_with(Record::default).metadata.push((
+        call_id,
+        index,
+        text(md.provider_id),
+    ));
     true
 }
 unsafe extern "C" fn emit_lb(_h: u64, _c: u64, status: *const abi::ccm_lb_status) -> bool {
@@ -105,7 +120,11 @@ fn c(s: &'static str) -> ccm_str {
 }
 
 fn call(id: u64) -> abi::ccm_call {
-    abi::ccm_call { struct_size: std::mem::size_of::<abi::ccm_call>() as u32, call_id: id, deadline_monotonic_ns: 0 }
+    abi::ccm_call {
+        struct_size: std::mem::size_of::<abi::ccm_call>() as u32,
+        call_id: id,
+        deadline_monotonic_ns: 0,
+    }
 }
 
 /// Negotiates as a host of this version; the status and the plugin table.
@@ -173,7 +192,10 @@ impl Instances for Tester {
         if node.name == "boom" {
             panic!("boom for {}", node.name);
         }
-        Ok(Some(InstanceMetadata { provider_id: format!("tester://{}", node.name), ..Default::default() }))
+        Ok(Some(InstanceMetadata {
+            provider_id: format!("tester://{}", node.name),
+            ..Default::default()
+        }))
     }
 }
 
@@ -184,9 +206,18 @@ impl LoadBalancer for Tester {
     fn get_load_balancer_name(&self, _c: &Call, cluster: &str, s: &Service) -> Result<String> {
         Ok(format!("{}-{}-{}", cluster, s.namespace, s.name))
     }
-    fn ensure_load_balancer(&self, _c: &Call, _cl: &str, s: &Service, nodes: &[Node]) -> Result<LbStatus> {
-        let mut status = LbStatus { ingress: vec![LbIngress::ip("192.0.2.1")], ..LbStatus::default() };
-        status.annotations.insert("lb.example.com/id".into(), format!("{}-{}", s.name, nodes.len()));
+    fn ensure_load_balancer(
+        &self,
+        _c: &Call,
+        _cl: &str,
+        s: &Service,
+        nodes: &[Node],
+    ) -> Result<LbStatus> {
+        let mut status =
+            LbStatus { ingress: vec![LbIngress::ip("192.0.2.1")], ..LbStatus::default() };
+        status
+            .annotations
+            .insert("lb.example.com/id".into(), format!("{}-{}", s.name, nodes.len()));
         Ok(status)
     }
     fn update_load_balancer(&self, _c: &Call, _cl: &str, _s: &Service, _n: &[Node]) -> Result<()> {
@@ -243,7 +274,10 @@ fn created() -> (&'static abi::ccm_plugin, *mut abi::ccm_provider) {
     (plugin, p)
 }
 
-fn instances(plugin: &abi::ccm_plugin, p: *mut abi::ccm_provider) -> &'static abi::ccm_instances_v1 {
+fn instances(
+    plugin: &abi::ccm_plugin,
+    p: *mut abi::ccm_provider,
+) -> &'static abi::ccm_instances_v1 {
     let t = unsafe { plugin.get_capability.unwrap()(p, c(abi::CCM_CAP_INSTANCES)) };
     unsafe { (t as *const abi::ccm_instances_v1).as_ref() }.expect("no instances table")
 }
@@ -284,8 +318,14 @@ fn create_refusals_and_panics_carry_their_message() {
     let (_, plugin) = negotiate(1, 1);
     let plugin = plugin.unwrap();
     let mut p: *mut abi::ccm_provider = std::ptr::null_mut();
-    assert_eq!(unsafe { plugin.create.unwrap()(&call(3), c("bad"), &mut p) }, abi::CCM_STATUS_INVALID_ARGUMENT);
-    assert_eq!(unsafe { plugin.create.unwrap()(&call(4), c("panic"), &mut p) }, abi::CCM_STATUS_INTERNAL);
+    assert_eq!(
+        unsafe { plugin.create.unwrap()(&call(3), c("bad"), &mut p) },
+        abi::CCM_STATUS_INVALID_ARGUMENT
+    );
+    assert_eq!(
+        unsafe { plugin.create.unwrap()(&call(4), c("panic"), &mut p) },
+        abi::CCM_STATUS_INTERNAL
+    );
     assert!(p.is_null());
     let r = take();
     assert_eq!(r.errors[0], (3, "line 1: bad is not a config".to_string(), 0));
@@ -303,7 +343,11 @@ fn a_panicking_call_is_internal_with_its_message_in_the_error_and_the_log() {
     let status = unsafe { table.instance_metadata.unwrap()(p, &call(10), &n) };
     assert_eq!(status, abi::CCM_STATUS_INTERNAL);
     let r = take();
-    assert!(r.errors.contains(&(10, "panic in instance_metadata: boom for boom".to_string(), 0)), "{:?}", r.errors);
+    assert!(
+        r.errors.contains(&(10, "panic in instance_metadata: boom for boom".to_string(), 0)),
+        "{:?}",
+        r.errors
+    );
     let panic_log = r.logs.iter().find(|(_, m)| m.starts_with("provider panicked: boom for boom"));
     let (level, line) = panic_log.unwrap_or_else(|| panic!("no panic line in {:?}", r.logs));
     assert_eq!(*level, abi::CCM_LOG_ERROR);
@@ -329,7 +373,11 @@ fn on_a_1_0_host_the_panic_report_goes_through_plain_log() {
     let status = unsafe { instances(plugin, p).instance_metadata.unwrap()(p, &call(12), &n) };
     assert_eq!(status, abi::CCM_STATUS_INTERNAL);
     let r = take();
-    assert!(r.logs.iter().any(|(_, m)| m.starts_with("provider panicked: boom for boom location=\"")), "{:?}", r.logs);
+    assert!(
+        r.logs.iter().any(|(_, m)| m.starts_with("provider panicked: boom for boom location=\"")),
+        "{:?}",
+        r.logs
+    );
     unsafe { plugin.destroy.unwrap()(p) };
 }
 
@@ -343,14 +391,20 @@ fn statuses_answers_and_retry_after_reach_the_host() {
     let info = empty_info();
     let mut e = abi::CCM_EXISTENCE_UNKNOWN;
     let gone = node("gone", &info);
-    assert_eq!(unsafe { table.instance_exists.unwrap()(p, &call(20), &gone, &mut e) }, abi::CCM_STATUS_OK);
+    assert_eq!(
+        unsafe { table.instance_exists.unwrap()(p, &call(20), &gone, &mut e) },
+        abi::CCM_STATUS_OK
+    );
     assert_eq!(e, abi::CCM_EXISTENCE_NOT_FOUND);
     let busy = node("busy", &info);
     let status = unsafe { table.instance_exists.unwrap()(p, &call(21), &busy, &mut e) };
     assert_eq!(status, abi::CCM_STATUS_RESOURCE_EXHAUSTED);
     // A cancelled call (the fake host cancels call 999) stops with CANCELLED.
     let fine = node("fine", &info);
-    assert_eq!(unsafe { table.instance_exists.unwrap()(p, &call(999), &fine, &mut e) }, abi::CCM_STATUS_CANCELLED);
+    assert_eq!(
+        unsafe { table.instance_exists.unwrap()(p, &call(999), &fine, &mut e) },
+        abi::CCM_STATUS_CANCELLED
+    );
     // An error with code OK is answered as INTERNAL.
     let mut power = abi::CCM_POWER_UNKNOWN;
     let status = unsafe { table.instance_shutdown.unwrap()(p, &call(22), &fine, &mut power) };
@@ -358,7 +412,11 @@ fn statuses_answers_and_retry_after_reach_the_host() {
     assert_eq!(power, abi::CCM_POWER_UNKNOWN);
     let r = take();
     assert!(r.errors.contains(&(21, "the cloud is busy".to_string(), 30_000)), "{:?}", r.errors);
-    assert!(r.errors.iter().any(|(id, m, _)| *id == 22 && m.contains("code OK: confused")), "{:?}", r.errors);
+    assert!(
+        r.errors.iter().any(|(id, m, _)| *id == 22 && m.contains("code OK: confused")),
+        "{:?}",
+        r.errors
+    );
     // Capabilities not offered are NULL; unknown IDs too.
     for id in [abi::CCM_CAP_ROUTES, abi::CCM_CAP_INSTANCES_BATCH, "ccm.instances/2"] {
         assert!(unsafe { plugin.get_capability.unwrap()(p, c(id)) }.is_null(), "{}", id);
@@ -370,7 +428,8 @@ fn statuses_answers_and_retry_after_reach_the_host() {
 fn load_balancer_outputs_carry_the_1_1_annotations() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (plugin, p) = created();
-    let t = unsafe { plugin.get_capability.unwrap()(p, c(abi::CCM_CAP_LOADBALANCER)) } as *const abi::ccm_loadbalancer_v1;
+    let t = unsafe { plugin.get_capability.unwrap()(p, c(abi::CCM_CAP_LOADBALANCER)) }
+        as *const abi::ccm_loadbalancer_v1;
     let lb = unsafe { t.as_ref() }.unwrap();
     let empty_status = abi::ccm_lb_status {
         struct_size: std::mem::size_of::<abi::ccm_lb_status>() as u32,
@@ -389,11 +448,18 @@ fn load_balancer_outputs_carry_the_1_1_annotations() {
     let info = empty_info();
     let n1 = node("n1", &info);
     let nodes = [&n1 as *const abi::ccm_node];
-    let status = unsafe { lb.ensure_load_balancer.unwrap()(p, &call(30), c("k"), &svc, nodes.as_ptr(), 1) };
+    let status =
+        unsafe { lb.ensure_load_balancer.unwrap()(p, &call(30), c("k"), &svc, nodes.as_ptr(), 1) };
     assert_eq!(status, abi::CCM_STATUS_OK);
-    assert_eq!(unsafe { lb.get_load_balancer_name.unwrap()(p, &call(31), c("k"), &svc) }, abi::CCM_STATUS_OK);
+    assert_eq!(
+        unsafe { lb.get_load_balancer_name.unwrap()(p, &call(31), c("k"), &svc) },
+        abi::CCM_STATUS_OK
+    );
     let mut exists = true;
-    assert_eq!(unsafe { lb.get_load_balancer.unwrap()(p, &call(32), c("k"), &svc, &mut exists) }, abi::CCM_STATUS_OK);
+    assert_eq!(
+        unsafe { lb.get_load_balancer.unwrap()(p, &call(32), c("k"), &svc, &mut exists) },
+        abi::CCM_STATUS_OK
+    );
     assert!(!exists);
     let r = take();
     assert_eq!(r.lb_annotations.len(), 1);

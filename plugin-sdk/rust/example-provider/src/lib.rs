@@ -40,13 +40,16 @@ struct Config {
 
 /// Parses the config; an error names the line and what is wrong with it.
 fn parse(config: &[u8]) -> Result<Config> {
-    let text = std::str::from_utf8(config)
-        .map_err(|e| Status::invalid_argument(format!("the config is not UTF-8 (byte {})", e.valid_up_to())))?;
+    let text = std::str::from_utf8(config).map_err(|e| {
+        Status::invalid_argument(format!("the config is not UTF-8 (byte {})", e.valid_up_to()))
+    })?;
     let mut out = Config { region: "example-region".to_string(), ..Config::default() };
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
         let words: Vec<&str> = line.split_whitespace().collect();
-        let bad = |what: &str| Status::invalid_argument(format!("line {}: {}: \"{}\"", line_no, what, line));
+        let bad = |what: &str| {
+            Status::invalid_argument(format!("line {}: {}: \"{}\"", line_no, what, line))
+        };
         match words.as_slice() {
             [] => {}
             [first, ..] if first.starts_with('#') => {}
@@ -73,7 +76,9 @@ fn parse(config: &[u8]) -> Result<Config> {
                     return Err(bad(&format!("machine \"{}\" is listed twice", name)));
                 }
             }
-            _ => return Err(bad("expected \"<node-name> <zone> <instance-type> <internal-ip> [running|shutdown]\"")),
+            _ => return Err(bad(
+                "expected \"<node-name> <zone> <instance-type> <internal-ip> [running|shutdown]\"",
+            )),
         }
     }
     Ok(out)
@@ -116,7 +121,8 @@ impl Provider for RustExample {
 
     fn reconfigure(&self, call: &Call, config: &[u8]) -> Result<()> {
         let config = parse(config)?;
-        call.host().info(&format!("rust-example reconfigured with {} machines", config.machines.len()));
+        call.host()
+            .info(&format!("rust-example reconfigured with {} machines", config.machines.len()));
         *self.config.write().unwrap_or_else(|e| e.into_inner()) = config;
         Ok(())
     }
@@ -153,7 +159,9 @@ impl Instances for RustExample {
             &[],
             1.0,
         );
-        let (name, m) = self.find(node).ok_or_else(|| Status::not_found(format!("no machine for node {}", node.name)))?;
+        let (name, m) = self
+            .find(node)
+            .ok_or_else(|| Status::not_found(format!("no machine for node {}", node.name)))?;
         Ok(Some(InstanceMetadata {
             provider_id: format!("{}{}", PROVIDER_ID_PREFIX, name),
             instance_type: m.instance_type,
@@ -173,10 +181,19 @@ impl Routes for RustExample {
         Ok(self.routes.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect())
     }
 
-    fn create_route(&self, _call: &Call, _cluster: &str, name_hint: &str, route: &Route) -> Result<()> {
+    fn create_route(
+        &self,
+        _call: &Call,
+        _cluster: &str,
+        name_hint: &str,
+        route: &Route,
+    ) -> Result<()> {
         let mut routes = self.routes.lock().unwrap_or_else(|e| e.into_inner());
         if routes.contains_key(&route.destination_cidr) {
-            return Err(Status::already_exists(format!("a route for {} exists", route.destination_cidr)));
+            return Err(Status::already_exists(format!(
+                "a route for {} exists",
+                route.destination_cidr
+            )));
         }
         let mut stored = route.clone();
         stored.name = format!("{}-{}", name_hint, route.destination_cidr.replace('/', "-"));
@@ -213,7 +230,11 @@ mod tests {
     fn a_bad_line_is_refused_with_its_number() {
         let e = parse(b"node-a z1 small 10.0.0.1\nnode-b z2 big not-an-ip\n").unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument);
-        assert!(e.message().starts_with("line 2: \"not-an-ip\" is not an IP address"), "{}", e.message());
+        assert!(
+            e.message().starts_with("line 2: \"not-an-ip\" is not an IP address"),
+            "{}",
+            e.message()
+        );
         let e = parse(b"node-a z1 small 10.0.0.1 sleeping\n").unwrap_err();
         assert!(e.message().contains("line 1: the state must be"), "{}", e.message());
         let e = parse(b"node-a z1 small 10.0.0.1\nnode-a z1 small 10.0.0.2\n").unwrap_err();
@@ -231,7 +252,10 @@ mod tests {
         renamed.provider_id = "rust-example://node-a".to_string();
         assert_eq!(p.instance_exists(&call, &renamed).unwrap(), Existence::Exists);
         assert_eq!(p.instance_exists(&call, &Node::named("node-z")).unwrap(), Existence::NotFound);
-        assert_eq!(p.instance_metadata(&call, &Node::named("node-z")).unwrap_err().code(), Code::NotFound);
+        assert_eq!(
+            p.instance_metadata(&call, &Node::named("node-z")).unwrap_err().code(),
+            Code::NotFound
+        );
     }
 
     #[test]
@@ -248,9 +272,16 @@ mod tests {
     fn routes_are_kept_in_memory() {
         let call = Call::for_test(1, 0);
         let p = RustExample::create(&call, b"").unwrap();
-        let route = Route { target_node: "node-a".into(), destination_cidr: "10.244.1.0/24".into(), ..Route::default() };
+        let route = Route {
+            target_node: "node-a".into(),
+            destination_cidr: "10.244.1.0/24".into(),
+            ..Route::default()
+        };
         p.create_route(&call, "c", "uid-1", &route).unwrap();
-        assert_eq!(p.create_route(&call, "c", "uid-1", &route).unwrap_err().code(), Code::AlreadyExists);
+        assert_eq!(
+            p.create_route(&call, "c", "uid-1", &route).unwrap_err().code(),
+            Code::AlreadyExists
+        );
         let listed = p.list_routes(&call, "c").unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].name, "uid-1-10.244.1.0-24");
