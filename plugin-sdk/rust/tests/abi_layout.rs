@@ -6,7 +6,8 @@
 //! so the mirror cannot silently fall behind the header.
 //!
 //! The header is taken from `$CCM_ABI_INCLUDE_DIR/ccm/provider_abi.h` when set, else from the
-//! SDK tree this crate lives in (`../include`).
+//! SDK this crate is part of (the source tree's `../include`, or an installed SDK's
+//! `<prefix>/include`).
 
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
@@ -16,10 +17,19 @@ use std::process::Command;
 use ::ccm_provider::abi::*;
 
 fn include_dir() -> PathBuf {
-    match std::env::var_os("CCM_ABI_INCLUDE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("include"),
+    if let Some(dir) = std::env::var_os("CCM_ABI_INCLUDE_DIR") {
+        return PathBuf::from(dir);
     }
+    // The SDK's source tree (plugin-sdk/rust -> plugin-sdk/include), else an installed SDK
+    // (<prefix>/share/ccm-plugin-sdk/rust -> <prefix>/include).
+    let crate_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let candidates = [crate_dir.join("../include"), crate_dir.join("../../../include")];
+    for dir in &candidates {
+        if dir.join("ccm").join("provider_abi.h").is_file() {
+            return dir.clone();
+        }
+    }
+    panic!("ccm/provider_abi.h is in none of {:?}: set CCM_ABI_INCLUDE_DIR", candidates)
 }
 
 fn header_text() -> String {
