@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use ::ccm_provider::abi::{self, ccm_str};
 use ::ccm_provider::{
-    ccm_provider, Call, Existence, InstanceMetadata, Instances, LbIngress, LbStatus, LoadBalancer,
-    Node, Power, Provider, Result, Service, Status,
+    ccm_provider, Call, Code, Existence, InstanceMetadata, Instances, InstancesBatch, LbIngress,
+    LbStatus, LoadBalancer, Node, Power, Provider, Result, Route, Routes, Service, Status,
 };
 
 // -- the fake host -------------------------------------------------------------------------
@@ -24,6 +24,8 @@ struct Record {
     metadata: Vec<(u64, usize, String)>,
     lb_annotations: Vec<BTreeMap<String, String>>,
     strings: Vec<String>,
+    item_errors: Vec<(usize, i32, String)>,
+    routes: Vec<(String, String, bool, Option<Vec<String>>)>,
 }
 
 static RECORD: Mutex<Option<Record>> = Mutex::new(None);
@@ -84,6 +86,22 @@ unsafe extern "C" fn emit_md(
     ));
     true
 }
+unsafe extern "C" fn emit_item_error(_h: u64, _c: u64, i: usize, code: i32, m: ccm_str) -> bool {
+    record().get_or_insert_with(Record::default).item_errors.push((i, code, text(m)));
+    true
+}
+unsafe extern "C" fn emit_route(_h: u64, _c: u64, route: *const abi::ccm_route) -> bool {
+    let r = &*route;
+    let addresses = if r.enable_node_addresses {
+        let list = std::slice::from_raw_parts(r.target_node_addresses, r.target_node_address_count);
+        Some(list.iter().map(|a| format!("{}={}", text(a.type_), text(a.address))).collect())
+    } else {
+        None
+    };
+    let entry = (text(r.name), text(r.destination_cidr), r.blackhole, addresses);
+    record().get_or_insert_with(Record::default).routes.push(entry);
+    true
+}
 unsafe extern "C" fn emit_lb(_h: u64, _c: u64, status: *const abi::ccm_lb_status) -> bool {
     let s = &*status;
     let kvs = std::slice::from_raw_parts(s.annotations, s.annotation_count);
@@ -107,9 +125,9 @@ fn services(with_log_fields: bool) -> &'static abi::ccm_host_services {
         metric: None,
         register_secret: None,
         emit_instance_metadata: Some(emit_md),
-        emit_item_error: None,
+        emit_item_error: Some(emit_item_error),
         emit_lb_status: Some(emit_lb),
-        emit_route: None,
+        emit_route: Some(emit_route),
         emit_string: Some(emit_string),
         log_fields: if with_log_fields { Some(log_fields) } else { None },
     }))
@@ -171,6 +189,12 @@ impl Provider for Tester {
     fn load_balancer(&self) -> Option<&dyn LoadBalancer> {
         Some(self)
     }
+    fn instances_batch(&self) -> Option<&dyn InstancesBatch> {
+        Some(self)
+    }
+    fn routes(&self) -> Option<&dyn Routes> {
+        Some(self)
+    }
 }
 
 impl Instances for Tester {
@@ -225,6 +249,66 @@ impl LoadBalancer for Tester {
     }
     fn ensure_load_balancer_deleted(&self, _c: &Call, _cl: &str, _s: &Service) -> Result<()> {
         Ok(())
+    }
+}
+
+impl InstancesBatch for Tester {
+    fn max_batch_size(&self) -> u32 {
+        50
+    }
+    fn instance_metadata_batch(
+        &self,
+        _call: &Call,
+        nodes: &[Node],
+    ) -> Result<Vec<Result<InstanceMetadata>>> {
+        // Answers all but the last node: that one is left without a result.
+        let answered = nodes.len().saturating_sub(1);
+        Ok(nodes[..answered]
+            .iter()
+            .map(|n| match n.name.as_str() {
+                "missing" => Err(Status::not_found("no instance for missing")),
+                name => Ok(InstanceMetadata {
+                    provider_id: format!("tester://{}", name),
+                    ..Default::default()
+                }),
+            })
+            .collect())
+    }
+}
+
+impl Routes for Tester {
+    fn list_routes(&self, _call: &Call, cluster: &str) -> Result<Vec<Route>> {
+        let with_addresses = Route {
+            name: format!("{}-r1", cluster),
+            target_node: "n1".into(),
+            destination_cidr: "10.244.1.0/24".into(),
+            blackhole: false,
+            target_node_addresses: Some(vec![::ccm_provider::NodeAddress::new(
+                ::ccm_provider::AddressType::InternalIp,
+                "10.0.0.1",
+            )]),
+        };
+        let blackhole = Route {
+            name: format!("{}-r2", cluster),
+            destination_cidr: "fd00:10:244::/64".into(),
+            blackhole: true,
+            ..Route::default()
+        };
+        Ok(vec![with_addresses, blackhole])
+    }
+    fn create_route(&self, _call: &Call, _c: &str, name_hint: &str, route: &Route) -> Result<()> {
+        if route.destination_cidr == "10.244.1.0/24" && name_hint == "uid-1" {
+            Err(Status::already_exists("route exists"))
+        } else {
+            Ok(())
+        }
+    }
+    fn delete_route(&self, _call: &Call, _c: &str, route: &Route) -> Result<()> {
+        let addresses = route.target_node_addresses.as_deref().unwrap_or(&[]);
+        match addresses.first() {
+            Some(a) if a.address == "10.0.0.1" => Ok(()),
+            _ => Err(Status::not_found(format!("no route {}", route.name))),
+        }
     }
 }
 
@@ -417,8 +501,8 @@ fn statuses_answers_and_retry_after_reach_the_host() {
         "{:?}",
         r.errors
     );
-    // Capabilities not offered are NULL; unknown IDs too.
-    for id in [abi::CCM_CAP_ROUTES, abi::CCM_CAP_INSTANCES_BATCH, "ccm.instances/2"] {
+    // Unknown capability IDs (another revision included) are NULL.
+    for id in ["ccm.instances/2", "ccm.routes", ""] {
         assert!(unsafe { plugin.get_capability.unwrap()(p, c(id)) }.is_null(), "{}", id);
     }
     unsafe { plugin.destroy.unwrap()(p) };
@@ -465,5 +549,73 @@ fn load_balancer_outputs_carry_the_1_1_annotations() {
     assert_eq!(r.lb_annotations.len(), 1);
     assert_eq!(r.lb_annotations[0].get("lb.example.com/id").map(String::as_str), Some("web-1"));
     assert_eq!(r.strings, vec!["k-default-web".to_string()]);
+    unsafe { plugin.destroy.unwrap()(p) };
+}
+
+#[test]
+fn batch_results_are_emitted_per_node() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (plugin, p) = created();
+    let t = unsafe { plugin.get_capability.unwrap()(p, c(abi::CCM_CAP_INSTANCES_BATCH)) }
+        as *const abi::ccm_instances_batch_v1;
+    let batch = unsafe { t.as_ref() }.unwrap();
+    assert_eq!(batch.max_batch_size, 50);
+    let info = empty_info();
+    let (a, m, last) = (node("a", &info), node("missing", &info), node("last", &info));
+    let nodes = [&a as *const abi::ccm_node, &m, &last];
+    let f = batch.instance_metadata_batch.unwrap();
+    assert_eq!(unsafe { f(p, &call(40), nodes.as_ptr(), 3) }, abi::CCM_STATUS_OK);
+    let r = take();
+    assert_eq!(r.metadata, vec![(40, 0, "tester://a".to_string())]);
+    let not_found = Code::NotFound.raw();
+    assert_eq!(r.item_errors, vec![(1, not_found, "no instance for missing".to_string())]);
+    unsafe { plugin.destroy.unwrap()(p) };
+}
+
+#[test]
+fn routes_are_emitted_and_read_with_their_addresses() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (plugin, p) = created();
+    let t = unsafe { plugin.get_capability.unwrap()(p, c(abi::CCM_CAP_ROUTES)) }
+        as *const abi::ccm_routes_v1;
+    let routes = unsafe { t.as_ref() }.unwrap();
+    assert_eq!(unsafe { routes.list_routes.unwrap()(p, &call(50), c("k")) }, abi::CCM_STATUS_OK);
+    let r = take();
+    assert_eq!(
+        r.routes,
+        vec![
+            (
+                "k-r1".to_string(),
+                "10.244.1.0/24".to_string(),
+                false,
+                Some(vec!["InternalIP=10.0.0.1".to_string()])
+            ),
+            ("k-r2".to_string(), "fd00:10:244::/64".to_string(), true, None),
+        ]
+    );
+    let address = abi::ccm_node_address { type_: c("InternalIP"), address: c("10.0.0.1") };
+    let mut route = abi::ccm_route {
+        struct_size: std::mem::size_of::<abi::ccm_route>() as u32,
+        name: c("k-r1"),
+        target_node: c("n1"),
+        destination_cidr: c("10.244.1.0/24"),
+        blackhole: false,
+        enable_node_addresses: true,
+        target_node_addresses: &address,
+        target_node_address_count: 1,
+    };
+    let create = routes.create_route.unwrap();
+    let delete = routes.delete_route.unwrap();
+    assert_eq!(
+        unsafe { create(p, &call(51), c("k"), c("uid-1"), &route) },
+        abi::CCM_STATUS_ALREADY_EXISTS
+    );
+    assert_eq!(unsafe { create(p, &call(52), c("k"), c("uid-2"), &route) }, abi::CCM_STATUS_OK);
+    assert_eq!(unsafe { delete(p, &call(53), c("k"), &route) }, abi::CCM_STATUS_OK);
+    // Without enable_node_addresses the addresses are not read.
+    route.enable_node_addresses = false;
+    assert_eq!(unsafe { delete(p, &call(54), c("k"), &route) }, abi::CCM_STATUS_NOT_FOUND);
+    let r = take();
+    assert!(r.errors.contains(&(54, "no route k-r1".to_string(), 0)), "{:?}", r.errors);
     unsafe { plugin.destroy.unwrap()(p) };
 }
