@@ -9,6 +9,7 @@ holding rust-example.so)."""
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.environ["CCM_SOURCE_DIR"], "test", "support"))
@@ -34,8 +35,8 @@ class RustExampleTest(unittest.TestCase):
                               capture_output=True, text=True, timeout=60)
 
     def test_check_config_loads_the_plugin_and_reports_a_bad_line(self):
-        with Cluster() as c:
-            good = write(os.path.join(c.tmp, "good.conf"),
+        with tempfile.TemporaryDirectory(prefix="ccm-rust-") as tmp:
+            good = write(os.path.join(tmp, "good.conf"),
                          "# two machines\nregion r-1\nnode-a zone-1 small 10.0.0.1\n"
                          "node-b zone-2 big 10.0.0.2 shutdown\n")
             out = self.check_config(good)
@@ -47,7 +48,7 @@ class RustExampleTest(unittest.TestCase):
             # The panic hook and the SDK never write to stderr themselves: every line there
             # is the host's logger.
             self.assertNotIn("thread '", out.stderr)
-            bad = write(os.path.join(c.tmp, "bad.conf"),
+            bad = write(os.path.join(tmp, "bad.conf"),
                         "node-a zone-1 small 10.0.0.1\nnode-b zone-2 big not-an-ip\n")
             out = self.check_config(bad)
             self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
