@@ -677,7 +677,9 @@ typedef struct ccm_plugin {
  * different major with FAILED_PRECONDITION and a message naming both versions), keeps
  * host->host and host->services for later, and sets *out to its ccm_plugin table, choosing
  * abi_minor = the lower of the host's and its own. To refuse with a message, call
- * host->services->set_error(host->host, call->call_id, message, 0) and return non-OK.
+ * host->services->set_error(host->host, call->call_id, message, 0) and return non-OK. This
+ * is safe whatever the host's version: only a major-1 host looks up ccm_provider_entry_v1
+ * (the symbol's name carries the major), and major 1's services table never changes shape.
  * The host gives it the start-up deadline in call; a plugin must not block here (no cloud
  * requests: those belong in create).
  * OWNERSHIP: host and call borrowed for this call; the services table lives for the process;
