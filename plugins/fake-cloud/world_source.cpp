@@ -12,8 +12,8 @@ constexpr std::chrono::milliseconds kCheckInterval(100);
 
 WorldSource::WorldSource(const Config& config, const sdk::Host& host)
     : cloud_file_(config.cloud_file),
-      base_(config.world),
       host_(host),
+      base_(config.world),
       world_(std::make_shared<const World>(config.world)) {
   if (cloud_file_.empty()) {
     return;
@@ -56,6 +56,23 @@ std::shared_ptr<const World> WorldSource::current() {
     host_.warning(std::string("fake-cloud: ignoring invalid cloud file: ") + e.what());
   }
   return world_;
+}
+
+void WorldSource::rebase(const World& base) {
+  std::lock_guard lock(mu_);
+  if (cloud_file_.empty()) {
+    world_ = std::make_shared<const World>(base);
+    base_ = base;
+    return;
+  }
+  auto text = readFile(cloud_file_);
+  if (!text) {
+    throw ConfigError("cloudFile: cannot read \"" + cloud_file_ + "\"");
+  }
+  auto stamp = stampOf(cloud_file_);
+  world_ = std::make_shared<const World>(parseWorld(*text, base, cloud_file_));
+  base_ = base;
+  mtime_ns_ = stamp ? stamp->mtime_ns : -1;
 }
 
 std::shared_ptr<const World> WorldSource::lastRead() {
