@@ -60,19 +60,24 @@ std::shared_ptr<const World> WorldSource::current() {
 
 void WorldSource::rebase(const World& base) {
   std::lock_guard lock(mu_);
-  if (cloud_file_.empty()) {
-    world_ = std::make_shared<const World>(base);
-    base_ = base;
-    return;
+  World next = base;
+  int64_t mtime_ns = mtime_ns_;
+  if (!cloud_file_.empty()) {
+    auto stamp = stampOf(cloud_file_);
+    auto text = readFile(cloud_file_);
+    if (!text) {
+      throw ConfigError("cloudFile: cannot read \"" + cloud_file_ + "\"");
+    }
+    next = parseWorld(*text, base, cloud_file_);
+    mtime_ns = stamp ? stamp->mtime_ns : -1;
   }
-  auto text = readFile(cloud_file_);
-  if (!text) {
-    throw ConfigError("cloudFile: cannot read \"" + cloud_file_ + "\"");
-  }
-  auto stamp = stampOf(cloud_file_);
-  world_ = std::make_shared<const World>(parseWorld(*text, base, cloud_file_));
   base_ = base;
-  mtime_ns_ = stamp ? stamp->mtime_ns : -1;
+  mtime_ns_ = mtime_ns;
+  // An unchanged World keeps its identity: a new one would restart counted faults (and the
+  // config file is often the cloud file too, already re-read on its own).
+  if (next != *world_) {
+    world_ = std::make_shared<const World>(std::move(next));
+  }
 }
 
 std::shared_ptr<const World> WorldSource::lastRead() {

@@ -32,7 +32,7 @@ class WorldSource {
   void rebase(const World& base);
 
  private:
-  const std::string cloud_file_;  // empty: the World never changes
+  const std::string cloud_file_;  // empty: the World changes only by rebase()
   const sdk::Host& host_;
 
   std::mutex mu_;

@@ -171,3 +171,19 @@ TEST_CASE("the reloader's own thread picks up a change") {
     CHECK(regionOf(*p, "node-1") == "t2");
   }  // stops the thread before the provider goes
 }
+
+TEST_CASE("a reconfigure that leaves the cloud as it was does not restart counted faults") {
+  metrics::Registry reg;
+  const std::string config =
+      "autoInstances: {zones: [z1]}\nfaults: [{op: exists, code: UNAVAILABLE, count: 1}]\n";
+  auto p = load(envDir("CCM_PLUGIN_DIR"), "fake-cloud", config, reg);
+  TestNode n("node-1");
+  CHECK(p->instanceExists(n.ref()).status().code() == Code::Unavailable);
+  CHECK(p->instanceExists(n.ref()).ok());
+  // Other bytes (a comment), the same cloud: the spent fault stays spent.
+  REQUIRE(p->reconfigure("# rotated\n" + config).ok());
+  CHECK(p->instanceExists(n.ref()).ok());
+  // A real change of the faults starts them again.
+  REQUIRE(p->reconfigure(config + "region: other\n").ok());
+  CHECK(p->instanceExists(n.ref()).status().code() == Code::Unavailable);
+}
