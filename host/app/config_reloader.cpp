@@ -42,7 +42,9 @@ ConfigReloader::ConfigReloader(plugin::Provider& provider, std::string path, std
   }
 }
 
-ConfigReloader::~ConfigReloader() { stop(); }
+ConfigReloader::~ConfigReloader() {
+  stop();
+}
 
 void ConfigReloader::count(const char* result) {
   if (total_ != nullptr) {
@@ -77,9 +79,10 @@ ConfigReloader::Outcome ConfigReloader::checkNow() {
   if (s.code() == Code::Unimplemented) {
     count("unsupported");
     if (!told_unsupported_) {
-      log::warning("The cloud config changed but the provider cannot apply it while running: "
-                   "the change takes effect at the next restart",
-                   {{"provider", provider}, {"path", path_}, {"reason", s.message()}});
+      log::warning(
+          "The cloud config changed but the provider cannot apply it while running: "
+          "the change takes effect at the next restart",
+          {{"provider", provider}, {"path", path_}, {"reason", s.message()}});
       told_unsupported_ = true;
     }
     return Outcome::Unsupported;

@@ -34,8 +34,7 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                   "Deadline of one call into the provider plugin. 0 uses per-capability "
                   "defaults: 30s for instances and routes, 60s for batch metadata, 2m for load "
                   "balancers.");
-  fs->addDuration("cloud-config-reload-period", &o.cloud_config_reload_period,
-                  milliseconds(10000),
+  fs->addDuration("cloud-config-reload-period", &o.cloud_config_reload_period, milliseconds(10000),
                   "How often the --cloud-config file is read to look for changes (e.g. a "
                   "rotated credential in a Secret); a change is handed to the provider without a "
                   "restart. 0 turns the watch off.");

@@ -8,9 +8,15 @@
 namespace ccm::fakecloud {
 namespace {
 
-std::string shown(bool v) { return v ? "true" : "false"; }
-std::string shown(uint32_t v) { return std::to_string(v); }
-std::string shown(const std::string& v) { return "\"" + v + "\""; }
+std::string shown(bool v) {
+  return v ? "true" : "false";
+}
+std::string shown(uint32_t v) {
+  return std::to_string(v);
+}
+std::string shown(const std::string& v) {
+  return "\"" + v + "\"";
+}
 
 template <typename T>
 void mustKeep(const char* key, const T& was, const T& now) {

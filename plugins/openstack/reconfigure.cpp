@@ -70,8 +70,9 @@ Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
   std::string fixed = fixedSettingChanged(config_, next);
   if (!fixed.empty()) {
     return Status(Code::InvalidArgument,
-                  fixed + ": cannot change while the provider runs (restart to change it); "
-                          "nothing was applied, the credentials neither");
+                  fixed +
+                      ": cannot change while the provider runs (restart to change it); "
+                      "nothing was applied, the credentials neither");
   }
   for (const std::string& secret : configSecrets(next)) {
     env.registerSecret(secret);

@@ -35,7 +35,9 @@ static ccm_status create_fn(const ccm_call* call, ccm_str config, ccm_provider**
   return CCM_STATUS_OK;
 }
 
-static void destroy_fn(ccm_provider* p) { (void)p; }
+static void destroy_fn(ccm_provider* p) {
+  (void)p;
+}
 
 static const void* capability_fn(ccm_provider* p, ccm_str id) {
   (void)p;
@@ -65,17 +67,15 @@ static ccm_status reconfigure_fn(ccm_provider* p, const ccm_call* call, ccm_str 
 }
 
 static const ccm_plugin g_plugin = {
-    sizeof(ccm_plugin), CCM_ABI_MAJOR, 1,          {"reconfigurable", 14}, {"1.0.0", 5},
-    create_fn,          destroy_fn,    capability_fn,
-    reconfigure_fn,     {NULL, 0},     {NULL, 0},    {NULL, 0},
+    sizeof(ccm_plugin), CCM_ABI_MAJOR, 1,          {"reconfigurable", 14},
+    {"1.0.0", 5},       create_fn,     destroy_fn, capability_fn,
+    reconfigure_fn,     {NULL, 0},     {NULL, 0},  {NULL, 0},
 };
 
-CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* host,
-                                                   const ccm_call* call,
+CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* host, const ccm_call* call,
                                                    const ccm_plugin** out);
 
-CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* host,
-                                                   const ccm_call* call,
+CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* host, const ccm_call* call,
                                                    const ccm_plugin** out) {
   (void)call;
   g_host = host->host;

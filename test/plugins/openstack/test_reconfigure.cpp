@@ -31,10 +31,9 @@ TEST_CASE("reconfigure: credentials may change, nothing else") {
                                             "tenant-id = p-1\n",
                                             "[LoadBalancer]\nsubnet-id = sub-1\n")) ==
         "[Global] tenant-id");
-  CHECK(fixedSettingChanged(
-            running, parsed("application-credential-id = ac-1\n"
-                            "application-credential-secret = s1\n",
-                            "[LoadBalancer]\nsubnet-id = sub-1\n", "RegionTwo")) ==
+  CHECK(fixedSettingChanged(running, parsed("application-credential-id = ac-1\n"
+                                            "application-credential-secret = s1\n",
+                                            "[LoadBalancer]\nsubnet-id = sub-1\n", "RegionTwo")) ==
         "[Global] region");
   CHECK(fixedSettingChanged(running, parsed("application-credential-id = ac-1\n"
                                             "application-credential-secret = s1\n",
@@ -43,6 +42,5 @@ TEST_CASE("reconfigure: credentials may change, nothing else") {
   CHECK(fixedSettingChanged(running, parsed("application-credential-id = ac-1\n"
                                             "application-credential-secret = s1\n",
                                             "[LoadBalancer]\nsubnet-id = sub-1\n"
-                                            "[Route]\nrouter-id = r-1\n")) ==
-        "[Route] router-id");
+                                            "[Route]\nrouter-id = r-1\n")) == "[Route] router-id");
 }
