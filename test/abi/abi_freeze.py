@@ -114,6 +114,8 @@ def parse_header(path):
                 fields.append(parse_declaration(decl, "%s: struct %s" % (path, name)))
         structs[name] = fields
     rest = re.sub(r"typedef\s+struct\s+\w+\s*\{.*?\}\s*\w+\s*;", "", text, flags=re.S)
+    # Inline helpers compile into the plugin; they are API, not layout.
+    rest = re.sub(r"static\s+inline\s[^;{}]*\{[^{}]*\}", "", rest)
     typedefs = {}
     functions = {}
     for stmt in rest.split(";"):
