@@ -6,6 +6,7 @@ with a scratch copy of the freeze: a swap of two slots of one signature, a resiz
 the same size, a removal, a changed constant, a field slipped into padding, an append without
 --update (refused, with the hint) and with it (accepted, and the generated test compiles).
 """
+import hashlib
 import os
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ SCRIPT = os.path.join(HERE, "abi_freeze.py")
 HEADER = os.path.join(HERE, "..", "..", "plugin-sdk", "include", "ccm", "provider_abi.h")
 FREEZE = os.path.join(HERE, "abi_freeze.txt")
 FROZEN_1_0 = os.path.join(HERE, "frozen", "1.0", "ccm", "provider_abi.h")
+# sha256 of the header as ABI 1.0 was released (commit 436b310): the copy is never edited.
+FROZEN_1_0_SHA256 = "747dd53a8ddb095617d33c4bb95082a89bb1803a9234bd3988c9c363183ef658"
 
 
 class FreezeTest(unittest.TestCase):
@@ -57,6 +60,11 @@ class FreezeTest(unittest.TestCase):
         result = self.tool("--check")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("matches the freeze", result.stdout)
+
+    def test_the_frozen_1_0_header_is_the_released_one(self):
+        with open(FROZEN_1_0, "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), FROZEN_1_0_SHA256,
+                             "test/abi/frozen/1.0 must stay byte for byte the 1.0 header")
 
     def test_the_frozen_1_0_header_matches_its_part_of_the_freeze(self):
         # Older minors are compiled against the same generated test: entries newer than the
