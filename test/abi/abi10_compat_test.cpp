@@ -57,9 +57,9 @@ struct HandMadeHost {
   // A host of ABI major.minor; a 1.0 host's service table ends where log_fields begins. The
   // slot is filled all the same, so reading past struct_size would be noticed.
   HandMadeHost(uint32_t major, uint32_t minor) {
-    services.struct_size = minor == 0 ? static_cast<uint32_t>(offsetof(ccm_host_services,
-                                                                       log_fields))
-                                      : static_cast<uint32_t>(sizeof services);
+    services.struct_size = minor == 0
+                               ? static_cast<uint32_t>(offsetof(ccm_host_services, log_fields))
+                               : static_cast<uint32_t>(sizeof services);
     services.log = &logLine;
     services.set_error = &setError;
     services.log_fields = &logFields;

@@ -213,8 +213,7 @@ CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* info,
         s->set_error != NULL) {
       char message[96];
       snprintf(message, sizeof message, "minimal speaks ABI %d.%d, the host ABI %u.%u",
-               CCM_ABI_MAJOR, CCM_ABI_MINOR, (unsigned)info->abi_major,
-               (unsigned)info->abi_minor);
+               CCM_ABI_MAJOR, CCM_ABI_MINOR, (unsigned)info->abi_major, (unsigned)info->abi_minor);
       s->set_error(info->host, call->call_id, str(message), 0);
     }
     return CCM_STATUS_FAILED_PRECONDITION; /* and never touch the rest of its tables */

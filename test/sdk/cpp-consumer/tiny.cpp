@@ -4,7 +4,6 @@
 // clear #error. Every node exists, runs, and is in zone "tiny-zone".
 #include <ccm/provider.hpp>
 #include <ccm/testing/fake_host.hpp>
-
 #include <memory>
 #include <optional>
 #include <string>

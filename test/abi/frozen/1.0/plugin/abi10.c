@@ -114,8 +114,8 @@ static ccm_status instance_metadata(ccm_provider* p, const ccm_call* call, const
   return CCM_STATUS_OK;
 }
 
-static const ccm_instances_v1 instances = {sizeof(ccm_instances_v1), 0, 0, instance_exists,
-                                           instance_shutdown, instance_metadata};
+static const ccm_instances_v1 instances = {
+    sizeof(ccm_instances_v1), 0, 0, instance_exists, instance_shutdown, instance_metadata};
 
 /* ---- ccm.loadbalancer/1 ------------------------------------------------------------------- */
 
@@ -246,8 +246,8 @@ static ccm_status delete_lb(ccm_provider* p, const ccm_call* call, ccm_str clust
   return CCM_STATUS_OK;
 }
 
-static const ccm_loadbalancer_v1 loadbalancer = {sizeof(ccm_loadbalancer_v1), 0, 0, get_lb,
-                                                 lb_name, ensure_lb, update_lb, delete_lb};
+static const ccm_loadbalancer_v1 loadbalancer = {
+    sizeof(ccm_loadbalancer_v1), 0, 0, get_lb, lb_name, ensure_lb, update_lb, delete_lb};
 
 /* ---- lifecycle ---------------------------------------------------------------------------- */
 
@@ -277,8 +277,7 @@ static int parse_config(ccm_provider* p, ccm_str config, char* message, size_t c
         return 0;
       }
       if (strcmp(key, "zone") != 0 && strcmp(key, "region") != 0) {
-        snprintf(message, cap, "line %d: unknown key %s (zone and region are known)", line,
-                 key);
+        snprintf(message, cap, "line %d: unknown key %s (zone and region are known)", line, key);
         return 0;
       }
       if (!copy_view(strcmp(key, "zone") == 0 ? p->zone : p->region, FIELD, value)) {
@@ -330,11 +329,10 @@ static const void* get_capability(ccm_provider* p, ccm_str id) {
 }
 
 /* The 1.0 table: eight fields, struct_size 72. */
-static const ccm_plugin plugin = {sizeof(ccm_plugin), CCM_ABI_MAJOR, CCM_ABI_MINOR,
-                                  {"abi10", 5}, {"1.0.0", 5}, create, destroy, get_capability};
+static const ccm_plugin plugin = {sizeof(ccm_plugin), CCM_ABI_MAJOR, CCM_ABI_MINOR, {"abi10", 5},
+                                  {"1.0.0", 5},       create,        destroy,       get_capability};
 
-CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* info,
-                                                   const ccm_call* call,
+CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* info, const ccm_call* call,
                                                    const ccm_plugin** out) {
   (void)call;
   if (info->abi_major != CCM_ABI_MAJOR) {
