@@ -4,8 +4,9 @@ CCM_ABI_MINOR); the build, the SDK's pkg-config and CMake files, the host and th
 from there. This test walks the source tree for every other way a file can state the current
 ABI version -- a log or metric sample (abi="1.0"), --check-config's "(ABI 1.0)", a host
 message "this host speaks ABI 1.0", a "currently 1.0" next to the ABI, a second #define, a
-hard-coded version in the CMake/pkg-config templates, a find_package() asking for a newer
-minor -- and fails on any that disagrees with the header, naming the file and line.
+constant mirroring it in another language (Rust's `const CCM_ABI_MINOR: u32`), a hard-coded
+version in the CMake/pkg-config templates, a find_package() asking for a newer minor -- and
+fails on any that disagrees with the header, naming the file and line.
 
 Frozen copies of older headers (test/abi/frozen/) and the freeze file state old versions on
 purpose and are skipped.
@@ -38,6 +39,8 @@ CURRENT = [
     (re.compile(r"(?:ABI|CCM_ABI_MINOR)\b.*\bcurrently (\d+)\.(\d+)"), "\"currently M.N\""),
 ]
 DEFINE = re.compile(r"^\s*#\s*define\s+CCM_ABI_(MAJOR|MINOR)\s+(\d+)")
+# A mirror in another language (Rust: `pub const CCM_ABI_MINOR: u32 = 1;`) must agree.
+MIRROR = re.compile(r"\bconst\s+CCM_ABI_(MAJOR|MINOR)\b\s*(?::\s*\w+)?\s*=\s*(\d+)")
 TEMPLATE_VERSION = re.compile(r'PACKAGE_VERSION\s+"\d|^Version:\s*\d')
 FIND_PACKAGE = re.compile(r"find_package\(\s*ccm-plugin-sdk\s+(\d+)\.(\d+)")
 
@@ -71,6 +74,11 @@ def problems_in(root, version):
                         if stated != version:
                             found.append("%s: %s says %d.%d, the header says %d.%d" %
                                          (where, what, stated[0], stated[1], major, minor))
+                m = MIRROR.search(line)
+                if m and int(m.group(2)) != (major if m.group(1) == "MAJOR" else minor):
+                    found.append("%s: CCM_ABI_%s mirrors the header as %s, the header says %d" %
+                                 (where, m.group(1), m.group(2),
+                                  major if m.group(1) == "MAJOR" else minor))
                 m = DEFINE.match(line)
                 if m and rel != HEADER:
                     found.append("%s: CCM_ABI_%s is defined again (only %s may define it)" %
@@ -108,14 +116,17 @@ class AbiVersionTest(unittest.TestCase):
                 f.write('set(PACKAGE_VERSION "1.1")\nset(PACKAGE_VERSION "@CCM_VERSION@")\n')
             with open(os.path.join(root, "copy.h"), "w") as f:
                 f.write("#define CCM_ABI_MINOR 1\n")
+            with open(os.path.join(root, "abi.rs"), "w") as f:
+                f.write("pub const CCM_ABI_MAJOR: u32 = 1;\npub const CCM_ABI_MINOR: u32 = 0;\n")
             found = problems_in(root, (1, 1))
-        self.assertEqual(len(found), 7, "\n".join(found))
+        self.assertEqual(len(found), 8, "\n".join(found))
         for needle in ("docs/guide.md:1: a log or metric sample's abi label says 1.0",
                        "docs/guide.md:2: --check-config", "docs/guide.md:3:",
                        "docs/guide.md:4: \"currently M.N\" says 1.0",
                        "docs/guide.md:5: find_package asks for SDK 1.7",
                        "cmake/version.cmake.in:1: a hard-coded version",
-                       "copy.h:1: CCM_ABI_MINOR is defined again"):
+                       "copy.h:1: CCM_ABI_MINOR is defined again",
+                       "abi.rs:2: CCM_ABI_MINOR mirrors the header as 0, the header says 1"):
             self.assertTrue(any(needle in p for p in found), needle + " in " + "\n".join(found))
 
 
