@@ -28,8 +28,8 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
                                  "provisioning_status": "PENDING_CREATE"}: a child stuck in
                                  that status whatever its load balancer does (changes to a
                                  stuck pool or listener get Octavia's 409 "... is immutable")
-  POST /_sim/set_user           {"id": ..., "password": ...}: change a user's password (and
-                                 forget its failed logins)
+  POST /_sim/set_user           {"id": ..., "password": ..., "keep_failures": false}: change
+                                 a user's password (and unlock it unless keep_failures)
 
 Real-cloud faults, switched with POST /_sim/config (see README.md):
   router_write_s         a write to a router (routes, extraroutes, tags) takes this long, and
@@ -1380,7 +1380,8 @@ class Sim:
             if user is None:
                 raise HttpError(404, {"error": "no user " + body["id"]})
             user["password"] = body["password"]
-            self.login_failures.pop(user["id"], None)
+            if not body.get("keep_failures"):
+                self.login_failures.pop(user["id"], None)
             return 200, {}
         if path == "/_sim/lb_status":
             lb = self.lb_of(body["id"])

@@ -36,6 +36,19 @@ struct Fixture {
   }
 
   int authCount() { return sim.state()["auth_count"].GetInt(); }
+
+  // Login attempts, refused ones included.
+  size_t loginAttempts() {
+    auto reqs = sim.requests();
+    size_t n = 0;
+    for (const auto& q : reqs["requests"].GetArray()) {
+      if (std::string(q["method"].GetString()) == "POST" &&
+          std::string(q["path"].GetString()).find("/auth/tokens") != std::string::npos) {
+        ++n;
+      }
+    }
+    return n;
+  }
 };
 
 }  // namespace
@@ -43,7 +56,7 @@ struct Fixture {
 TEST_CASE("negotiation: another ABI major is refused, naming both versions") {
   auto [status, message] = FakeHost::negotiateWithMajor(2);
   CHECK(status == CCM_STATUS_FAILED_PRECONDITION);
-  CHECK(message.find("1.0") != std::string::npos);
+  CHECK(message.find("1." + std::to_string(CCM_ABI_MINOR)) != std::string::npos);
   CHECK(message.find("2.0") != std::string::npos);
   const ccm_plugin& p = FakeHost::instance().plugin();
   CHECK(std::string(p.name.data, p.name.size) == "openstack");
@@ -381,4 +394,65 @@ TEST_CASE("TLS: the CA file is used; without it the certificate is refused") {
     auto [r, p] = host.create(base + "tls-insecure = true\n");
     CHECK(r.ok());
   }
+}
+
+TEST_CASE_FIXTURE(Fixture, "a refused password is backed off: no lockout (fault 5)") {
+  // Keystone locks the user after 3 failed logins in a row. The password is rotated away
+  // under a running provider: however many calls come, it must not try 3 logins in a row
+  // within the back-off, and it logs in again once the password is right and the delay over.
+  auto [r, p] = host.create(cloudConf(sim));
+  REQUIRE(r.ok());
+  std::string id =
+      sim.addServer(R"({"name":"n9","networks":[{"network":"private","ip":"10.0.0.9"}]})");
+  sim.config(R"({"keystone_lockout_after":3})");
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"rotated-away"})");
+  sim.post("/_sim/revoke_tokens", "{}");
+  sim.clearRequests();
+  CallResult last;
+  for (int i = 0; i < 20; ++i) {
+    last = p->exists(node("n9", "openstack:///" + id));
+    CHECK(last.status == CCM_STATUS_UNAUTHENTICATED);
+  }
+  CHECK(loginAttempts() == 1);
+  CHECK(last.error.find("not logging in to Keystone again") != std::string::npos);
+  CHECK(last.retry_after_ms >= 1000);
+  // The window passes (the delay is at most 10 minutes): one more try, still refused.
+  host.advanceUnix(std::chrono::minutes(11));
+  CHECK(p->exists(node("n9", "openstack:///" + id)).status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(p->exists(node("n9", "openstack:///" + id)).status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(loginAttempts() == 2);
+  CHECK(sim.state()["login_failures"]["u-demo"].GetInt() == 2);
+  // The password is right again (the Secret was fixed): after the delay the provider is back.
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"demo-password"})");
+  host.advanceUnix(std::chrono::minutes(11));
+  auto ok = p->exists(node("n9", "openstack:///" + id));
+  CHECK_MESSAGE(ok.ok(), ok.error);
+  CHECK(ok.existence == CCM_EXISTENCE_EXISTS);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a locked account's answer is passed on") {
+  sim.config(R"({"keystone_lockout_after":1})");
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"rotated-away"})");
+  auto [bad, none] = host.create(cloudConf(sim));
+  CHECK(bad.status == CCM_STATUS_UNAUTHENTICATED);
+  // The right password again, but Keystone locked the user after that one failure.
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"demo-password","keep_failures":true})");
+  auto [locked, none2] = host.create(cloudConf(sim));
+  CHECK(locked.status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(locked.error.find("The account is locked for user: u-demo.") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a wrong project name is reported as such, not as refused credentials") {
+  auto [r, p] = host.create(conf("username = demo\npassword = demo-password\n"
+                                 "user-domain-name = Default\ntenant-name = no-such-project\n"
+                                 "tenant-domain-name = Default\n"));
+  CHECK(r.status == CCM_STATUS_PERMISSION_DENIED);
+  CHECK(r.error.find("project \"no-such-project\" (tenant-name)") != std::string::npos);
+  CHECK(r.error.find("refused the credentials") == std::string::npos);
+  // A wrong password stays a credentials error.
+  auto [w, q] = host.create(conf("username = demo\npassword = not-it\n"
+                                 "user-domain-name = Default\ntenant-name = demo\n"
+                                 "tenant-domain-name = Default\n"));
+  CHECK(w.status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(w.error.find("refused the credentials") != std::string::npos);
 }
