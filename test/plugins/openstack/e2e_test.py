@@ -332,12 +332,15 @@ class LoadBalancerTest(unittest.TestCase):
             sim.control("add_server", server("node-00003", "10.0.0.43"))
             c.add_nodes(names=["node-00003"])
 
+            # Busy is normal progress: a Normal event, never a Warning.
             def busy_reported(name):
                 return any("Octavia is still working" in e["message"] and
-                           e["involvedObject"]["name"] == name
-                           for e in c.events("UpdateLoadBalancerFailed"))
+                           e["involvedObject"]["name"] == name and e["type"] == "Normal"
+                           for e in c.events("LoadBalancerPending"))
             wait_for(lambda: busy_reported("web") and busy_reported("kept"),
                      "the busy load balancers reported", timeout=90)
+            self.assertEqual([e["message"] for e in c.events()
+                              if e["type"] == "Warning" and "still working" in e["message"]], [])
 
             def successes(name):
                 return sum(e.get("count", 1) for e in c.events()
