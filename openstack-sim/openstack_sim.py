@@ -221,6 +221,8 @@ class Sim:
                "shared": bool(n.get("shared", False)), "tags": n.get("tags", []),
                "admin_state_up": True, "project_id": "p-demo", "tenant_id": "p-demo"}
         net["subnets"] = list(n.get("subnets", []))
+        if n.get("hidden"):
+            net["_hidden"] = True  # another project's, not shared: Neutron shows it to no one here
         self.networks[net["id"]] = net
         return net
 
@@ -653,15 +655,15 @@ class Sim:
                 return 200, {"port": port}
         # networks
         if rel == "/networks" and method == "GET":
-            nets = self.filter_list(list(self.networks.values()), query,
-                                    ["id", "name", "router:external"])
-            return 200, {"networks": self.tag_filter(nets, query)}
+            nets = [n for n in self.networks.values() if not n.get("_hidden")]
+            nets = self.filter_list(nets, query, ["id", "name", "router:external"])
+            return 200, {"networks": [self.visible(n) for n in self.tag_filter(nets, query)]}
         m = re.fullmatch(r"/networks/([^/]+)", rel)
         if m and method == "GET":
             n = self.networks.get(m.group(1))
-            if n is None:
+            if n is None or n.get("_hidden"):
                 raise neutron_error(404, "NetworkNotFound", "Network %s could not be found." % m.group(1))
-            return 200, {"network": n}
+            return 200, {"network": self.visible(n)}
         # subnets
         if rel == "/subnets" and method == "GET":
             subs = [s for s in self.subnets.values() if not s.get("_hidden")]
@@ -672,7 +674,7 @@ class Sim:
         m = re.fullmatch(r"/subnets/([^/]+)", rel)
         if m and method == "GET":
             s = self.subnets.get(m.group(1))
-            if s is None:
+            if s is None or s.get("_hidden"):
                 raise neutron_error(404, "SubnetNotFound", "Subnet %s could not be found." % m.group(1))
             return 200, {"subnet": {k: v for k, v in s.items() if not k.startswith("_")}}
         # floating IPs
@@ -808,6 +810,10 @@ class Sim:
                                 "request.")
         self.router_busy[router_id] = now + hold
         self.pending_delay = max(self.pending_delay, hold)
+
+    @staticmethod
+    def visible(obj):
+        return {k: v for k, v in obj.items() if not k.startswith("_")}
 
     def fip_view(self, f):
         return {k: v for k, v in f.items() if not k.startswith("_")}

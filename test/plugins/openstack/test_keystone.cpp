@@ -456,3 +456,46 @@ TEST_CASE_FIXTURE(Fixture, "a wrong project name is reported as such, not as ref
   CHECK(w.status == CCM_STATUS_UNAUTHENTICATED);
   CHECK(w.error.find("refused the credentials") != std::string::npos);
 }
+
+TEST_CASE_FIXTURE(Fixture, "404 answers are logged at debug level with method, path and request ID") {
+  auto& p = provider(cloudConf(sim));
+  host.clearLogs();
+  auto e = p.exists(node("gone", "openstack:///no-such-server"));
+  CHECK(e.ok());
+  CHECK(e.existence == CCM_EXISTENCE_NOT_FOUND);
+  bool found = false;
+  for (const auto& l : host.logs()) {
+    if (l.level == CCM_LOG_DEBUG && l.message.find("status=\"404\"") != std::string::npos &&
+        l.message.find("method=\"GET\"") != std::string::npos &&
+        l.message.find("path=\"/RegionOne/public/compute/v2.1/servers/no-such-server\"") !=
+            std::string::npos &&
+        l.message.find("request_id=\"req-") != std::string::npos) {
+      found = true;
+    }
+    CHECK_FALSE((l.level == CCM_LOG_WARNING && l.message.find("404") != std::string::npos));
+  }
+  CHECK(found);
+}
+
+TEST_CASE_FIXTURE(Fixture, "create (and --check-config): configured IDs must exist for the project") {
+  sim.post("/_sim/add", R"({"kind":"subnets","object":{"id":"sub-other-project",
+    "network_id":"net-private","cidr":"10.9.0.0/24","hidden":true}})");
+  auto [r, p] = host.create(cloudConf(sim, "",
+                                      "[Route]\nrouter-id = no-such-router\n"
+                                      "[LoadBalancer]\nsubnet-id = sub-other-project\n"
+                                      "floating-network-id = net-public\n"
+                                      "network-id = net-missing\n"));
+  CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
+  CHECK(p == nullptr);
+  CHECK(r.error.find("[Route] router-id = \"no-such-router\": no router") != std::string::npos);
+  CHECK(r.error.find("[LoadBalancer] subnet-id = \"sub-other-project\": no subnet") !=
+        std::string::npos);
+  CHECK(r.error.find("[LoadBalancer] network-id = \"net-missing\": no network") !=
+        std::string::npos);
+  CHECK(r.error.find("floating-network-id") == std::string::npos);  // that one exists
+  auto [good, q] = host.create(cloudConf(sim, "",
+                                         "[Route]\nrouter-id = router-1\n"
+                                         "[LoadBalancer]\nsubnet-id = sub-private\n"
+                                         "floating-network-id = net-public\n"));
+  CHECK_MESSAGE(good.ok(), good.error);
+}
