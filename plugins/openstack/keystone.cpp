@@ -319,14 +319,18 @@ Status KeystoneAuth::loginBackedOff() const {
 }
 
 Status KeystoneAuth::loginRefused(const CallContext& call, const Status& st) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto delay = backoffDelay(kLoginRetryBase, login_failures_, kLoginRetryCap);
-  ++login_failures_;
-  last_login_failure_ns_ = env_.unixNs();
-  retry_login_at_ns_ = last_login_failure_ns_ + std::chrono::nanoseconds(delay).count();
-  last_login_error_ = st.message();
+  std::chrono::milliseconds delay{0};
+  int refusals = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    delay = backoffDelay(kLoginRetryBase, login_failures_, kLoginRetryCap);
+    refusals = ++login_failures_;
+    last_login_failure_ns_ = env_.unixNs();
+    retry_login_at_ns_ = last_login_failure_ns_ + std::chrono::nanoseconds(delay).count();
+    last_login_error_ = st.message();
+  }
   call.error("Keystone refused the credentials; backing off before the next login",
-             {{"refusals_in_a_row", std::to_string(login_failures_)},
+             {{"refusals_in_a_row", std::to_string(refusals)},
               {"next_login_in_s", std::to_string(delay.count() / 1000)},
               {"error", st.message()}});
   return Status(st.code(), st.message(), delay);
