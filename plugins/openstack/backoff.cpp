@@ -32,9 +32,8 @@ std::chrono::milliseconds backoffDelay(std::chrono::milliseconds base, int attem
 
 Status sleepWithin(const CallContext& call, std::chrono::milliseconds d) {
   if (auto left = call.remaining(); left && *left <= d) {
-    return Status(Code::DeadlineExceeded,
-                  "the call's deadline comes before the next retry (in " +
-                      std::to_string(d.count()) + " ms)");
+    return Status(Code::DeadlineExceeded, "the call's deadline comes before the next retry (in " +
+                                              std::to_string(d.count()) + " ms)");
   }
   auto until = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < until) {

@@ -370,11 +370,11 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
       auto probe = postAuth(call, unscoped(global_));
       if (probe.ok() && probe->status >= 200 && probe->status <= 299) {
         env_.registerSecret(probe->header("x-subject-token"));
-        st = Status(Code::PermissionDenied,
-                    "Keystone accepted the credentials but not the scope: " +
-                        scopeDescription(global_) +
-                        " does not exist or the user has no role on it (POST " + url +
-                        ", request " + requestIdOf(resp) + ")");
+        st = Status(
+            Code::PermissionDenied,
+            "Keystone accepted the credentials but not the scope: " + scopeDescription(global_) +
+                " does not exist or the user has no role on it (POST " + url + ", request " +
+                requestIdOf(resp) + ")");
       }
     }
     call.error("Keystone authentication failed",
@@ -382,9 +382,9 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
     return loginRefused(call, st);
   }
   if (resp.status != 201 && resp.status != 202 && resp.status != 200) {
-    call.error("Keystone authentication failed", {{"url", url},
-                                                  {"status", std::to_string(resp.status)},
-                                                  {"request_id", requestIdOf(resp)}});
+    call.error(
+        "Keystone authentication failed",
+        {{"url", url}, {"status", std::to_string(resp.status)}, {"request_id", requestIdOf(resp)}});
     return httpError("Keystone authentication (POST " + url + ")", resp);
   }
   Token token;

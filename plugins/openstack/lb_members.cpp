@@ -31,8 +31,7 @@ std::string memberLabel(const OctaviaMember& m) {
 
 // After a change: a member Octavia left in ERROR (it reverted the create or delete) is an
 // error, so the call is retried; the next one replaces it.
-Status checkMembersAfterChange(const LbRun& run, const std::string& pool_id,
-                               const DesiredPort& d) {
+Status checkMembersAfterChange(const LbRun& run, const std::string& pool_id, const DesiredPort& d) {
   CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaMember> after,
                           run.octavia().listMembers(run.call(), pool_id));
   for (const OctaviaMember& m : after) {
@@ -71,9 +70,8 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
   std::set<std::string> want;
   std::vector<const OctaviaMember*> broken;  // in ERROR: replaced whether wanted or not
   for (const OctaviaMember& m : members) {
-    CCM_OS_RETURN_IF_ERROR(
-        pendingChild("member", m.address + ":" + std::to_string(m.protocol_port), m.id,
-                     m.provisioning_status, lb_id));
+    CCM_OS_RETURN_IF_ERROR(pendingChild("member", m.address + ":" + std::to_string(m.protocol_port),
+                                        m.id, m.provisioning_status, lb_id));
     if (m.provisioning_status == "ERROR") {
       broken.push_back(&m);
       continue;
@@ -91,9 +89,9 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
     for (const DesiredMember& m : d.members) {
       arr.push(memberJson(m));
     }
-    CCM_OS_RETURN_IF_ERROR(run.mutate(
-        lb_id, "setting the members of pool " + d.pool_name,
-        oct.replaceMembers(run.call(), pool_id, Json::object().set("members", arr))));
+    CCM_OS_RETURN_IF_ERROR(
+        run.mutate(lb_id, "setting the members of pool " + d.pool_name,
+                   oct.replaceMembers(run.call(), pool_id, Json::object().set("members", arr))));
     return checkMembersAfterChange(run, pool_id, d);
   }
   // One at a time: members in ERROR go first (a wanted one is created again below), then the

@@ -336,7 +336,8 @@ int openSockets() {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(Fixture, "Connection: close after every answer: no errors, no leaked sockets (fault 6)") {
+TEST_CASE_FIXTURE(Fixture,
+                  "Connection: close after every answer: no errors, no leaked sockets (fault 6)") {
   std::string id = server("node-cc", "10.0.0.66");
   auto& prov = p();
   REQUIRE(prov.exists(node("node-cc", "openstack:///" + id)).ok());

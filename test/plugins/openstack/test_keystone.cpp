@@ -443,21 +443,24 @@ TEST_CASE_FIXTURE(Fixture, "a locked account's answer is passed on") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "a wrong project name is reported as such, not as refused credentials") {
-  auto [r, p] = host.create(conf("username = demo\npassword = demo-password\n"
-                                 "user-domain-name = Default\ntenant-name = no-such-project\n"
-                                 "tenant-domain-name = Default\n"));
+  auto [r, p] =
+      host.create(conf("username = demo\npassword = demo-password\n"
+                       "user-domain-name = Default\ntenant-name = no-such-project\n"
+                       "tenant-domain-name = Default\n"));
   CHECK(r.status == CCM_STATUS_PERMISSION_DENIED);
   CHECK(r.error.find("project \"no-such-project\" (tenant-name)") != std::string::npos);
   CHECK(r.error.find("refused the credentials") == std::string::npos);
   // A wrong password stays a credentials error.
-  auto [w, q] = host.create(conf("username = demo\npassword = not-it\n"
-                                 "user-domain-name = Default\ntenant-name = demo\n"
-                                 "tenant-domain-name = Default\n"));
+  auto [w, q] =
+      host.create(conf("username = demo\npassword = not-it\n"
+                       "user-domain-name = Default\ntenant-name = demo\n"
+                       "tenant-domain-name = Default\n"));
   CHECK(w.status == CCM_STATUS_UNAUTHENTICATED);
   CHECK(w.error.find("refused the credentials") != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(Fixture, "404 answers are logged at debug level with method, path and request ID") {
+TEST_CASE_FIXTURE(Fixture,
+                  "404 answers are logged at debug level with method, path and request ID") {
   auto& p = provider(cloudConf(sim));
   host.clearLogs();
   auto e = p.exists(node("gone", "openstack:///no-such-server"));
@@ -477,7 +480,8 @@ TEST_CASE_FIXTURE(Fixture, "404 answers are logged at debug level with method, p
   CHECK(found);
 }
 
-TEST_CASE_FIXTURE(Fixture, "create (and --check-config): configured IDs must exist for the project") {
+TEST_CASE_FIXTURE(Fixture,
+                  "create (and --check-config): configured IDs must exist for the project") {
   sim.post("/_sim/add", R"({"kind":"subnets","object":{"id":"sub-other-project",
     "network_id":"net-private","cidr":"10.9.0.0/24","hidden":true}})");
   auto [r, p] = host.create(cloudConf(sim, "",

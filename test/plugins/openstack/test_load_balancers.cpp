@@ -866,7 +866,8 @@ size_t octaviaChanges(SimProcess& sim) {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(Fixture, "a pool stuck in PENDING_CREATE: named, no changes sent, growing delays (fault 2)") {
+TEST_CASE_FIXTURE(
+    Fixture, "a pool stuck in PENDING_CREATE: named, no changes sent, growing delays (fault 2)") {
   auto& prov = p();
   REQUIRE(prov.ensureSettled(web(), nodes).ok());
   std::string pool = idByName(sim, "pools", childName("pool", 0));
@@ -910,8 +911,8 @@ TEST_CASE_FIXTURE(Fixture, "Octavia's 409 immutable on a pool reads as busy and 
   REQUIRE(prov.ensureSettled(web(), nodes).ok());
   std::string pool = idByName(sim, "pools", childName("pool", 0));
   sim.fault(R"({"path":"/members$","method":"PUT","status":409,"count":1,
-    "body":{"faultcode":"Client","faultstring":"Pool )" + pool +
-            R"( is immutable and cannot be updated.","debuginfo":null}})");
+    "body":{"faultcode":"Client","faultstring":"Pool )" +
+            pool + R"( is immutable and cannot be updated.","debuginfo":null}})");
   auto r = prov.update(web(), {nodes[0]});
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
   CHECK(r.error.find("Pool " + pool + " is immutable") != std::string::npos);
@@ -941,7 +942,8 @@ TEST_CASE_FIXTURE(Fixture, "409 and 429 with and without Retry-After (fault 4)")
   CHECK(prov.update(web(), {nodes[1]}).ok());
 }
 
-TEST_CASE_FIXTURE(Fixture, "a member change Octavia reverted to ERROR is an error, then repaired (fault 3)") {
+TEST_CASE_FIXTURE(
+    Fixture, "a member change Octavia reverted to ERROR is an error, then repaired (fault 3)") {
   auto& prov = p();
   REQUIRE(prov.ensureSettled(web(), nodes).ok());
   std::string pool = idByName(sim, "pools", childName("pool", 0));
