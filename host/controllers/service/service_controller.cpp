@@ -63,6 +63,13 @@ bool hasIpMode(const IngressList& ingress) {
                      [](const auto& in) { return !in.ip_mode.empty(); });
 }
 
+// FAILED_PRECONDITION with a retry-after: the cloud is still working on the load balancer
+// (a provider's "busy, come back then"). Normal progress, so a Normal event and an info log,
+// not a Warning.
+bool cloudBusy(const Status& st) {
+  return st.code() == Code::FailedPrecondition && st.retryAfter().count() > 0;
+}
+
 // A provider error wrapped with context; code and retry-after kept.
 Status wrap(std::string_view what, const Status& st) {
   return Status(st.code(), fmt::format("{}: {}", what, st.toString()), st.retryAfter());
@@ -350,8 +357,13 @@ void ServiceController::handleResult(const std::string& key, const Status& st) {
   if (st.retryAfter().count() > 0) {
     // The provider said when to come back: a fixed delay that neither grows nor resets the
     // key's exponential back-off.
-    log::warning("Error processing service, retrying as the provider asked",
-                 {{"service", key}, {"retryAfter", st.retryAfter()}, {"err", st.toString()}});
+    if (cloudBusy(st)) {
+      log::info("The cloud is still working on the load balancer; retrying as the provider asked",
+                {{"service", key}, {"retryAfter", st.retryAfter()}, {"reason", st.toString()}});
+    } else {
+      log::warning("Error processing service, retrying as the provider asked",
+                   {{"service", key}, {"retryAfter", st.retryAfter()}, {"err", st.toString()}});
+    }
     service_queue_->addAfter(key, st.retryAfter());
     return;
   }
@@ -511,6 +523,11 @@ Status ServiceController::processServiceCreateOrUpdate(
     if (st.code() == Code::Cancelled) {
       return st;  // the host is stopping the controllers: no event
     }
+    if (cloudBusy(st)) {
+      recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Normal, "LoadBalancerPending",
+                       "Waiting for the cloud: {}", st.message());
+      return st;
+    }
     recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Warning, "SyncLoadBalancerFailed",
                      "Error syncing load balancer: {}", st.message());
     return st;
@@ -669,6 +686,12 @@ std::optional<Status> ServiceController::syncHosts(
   }
   if (nodesync_error_total_ != nullptr) {
     nodesync_error_total_->noLabels().inc();
+  }
+  if (cloudBusy(st)) {
+    recorder_.eventf(ref, kube::EventType::Normal, "LoadBalancerPending",
+                     "Waiting for the cloud before updating hosts: {}", st.message());
+    cache_.update(key, [](CachedService& c) { c.ensured = false; });
+    return wrap("failed to update load balancer hosts", st);
   }
   recorder_.eventf(ref, kube::EventType::Warning, "UpdateLoadBalancerFailed",
                    "Error updating load balancer with new hosts {} [node names limited, total "

@@ -1185,4 +1185,41 @@ TEST_CASE("start/stop: workers, metrics and running_managed_controllers") {
   h.addService(SvcSpec{});
 }
 
+TEST_CASE("a busy cloud (FAILED_PRECONDITION with a retry-after) is a Normal event, no Warning") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  h.provider.failNext("ensure", Status(Code::FailedPrecondition,
+                                       "load balancer lb-1 is PENDING_CREATE; try again later",
+                                       std::chrono::seconds(5)));
+  h.addService(SvcSpec{});
+  drain(*c);
+  auto reasons = h.eventReasons();
+  CHECK(contains(reasons, "LoadBalancerPending"));
+  CHECK_FALSE(contains(reasons, "SyncLoadBalancerFailed"));
+  CHECK(c->serviceQueue().delayedLen() == 1);
+
+  // The same on the host-update path.
+  Harness g;
+  g.addNode(node("n1"));
+  auto d = makeController(g);
+  g.addService(SvcSpec{});
+  drain(*d);
+  g.provider.failNext("update", Status(Code::FailedPrecondition, "pool p-1 is PENDING_UPDATE",
+                                       std::chrono::seconds(5)));
+  g.addNode(node("n2"));
+  drain(*d);
+  CHECK(contains(g.eventReasons(), "LoadBalancerPending"));
+  CHECK_FALSE(contains(g.eventReasons(), "UpdateLoadBalancerFailed"));
+
+  // Without a retry-after it is an error like any other.
+  Harness e;
+  auto f = makeController(e);
+  e.provider.failNext("ensure", Status(Code::FailedPrecondition, "the subnet is full"));
+  e.addService(SvcSpec{});
+  drain(*f);
+  CHECK(contains(e.eventReasons(), "SyncLoadBalancerFailed"));
+  CHECK_FALSE(contains(e.eventReasons(), "LoadBalancerPending"));
+}
+
 }  // namespace ccm::controllers::service
