@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::options {
 namespace {
 
@@ -154,6 +156,13 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   fs->addInt32("concurrent-service-syncs", &o.concurrent_service_syncs, 10,
                "Number of services that are allowed to sync concurrently (upstream's default "
                "is 1).");
+  fs->addStrings("load-balancer-class", &o.load_balancer_classes, {},
+                 "A spec.loadBalancerClass the service controller handles (repeatable, or "
+                 "comma-separated), as well as Services without a class. Services of other "
+                 "classes are never touched. Default: only Services without a class.");
+  fs->addBool("load-balancer-class-only", &o.load_balancer_class_only, false,
+              "Handle only the Services of the --load-balancer-class classes, leaving those "
+              "without a class to another load-balancer implementation.");
 
   fs->setGroup("Kubernetes API flags");
   fs->addString("master", &o.master, "",
@@ -338,6 +347,20 @@ Status validate(const Options& o) {
   if (o.cidr_allocator_type != "RangeAllocator") {
     return bad(fmt::format("--cidr-allocator-type: \"{}\" is not supported (only RangeAllocator)",
                            o.cidr_allocator_type));
+  }
+  for (const auto& name : o.load_balancer_classes) {
+    if (!text::isQualifiedName(name)) {
+      return bad(fmt::format(
+          "--load-balancer-class \"{}\" is not a valid loadBalancerClass: a qualified name "
+          "such as example.com/internal-vip (an optional DNS subdomain and '/', then at most "
+          "63 characters of [A-Za-z0-9-_.] starting and ending alphanumeric)",
+          name));
+    }
+  }
+  if (o.load_balancer_class_only && o.load_balancer_classes.empty()) {
+    return bad(
+        "--load-balancer-class-only needs at least one --load-balancer-class (otherwise the "
+        "service controller would handle no Service)");
   }
   return okStatus();
 }

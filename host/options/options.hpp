@@ -57,6 +57,10 @@ struct Options {
   int32_t concurrent_node_syncs = 0;
   int32_t concurrent_node_status_updates = 0;
   int32_t concurrent_service_syncs = 0;
+  // --load-balancer-class (repeatable): classes the service controller handles besides
+  // Services without one; --load-balancer-class-only: only those classes.
+  std::vector<std::string> load_balancer_classes;
+  bool load_balancer_class_only = false;
   milliseconds node_status_update_frequency{300000};
   int32_t node_cidr_mask_size = 0;
   int32_t node_cidr_mask_size_ipv4 = 0;
