@@ -229,6 +229,9 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   accepted(fs->addStrings("requestheader-allowed-names", &o.requestheader_allowed_names, {},
                           "List of client certificate common names to allow to provide "
                           "usernames in headers."));
+  accepted(fs->addStrings("requestheader-uid-headers", &o.requestheader_uid_headers, {},
+                          "List of request headers to inspect for UIDs (ccm reads no UID from "
+                          "front-proxy headers)."));
   accepted(fs->addBool("authentication-skip-lookup", &o.authentication_skip_lookup, false,
                        "If false, the authentication-kubeconfig will be used to lookup missing "
                        "authentication configuration from the cluster."));
@@ -260,6 +263,26 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                          "The IP address on which to listen for the --webhook-secure-port."));
   accepted(fs->addInt32("webhook-secure-port", &o.webhook_secure_port, 10260,
                         "Secure port to serve cloud provider webhooks."));
+  accepted(fs->addString("webhook-cert-dir", &o.webhook_cert_dir, "",
+                         "The directory where the webhook server's TLS certs are located."));
+  accepted(fs->addString("webhook-tls-cert-file", &o.webhook_tls_cert_file, "",
+                         "File containing the x509 certificate of the webhook server."));
+  accepted(fs->addString("webhook-tls-private-key-file", &o.webhook_tls_private_key_file, "",
+                         "File containing the x509 private key of the webhook server."));
+
+  fs->setGroup("Metrics flags");
+  accepted(fs->addString("allow-metric-labels", &o.allow_metric_labels, "",
+                         "The map from metric-label to value allow-list of this label "
+                         "(ccm's labels are bounded sets already)."));
+  accepted(fs->addString("allow-metric-labels-manifest", &o.allow_metric_labels_manifest, "",
+                         "The path to the manifest file that contains the allow-list mapping."));
+  accepted(fs->addStrings("disabled-metrics", &o.disabled_metrics, {},
+                          "This flag provides an escape hatch for misbehaving metrics: the fully "
+                          "qualified names of metrics to disable."));
+  accepted(fs->addString("show-hidden-metrics-for-version", &o.show_hidden_metrics_for_version,
+                         "",
+                         "The previous version for which you want to show hidden metrics (ccm "
+                         "hides none)."));
 
   fs->setGroup("Logging flags");
   auto& v = fs->addInt32("v", &o.verbosity, 0, "number for the log level verbosity");
@@ -269,6 +292,18 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   accepted(fs->addString("vmodule", &o.vmodule, "",
                          "comma-separated list of pattern=N settings for file-filtered "
                          "logging"));
+  accepted(fs->addString("log-json-info-buffer-size", &o.log_json_info_buffer_size, "0",
+                         "[Alpha] In JSON format with split output streams, the info messages "
+                         "can be buffered for a while to increase performance."));
+  accepted(fs->addBool("log-json-split-stream", &o.log_json_split_stream, false,
+                       "[Alpha] In JSON format, write error messages to stderr and info "
+                       "messages to stdout (ccm writes everything to stderr)."));
+  accepted(fs->addString("log-text-info-buffer-size", &o.log_text_info_buffer_size, "0",
+                         "[Alpha] In text format with split output streams, the info messages "
+                         "can be buffered for a while to increase performance."));
+  accepted(fs->addBool("log-text-split-stream", &o.log_text_split_stream, false,
+                       "[Alpha] In text format, write error messages to stderr and info "
+                       "messages to stdout (ccm writes everything to stderr)."));
   accepted(fs->addDuration("log-flush-frequency", &o.log_flush_frequency, milliseconds(5000),
                            "Maximum number of seconds between log flushes (ccm writes every "
                            "line at once)."));

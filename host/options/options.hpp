@@ -104,6 +104,7 @@ struct Options {
   std::vector<std::string> requestheader_group_headers;
   std::string requestheader_extra_headers_prefix;
   std::vector<std::string> requestheader_allowed_names;
+  std::vector<std::string> requestheader_uid_headers;
   bool authentication_skip_lookup = false;
   bool authentication_tolerate_lookup_failure = false;
   std::string authorization_kubeconfig;
@@ -115,12 +116,25 @@ struct Options {
   std::vector<std::string> webhooks;
   std::string webhook_bind_address;
   int32_t webhook_secure_port = 10260;
+  std::string webhook_cert_dir;
+  std::string webhook_tls_cert_file;
+  std::string webhook_tls_private_key_file;
+
+  // Metrics (component-base).
+  std::string allow_metric_labels;
+  std::string allow_metric_labels_manifest;
+  std::vector<std::string> disabled_metrics;
+  std::string show_hidden_metrics_for_version;
 
   // Logging.
   int32_t verbosity = 0;
   std::string vmodule;
   milliseconds log_flush_frequency{5000};
   std::string logging_format;
+  std::string log_json_info_buffer_size;
+  bool log_json_split_stream = false;
+  std::string log_text_info_buffer_size;
+  bool log_text_split_stream = false;
 
   bool help = false;
   bool version = false;
