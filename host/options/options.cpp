@@ -213,22 +213,25 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   fs->addDuration("authentication-token-webhook-cache-ttl",
                   &o.authentication_token_webhook_cache_ttl, milliseconds(10000),
                   "The duration to cache responses from the webhook token authenticator.");
-  accepted(fs->addString("client-ca-file", &o.client_ca_file, "",
-                         "If set, any request presenting a client certificate signed by one of "
-                         "the authorities in the client-ca-file is authenticated."));
-  accepted(fs->addString("requestheader-client-ca-file", &o.requestheader_client_ca_file, "",
-                         "Root certificate bundle to use to verify client certificates on "
-                         "incoming requests before trusting usernames in headers."));
-  accepted(fs->addStrings("requestheader-username-headers", &o.requestheader_username_headers,
-                          {"x-remote-user"}, "List of request headers to inspect for usernames."));
-  accepted(fs->addStrings("requestheader-group-headers", &o.requestheader_group_headers,
-                          {"x-remote-group"}, "List of request headers to inspect for groups."));
-  accepted(fs->addString("requestheader-extra-headers-prefix",
-                         &o.requestheader_extra_headers_prefix, "x-remote-extra-",
-                         "List of request header prefixes to inspect."));
-  accepted(fs->addStrings("requestheader-allowed-names", &o.requestheader_allowed_names, {},
-                          "List of client certificate common names to allow to provide "
-                          "usernames in headers."));
+  fs->addString("client-ca-file", &o.client_ca_file, "",
+                "If set, any request presenting a client certificate signed by one of the "
+                "authorities in the client-ca-file is authenticated with an identity "
+                "corresponding to the CommonName of the client certificate.");
+  fs->addString("requestheader-client-ca-file", &o.requestheader_client_ca_file, "",
+                "Root certificate bundle to use to verify client certificates on incoming "
+                "requests before trusting usernames in headers specified by "
+                "--requestheader-username-headers.");
+  fs->addStrings("requestheader-username-headers", &o.requestheader_username_headers,
+                 {"x-remote-user"}, "List of request headers to inspect for usernames.");
+  fs->addStrings("requestheader-group-headers", &o.requestheader_group_headers,
+                 {"x-remote-group"}, "List of request headers to inspect for groups.");
+  fs->addStrings("requestheader-extra-headers-prefix", &o.requestheader_extra_headers_prefix,
+                 {"x-remote-extra-"}, "List of request header prefixes to inspect.");
+  fs->addStrings("requestheader-allowed-names", &o.requestheader_allowed_names, {},
+                 "List of client certificate common names to allow to provide usernames in "
+                 "headers specified by --requestheader-username-headers. If empty, any client "
+                 "certificate validated by the authorities in --requestheader-client-ca-file "
+                 "is allowed.");
   accepted(fs->addStrings("requestheader-uid-headers", &o.requestheader_uid_headers, {},
                           "List of request headers to inspect for UIDs (ccm reads no UID from "
                           "front-proxy headers)."));

@@ -102,7 +102,7 @@ struct Options {
   std::string requestheader_client_ca_file;
   std::vector<std::string> requestheader_username_headers;
   std::vector<std::string> requestheader_group_headers;
-  std::string requestheader_extra_headers_prefix;
+  std::vector<std::string> requestheader_extra_headers_prefix;
   std::vector<std::string> requestheader_allowed_names;
   std::vector<std::string> requestheader_uid_headers;
   bool authentication_skip_lookup = false;

@@ -91,7 +91,8 @@ class SecureServer final : private RequestSink {
   struct Runtime;  // Asio objects and threads, alive between start() and stop()
 
   void onRequest(const std::shared_ptr<HttpsConnection>& connection, HttpRequest request) override;
-  HttpResponse handle(const HttpRequest& request, std::stop_token stop);
+  HttpResponse handle(const HttpRequest& request, const PeerCertificates* peer,
+                      std::stop_token stop);
   HttpResponse route(const std::string& path, const std::string& query);
   void accept();
 
@@ -102,6 +103,7 @@ class SecureServer final : private RequestSink {
   std::unique_ptr<ProcessMetrics> process_metrics_;
   std::unique_ptr<DelegatingAuthenticator> authn_;
   std::unique_ptr<DelegatingAuthorizer> authz_;
+  std::unique_ptr<CertificateAuthenticator> certs_;  // set by start(); null: no CA configured
   AuthFilter auth_;
 
   std::unique_ptr<Runtime> runtime_;  // owned by the owning thread

@@ -14,6 +14,7 @@
 
 #include "host/options/options.hpp"
 #include "host/server/build_info.hpp"
+#include "host/server/client_certificates.hpp"
 
 namespace ccm::server {
 
@@ -29,6 +30,10 @@ struct ServerOptions {
   std::string tls_cert_file;
   std::string tls_private_key_file;
   std::string cert_dir;
+
+  // --client-ca-file and --requestheader-* (client_certificates.hpp); empty files: off.
+  std::string client_ca_file;
+  RequestHeaderOptions request_header;
 
   // --authorization-always-allow-paths (exact paths; empty: nothing is always allowed).
   std::vector<std::string> always_allow_paths = {"/healthz", "/readyz", "/livez"};
