@@ -196,10 +196,26 @@ SecureServer::SecureServer(ServerOptions options, ServerDependencies deps)
         clock, metrics_, options_.review_timeout);
   }
   auth_ = AuthFilter(options_.always_allow_paths, authn_.get(), authz_.get());
+
+  // component-base's SLI metrics (slis package): the last result of each check per endpoint,
+  // and a count of results.
+  healthcheck_ = sli_registry_.gauge("kubernetes_healthcheck",
+                                     "This metric records the result of a single healthcheck.",
+                                     {"name", "type"}, metrics::Stability::Stable);
+  healthchecks_total_ = sli_registry_.counter(
+      "kubernetes_healthchecks_total", "This metric records the results of all healthcheck.",
+      {"name", "status", "type"}, metrics::Stability::Stable);
+  health_->setObserver([this](std::string_view check, HealthEndpoint endpoint, bool passed) {
+    std::string name(check);
+    std::string type(endpointName(endpoint));
+    healthcheck_->labels({name, type}).set(passed ? 1 : 0);
+    healthchecks_total_->labels({name, passed ? "success" : "error", type}).inc();
+  });
 }
 
 SecureServer::~SecureServer() {
   stop();
+  health_->setObserver(nullptr);
 }
 
 std::string SecureServer::caPem() const {
@@ -455,6 +471,14 @@ HttpResponse SecureServer::route(const std::string& path, const std::string& que
   std::string check;
   const bool health = isHealthPath(path, &endpoint, &check);
   const bool metrics = path == "/metrics" && metrics_ != nullptr;
+  if (path == "/metrics/slis") {
+    return makeResponse(http::status::ok, kPrometheusText, sli_registry_.exposition());
+  }
+  if (path == "/configz" && !options_.configz.empty()) {
+    auto r = makeResponse(http::status::ok, "application/json", options_.configz);
+    r.set("X-Content-Type-Options", "nosniff");
+    return r;
+  }
   if (!health && !metrics) {
     return makeResponse(http::status::not_found, kTextPlain, "404 page not found\n");
   }

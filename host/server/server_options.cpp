@@ -2,6 +2,8 @@
 // flags mapped onto ServerOptions.
 #include "host/server/server_options.hpp"
 
+#include "host/server/configz.hpp"
+
 namespace ccm::server {
 
 ServerOptions serverOptionsFrom(const options::Options& o) {
@@ -27,6 +29,7 @@ ServerOptions serverOptionsFrom(const options::Options& o) {
   s.token_cache_ttl = o.authentication_token_webhook_cache_ttl;
   s.authorized_cache_ttl = o.authorization_webhook_cache_authorized_ttl;
   s.unauthorized_cache_ttl = o.authorization_webhook_cache_unauthorized_ttl;
+  s.configz = configzJson(o);
   return s;
 }
 

@@ -58,6 +58,9 @@ struct ServerOptions {
   std::chrono::milliseconds read_timeout{30000};   // one whole request, incl. keep-alive idle
   std::chrono::milliseconds write_timeout{30000};  // one whole response
 
+  // The /configz body (configz.hpp); "" answers 404 there.
+  std::string configz;
+
   // ccm_build_info's labels.
   BuildInfo build_info = BuildInfo::current();
 };
