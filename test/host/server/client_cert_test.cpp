@@ -5,12 +5,8 @@
 // unless a verified front proxy sends them.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "host/server/secure_server.hpp"
+#include "test/host/server/openssl_pki.hpp"
 #include "test/host/server/review_api_fake.hpp"
 #include "test/host/server/tls_test_client.hpp"
 
@@ -21,66 +17,10 @@ using testing::Reply;
 using testing::ReviewApiFake;
 using testing::TlsClientOptions;
 using testing::TlsTestClient;
-namespace fs = std::filesystem;
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void writeFile(const fs::path& p, const std::string& data) {
-  std::ofstream out(p);
-  out << data;
-}
-
-// A directory of CAs and certificates made with the openssl command.
-struct Pki {
-  fs::path dir;
-
-  Pki() {
-    std::string tmpl = (fs::temp_directory_path() / "ccm-client-cert-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-    writeFile(dir / "openssl.cnf",
-              "[req]\ndistinguished_name = dn\n[dn]\n"
-              "[ca]\nbasicConstraints = critical,CA:TRUE\n"
-              "keyUsage = critical,keyCertSign,cRLSign\n"
-              "[client]\nbasicConstraints = CA:FALSE\n"
-              "keyUsage = critical,digitalSignature\nextendedKeyUsage = clientAuth\n"
-              "[server_only]\nbasicConstraints = CA:FALSE\n"
-              "keyUsage = critical,digitalSignature\nextendedKeyUsage = serverAuth\n");
-  }
-  ~Pki() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-
-  void run(const std::string& command) {
-    std::string full = command + " >" + (dir / "openssl.log").string() + " 2>&1";
-    int rc = std::system(full.c_str());
-    REQUIRE_MESSAGE(rc == 0, command, "\n", readFile(dir / "openssl.log"));
-  }
-  std::string path(const std::string& name) const { return (dir / name).string(); }
-
-  // A self-signed CA <name>.crt / <name>.key.
-  void ca(const std::string& name) {
-    run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-        "-config " + path("openssl.cnf") + " -extensions ca -subj '/CN=" + name + "' -keyout " +
-        path(name + ".key") + " -out " + path(name + ".crt"));
-  }
-  // A certificate <name>.crt / <name>.key for `subject` ("/CN=alice/O=dev"), signed by `ca`.
-  void issue(const std::string& name, const std::string& subject, const std::string& ca,
-             const std::string& extensions = "client") {
-    run("openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -config " +
-        path("openssl.cnf") + " -subj '" + subject + "' -keyout " + path(name + ".key") +
-        " -out " + path(name + ".csr"));
-    run("openssl x509 -req -in " + path(name + ".csr") + " -CA " + path(ca + ".crt") +
-        " -CAkey " + path(ca + ".key") + " -CAcreateserial -days 1 -extfile " +
-        path("openssl.cnf") + " -extensions " + extensions + " -out " + path(name + ".crt"));
-  }
-};
+using Pki = testing::OpenSslPki;
+using testing::readPkiFile;
+using testing::writePkiFile;
 
 // A server with --client-ca-file=client-ca.crt, --requestheader-client-ca-file=proxy-ca.crt
 // and --requestheader-allowed-names=front-proxy-client, and a review policy: alice and group
@@ -133,8 +73,8 @@ struct CertServed {
     TlsClientOptions c;
     c.ca_pem = server->caPem();
     if (!name.empty()) {
-      c.client_cert_pem = readFile(pki.dir / (name + ".crt"));
-      c.client_key_pem = readFile(pki.dir / (name + ".key"));
+      c.client_cert_pem = readPkiFile(pki.dir / (name + ".crt"));
+      c.client_key_pem = readPkiFile(pki.dir / (name + ".key"));
     }
     boost::beast::error_code ec;
     Reply r = TlsTestClient::get(server->port(), c, target, headers, &ec);
@@ -231,8 +171,8 @@ TEST_CASE("user headers are ignored without a verified front-proxy certificate")
 
 TEST_CASE("bad CA files stop the start with the flag and the file named") {
   Pki pki;
-  writeFile(pki.dir / "empty.crt", "");
-  writeFile(pki.dir / "junk.crt", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
+  writePkiFile(pki.dir / "empty.crt", "");
+  writePkiFile(pki.dir / "junk.crt", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
   auto start = [&](const std::string& client_ca, const std::string& proxy_ca) {
     ServerOptions o;
     o.bind_address = "127.0.0.1";
