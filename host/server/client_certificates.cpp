@@ -1,14 +1,13 @@
 // Client-certificate and request-header authentication.
 #include "host/server/client_certificates.hpp"
 
+#include <fmt/format.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <fstream>
@@ -49,8 +48,7 @@ std::string opensslError() {
 StatusOr<std::vector<X509*>> readBundle(const std::string& flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Status(Code::InvalidArgument,
-                  fmt::format("{} {}: cannot read the file", flag, path));
+    return Status(Code::InvalidArgument, fmt::format("{} {}: cannot read the file", flag, path));
   }
   std::stringstream ss;
   ss << in.rdbuf();
@@ -171,7 +169,7 @@ STACK_OF(X509_NAME) * CertificateAuthenticator::caNames() const {
 
 std::string CertificateAuthenticator::verify(X509_STORE* store, const PeerCertificates& peer) {
   std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> ctx(X509_STORE_CTX_new(),
-                                                                       &X509_STORE_CTX_free);
+                                                                      &X509_STORE_CTX_free);
   if (!ctx || X509_STORE_CTX_init(ctx.get(), store, peer.leaf(), peer.intermediates()) != 1) {
     return "cannot set up certificate verification: " + opensslError();
   }

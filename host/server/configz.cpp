@@ -13,7 +13,9 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void key(Writer& w, std::string_view k) { w.Key(k.data(), static_cast<unsigned>(k.size())); }
+void key(Writer& w, std::string_view k) {
+  w.Key(k.data(), static_cast<unsigned>(k.size()));
+}
 
 void str(Writer& w, std::string_view k, const std::string& v) {
   key(w, k);

@@ -172,7 +172,8 @@ TEST_CASE("user headers are ignored without a verified front-proxy certificate")
 TEST_CASE("bad CA files stop the start with the flag and the file named") {
   Pki pki;
   writePkiFile(pki.dir / "empty.crt", "");
-  writePkiFile(pki.dir / "junk.crt", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
+  writePkiFile(pki.dir / "junk.crt",
+               "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n");
   auto start = [&](const std::string& client_ca, const std::string& proxy_ca) {
     ServerOptions o;
     o.bind_address = "127.0.0.1";

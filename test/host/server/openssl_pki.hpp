@@ -36,13 +36,13 @@ struct OpenSslPki {
     REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
     dir = tmpl;
     writePkiFile(dir / "openssl.cnf",
-              "[req]\ndistinguished_name = dn\n[dn]\n"
-              "[ca]\nbasicConstraints = critical,CA:TRUE\n"
-              "keyUsage = critical,keyCertSign,cRLSign\n"
-              "[client]\nbasicConstraints = CA:FALSE\n"
-              "keyUsage = critical,digitalSignature\nextendedKeyUsage = clientAuth\n"
-              "[server_only]\nbasicConstraints = CA:FALSE\n"
-              "keyUsage = critical,digitalSignature\nextendedKeyUsage = serverAuth\n");
+                 "[req]\ndistinguished_name = dn\n[dn]\n"
+                 "[ca]\nbasicConstraints = critical,CA:TRUE\n"
+                 "keyUsage = critical,keyCertSign,cRLSign\n"
+                 "[client]\nbasicConstraints = CA:FALSE\n"
+                 "keyUsage = critical,digitalSignature\nextendedKeyUsage = clientAuth\n"
+                 "[server_only]\nbasicConstraints = CA:FALSE\n"
+                 "keyUsage = critical,digitalSignature\nextendedKeyUsage = serverAuth\n");
   }
   ~OpenSslPki() {
     std::error_code ec;
@@ -59,18 +59,19 @@ struct OpenSslPki {
   // A self-signed CA <name>.crt / <name>.key.
   void ca(const std::string& name) {
     run("openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-        "-config " + path("openssl.cnf") + " -extensions ca -subj '/CN=" + name + "' -keyout " +
+        "-config " +
+        path("openssl.cnf") + " -extensions ca -subj '/CN=" + name + "' -keyout " +
         path(name + ".key") + " -out " + path(name + ".crt"));
   }
   // A certificate <name>.crt / <name>.key for `subject` ("/CN=alice/O=dev"), signed by `ca`.
   void issue(const std::string& name, const std::string& subject, const std::string& ca,
              const std::string& extensions = "client") {
     run("openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -config " +
-        path("openssl.cnf") + " -subj '" + subject + "' -keyout " + path(name + ".key") +
-        " -out " + path(name + ".csr"));
-    run("openssl x509 -req -in " + path(name + ".csr") + " -CA " + path(ca + ".crt") +
-        " -CAkey " + path(ca + ".key") + " -CAcreateserial -days 1 -extfile " +
-        path("openssl.cnf") + " -extensions " + extensions + " -out " + path(name + ".crt"));
+        path("openssl.cnf") + " -subj '" + subject + "' -keyout " + path(name + ".key") + " -out " +
+        path(name + ".csr"));
+    run("openssl x509 -req -in " + path(name + ".csr") + " -CA " + path(ca + ".crt") + " -CAkey " +
+        path(ca + ".key") + " -CAcreateserial -days 1 -extfile " + path("openssl.cnf") +
+        " -extensions " + extensions + " -out " + path(name + ".crt"));
   }
 };
 
