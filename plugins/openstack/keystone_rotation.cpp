@@ -1,6 +1,8 @@
 // KeystoneAuth::rotateCredentials: switching to new credentials while requests run.
 #include "plugins/openstack/keystone.hpp"
 
+#include <utility>
+
 namespace ccm::openstack {
 
 Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConfig& global) {
@@ -8,6 +10,20 @@ Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConf
   std::lock_guard<std::mutex> renew(renew_mu_);
   GlobalConfig previous = global_;
   global_ = global;
+  // The login back-off protects one set of credentials from an account lockout; new ones get
+  // their own first attempt at once. The old ones' back-off comes back if Keystone refuses
+  // the new ones.
+  int failures = 0;
+  int64_t last_failure_ns = 0;
+  int64_t retry_at_ns = 0;
+  std::string last_error;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failures = std::exchange(login_failures_, 0);
+    last_failure_ns = std::exchange(last_login_failure_ns_, 0);
+    retry_at_ns = std::exchange(retry_login_at_ns_, 0);
+    last_error = std::exchange(last_login_error_, std::string());
+  }
   StatusOr<Token> fresh = authenticate(call, nullptr);
   if (fresh.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -18,6 +34,13 @@ Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConf
   if (code == Code::Unauthenticated || code == Code::PermissionDenied ||
       code == Code::InvalidArgument || code == Code::NotFound) {
     global_ = std::move(previous);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      login_failures_ = failures;
+      last_login_failure_ns_ = last_failure_ns;
+      retry_login_at_ns_ = retry_at_ns;
+      last_login_error_ = std::move(last_error);
+    }
     return Status(Code::InvalidArgument,
                   "[Global] credentials: Keystone refused the new credentials, the running ones "
                   "stay: " +

@@ -433,6 +433,18 @@ const T& cap(Provider& p, const char* id) {
 }
 }  // namespace
 
+CallResult Provider::reconfigure(const std::string& config) {
+  const ccm_plugin& table = host_.plugin();
+  if (table.reconfigure == nullptr) {
+    CallResult r;
+    r.status = CCM_STATUS_UNIMPLEMENTED;
+    return r;
+  }
+  return host_.run([&](const ccm_call* c) {
+    return table.reconfigure(p_, c, ccm_str{config.data(), config.size()});
+  });
+}
+
 CallResult Provider::exists(const TNode& node) {
   NodeStorage n(node);
   ccm_existence e = CCM_EXISTENCE_UNKNOWN;

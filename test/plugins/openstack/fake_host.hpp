@@ -189,6 +189,9 @@ class Provider {
   CallResult createRoute(const TRoute& route, const std::string& cluster = "kubernetes");
   CallResult deleteRoute(const TRoute& route, const std::string& cluster = "kubernetes");
 
+  // ccm_plugin.reconfigure with new cloud.conf text (UNIMPLEMENTED when the slot is NULL).
+  CallResult reconfigure(const std::string& config);
+
   ccm_provider* raw() { return p_; }
 
  private:

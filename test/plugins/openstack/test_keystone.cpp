@@ -431,6 +431,35 @@ TEST_CASE_FIXTURE(Fixture, "a refused password is backed off: no lockout (fault 
   CHECK(ok.existence == CCM_EXISTENCE_EXISTS);
 }
 
+TEST_CASE_FIXTURE(Fixture, "new credentials are tried at once, not after the old ones' back-off") {
+  auto [r, p] = host.create(cloudConf(sim));
+  REQUIRE(r.ok());
+  std::string id =
+      sim.addServer(R"({"name":"n8","networks":[{"network":"private","ip":"10.0.0.8"}]})");
+  // The password is changed in Keystone; the running provider's logins are refused and it
+  // backs off (up to minutes).
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"new-password"})");
+  sim.post("/_sim/revoke_tokens", "{}");
+  CHECK(p->exists(node("n8", "openstack:///" + id)).status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(p->exists(node("n8", "openstack:///" + id)).error.find("not logging in") !=
+        std::string::npos);
+  // A wrong new password is refused and the old back-off stays.
+  std::string wrong = cloudConf(sim);
+  wrong.replace(wrong.find("demo-password"), 13, "still-wrong");
+  CHECK(p->reconfigure(wrong).status != CCM_STATUS_OK);
+  CHECK(p->exists(node("n8", "openstack:///" + id)).error.find("not logging in") !=
+        std::string::npos);
+  // The Secret is fixed: the reconfigure logs in with it at once, and calls work again
+  // without waiting out the old credentials' delay.
+  std::string fixed = cloudConf(sim);
+  fixed.replace(fixed.find("demo-password"), 13, "new-password");
+  auto rc = p->reconfigure(fixed);
+  CHECK_MESSAGE(rc.ok(), rc.error);
+  auto e = p->exists(node("n8", "openstack:///" + id));
+  CHECK_MESSAGE(e.ok(), e.error);
+  CHECK(e.existence == CCM_EXISTENCE_EXISTS);
+}
+
 TEST_CASE_FIXTURE(Fixture, "a locked account's answer is passed on") {
   sim.config(R"({"keystone_lockout_after":1})");
   sim.post("/_sim/set_user", R"({"id":"u-demo","password":"rotated-away"})");
