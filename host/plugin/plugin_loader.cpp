@@ -302,13 +302,6 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
   ctx.annotation_domain = domain;
   ctx.metric_namespace = metric_namespace;
   services.updatePlugin(handle, ctx);
-  log::info("Provider plugin negotiated",
-            {{"provider", declared},
-             {"path", path},
-             {"abi", fmt::format("{}.{}", table.abi_major, table.abi_minor)},
-             {"providerIDPrefix", prefix},
-             {"annotationDomain", domain},
-             {"metricNamespace", metric_namespace}});
 
   auto loaded = std::make_shared<LoadedPlugin>();
   loaded->name = declared;

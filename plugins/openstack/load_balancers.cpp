@@ -328,7 +328,10 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
   if (!lb.vip_port_id.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(address, ensureFloatingIp(run, lb, found.owner, svc));
   }
-  return publishedStatus(s, config_.load_balancer, address);
+  LbStatus status = publishedStatus(s, config_.load_balancer, address);
+  status.lb_id = lb.id;
+  status.address = address;
+  return status;
 }
 
 Status LoadBalancers::update(const CallContext& call, const std::string& cluster,

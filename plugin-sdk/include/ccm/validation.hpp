@@ -25,10 +25,12 @@ inline namespace v1 {
 inline constexpr size_t kMaxProviderIdPrefix = 64;
 
 // Metric namespaces the host uses itself (or that Kubernetes components use): a plugin may not
-// declare them, so its unprefixed metrics never collide with the host's.
-inline constexpr std::array<std::string_view, 9> kReservedMetricNamespaces = {
-    "ccm",           "process", "go",         "rest",      "workqueue",
-    "apiserver",     "cloudprovider", "leader", "kubernetes"};
+// declare them, so its unprefixed metrics never collide with the host's. Beside the header's
+// list, the first words of the host's own upstream-named metrics (node_controller_*,
+// service_controller_*, route_controller_*, running_managed_controllers).
+inline constexpr std::array<std::string_view, 13> kReservedMetricNamespaces = {
+    "ccm",    "process", "go",    "rest",    "workqueue", "apiserver", "cloudprovider",
+    "leader", "kubernetes", "node", "service", "route",  "running"};
 
 // True for a lowercase RFC 1123 subdomain of at most 253 characters: dot-separated labels of
 // [a-z0-9-], each starting and ending alphanumeric (the API server's DNS-1123 subdomain rule).
