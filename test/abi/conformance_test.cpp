@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ccm/validation.hpp"
 #include "host/log/log.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
@@ -76,6 +77,46 @@ TEST_CASE("ABI 1.1: malformed declarations are refused at load, naming plugin an
   expectLoadError("bad-namespace", Code::FailedPrecondition,
                   "provider bad-namespace declares a malformed ccm_plugin.metric_namespace "
                   "\"workqueue\" is reserved");
+}
+
+TEST_CASE("ABI 1.1: the declaration and annotation rules shared by host and fake host") {
+  using namespace ccm::sdk;
+  for (const char* ok : {"", "openstack://", "fake://", "my-cloud+x.y://region/", "a://"}) {
+    CHECK_MESSAGE(checkProviderIdPrefix(ok).empty(), ok);
+  }
+  for (const char* bad : {"openstack", "://x", "OpenStack://", "1x://", "a b://", "x:/"}) {
+    CHECK_MESSAGE(!checkProviderIdPrefix(bad).empty(), bad);
+  }
+  CHECK(!checkProviderIdPrefix("x://" + std::string(61, 'a')).empty());  // 65 bytes
+  CHECK(checkProviderIdPrefix("x://" + std::string(60, 'a')).empty());    // 64 bytes
+  for (const char* ok : {"", "loadbalancer.openstack.org", "fake-cloud.ccm.io", "k8s.example"}) {
+    CHECK_MESSAGE(checkAnnotationDomain(ok).empty(), ok);
+  }
+  for (const char* bad : {"kubernetes.io", "lb.kubernetes.io", "k8s.io", "x.k8s.io", "Upper.io",
+                          "-a.io", "a..b"}) {
+    CHECK_MESSAGE(!checkAnnotationDomain(bad).empty(), bad);
+  }
+  CHECK(checkAnnotationDomain("notkubernetes.io").empty());  // not under kubernetes.io
+  for (const char* ok : {"", "openstack", "fakecloud", "a1"}) {
+    CHECK_MESSAGE(checkMetricNamespace(ok).empty(), ok);
+  }
+  for (const char* bad : {"ccm", "node", "workqueue", "Fake", "fake_cloud", "1a", "fake-cloud"}) {
+    CHECK_MESSAGE(!checkMetricNamespace(bad).empty(), bad);
+  }
+  const std::string domain = "lb.example.com";
+  for (const char* ok : {"lb.example.com/id", "eu.lb.example.com/load-balancer.id_2"}) {
+    CHECK_MESSAGE(checkAnnotationKey(ok, domain).empty(), ok);
+  }
+  for (const char* bad : {"id", "example.com/id", "xlb.example.com/id", "lb.example.com/",
+                          "lb.example.com/-x", "lb.example.com/a/b", "LB.example.com/id"}) {
+    CHECK_MESSAGE(!checkAnnotationKey(bad, domain).empty(), bad);
+  }
+  CHECK(!checkAnnotationKey("lb.example.com/id", "").empty());  // no domain, no annotations
+  CHECK(checkAnnotations({{"lb.example.com/a", "1"}, {"lb.example.com/a", "2"}}, {}, domain)
+            .find("is set twice") != std::string::npos);
+  CHECK(checkProviderId("kit://vm", "kit://").empty());
+  CHECK(checkProviderId("anything", "").empty());
+  CHECK(!checkProviderId("kitx://vm", "kit://").empty());
 }
 
 TEST_CASE("ABI 1.1: a 1.1 plugin's declarations are read; a 1.0 plugin's never are") {
