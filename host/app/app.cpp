@@ -361,7 +361,10 @@ int run(int argc, const char* const* argv) {
                                       {"version", info.version},
                                       {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
                                       {"path", info.path},
-                                      {"capabilities", info.capabilityList()}});
+                                      {"capabilities", info.capabilityList()},
+                                      {"providerIDPrefix", info.provider_id_prefix},
+                                      {"annotationDomain", info.annotation_domain},
+                                      {"metricNamespace", info.metric_namespace}});
 
   if (opts.check_config) {
     if (opts.secure_port != 0) {

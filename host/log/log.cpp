@@ -119,7 +119,7 @@ void setSinkForTest(std::function<void(std::string_view line)> sink) {
   state().sink = std::move(sink);
 }
 
-void write(Severity severity, int v, std::string_view message, Fields fields,
+void write(Severity severity, int v, std::string_view message, FieldSpan fields,
            const Where& where) {
   auto now = std::chrono::system_clock::now();
   auto micros =

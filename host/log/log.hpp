@@ -9,6 +9,7 @@
 #include <concepts>
 #include <functional>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -55,6 +56,9 @@ class Field {
 };
 
 using Fields = std::initializer_list<Field>;
+// Fields built at run time (e.g. a plugin's log_fields); each Field's key must outlive the
+// call.
+using FieldSpan = std::span<const Field>;
 
 struct Config {
   Format format = Format::Text;
@@ -92,8 +96,12 @@ struct Where {
   }
 };
 
-void write(Severity severity, int v, std::string_view message, Fields fields,
+void write(Severity severity, int v, std::string_view message, FieldSpan fields,
            const Where& where);
+inline void write(Severity severity, int v, std::string_view message, Fields fields,
+                  const Where& where) {
+  write(severity, v, message, FieldSpan(fields.begin(), fields.size()), where);
+}
 
 inline void info(std::string_view message, Fields fields = {},
                  const Where& where = Where::here()) {

@@ -167,8 +167,12 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
   }
   p->provider_ = out;
   // From now on the plugin's metrics and clock are this provider's.
-  services.updatePlugin(plugin->handle,
-                        PluginContext::make(plugin->name, options.registry, options.clock));
+  PluginContext ctx = PluginContext::make(plugin->name, options.registry, options.clock);
+  ctx.abi_minor = plugin->table.abi_minor;
+  ctx.provider_id_prefix = plugin->provider_id_prefix;
+  ctx.annotation_domain = plugin->annotation_domain;
+  ctx.metric_namespace = plugin->metric_namespace;
+  services.updatePlugin(plugin->handle, std::move(ctx));
 
   ProviderInfo& info = p->info_;
   info.name = plugin->name;
@@ -176,6 +180,9 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
   info.abi_major = plugin->table.abi_major;
   info.abi_minor = plugin->table.abi_minor;
   info.path = plugin->path;
+  info.provider_id_prefix = plugin->provider_id_prefix;
+  info.annotation_domain = plugin->annotation_domain;
+  info.metric_namespace = plugin->metric_namespace;
   // Every capability is fetched and checked before any is bound.
   Status s = okStatus();
   std::apply(
@@ -199,9 +206,12 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
   if (options.registry != nullptr) {
     if (auto* f =
             options.registry->gauge("ccm_provider_info", "The loaded provider plugin (value 1).",
-                                    {"name", "version", "abi", "capabilities"})) {
+                                    {"name", "version", "abi", "capabilities",
+                                     "provider_id_prefix", "annotation_domain",
+                                     "metric_namespace"})) {
       f->labels({info.name, info.version, fmt::format("{}.{}", info.abi_major, info.abi_minor),
-                 info.capabilityList()})
+                 info.capabilityList(), info.provider_id_prefix, info.annotation_domain,
+                 info.metric_namespace})
           .set(1);
     }
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "ccm/validation.hpp"
 #include "host/log/log.hpp"
 #include "host/plugin/output_validation.hpp"
 
@@ -45,6 +46,31 @@ bool validMetricName(std::string_view name) {
   }
   return true;
 }
+
+// A log_fields key: [A-Za-z][A-Za-z0-9_.-]*, at most 64 bytes, and not a member the host
+// writes itself (JSON's ts/caller/msg/v/level, and provider).
+bool validLogKey(std::string_view key) {
+  if (key.empty() || key.size() > 64 ||
+      !((key[0] >= 'a' && key[0] <= 'z') || (key[0] >= 'A' && key[0] <= 'Z'))) {
+    return false;
+  }
+  for (char c : key) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) {
+      return false;
+    }
+  }
+  for (std::string_view reserved : {"ts", "caller", "msg", "v", "level", "provider"}) {
+    if (key == reserved) {
+      return false;
+    }
+  }
+  return true;
+}
+
+constexpr size_t kMaxLogFields = 32;
+constexpr size_t kMaxLogFieldBytes = size_t{4} * 1024;
 
 std::string_view outputName(OutputKind k) {
   switch (k) {
@@ -115,6 +141,21 @@ void HostServices::detachRegistry(ccm_host_handle handle, const metrics::Registr
     it->second.violations = nullptr;
     it->second.clock = nullptr;
   }
+}
+
+std::optional<PluginContext> HostServices::declarations(ccm_host_handle handle) {
+  std::shared_lock lock(plugins_mu_);
+  auto it = plugins_.find(handle);
+  if (it == plugins_.end()) {
+    return std::nullopt;
+  }
+  PluginContext out;
+  out.name = it->second.name;
+  out.abi_minor = it->second.abi_minor;
+  out.provider_id_prefix = it->second.provider_id_prefix;
+  out.annotation_domain = it->second.annotation_domain;
+  out.metric_namespace = it->second.metric_namespace;
+  return out;
 }
 
 std::string HostServices::pluginName(ccm_host_handle handle) {
@@ -230,16 +271,49 @@ void HostServices::log(ccm_host_handle host, ccm_log_level level, ccm_str messag
   }
 }
 
-// Interim: fields appended to the message as key="value" text until the logger takes a
-// run-time list of structured fields.
+// Fields go to the logger as structured fields (klog key="value", JSON members) after the
+// provider's name; keys that break the key rule are dropped, values are cleaned like the
+// message, and the whole line is redacted by the logger.
 void HostServices::logFields(ccm_host_handle host, ccm_log_level level, ccm_str message,
                              const ccm_kv* fields, size_t field_count) {
-  std::string text(message.data != nullptr ? message.data : "",
-                   message.data != nullptr ? message.size : 0);
-  for (size_t i = 0; fields != nullptr && i < field_count; ++i) {
-    text += fmt::format(" {}=\"{}\"", sdk::view(fields[i].key), sdk::view(fields[i].value));
+  std::string provider = instance().pluginName(host);
+  std::string text = sanitize(message, kMaxLogBytes);
+  size_t n = fields == nullptr ? 0 : std::min(field_count, kMaxLogFields);
+  std::vector<std::string> keys;
+  std::vector<std::string> values;
+  keys.reserve(n);
+  values.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view key = sdk::view(fields[i].key);
+    if (!validLogKey(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      continue;
+    }
+    keys.emplace_back(key);
+    values.push_back(sanitize(fields[i].value, kMaxLogFieldBytes));
   }
-  log(host, level, ccm_str{text.data(), text.size()});
+  std::vector<log::Field> list;
+  list.reserve(keys.size() + 1);
+  list.emplace_back("provider", provider);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    list.emplace_back(keys[i], values[i]);
+  }
+  const log::Where where = log::Where::here();
+  switch (level) {
+    case CCM_LOG_ERROR:
+      log::write(log::Severity::Error, 0, text, list, where);
+      break;
+    case CCM_LOG_WARNING:
+      log::write(log::Severity::Warning, 0, text, list, where);
+      break;
+    case CCM_LOG_INFO:
+      log::write(log::Severity::Info, 0, text, list, where);
+      break;
+    default:
+      if (log::enabled(4)) {
+        log::write(log::Severity::Info, 4, text, list, where);
+      }
+      break;
+  }
 }
 
 bool HostServices::isCancelled(ccm_host_handle host, uint64_t call_id) {
@@ -299,13 +373,18 @@ void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str na
     names.push_back(std::move(ln));
     values.push_back(sanitize(labels[i].value, 256));
   }
-  std::string full = "ccm_provider_" + metric_name;
   std::string help_text = sanitize(help, 1024);
   std::shared_lock lock(self.plugins_mu_);
   auto plugin = self.plugins_.find(host);
   if (plugin == self.plugins_.end() || plugin->second.registry == nullptr) {
     return;
   }
+  // Since 1.1: "<metric_namespace>_..." is the plugin's own name, exposed as it is (the
+  // namespace was checked at load not to be one the host uses).
+  const std::string& ns = plugin->second.metric_namespace;
+  bool own = !ns.empty() && metric_name.size() > ns.size() + 1 &&
+             metric_name.compare(0, ns.size(), ns) == 0 && metric_name[ns.size()] == '_';
+  std::string full = own ? metric_name : "ccm_provider_" + metric_name;
   metrics::Registry& reg = *plugin->second.registry;
   bool ok = false;
   switch (kind) {
@@ -363,7 +442,9 @@ bool HostServices::emitInstanceMetadata(ccm_host_handle host, uint64_t call_id, 
     return false;
   }
   sdk::InstanceMetadata m = sdk::toInstanceMetadata(metadata);
-  std::string problem = validateMetadata(m);
+  auto declared = self.declarations(host);
+  std::string problem =
+      validateMetadata(m, declared ? std::string_view(declared->provider_id_prefix) : "");
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     if (state->expected_items == 1) {
@@ -408,8 +489,15 @@ bool HostServices::emitLbStatus(ccm_host_handle host, uint64_t call_id,
     state->violation = "emit_lb_status was given a NULL pointer";
     return false;
   }
-  sdk::LoadBalancerStatus s = sdk::toLoadBalancerStatus(status);
+  // A 1.0 plugin's struct has no annotation fields (or, built against a newer header, fields
+  // it does not mean): read them only from a plugin that chose minor 1 or later.
+  auto declared = instance().declarations(host);
+  bool v11 = declared && declared->abi_minor >= 1;
+  sdk::LoadBalancerStatus s = sdk::toLoadBalancerStatus(status, v11);
   std::string problem = validateLbStatus(s);
+  if (problem.empty() && v11) {
+    problem = validateLbAnnotations(s, declared->annotation_domain);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid load balancer status: " + problem;

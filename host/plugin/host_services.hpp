@@ -57,6 +57,11 @@ struct PluginContext {
   metrics::Registry* registry = nullptr;
   const Clock* clock = nullptr;
   metrics::Family<metrics::Counter>* violations = nullptr;
+  // What the plugin negotiated and declared (ABI 1.1; empty for a 1.0 plugin).
+  uint32_t abi_minor = 0;
+  std::string provider_id_prefix;
+  std::string annotation_domain;
+  std::string metric_namespace;
 
   // A context whose metrics, contract violations included, go to registry (may be null).
   static PluginContext make(std::string name, metrics::Registry* registry, const Clock* clock);
@@ -95,6 +100,9 @@ class HostServices {
 
   std::shared_ptr<CallState> findCall(uint64_t call_id);
   std::string pluginName(ccm_host_handle handle);
+  // A copy of the plugin's context without its registry, clock and counters (for the
+  // declarations), or nullopt for an unknown handle.
+  std::optional<PluginContext> declarations(ccm_host_handle handle);
   int64_t pluginNowNs(ccm_host_handle handle, bool monotonic);
 
   // The C entry points of the table.

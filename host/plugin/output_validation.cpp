@@ -7,6 +7,7 @@
 
 #include <tuple>
 
+#include "ccm/validation.hpp"
 #include "host/runtime/text.hpp"
 
 namespace ccm::plugin {
@@ -122,13 +123,21 @@ std::string validateText(std::string_view field, std::string_view value, size_t 
   return {};
 }
 
-std::string validateMetadata(const sdk::InstanceMetadata& m) {
+std::string validateMetadata(const sdk::InstanceMetadata& m,
+                             std::string_view provider_id_prefix) {
   for (auto [name, value, max] :
        {std::tuple{"providerID", std::string_view(m.provider_id), size_t{1024}},
         std::tuple{"instanceType", std::string_view(m.instance_type), size_t{63}},
         std::tuple{"zone", std::string_view(m.zone), size_t{63}},
         std::tuple{"region", std::string_view(m.region), size_t{63}}}) {
     if (auto e = validateText(name, value, max); !e.empty()) {
+      return e;
+    }
+  }
+  // An empty providerID is "none yet" (the node controller's rule); any other must be the
+  // provider's own.
+  if (!m.provider_id.empty()) {
+    if (auto e = sdk::checkProviderId(m.provider_id, provider_id_prefix); !e.empty()) {
       return e;
     }
   }
@@ -202,6 +211,22 @@ std::string validateLbStatus(const sdk::LoadBalancerStatus& s) {
     }
   }
   return {};
+}
+
+std::string validateLbAnnotations(const sdk::LoadBalancerStatus& s,
+                                  std::string_view annotation_domain) {
+  if (s.annotations.size() + s.removed_annotations.size() > kMaxLabels) {
+    return fmt::format("{} annotations set and removed (at most {})",
+                       s.annotations.size() + s.removed_annotations.size(), kMaxLabels);
+  }
+  for (size_t i = 0; i < s.annotations.size(); ++i) {
+    if (auto e = validateText(fmt::format("annotations[{}].value", i), s.annotations[i].second,
+                              size_t{64} * 1024);
+        !e.empty()) {
+      return e;
+    }
+  }
+  return sdk::checkAnnotations(s.annotations, s.removed_annotations, annotation_domain);
 }
 
 std::string validateRoute(const sdk::Route& r) {

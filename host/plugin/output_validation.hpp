@@ -13,8 +13,15 @@ namespace ccm::plugin {
 // Each returns an empty string when the value is acceptable, else what is wrong
 // ("addresses[1].type \"Bogus\" is not one of ...").
 std::string validateText(std::string_view field, std::string_view value, size_t max_bytes);
-std::string validateMetadata(const sdk::InstanceMetadata& m);
+// provider_id_prefix: the plugin's declared prefix (ABI 1.1); a non-empty providerID must
+// start with it. Empty: not declared.
+std::string validateMetadata(const sdk::InstanceMetadata& m,
+                             std::string_view provider_id_prefix = {});
 std::string validateLbStatus(const sdk::LoadBalancerStatus& s);
+// The annotations of a status (ABI 1.1) against the plugin's declared annotation domain
+// (empty: none may be written); the message names the key.
+std::string validateLbAnnotations(const sdk::LoadBalancerStatus& s,
+                                  std::string_view annotation_domain);
 std::string validateRoute(const sdk::Route& r);
 
 // True for a syntactically valid IPv4 or IPv6 address.

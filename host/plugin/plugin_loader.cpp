@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "ccm/types.hpp"
+#include "ccm/validation.hpp"
 #include "host/log/log.hpp"
 #include "host/plugin/host_services.hpp"
 #include "host/runtime/version.hpp"
@@ -271,7 +272,35 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
                             "named <provider-name>.so)",
                             declared.substr(0, 64), options.name));
   }
+  // The 1.1 declarations: read only from a plugin that chose minor 1 or later and whose
+  // struct covers them (a 1.0 plugin declares none).
+  std::string prefix;
+  std::string domain;
+  std::string metric_namespace;
+  if (table.abi_minor >= 1) {
+    if (CCM_SDK_HAS_FIELD(table, provider_id_prefix)) {
+      prefix = std::string(sdk::view(table.provider_id_prefix));
+    }
+    if (CCM_SDK_HAS_FIELD(table, annotation_domain)) {
+      domain = std::string(sdk::view(table.annotation_domain));
+    }
+    if (CCM_SDK_HAS_FIELD(table, metric_namespace)) {
+      metric_namespace = std::string(sdk::view(table.metric_namespace));
+    }
+  }
+  for (const std::string& problem :
+       {sdk::checkProviderIdPrefix(prefix), sdk::checkAnnotationDomain(domain),
+        sdk::checkMetricNamespace(metric_namespace)}) {
+    if (!problem.empty()) {
+      return fail(Code::FailedPrecondition, path,
+                  fmt::format("provider {} declares a malformed ccm_plugin.{}", declared, problem));
+    }
+  }
   ctx.name = declared;
+  ctx.abi_minor = table.abi_minor;
+  ctx.provider_id_prefix = prefix;
+  ctx.annotation_domain = domain;
+  ctx.metric_namespace = metric_namespace;
   services.updatePlugin(handle, ctx);
 
   auto loaded = std::make_shared<LoadedPlugin>();
@@ -279,6 +308,9 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
   loaded->path = path;
   loaded->table = table;
   loaded->handle = handle;
+  loaded->provider_id_prefix = prefix;
+  loaded->annotation_domain = domain;
+  loaded->metric_namespace = metric_namespace;
   reg.libraries.push_back(std::move(lib));
   reg.by_path[path] = loaded;
   return std::shared_ptr<const LoadedPlugin>(loaded);

@@ -27,6 +27,10 @@ struct LoadedPlugin {
   std::string path;  // canonical path of the .so
   ccm_plugin table{};  // the plugin's table, copied (min of both sizes)
   ccm_host_handle handle = 0;
+  // Declared since ABI 1.1 (empty for a 1.0 plugin or when not declared), validated at load.
+  std::string provider_id_prefix;
+  std::string annotation_domain;
+  std::string metric_namespace;
 };
 
 struct LoadOptions {
@@ -41,7 +45,8 @@ class PluginLoader {
  public:
   // Loads and negotiates. Errors: NotFound (unknown provider; lists what the directory has),
   // PermissionDenied (unsafe permissions), FailedPrecondition (not a library, no entry
-  // symbol, ABI mismatch, struct too short, NULL slot, refused negotiation).
+  // symbol, ABI mismatch, struct too short, NULL slot, refused negotiation, a malformed
+  // 1.1 declaration: provider_id_prefix, annotation_domain or metric_namespace).
   static StatusOr<std::shared_ptr<const LoadedPlugin>> load(const LoadOptions& options);
 
   // Provider names (file names without .so) found in dir, sorted.

@@ -107,6 +107,10 @@ struct ProviderInfo {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   std::string path;  // the .so it came from
+  // Declared since ABI 1.1; empty when not declared (always for a 1.0 plugin).
+  std::string provider_id_prefix;
+  std::string annotation_domain;
+  std::string metric_namespace;
   CapabilityInfo instances;
   CapabilityInfo instances_batch;
   uint32_t max_batch_size = 0;  // 0 = no limit

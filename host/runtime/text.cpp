@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "ccm/validation.hpp"
+
 namespace ccm::text {
 namespace {
 
@@ -45,30 +47,7 @@ std::optional<std::string> percentDecode(std::string_view s, bool plus_is_space)
   return out;
 }
 
-bool isDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) {
-    return false;
-  }
-  // Dot-separated labels of [a-z0-9-], each starting and ending alphanumeric.
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || label.front() == '-' || label.back() == '-') {
-      return false;
-    }
-    for (char c : label) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) {
-        return false;
-      }
-    }
-    if (dot == std::string_view::npos) {
-      break;
-    }
-    start = dot + 1;
-  }
-  return true;
-}
+bool isDns1123Subdomain(std::string_view s) { return sdk::isDns1123Subdomain(s); }
 
 bool isQualifiedNamePart(std::string_view s) {
   auto alnum = [](char c) {

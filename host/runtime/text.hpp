@@ -39,7 +39,8 @@ constexpr std::string_view trimSpace(std::string_view s) { return trimIf(s, isSp
 
 // True for a lowercase RFC 1123 subdomain of at most 253 characters: dot-separated labels of
 // [a-z0-9-], each starting and ending alphanumeric (the API server's DNS-1123 subdomain rule,
-// used for names, label-key prefixes and load-balancer hostnames).
+// used for names, label-key prefixes and load-balancer hostnames). The one implementation is
+// the SDK's (ccm/validation.hpp), which the fake host checks plugins with too.
 bool isDns1123Subdomain(std::string_view s);
 
 // True for a qualified name's name part: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63

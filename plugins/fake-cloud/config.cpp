@@ -255,7 +255,8 @@ void checkOperation(const YAML::Node& node, const std::string& path, const std::
 
 const std::set<std::string, std::less<>> kWorldKeys = {
     "region", "providerIdPrefix", "instances", "autoInstances", "unlistedInstances",
-    "latency", "latencyIgnoresDeadline", "faults", "throttle"};
+    "latency", "latencyIgnoresDeadline", "faults", "throttle", "lbAnnotations",
+    "lbRemovedAnnotations"};
 
 void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
                    const std::string& path) {
@@ -264,6 +265,14 @@ void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
     w.region = scalar(v, p);
   } else if (key == "providerIdPrefix") {
     w.provider_id_prefix = scalar(v, p);
+    if (!w.provider_id_prefix.starts_with(kProviderIdScheme)) {
+      fail(v, p, "\"" + w.provider_id_prefix + "\" does not start with " + kProviderIdScheme +
+                     " (the providerID prefix fake-cloud declares to the host)");
+    }
+  } else if (key == "lbAnnotations") {
+    w.lb_annotations = labelsOf(v, p);
+  } else if (key == "lbRemovedAnnotations") {
+    w.lb_removed_annotations = stringsOf(v, p);
   } else if (key == "unlistedInstances") {
     std::string s = scalar(v, p);
     if (s != "notFound" && s != "unknown") {
@@ -293,6 +302,11 @@ void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
       }
       if (n["providerID"]) {
         spec.provider_id = scalar(n["providerID"], ip + ".providerID");
+        if (!spec.provider_id.starts_with(kProviderIdScheme)) {
+          fail(n["providerID"], ip + ".providerID",
+               "\"" + spec.provider_id + "\" does not start with " + kProviderIdScheme +
+                   " (the providerID prefix fake-cloud declares to the host)");
+        }
       }
       if (n["type"]) {
         spec.type = scalar(n["type"], ip + ".type");

@@ -88,9 +88,19 @@ struct World {
   bool latency_ignores_deadline = false;  // simulate a cloud call that hangs past its deadline
   std::vector<Fault> faults;
   Throttle throttle;
+  // Extra annotations every load balancer status carries (set, and keys to remove), beside
+  // fake-cloud.ccm.io/load-balancer-id. Not checked here: the host refuses keys outside
+  // kAnnotationDomain, which is what tests use them for.
+  Labels lb_annotations;
+  std::vector<std::string> lb_removed_annotations;
 
   bool operator==(const World&) const = default;
 };
+
+// What fake-cloud declares to the host (ABI 1.1).
+inline constexpr const char* kProviderIdScheme = "fake://";
+inline constexpr const char* kAnnotationDomain = "fake-cloud.ccm.io";
+inline constexpr const char* kMetricNamespace = "fakecloud";
 
 struct Config {
   World world;

@@ -27,6 +27,16 @@ Ipv4Block checkedAddressPool(const Config& config) {
   return *pool;
 }
 
+// The World's extra annotations (lbAnnotations, lbRemovedAnnotations) on a status.
+void addWorldAnnotations(sdk::LoadBalancerStatus& status, const World& world) {
+  for (const auto& kv : world.lb_annotations) {
+    status.annotations.push_back(kv);
+  }
+  for (const auto& key : world.lb_removed_annotations) {
+    status.removed_annotations.push_back(key);
+  }
+}
+
 }  // namespace
 
 // The members are built in the order the config is checked in: address blocks, cloud file,
@@ -96,8 +106,13 @@ sdk::Result<std::vector<sdk::Result<sdk::InstanceMetadata>>> FakeCloud::metadata
 
 sdk::Result<std::optional<sdk::LoadBalancerStatus>> FakeCloud::getLoadBalancer(
     const sdk::Call& call, std::string_view, const sdk::ServiceView& svc) {
-  return serve(call, "getLoadBalancer", "",
-               [&](const World&) { return sdk::Result(load_balancers_.get(svc)); });
+  return serve(call, "getLoadBalancer", "", [&](const World& w) {
+    auto status = load_balancers_.get(svc);
+    if (status) {
+      addWorldAnnotations(*status, w);
+    }
+    return sdk::Result(std::move(status));
+  });
 }
 
 sdk::Result<std::string> FakeCloud::loadBalancerName(const sdk::Call& call, std::string_view,
@@ -109,8 +124,13 @@ sdk::Result<std::string> FakeCloud::loadBalancerName(const sdk::Call& call, std:
 sdk::Result<sdk::LoadBalancerStatus> FakeCloud::ensureLoadBalancer(
     const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc,
     std::span<const sdk::NodeView> nodes) {
-  return serve(call, "ensureLoadBalancer", "",
-               [&](const World&) { return load_balancers_.ensure(cluster, svc, nodes); });
+  return serve(call, "ensureLoadBalancer", "", [&](const World& w) {
+    auto status = load_balancers_.ensure(cluster, svc, nodes);
+    if (status.ok()) {
+      addWorldAnnotations(status.value(), w);
+    }
+    return status;
+  });
 }
 
 sdk::Status FakeCloud::updateLoadBalancer(const sdk::Call& call, std::string_view,

@@ -23,10 +23,11 @@ class FakeCloudProvider final : public sdk::Provider,
     try {
       auto cloud = std::make_unique<FakeCloud>(parseConfig(config), host);
       const Config& c = cloud->config();
-      host.info("fake-cloud: ready (region " + c.world.region + ", " +
-                std::to_string(c.world.instances.size()) + " listed instances" +
-                (c.world.auto_instances.enabled ? ", automatic instances" : "") +
-                (c.state_file.empty() ? "" : ", state file " + c.state_file) + ")");
+      host.logFields(CCM_LOG_INFO, "fake-cloud: ready",
+                     {{"region", c.world.region},
+                      {"listedInstances", std::to_string(c.world.instances.size())},
+                      {"automaticInstances", c.world.auto_instances.enabled ? "true" : "false"},
+                      {"stateFile", c.state_file}});
       return std::make_unique<FakeCloudProvider>(std::move(cloud), host);
     } catch (const ConfigError& e) {
       return sdk::Error::invalidArgument(std::string("fake-cloud config: ") + e.what());
@@ -126,4 +127,10 @@ class FakeCloudProvider final : public sdk::Provider,
 }  // namespace
 }  // namespace ccm::fakecloud
 
-CCM_SDK_PROVIDER(ccm::fakecloud::FakeCloudProvider, "fake-cloud", "0.1.0")
+CCM_SDK_PROVIDER_DESCRIBED(ccm::fakecloud::FakeCloudProvider,
+                           (ccm::sdk::PluginDescription{
+                               .name = "fake-cloud",
+                               .version = "0.1.0",
+                               .provider_id_prefix = ccm::fakecloud::kProviderIdScheme,
+                               .annotation_domain = ccm::fakecloud::kAnnotationDomain,
+                               .metric_namespace = ccm::fakecloud::kMetricNamespace}))

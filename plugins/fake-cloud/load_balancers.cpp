@@ -15,6 +15,8 @@ sdk::LoadBalancerStatus statusOf(const LoadBalancerRecord& lb) {
   in.ip = lb.ip;
   in.hostname = lb.hostname;
   s.ingress.push_back(std::move(in));
+  // Written back on the Service by the host (ABI 1.1), as real clouds' providers do.
+  s.annotations.emplace_back(std::string(kAnnotationDomain) + "/load-balancer-id", lb.name);
   return s;
 }
 

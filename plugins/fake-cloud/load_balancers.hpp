@@ -10,6 +10,7 @@
 
 #include "ccm/provider.hpp"
 #include "plugins/fake-cloud/cloud_state.hpp"
+#include "plugins/fake-cloud/config.hpp"
 #include "plugins/fake-cloud/ipv4.hpp"
 #include "plugins/fake-cloud/state_store.hpp"
 

@@ -35,7 +35,8 @@ void StateStore::loadLocked() {
   }
   auto state = decodeState(*text);
   if (!state) {
-    host_.error("fake-cloud: state file " + file_ + " is not valid JSON; ignoring");
+    host_.logFields(CCM_LOG_ERROR, "fake-cloud: state file is not valid JSON; ignoring",
+                    {{"file", file_}});
     return;
   }
   state_ = std::move(*state);
@@ -51,12 +52,14 @@ void StateStore::saveLocked() {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.put('\n');
     if (!out) {
-      host_.error("fake-cloud: cannot write state file " + tmp);
+      host_.logFields(CCM_LOG_ERROR, "fake-cloud: cannot write the state file",
+                      {{"file", tmp}});
       return;
     }
   }
   if (std::rename(tmp.c_str(), file_.c_str()) != 0) {
-    host_.error("fake-cloud: cannot replace state file " + file_);
+    host_.logFields(CCM_LOG_ERROR, "fake-cloud: cannot replace the state file",
+                    {{"file", file_}});
     return;
   }
   if (auto stamp = stampOf(file_)) {

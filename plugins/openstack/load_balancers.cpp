@@ -363,7 +363,10 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (!lb.vip_port_id.empty()) {
     CCM_OS_ASSIGN_OR_RETURN(address, ensureFloatingIp(run, lb, found.owner, svc));
   }
-  return publishedStatus(s, config_.load_balancer, address);
+  LbStatus status = publishedStatus(s, config_.load_balancer, address);
+  status.lb_id = lb.id;
+  status.address = address;
+  return status;
 }
 
 Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,

@@ -73,6 +73,10 @@ struct LbIngress {
 
 struct LbStatus {
   std::vector<LbIngress> ingress;
+  // Set by ensure: written back on the Service as OCCM does (load-balancer-id and
+  // load-balancer-address annotations). Empty: nothing is written.
+  std::string lb_id;
+  std::string address;
 };
 
 struct KubeRoute {

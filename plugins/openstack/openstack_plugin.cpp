@@ -16,6 +16,7 @@
 
 #include "ccm/provider.hpp"
 #include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
 
 namespace ccm::openstack {
@@ -196,6 +197,14 @@ sdk::LoadBalancerStatus toSdk(const LbStatus& st) {
       i.ports.push_back({p.port, p.protocol, p.error});
     }
     out.ingress.push_back(std::move(i));
+  }
+  // Written back on the Service by the host (ABI 1.1), under OCCM's names.
+  if (!st.lb_id.empty()) {
+    out.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-id", st.lb_id);
+  }
+  if (!st.address.empty()) {
+    out.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-address",
+                                 st.address);
   }
   return out;
 }
@@ -385,4 +394,12 @@ class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
 
 }  // namespace ccm::openstack
 
-CCM_SDK_PROVIDER(ccm::openstack::OpenStackPlugin, "openstack", "0.1.0")
+// ABI 1.1 declarations: OCCM's providerID scheme, annotation domain and metric namespace (so
+// its openstack_api_* metrics keep OCCM's names).
+CCM_SDK_PROVIDER_DESCRIBED(ccm::openstack::OpenStackPlugin,
+                           (ccm::sdk::PluginDescription{
+                               .name = "openstack",
+                               .version = "0.1.0",
+                               .provider_id_prefix = "openstack://",
+                               .annotation_domain = "loadbalancer.openstack.org",
+                               .metric_namespace = "openstack"}))

@@ -4,7 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
 
+#include "ccm/validation.hpp"
+#include "host/log/log.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "test/host/plugin/test_plugins.hpp"
@@ -60,6 +65,178 @@ TEST_CASE("loader refuses every broken plugin with a one-line error naming the c
   expectLoadError("refuses-negotiation", Code::FailedPrecondition,
                   "this plugin needs ABI 1.3 features");
   expectLoadError("../etc/passwd", Code::InvalidArgument, "is not a provider name");
+}
+
+TEST_CASE("ABI 1.1: malformed declarations are refused at load, naming plugin and field") {
+  expectLoadError("bad-prefix", Code::FailedPrecondition,
+                  "provider bad-prefix declares a malformed ccm_plugin.provider_id_prefix "
+                  "\"Kit:/vm\"");
+  expectLoadError("bad-domain", Code::FailedPrecondition,
+                  "provider bad-domain declares a malformed ccm_plugin.annotation_domain "
+                  "\"lb.k8s.io\" is k8s.io or under it");
+  expectLoadError("bad-namespace", Code::FailedPrecondition,
+                  "provider bad-namespace declares a malformed ccm_plugin.metric_namespace "
+                  "\"workqueue\" is reserved");
+}
+
+TEST_CASE("ABI 1.1: the declaration and annotation rules shared by host and fake host") {
+  using namespace ccm::sdk;
+  for (const char* ok : {"", "openstack://", "fake://", "my-cloud+x.y://region/", "a://"}) {
+    CHECK_MESSAGE(checkProviderIdPrefix(ok).empty(), ok);
+  }
+  for (const char* bad : {"openstack", "://x", "OpenStack://", "1x://", "a b://", "x:/"}) {
+    CHECK_MESSAGE(!checkProviderIdPrefix(bad).empty(), bad);
+  }
+  CHECK(!checkProviderIdPrefix("x://" + std::string(61, 'a')).empty());  // 65 bytes
+  CHECK(checkProviderIdPrefix("x://" + std::string(60, 'a')).empty());    // 64 bytes
+  for (const char* ok : {"", "loadbalancer.openstack.org", "fake-cloud.ccm.io", "k8s.example"}) {
+    CHECK_MESSAGE(checkAnnotationDomain(ok).empty(), ok);
+  }
+  for (const char* bad : {"kubernetes.io", "lb.kubernetes.io", "k8s.io", "x.k8s.io", "Upper.io",
+                          "-a.io", "a..b"}) {
+    CHECK_MESSAGE(!checkAnnotationDomain(bad).empty(), bad);
+  }
+  CHECK(checkAnnotationDomain("notkubernetes.io").empty());  // not under kubernetes.io
+  for (const char* ok : {"", "openstack", "fakecloud", "a1"}) {
+    CHECK_MESSAGE(checkMetricNamespace(ok).empty(), ok);
+  }
+  for (const char* bad : {"ccm", "node", "workqueue", "Fake", "fake_cloud", "1a", "fake-cloud"}) {
+    CHECK_MESSAGE(!checkMetricNamespace(bad).empty(), bad);
+  }
+  const std::string domain = "lb.example.com";
+  for (const char* ok : {"lb.example.com/id", "eu.lb.example.com/load-balancer.id_2"}) {
+    CHECK_MESSAGE(checkAnnotationKey(ok, domain).empty(), ok);
+  }
+  for (const char* bad : {"id", "example.com/id", "xlb.example.com/id", "lb.example.com/",
+                          "lb.example.com/-x", "lb.example.com/a/b", "LB.example.com/id"}) {
+    CHECK_MESSAGE(!checkAnnotationKey(bad, domain).empty(), bad);
+  }
+  CHECK(!checkAnnotationKey("lb.example.com/id", "").empty());  // no domain, no annotations
+  CHECK(checkAnnotations({{"lb.example.com/a", "1"}, {"lb.example.com/a", "2"}}, {}, domain)
+            .find("is set twice") != std::string::npos);
+  CHECK(checkProviderId("kit://vm", "kit://").empty());
+  CHECK(checkProviderId("anything", "").empty());
+  CHECK(!checkProviderId("kitx://vm", "kit://").empty());
+}
+
+TEST_CASE("ABI 1.1: a 1.1 plugin's declarations are read; a 1.0 plugin's never are") {
+  auto v11 = loadKit("v11");
+  REQUIRE(v11.ok());
+  CHECK((*v11)->table.abi_minor == 1);
+  CHECK((*v11)->provider_id_prefix == "kit://");
+  CHECK((*v11)->annotation_domain == "kit.example.com");
+  CHECK((*v11)->metric_namespace == "kit");
+
+  // Speaks 1.0 yet fills the 1.1 fields: they read as absent, and so do its annotations.
+  auto old = loadKit("minor0-declares");
+  REQUIRE(old.ok());
+  CHECK((*old)->table.abi_minor == 0);
+  CHECK((*old)->provider_id_prefix.empty());
+  CHECK((*old)->annotation_domain.empty());
+  CHECK((*old)->metric_namespace.empty());
+  metrics::Registry reg;
+  auto p = provider("minor0-declares", reg);
+  TestService svc;
+  svc.annotations = {{"test/set", "kit.example.com/lb-id"}};
+  auto st = p->ensureLoadBalancer("kubernetes", svc.ref(), {});
+  REQUIRE(st.ok());
+  CHECK(st->annotations.empty());
+  TestNode n{"node-a"};
+  n.provider_id = "other://vm-1";
+  auto md = p->instanceMetadata(n.ref());
+  REQUIRE(md.ok());  // no prefix declared: any providerID goes
+  CHECK((*md)->provider_id == "other://vm-1");
+}
+
+TEST_CASE("ABI 1.1: metadata outside the declared providerID prefix is invalid output") {
+  metrics::Registry reg;
+  auto p = provider("v11", reg);
+  CHECK(p->info().provider_id_prefix == "kit://");
+  TestNode n{"node-a"};
+  n.provider_id = "kit://vm-1";
+  auto md = p->instanceMetadata(n.ref());
+  REQUIRE(md.ok());
+  CHECK((*md)->provider_id == "kit://vm-1");
+  n.provider_id = "other://vm-1";
+  md = p->instanceMetadata(n.ref());
+  CHECK(md.status().code() == Code::Internal);
+  CHECK_MESSAGE(md.status().message().find("providerID \"other://vm-1\" does not start with the "
+                                           "provider's declared prefix \"kit://\"") !=
+                    std::string::npos,
+                md.status().message());
+}
+
+TEST_CASE("ABI 1.1: annotations are carried inside the domain and refused outside it") {
+  metrics::Registry reg;
+  auto p = provider("v11", reg);
+  TestService svc;
+  svc.annotations = {{"test/set", "kit.example.com/load-balancer-id"},
+                     {"test/remove", "eu.kit.example.com/old"}};
+  auto st = p->ensureLoadBalancer("kubernetes", svc.ref(), {});
+  REQUIRE(st.ok());
+  CHECK(st->annotations ==
+        sdk::Labels{{"kit.example.com/load-balancer-id", "v1"}});
+  CHECK(st->removed_annotations == std::vector<std::string>{"eu.kit.example.com/old"});
+
+  auto refused = [&](std::vector<KeyValueRef> annotations, const std::string& fragment) {
+    TestService bad;
+    bad.annotations = std::move(annotations);
+    auto r = p->ensureLoadBalancer("kubernetes", bad.ref(), {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Code::Internal);
+    CHECK_MESSAGE(r.status().message().find(fragment) != std::string::npos,
+                  r.status().message());
+  };
+  refused({{"test/set", "example.com/id"}},
+          "annotation \"example.com/id\" is outside the provider's annotation domain "
+          "kit.example.com");
+  refused({{"test/set", "notkit.example.com/id"}}, "\"notkit.example.com/id\" is outside");
+  refused({{"test/set", "kubernetes.io/id"}}, "\"kubernetes.io/id\" is outside");
+  refused({{"test/set", "kit.example.com/-bad-"}}, "the name after the '/' is not");
+  refused({{"test/remove", "other.io/x"}}, "\"other.io/x\" is outside");
+  refused({{"test/set", "kit.example.com/id"}, {"test/remove", "kit.example.com/id"}},
+          "\"kit.example.com/id\" is both set and removed");
+}
+
+TEST_CASE("ABI 1.1: metric namespace and structured log fields") {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  log::setSinkForTest([&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  log::Config saved = log::currentConfig();
+  metrics::Registry reg;
+  auto p = provider("v11", reg);
+  TestNode n{"node-a"};
+  REQUIRE(p->instanceExists(n.ref()).ok());
+  log::configure({log::Format::Json, saved.verbosity, saved.fd});
+  REQUIRE(p->instanceExists(n.ref()).ok());
+  log::configure(saved);
+  log::setSinkForTest(nullptr);
+
+  // "kit_..." is the plugin's own name; "kitchen_..." is not in the namespace.
+  CHECK(reg.valueForTest("kit_checks_total", {}) == 2);
+  CHECK(reg.valueForTest("ccm_provider_kitchen_checks_total", {}) == 2);
+  CHECK(reg.valueForTest("ccm_provider_kit_checks_total", {}) < 0);  // absent
+
+  std::vector<std::string> ours;
+  for (const auto& l : lines) {
+    if (l.find("kit: checked an instance") != std::string::npos) {
+      ours.push_back(l);
+    }
+  }
+  REQUIRE(ours.size() == 2);
+  // klog: the message quoted, then key="value" fields; the bad key is dropped.
+  CHECK_MESSAGE(ours[0].find("\"kit: checked an instance\" provider=\"v11\" node=\"node-a\" "
+                             "zone=\"zone-a\"\n") != std::string::npos,
+                ours[0]);
+  CHECK(ours[0].find("dropped") == std::string::npos);
+  // JSON: members of the record.
+  CHECK_MESSAGE(ours[1].find("\"msg\":\"kit: checked an instance\",\"v\":0,\"provider\":"
+                             "\"v11\",\"node\":\"node-a\",\"zone\":\"zone-a\"}") !=
+                    std::string::npos,
+                ours[1]);
 }
 
 TEST_CASE("create errors: refused config and NULL capability slots") {

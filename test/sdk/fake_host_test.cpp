@@ -2,6 +2,7 @@
 // C example and against fake-cloud, both loaded from their .so files.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -59,4 +60,53 @@ TEST_CASE("fake host drives fake-cloud load balancers and routes") {
   auto routes = host.listRoutes();
   REQUIRE(routes.ok());
   CHECK(routes.value().size() == 1);
+}
+
+TEST_CASE("ABI 1.1 through the fake host: declarations, annotations and log fields") {
+  FakeHost host(FakeHost::load(env("CCM_PLUGIN_DIR") + "/fake-cloud.so"));
+  REQUIRE(host.create("region: r-9\nloadBalancer: {ipPool: 198.51.100.0/24}\n").ok());
+  CHECK(host.negotiatedMinor() == 1);
+  CHECK(host.providerIdPrefix() == "fake://");
+  CHECK(host.annotationDomain() == "fake-cloud.ccm.io");
+  CHECK(host.metricNamespace() == "fakecloud");
+  auto fields = host.loggedFields("fake-cloud: ready");
+  REQUIRE(fields.has_value());
+  CHECK(std::find(fields->begin(), fields->end(), std::pair<std::string, std::string>{
+                                                      "region", "r-9"}) != fields->end());
+  testing::Service svc;
+  auto st = host.ensureLoadBalancer(svc, {testing::Node{"n1"}});
+  REQUIRE(st.ok());
+  REQUIRE(st.value().annotations.size() == 1);
+  CHECK(st.value().annotations[0].first == "fake-cloud.ccm.io/load-balancer-id");
+  CHECK_FALSE(st.value().annotations[0].second.empty());
+  CHECK(host.metric("fakecloud_requests_total") >= 1);
+}
+
+TEST_CASE("the fake host refuses annotations outside the declared domain, as the host does") {
+  FakeHost host(FakeHost::load(env("CCM_PLUGIN_DIR") + "/fake-cloud.so"));
+  REQUIRE(host.create("lbAnnotations: {example.com/owner: x}\n").ok());
+  auto st = host.ensureLoadBalancer(testing::Service{}, {testing::Node{"n1"}});
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code() == CCM_STATUS_INTERNAL);
+  CHECK_MESSAGE(st.error().message().find("annotation \"example.com/owner\" is outside the "
+                                          "provider's annotation domain fake-cloud.ccm.io") !=
+                    std::string::npos,
+                st.error().message());
+}
+
+TEST_CASE("a 1.0 fake host: no declarations, no annotations, fields folded into the text") {
+  FakeHost host(FakeHost::load(env("CCM_PLUGIN_DIR") + "/fake-cloud.so"),
+                testing::FakeHostOptions{.abi_minor = 0});
+  REQUIRE(host.create("region: r-9\n").ok());
+  CHECK(host.negotiatedMinor() == 0);
+  CHECK(host.providerIdPrefix().empty());
+  CHECK(host.annotationDomain().empty());
+  auto fields = host.loggedFields("fake-cloud: ready");
+  REQUIRE(fields.has_value());
+  CHECK(fields->empty());
+  CHECK(host.logged("fake-cloud: ready region=\"r-9\""));
+  auto st = host.ensureLoadBalancer(testing::Service{}, {testing::Node{"n1"}});
+  REQUIRE(st.ok());
+  CHECK(st.value().annotations.empty());
+  CHECK_FALSE(st.value().ingress.empty());
 }

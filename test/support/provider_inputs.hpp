@@ -56,6 +56,7 @@ struct TestService {
   std::string load_balancer_ip;
   std::vector<plugin::ServicePortRef> ports = {{"http", "TCP", 80, 30080, "8080", ""}};
   std::vector<std::string_view> source_ranges;
+  std::vector<plugin::KeyValueRef> annotations;
 
   plugin::ServiceRef ref() const {
     plugin::ServiceRef r;
@@ -66,6 +67,7 @@ struct TestService {
     r.ports = ports;
     r.load_balancer_ip = load_balancer_ip;
     r.source_ranges = source_ranges;
+    r.annotations = annotations;
     r.external_traffic_policy = "Cluster";
     return r;
   }

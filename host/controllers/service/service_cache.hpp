@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -45,6 +46,10 @@ struct CachedService {
   // snapshot it was based on.
   std::optional<std::vector<kube::IngressSpec>> status_written;
   std::string status_written_rv;
+  // The provider's annotation changes our last annotation patch wrote (value nullopt: removed),
+  // and the resourceVersion of the snapshot it was based on.
+  std::map<std::string, std::optional<std::string>> annotations_written;
+  std::string annotations_written_rv;
 };
 
 class ServiceCache {

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
+#include "ccm/validation.hpp"
 #include "host/controllers/common/provider_refs.hpp"
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/service/service_predicates.hpp"
@@ -653,6 +656,9 @@ std::pair<ServiceController::Op, Status> ServiceController::ensurePath(
   recorder_.event(ref, kube::EventType::Normal, "EnsuredLoadBalancer", "Ensured load balancer");
   Status st = patchStatus(key, *svc, toIngressSpecs(*status));
   if (st.ok()) {
+    st = patchAnnotations(key, *svc, *status);
+  }
+  if (st.ok()) {
     recheckHosts(key, nodes);
   }
   return {Op::Ensure, st};
@@ -802,6 +808,59 @@ Status ServiceController::patchStatus(const std::string& key, const kube::Servic
   cache_.update(key, [&](CachedService& c) {
     c.status_written_rv = rv;
     c.status_written = desired;
+  });
+  return okStatus();
+}
+
+Status ServiceController::patchAnnotations(const std::string& key, const kube::Service& svc,
+                                           const plugin::LoadBalancerStatus& status) {
+  if (status.annotations.empty() && status.removed_annotations.empty()) {
+    return okStatus();
+  }
+  // The host checked every key against the provider's domain when the status was emitted;
+  // checked again here, so no write can ever touch an annotation outside it.
+  const std::string& domain = context_.provider.info().annotation_domain;
+  std::map<std::string, std::optional<std::string>> changes;
+  for (const auto& [k, v] : status.annotations) {
+    if (auto e = sdk::checkAnnotationKey(k, domain); !e.empty()) {
+      return Status(Code::Internal, "refusing to write provider annotations: " + e);
+    }
+    auto current = svc.annotation(k);
+    if (!current || *current != v) {
+      changes[k] = v;
+    }
+  }
+  for (const auto& k : status.removed_annotations) {
+    if (auto e = sdk::checkAnnotationKey(k, domain); !e.empty()) {
+      return Status(Code::Internal, "refusing to remove provider annotations: " + e);
+    }
+    if (svc.annotation(k)) {
+      changes[k] = std::nullopt;
+    }
+  }
+  if (changes.empty()) {
+    return okStatus();
+  }
+  std::string rv(svc.resource_version);
+  auto entry = cache_.get(key);
+  if (entry && !rv.empty() && entry->annotations_written_rv == rv &&
+      entry->annotations_written == changes) {
+    return okStatus();  // written already; the informer has not caught up yet
+  }
+  // Through the status subresource, like the finalizer: metadata changes are kept there, and
+  // the host needs no write access to Services themselves.
+  auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
+                              kube::PatchType::Merge, kube::annotationsMergePatch(changes));
+  if (!r.ok()) {
+    if (r.status().isNotFound()) {
+      return okStatus();
+    }
+    return wrapApi("failed to write the provider's annotations", r.status());
+  }
+  log::infoV(2, "Wrote the provider's annotations", {{"service", key}, {"changed", changes.size()}});
+  cache_.update(key, [&](CachedService& c) {
+    c.annotations_written_rv = rv;
+    c.annotations_written = std::move(changes);
   });
   return okStatus();
 }

@@ -126,6 +126,10 @@ class ServiceController final : public Controller {
   Status removeFinalizer(const kube::Service& svc);
   Status patchStatus(const std::string& key, const kube::Service& svc,
                      const std::vector<kube::IngressSpec>& desired);
+  // Sets and removes the provider's annotations (ABI 1.1, inside its declared domain) with
+  // one merge patch, only where they differ from the Service as cached.
+  Status patchAnnotations(const std::string& key, const kube::Service& svc,
+                          const plugin::LoadBalancerStatus& status);
 
   void serviceWorker(int index);
   void nodeWorker();

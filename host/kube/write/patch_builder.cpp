@@ -307,6 +307,11 @@ std::string labelsMergePatch(const std::map<std::string, std::optional<std::stri
   return twoLevelPatch("metadata", "labels", [&](Writer& w) { writeMap(w, labels); });
 }
 
+std::string annotationsMergePatch(
+    const std::map<std::string, std::optional<std::string>>& annotations) {
+  return twoLevelPatch("metadata", "annotations", [&](Writer& w) { writeMap(w, annotations); });
+}
+
 bool ingressEqual(std::span<const LoadBalancerIngress> current,
                   const std::vector<IngressSpec>& desired) {
   return ingressSpecs(current) == desired;

@@ -112,6 +112,9 @@ std::string finalizerRemovePatch(std::string_view finalizer);
 std::string serviceLoadBalancerStatusPatch(const std::vector<IngressSpec>& ingress);
 // JSON merge patch {"metadata":{"labels":{"k":"v","gone":null}}} (nullopt removes).
 std::string labelsMergePatch(const std::map<std::string, std::optional<std::string>>& labels);
+// JSON merge patch {"metadata":{"annotations":{"k":"v","gone":null}}} (nullopt removes).
+std::string annotationsMergePatch(
+    const std::map<std::string, std::optional<std::string>>& annotations);
 
 // Service ingress equality as upstream's LoadBalancerStatusEqual (IP, hostname, ipMode,
 // ports compared in order).

@@ -13,6 +13,14 @@
 //   };
 //   CCM_SDK_PROVIDER(MyProvider, "my-cloud", "1.2.0")
 //
+// or, to declare what ABI 1.1 lets a provider declare (each may be left empty):
+//
+//   CCM_SDK_PROVIDER_DESCRIBED(MyProvider, (ccm::sdk::PluginDescription{
+//       .name = "my-cloud", .version = "1.2.0",
+//       .provider_id_prefix = "mycloud://",           // metadata providerIDs start with it
+//       .annotation_domain = "lb.my-cloud.example",   // where LoadBalancerStatus.annotations go
+//       .metric_namespace = "mycloud"}))              // "mycloud_*" metrics keep their names
+//
 // CCM_SDK_PROVIDER defines the one exported symbol (ccm_provider_entry_v1) and the C tables
 // behind it. Every call into the class is wrapped: a thrown exception becomes
 // CCM_STATUS_INTERNAL with its message, never an unwind across the ABI. Returned Errors carry
@@ -56,6 +64,28 @@ class Host {
     if (ready_ && has(offsetof(ccm_host_services, log)) && services_.log != nullptr) {
       services_.log(handle_, level, str(message));
     }
+  }
+  // A log line with structured fields (ABI 1.1 log_fields). A 1.0 host has no such service:
+  // the fields are then appended to the message as key="value" text.
+  void logFields(ccm_log_level level, std::string_view message, const Labels& fields) const {
+    if (!ready_) {
+      return;
+    }
+    if (minor_ >= 1 && has(offsetof(ccm_host_services, log_fields)) &&
+        services_.log_fields != nullptr) {
+      std::vector<ccm_kv> kv;
+      kv.reserve(fields.size());
+      for (const auto& [k, v] : fields) {
+        kv.push_back({str(k), str(v)});
+      }
+      services_.log_fields(handle_, level, str(message), kv.data(), kv.size());
+      return;
+    }
+    std::string text(message);
+    for (const auto& [k, v] : fields) {
+      text += " " + k + "=\"" + v + "\"";
+    }
+    log(level, text);
   }
   void info(std::string_view m) const { log(CCM_LOG_INFO, m); }
   void warning(std::string_view m) const { log(CCM_LOG_WARNING, m); }
@@ -383,6 +413,19 @@ class Routes {
   virtual uint32_t maxConcurrency() const { return 0; }
 };
 
+// What a plugin says about itself at negotiation. The last three are ABI 1.1 declarations
+// (empty or nullptr: not declared; ccm/validation.hpp has the rules the host checks):
+//   provider_id_prefix  the providerID scheme it owns, e.g. "mycloud://";
+//   annotation_domain   the DNS subdomain its LoadBalancerStatus.annotations live in;
+//   metric_namespace    metrics named "<namespace>_..." are exposed without "ccm_provider_".
+struct PluginDescription {
+  const char* name = "";
+  const char* version = "";
+  const char* provider_id_prefix = nullptr;
+  const char* annotation_domain = nullptr;
+  const char* metric_namespace = nullptr;
+};
+
 // Optional (ABI 1.1): a provider that can take new --cloud-config bytes without a restart
 // (e.g. a rotated credential) also derives from Reconfigurable; the helper then fills the
 // plugin table's reconfigure slot, and leaves it NULL for every other provider (the host then
@@ -471,6 +514,12 @@ inline bool emitMetadata(const ccm_call* call, size_t index, const InstanceMetad
 inline bool emitStatus(const ccm_call* call, const LoadBalancerStatus& s) {
   auto emit = CCM_SDK_SLOT(emit_lb_status);
   CLoadBalancerStatus c(s);
+  if (Host::instance().negotiatedMinor() < 1) {
+    // A 1.0 host knows no annotations: hand it the 1.0 struct.
+    ccm_lb_status old = *c.get();
+    old.struct_size = static_cast<uint32_t>(offsetof(ccm_lb_status, annotations));
+    return emit != nullptr && emit(Host::instance().handle(), callId(call), &old);
+  }
   return emit != nullptr && emit(Host::instance().handle(), callId(call), c.get());
 }
 
@@ -722,7 +771,9 @@ constexpr ccm_status (*reconfigureSlot(uint32_t minor))(ccm_provider*, const ccm
 
 template <typename P>
 ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_plugin** out,
-                     const char* name, const char* version) noexcept {
+                     const PluginDescription& description) noexcept {
+  const char* name = description.name;
+  const char* version = description.version;
   ccm_host_info info = copyStruct(host);
   if (info.abi_major != CCM_ABI_MAJOR) {
     // Fail closed, naming both versions through this caller's own table when it has a
@@ -743,22 +794,26 @@ ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_
   }
   uint32_t minor = ccm_abi_negotiated_minor(info.abi_minor, CCM_ABI_MINOR);
   Host::instance().init(info, minor);
-  // The table lives for the process; each negotiation (a test's fake host may negotiate
-  // again, with another minor) sets the minor it answered. Entry calls never overlap.
-  static ccm_plugin plugin = {sizeof(ccm_plugin),
-                              CCM_ABI_MAJOR,
-                              minor,
-                              {name, std::char_traits<char>::length(name)},
-                              {version, std::char_traits<char>::length(version)},
-                              &createThunk<P>,
-                              &Thunks::destroy,
-                              &Thunks::capability,
-                              reconfigureSlot<P>(minor),
-                              {},
-                              {},
-                              {}};
-  plugin.abi_minor = minor;
-  plugin.reconfigure = reconfigureSlot<P>(minor);
+  auto text = [minor](const char* s) {
+    // The 1.1 declarations mean nothing to a 1.0 host: left empty then.
+    return minor >= 1 && s != nullptr ? ccm_str{s, std::char_traits<char>::length(s)}
+                                      : ccm_str{nullptr, 0};
+  };
+  // Filled at every negotiation (a process may negotiate again, e.g. a test's fake host
+  // offering another minor); negotiation never overlaps another call into the plugin.
+  static ccm_plugin plugin{};
+  plugin = ccm_plugin{sizeof(ccm_plugin),
+                                    CCM_ABI_MAJOR,
+                                    minor,
+                                    {name, std::char_traits<char>::length(name)},
+                                    {version, std::char_traits<char>::length(version)},
+                                    &createThunk<P>,
+                                    &Thunks::destroy,
+                                    &Thunks::capability,
+                                    reconfigureSlot<P>(minor),
+                                    text(description.provider_id_prefix),
+                                    text(description.annotation_domain),
+                                    text(description.metric_namespace)};
   *out = &plugin;
   return CCM_STATUS_OK;
 }
@@ -769,7 +824,12 @@ ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_
 
 // Defines the plugin's entry point for provider class P (see the top of this file).
 #define CCM_SDK_PROVIDER(P, NAME, VERSION)                                                   \
+  CCM_SDK_PROVIDER_DESCRIBED(P, (::ccm::sdk::PluginDescription{NAME, VERSION}))
+
+// The same, with a PluginDescription (a constant expression) declaring the ABI 1.1 strings.
+#define CCM_SDK_PROVIDER_DESCRIBED(P, DESCRIPTION)                                           \
   extern "C" CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(                             \
       const ccm_host_info* host, const ccm_call* call, const ccm_plugin** out) {             \
-    return ::ccm::sdk::detail::negotiate<P>(host, call, out, NAME, VERSION);                 \
+    static constexpr ::ccm::sdk::PluginDescription kDescription = DESCRIPTION;               \
+    return ::ccm::sdk::detail::negotiate<P>(host, call, out, kDescription);                  \
   }

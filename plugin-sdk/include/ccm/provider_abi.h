@@ -682,7 +682,8 @@ typedef struct ccm_plugin {
   /* since 1.1: the provider's own metric prefix, [a-z][a-z0-9]* (e.g. "openstack"). Metric
    * names starting with "<metric_namespace>_" are exposed without the host's
    * "ccm_provider_" prefix. The host refuses namespaces it uses itself ("ccm", "process",
-   * "go", "rest", "workqueue", "apiserver", "cloudprovider", "leader", "kubernetes").
+   * "go", "rest", "workqueue", "apiserver", "cloudprovider", "leader", "kubernetes", and the
+   * first words of its upstream-named metrics: "node", "service", "route", "running").
    * Empty: every metric is under ccm_provider_. */
   ccm_str metric_namespace;
 } ccm_plugin;

@@ -11,6 +11,7 @@
 #endif
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -168,6 +169,11 @@ struct Ingress {
 
 struct LoadBalancerStatus {
   std::vector<Ingress> ingress;
+  // Since ABI 1.1: annotations the host sets on the Service, and annotation keys it removes,
+  // all inside the plugin's declared annotation_domain (ccm/validation.hpp has the rules).
+  // Ignored by a 1.0 host.
+  Labels annotations;
+  std::vector<std::string> removed_annotations;
   bool operator==(const LoadBalancerStatus&) const = default;
 };
 
@@ -219,9 +225,22 @@ inline InstanceMetadata toInstanceMetadata(const ccm_instance_metadata* in) {
   return out;
 }
 
-inline LoadBalancerStatus toLoadBalancerStatus(const ccm_lb_status* in) {
+// with_annotations: read the 1.1 fields (when the sender's struct_size covers them). The
+// receiver passes false when the sender negotiated minor 0, whose struct has no such fields.
+inline LoadBalancerStatus toLoadBalancerStatus(const ccm_lb_status* in,
+                                               bool with_annotations = true) {
   ccm_lb_status s = copyStruct(in);
   LoadBalancerStatus out;
+  if (with_annotations && CCM_SDK_HAS_FIELD(s, annotation_count)) {
+    out.annotations = toLabels(s.annotations, s.annotation_count);
+  }
+  if (with_annotations && CCM_SDK_HAS_FIELD(s, removed_annotation_count) &&
+      s.removed_annotations != nullptr) {
+    out.removed_annotations.reserve(s.removed_annotation_count);
+    for (size_t i = 0; i < s.removed_annotation_count; ++i) {
+      out.removed_annotations.emplace_back(view(s.removed_annotations[i]));
+    }
+  }
   if (s.ingress == nullptr) {
     return out;
   }
@@ -310,8 +329,15 @@ class CLoadBalancerStatus {
     for (const auto& i : ingress_) {
       ingress_ptrs_.push_back(&i);
     }
+    for (const auto& [k, v] : s.annotations) {
+      annotations_.push_back({str(k), str(v)});
+    }
+    for (const auto& k : s.removed_annotations) {
+      removed_.push_back(str(k));
+    }
     c_ = ccm_lb_status{sizeof(ccm_lb_status), ingress_ptrs_.data(), ingress_ptrs_.size(),
-                       nullptr, 0, nullptr, 0};
+                       annotations_.data(), annotations_.size(), removed_.data(),
+                       removed_.size()};
   }
   CLoadBalancerStatus(const CLoadBalancerStatus&) = delete;
   CLoadBalancerStatus& operator=(const CLoadBalancerStatus&) = delete;
@@ -322,6 +348,8 @@ class CLoadBalancerStatus {
   std::vector<std::vector<const ccm_port_status*>> port_ptrs_;
   std::vector<ccm_lb_ingress> ingress_;
   std::vector<const ccm_lb_ingress*> ingress_ptrs_;
+  std::vector<ccm_kv> annotations_;
+  std::vector<ccm_str> removed_;
   ccm_lb_status c_{};
 };
 

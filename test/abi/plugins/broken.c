@@ -3,7 +3,9 @@
  * the documented error or recovery, and never crash.
  *
  * Without a BREAK_ define this is a correct provider with instances and load balancers,
- * used as the baseline. */
+ * used as the baseline. With SPEAKS_1_1 it is a correct ABI 1.1 provider (the "v11" kit
+ * plugin): it declares providerID prefix "kit://", annotation domain "kit.example.com" and
+ * metric namespace "kit", logs with fields, and returns the annotations the test asks for. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdlib.h>
@@ -51,6 +53,22 @@ static ccm_status exists_fn(ccm_provider* p, const ccm_call* call, const ccm_nod
   g_services->set_error(g_host, call->call_id, s("something odd"), 0);
   return 777;
 #else
+#if defined(SPEAKS_1_1)
+  {
+    ccm_kv fields[3];
+    fields[0].key = s("node");
+    fields[0].value = node->name;
+    fields[1].key = s("bad key");
+    fields[1].value = s("dropped");
+    fields[2].key = s("zone");
+    fields[2].value = s("zone-a");
+    g_services->log_fields(g_host, CCM_LOG_INFO, s("kit: checked an instance"), fields, 3);
+    g_services->metric(g_host, CCM_METRIC_COUNTER, s("kit_checks_total"), s("Checks."), NULL, 0,
+                       1);
+    g_services->metric(g_host, CCM_METRIC_COUNTER, s("kitchen_checks_total"), s("Checks."),
+                       NULL, 0, 1);
+  }
+#endif
   *out = CCM_EXISTENCE_EXISTS;
   return CCM_STATUS_OK;
 #endif
@@ -116,6 +134,11 @@ static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_n
   return CCM_STATUS_OK;
 #elif defined(BREAK_NO_PROVIDER_ID)
   md.provider_id = s("");
+#elif defined(SPEAKS_1_1) || defined(BREAK_MINOR0_DECLARES)
+  /* The node's own providerID when it has one (the test picks one outside the prefix). */
+  if (node->provider_id.size > 0) {
+    md.provider_id = node->provider_id;
+  }
 #endif
   g_services->emit_instance_metadata(g_host, call->call_id, 0, &md);
   return CCM_STATUS_OK;
@@ -161,11 +184,19 @@ static ccm_status lb_ensure(ccm_provider* p, const ccm_call* call, ccm_str clust
   ccm_lb_ingress ing;
   const ccm_lb_ingress* list[1];
   ccm_lb_status st;
+#if defined(SPEAKS_1_1) || defined(BREAK_MINOR0_DECLARES)
+  /* Annotations as the Service asks: "test/set" names a key to set (to "v1"), "test/remove"
+   * a key to remove. */
+  ccm_kv set[1];
+  ccm_str removed[1];
+  size_t k;
+#endif
   (void)p;
   (void)cluster;
   (void)svc;
   (void)nodes;
   (void)n;
+  memset(&st, 0, sizeof st);
   memset(&ing, 0, sizeof ing);
   ing.struct_size = sizeof ing;
 #if defined(BREAK_MALFORMED)
@@ -177,6 +208,21 @@ static ccm_status lb_ensure(ccm_provider* p, const ccm_call* call, ccm_str clust
   st.struct_size = sizeof st;
   st.ingress = list;
   st.ingress_count = 1;
+#if defined(SPEAKS_1_1) || defined(BREAK_MINOR0_DECLARES)
+  for (k = 0; k < svc->annotation_count; ++k) {
+    const ccm_kv* a = &svc->annotations[k];
+    if (a->key.size == 8 && memcmp(a->key.data, "test/set", 8) == 0) {
+      set[0].key = a->value;
+      set[0].value = s("v1");
+      st.annotations = set;
+      st.annotation_count = 1;
+    } else if (a->key.size == 11 && memcmp(a->key.data, "test/remove", 11) == 0) {
+      removed[0] = a->value;
+      st.removed_annotations = removed;
+      st.removed_annotation_count = 1;
+    }
+  }
+#endif
 #if !defined(BREAK_NO_STATUS)
   g_services->emit_lb_status(g_host, call->call_id, &st);
 #endif
@@ -276,6 +322,25 @@ CCM_PLUGIN_EXPORT ccm_status ENTRY_NAME(const ccm_host_info* host, const ccm_cal
 #elif defined(BREAK_NULL_TABLE)
   *out = NULL;
   return CCM_STATUS_OK;
+#elif defined(BREAK_BAD_PREFIX)
+  g_plugin.abi_minor = 1;
+  g_plugin.provider_id_prefix = s("Kit:/vm");
+#elif defined(BREAK_BAD_DOMAIN)
+  g_plugin.abi_minor = 1;
+  g_plugin.annotation_domain = s("lb.k8s.io");
+#elif defined(BREAK_BAD_NAMESPACE)
+  g_plugin.abi_minor = 1;
+  g_plugin.metric_namespace = s("workqueue");
+#elif defined(BREAK_MINOR0_DECLARES)
+  /* Speaks 1.0 but fills the 1.1 fields: the host must not read them. */
+  g_plugin.provider_id_prefix = s("kit://");
+  g_plugin.annotation_domain = s("kit.example.com");
+  g_plugin.metric_namespace = s("kit");
+#elif defined(SPEAKS_1_1)
+  g_plugin.abi_minor = host->abi_minor < 1 ? host->abi_minor : 1;
+  g_plugin.provider_id_prefix = s("kit://");
+  g_plugin.annotation_domain = s("kit.example.com");
+  g_plugin.metric_namespace = s("kit");
 #endif
   *out = &g_plugin;
   return CCM_STATUS_OK;

@@ -30,6 +30,8 @@ import urllib.request
 SOURCE = os.environ["CCM_SOURCE_DIR"]
 sys.path.insert(0, os.path.join(SOURCE, "test", "support"))
 from harness import Cluster, ApiError, wait_for, is_initialized, labels, taint_keys  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE, "test", "reliability"))
+from relsupport import Scraper, free_port, secure_args  # noqa: E402
 
 OS_SIM = os.path.join(SOURCE, "openstack-sim", "openstack_sim.py")
 CLUSTER = "kubernetes"  # the host's default --cluster-name
@@ -37,6 +39,8 @@ FIP_NETWORK = "net-public"
 LB_SUBNET = "sub-private"
 KEEP_FIP = "loadbalancer.openstack.org/keep-floatingip"
 MONITOR = "loadbalancer.openstack.org/enable-health-monitor"
+LB_ID = "loadbalancer.openstack.org/load-balancer-id"
+LB_ADDRESS = "loadbalancer.openstack.org/load-balancer-address"
 
 
 class OsSim:
@@ -299,7 +303,8 @@ class LoadBalancerTest(unittest.TestCase):
                                   "[LoadBalancer]\nsubnet-id = %s\nfloating-network-id = %s\n"
                                   "ccm-active-wait-timeout = 3s\ncascade-delete = %s\n"
                                   % (LB_SUBNET, FIP_NETWORK, "true" if cascade else "false"))
-            ccm = c.start_ccm(conf, provider="openstack")
+            port = free_port()
+            ccm = c.start_ccm(conf, extra=secure_args(port), provider="openstack")
             wait_for(lambda: all_initialized(c, 2), "the nodes initialised")
             web = c.api.post("/api/v1/namespaces/default/services", {
                 "metadata": {"name": "web", "annotations": {MONITOR: "true"}},
@@ -323,6 +328,27 @@ class LoadBalancerTest(unittest.TestCase):
             self.assertEqual(ingress("kept"), [kept_ip])
             self.assertEqual(len(st["loadbalancers"]), 2)
             self.assertEqual(len(st["floatingips"]), 2)
+
+            # OCCM's annotations written back (ABI 1.1): the load balancer's ID and the
+            # published address; the user's annotation is left as it was.
+            def annotations(name):
+                svc = c.api.get("/api/v1/namespaces/default/services/" + name)
+                return svc["metadata"].get("annotations", {})
+            lb_ids = {lb["name"].rsplit("_", 1)[-1]: lb["id"] for lb in st["loadbalancers"]}
+            wait_for(lambda: annotations("web").get(LB_ID) == lb_ids["web"] and
+                     annotations("kept").get(LB_ID) == lb_ids["kept"], "the annotations written")
+            self.assertEqual(annotations("web").get(LB_ADDRESS), ingress("web")[0])
+            self.assertEqual(annotations("kept").get(LB_ADDRESS), kept_ip)
+            self.assertEqual(annotations("web").get(MONITOR), "true")
+            # OCCM's metric names on /metrics, without the host's prefix.
+            samples = Scraper(c, port).metrics()
+            names = {(n, lbl.get("request")) for n, lbl, _ in samples}
+            self.assertIn(("openstack_api_requests_total", "loadbalancer_create"), names)
+            self.assertIn(("openstack_api_request_duration_seconds_count", "loadbalancer_create"),
+                          names)
+            self.assertFalse([n for n, _ in names if n.startswith("ccm_provider_openstack_")])
+            self.assertTrue([lbl for n, lbl, _ in samples if n == "ccm_provider_info" and
+                             lbl.get("metric_namespace") == "openstack"])
 
             # A third node while Octavia is busy: the member update leaves each load
             # balancer PENDING_UPDATE, the provider answers "try again later" (the host may

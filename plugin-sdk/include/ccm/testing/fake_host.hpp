@@ -12,7 +12,14 @@
 //
 // It is deliberately simple: calls run on the calling thread, deadlines are only reported
 // (not enforced), and only one FakeHost may exist at a time in a process. The real host adds
-// deadline enforcement, concurrency limits and output validation on top of the same contract.
+// deadline enforcement, concurrency limits and the rest of its output validation on top of
+// the same contract.
+//
+// It offers ABI 1.CCM_ABI_MINOR by default; FakeHostOptions{.abi_minor = 0} makes it a 1.0
+// host (no log_fields slot, no annotations read) to test a provider's fallbacks. Like the real
+// host (and with the same code, ccm/validation.hpp) it refuses a malformed 1.1 declaration at
+// negotiation, annotations outside the declared domain and providerIDs outside the declared
+// prefix (the call then fails as INTERNAL, naming what is wrong).
 #pragma once
 
 #if !defined(__cplusplus) || __cplusplus < 202002L
@@ -22,6 +29,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -32,6 +40,7 @@
 
 #include "ccm/provider_abi.h"
 #include "ccm/types.hpp"
+#include "ccm/validation.hpp"
 
 namespace ccm::sdk {
 inline namespace v1 {
@@ -67,14 +76,23 @@ struct Service {
   std::string external_traffic_policy = "Cluster";
 };
 
+struct FakeHostOptions {
+  // The highest minor the fake host offers (0 = a 1.0 host).
+  uint32_t abi_minor = CCM_ABI_MINOR;
+};
+
 class FakeHost {
  public:
   struct LogLine {
     ccm_log_level level;
     std::string message;
+    Labels fields;  // from log_fields (ABI 1.1); empty for log
   };
 
-  explicit FakeHost(ccm_provider_entry_fn entry) : entry_(entry) { current() = this; }
+  explicit FakeHost(ccm_provider_entry_fn entry, FakeHostOptions options = {})
+      : entry_(entry), options_(options) {
+    current() = this;
+  }
   ~FakeHost() {
     if (provider_ != nullptr && plugin_.destroy != nullptr) {
       plugin_.destroy(provider_);
@@ -103,11 +121,11 @@ class FakeHost {
       ccm_host_info info{};
       info.struct_size = sizeof info;
       info.abi_major = CCM_ABI_MAJOR;
-      info.abi_minor = CCM_ABI_MINOR;
+      info.abi_minor = options_.abi_minor;
       info.host_name = str("fake-host");
       info.host_version = str("0.0.0");
       info.host = kHandle;
-      info.services = &services();
+      info.services = options_.abi_minor >= 1 ? &services() : &services10();
       const ccm_plugin* plugin = nullptr;
       ccm_call call = begin();
       ccm_status st = entry_(&info, &call, &plugin);
@@ -115,6 +133,31 @@ class FakeHost {
         return end(st == CCM_STATUS_OK ? CCM_STATUS_INTERNAL : st);
       }
       plugin_ = copyStruct(plugin);
+      if (plugin_.abi_minor > options_.abi_minor) {
+        return Error::failedPrecondition("plugin chose ABI minor " +
+                                         std::to_string(plugin_.abi_minor) +
+                                         " but the fake host offers at most 1." +
+                                         std::to_string(options_.abi_minor));
+      }
+      if (plugin_.abi_minor >= 1) {
+        if (CCM_SDK_HAS_FIELD(plugin_, provider_id_prefix)) {
+          provider_id_prefix_ = std::string(view(plugin_.provider_id_prefix));
+        }
+        if (CCM_SDK_HAS_FIELD(plugin_, annotation_domain)) {
+          annotation_domain_ = std::string(view(plugin_.annotation_domain));
+        }
+        if (CCM_SDK_HAS_FIELD(plugin_, metric_namespace)) {
+          metric_namespace_ = std::string(view(plugin_.metric_namespace));
+        }
+      }
+      for (const std::string& problem : {checkProviderIdPrefix(provider_id_prefix_),
+                                         checkAnnotationDomain(annotation_domain_),
+                                         checkMetricNamespace(metric_namespace_)}) {
+        if (!problem.empty()) {
+          return Error::failedPrecondition("provider " + std::string(view(plugin_.name)) +
+                                           " declares a malformed ccm_plugin." + problem);
+        }
+      }
       negotiated_ = true;
     }
     ccm_call call = begin();
@@ -136,6 +179,11 @@ class FakeHost {
   }
 
   const ccm_plugin& plugin() const { return plugin_; }
+  // The minor the plugin chose, and its ABI 1.1 declarations (empty when not declared).
+  uint32_t negotiatedMinor() const { return plugin_.abi_minor; }
+  const std::string& providerIdPrefix() const { return provider_id_prefix_; }
+  const std::string& annotationDomain() const { return annotation_domain_; }
+  const std::string& metricNamespace() const { return metric_namespace_; }
   std::string_view name() const { return view(plugin_.name); }
 
   template <typename T>
@@ -254,6 +302,15 @@ class FakeHost {
     auto it = metrics_.find(name);
     return it == metrics_.end() ? 0 : it->second;
   }
+  // The fields of the first log line containing text (nullopt: no such line).
+  std::optional<Labels> loggedFields(std::string_view text) const {
+    for (const auto& l : logs_) {
+      if (l.message.find(text) != std::string::npos) {
+        return l.fields;
+      }
+    }
+    return std::nullopt;
+  }
   // True when some log line contains text.
   bool logged(std::string_view text) const {
     for (const auto& l : logs_) {
@@ -353,12 +410,16 @@ class FakeHost {
     metadata_.assign(items, std::nullopt);
     lb_status_.reset();
     routes_.clear();
+    violation_.clear();
     in_call_ = true;
     return ccm_call{sizeof(ccm_call), call_id_, 0};
   }
 
   Status end(ccm_status st) {
     in_call_ = false;
+    if (!violation_.empty()) {
+      return Error::internal(violation_);
+    }
     if (st == CCM_STATUS_OK) {
       return {};
     }
@@ -372,7 +433,7 @@ class FakeHost {
       ccm_host_services t{};
       t.struct_size = sizeof t;
       t.log = [](ccm_host_handle, ccm_log_level level, ccm_str m) {
-        self().logs_.push_back({level, std::string(view(m))});
+        self().logs_.push_back({level, std::string(view(m)), {}});
       };
       t.is_cancelled = [](ccm_host_handle, uint64_t) { return false; };
       t.now_monotonic_ns = [](ccm_host_handle) -> int64_t {
@@ -404,7 +465,14 @@ class FakeHost {
         if (!self().live(id) || index >= self().metadata_.size() || md == nullptr) {
           return false;
         }
-        self().metadata_[index] = toInstanceMetadata(md);
+        InstanceMetadata m = toInstanceMetadata(md);
+        if (!m.provider_id.empty()) {
+          if (auto e = checkProviderId(m.provider_id, self().provider_id_prefix_); !e.empty()) {
+            self().violation_ = "invalid instance metadata: " + e;
+            return false;
+          }
+        }
+        self().metadata_[index] = std::move(m);
         return true;
       };
       t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t, ccm_status, ccm_str) {
@@ -414,7 +482,16 @@ class FakeHost {
         if (!self().live(id) || s == nullptr) {
           return false;
         }
-        self().lb_status_ = toLoadBalancerStatus(s);
+        bool v11 = self().plugin_.abi_minor >= 1;
+        LoadBalancerStatus status = toLoadBalancerStatus(s, v11);
+        if (auto e = checkAnnotations(status.annotations, status.removed_annotations,
+                                      self().annotation_domain_);
+            v11 && !e.empty() &&
+            (!status.annotations.empty() || !status.removed_annotations.empty())) {
+          self().violation_ = "invalid load balancer status: " + e;
+          return false;
+        }
+        self().lb_status_ = std::move(status);
         return true;
       };
       t.emit_route = [](ccm_host_handle, uint64_t id, const ccm_route* r) {
@@ -425,13 +502,33 @@ class FakeHost {
         return true;
       };
       t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str) { return self().live(id); };
+      t.log_fields = [](ccm_host_handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
+                        size_t n) {
+        self().logs_.push_back({level, std::string(view(m)), toLabels(fields, n)});
+      };
+      return t;
+    }();
+    return table;
+  }
+
+  // What a 1.0 host passes: the table up to emit_string, without log_fields.
+  static const ccm_host_services& services10() {
+    static const ccm_host_services table = [] {
+      ccm_host_services t = services();
+      t.log_fields = nullptr;
+      t.struct_size = static_cast<uint32_t>(offsetof(ccm_host_services, log_fields));
       return t;
     }();
     return table;
   }
 
   ccm_provider_entry_fn entry_;
+  FakeHostOptions options_;
   bool negotiated_ = false;
+  std::string provider_id_prefix_;
+  std::string annotation_domain_;
+  std::string metric_namespace_;
+  std::string violation_;  // first invalid output of the running call
   ccm_plugin plugin_{};
   ccm_provider* provider_ = nullptr;
   uint64_t call_id_ = 0;

@@ -5,6 +5,8 @@
 // cloud state, and cleans up after itself.
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/service/service_controller.hpp"
 #include "host/log/log.hpp"
@@ -268,6 +270,73 @@ TEST_CASE("a service whose finalizer is stripped before deletion still loses its
   h.deleteService("svc-e", "web");
   REQUIRE(waitUntil([&] { return !h.services().get("svc-e/web"); }));
   REQUIRE(waitUntil([&] { return !h.cloudLb("svc-e", "web"); }));
+  c->stop();
+}
+
+TEST_CASE("the provider's annotations are written on the Service; the user's are never touched") {
+  LiveHarness h;
+  h.createNamespace("svc-ann");
+  h.createService("svc-ann", "web");
+  h.patchService("svc-ann", "web",
+                 R"({"metadata":{"annotations":{"example.com/owner":"team-a",)"
+                 R"("fake-cloud.ccm.io/stale":"old"}}})");
+  auto annotation = [&](const std::string& key) -> std::optional<std::string> {
+    auto svc = h.services().get("svc-ann/web");
+    if (!svc) {
+      return std::nullopt;
+    }
+    auto v = svc->annotation(key);
+    return v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+  };
+  auto c = startController(h);
+
+  // fake-cloud returns its load balancer's ID inside its declared domain.
+  REQUIRE(waitUntil([&] { return !h.ingressIp("svc-ann", "web").empty(); }));
+  auto lb = h.cloudLb("svc-ann", "web");
+  REQUIRE(lb);
+  REQUIRE(waitUntil([&] { return annotation("fake-cloud.ccm.io/load-balancer-id") == lb->name; }));
+  CHECK(annotation("example.com/owner") == "team-a");
+  CHECK(annotation("fake-cloud.ccm.io/stale") == "old");  // not listed for removal yet
+
+  // Changes the Service (a user annotation) so it is ensured again, and waits for that ensure
+  // to reach the cloud, until done() holds: the cloud re-reads its file at a call at most
+  // every 100 ms, so a change to it shows within a few ensures. One ensure at a time keeps
+  // the Service's events under client-go's spam filter.
+  int poke = 0;
+  auto pokeUntil = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 40; ++i) {
+      auto before = h.cloudLb("svc-ann", "web");
+      int64_t ensures = before ? before->ensures : 0;
+      h.patchService("svc-ann", "web",
+                     R"({"metadata":{"annotations":{"example.com/poke":")" +
+                         std::to_string(++poke) + R"("}}})");
+      bool ensured = waitUntil([&] {
+        auto now = h.cloudLb("svc-ann", "web");
+        return now && now->ensures > ensures;
+      });
+      if (ensured && waitUntil(done, std::chrono::milliseconds(300))) {
+        return true;
+      }
+    }
+    return done();
+  };
+
+  // Removal: only the listed key goes; every sync re-reads the cloud file, so poke until then.
+  h.writeCloud("lbRemovedAnnotations: [fake-cloud.ccm.io/stale]\n");
+  REQUIRE(pokeUntil([&] { return !annotation("fake-cloud.ccm.io/stale").has_value(); }));
+  CHECK(annotation("fake-cloud.ccm.io/load-balancer-id") == lb->name);
+  CHECK(annotation("example.com/owner") == "team-a");
+
+  // A key outside the domain: the host refuses the whole answer and writes nothing.
+  h.writeCloud("lbAnnotations: {example.com/owner: hijacked}\n");
+  REQUIRE(pokeUntil([&] {
+    return h.metricSum("ccm_provider_contract_violations_total", "invalid_output") > 0;
+  }));
+  CHECK(annotation("example.com/owner") == "team-a");
+  CHECK(annotation("fake-cloud.ccm.io/load-balancer-id") == lb->name);
+
+  h.writeCloud("");
+  cleanUp(h, "svc-ann", {"web"}, {});
   c->stop();
 }
 
