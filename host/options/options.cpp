@@ -34,6 +34,10 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                   "Deadline of one call into the provider plugin. 0 uses per-capability "
                   "defaults: 30s for instances and routes, 60s for batch metadata, 2m for load "
                   "balancers.");
+  fs->addDuration("provider-start-timeout", &o.provider_start_timeout, milliseconds(120000),
+                  "Deadline of the provider's start-up calls (its entry point, then create with "
+                  "--cloud-config). A provider that has not returned by then is given up on and "
+                  "the process exits 1. Must be positive.");
   fs->addBool("check-config", &o.check_config, false,
               "Load the provider, validate the flags and --cloud-config, print what would run "
               "and exit (0 when everything is valid).");
@@ -330,7 +334,8 @@ Status validate(const Options& o) {
   for (auto [flag, d] :
        {std::pair{"--node-monitor-period", o.node_monitor_period},
         std::pair{"--route-reconciliation-period", o.route_reconciliation_period},
-        std::pair{"--node-status-update-frequency", o.node_status_update_frequency}}) {
+        std::pair{"--node-status-update-frequency", o.node_status_update_frequency},
+        std::pair{"--provider-start-timeout", o.provider_start_timeout}}) {
     if (d.count() <= 0) {
       return bad(fmt::format("{} must be positive", flag));
     }

@@ -66,6 +66,7 @@ struct Options {
   double unhealthy_zone_threshold = 0.55;
   int32_t large_cluster_size_threshold = 50;
   milliseconds cloud_provider_call_timeout{0};
+  milliseconds provider_start_timeout{120000};
 
   // Kubernetes API access.
   std::string master;

@@ -6,30 +6,24 @@
 #include <algorithm>
 
 #include "host/log/log.hpp"
+#include "host/plugin/abi_output_shape.hpp"
 #include "host/plugin/output_validation.hpp"
+#include "host/plugin/plugin_text.hpp"
 
 namespace ccm::plugin {
 namespace {
 
-constexpr size_t kMaxLogBytes = size_t{16} * 1024;
-constexpr size_t kMaxErrorBytes = size_t{4} * 1024;
+constexpr size_t kMaxLogBytes = kMaxPluginLogBytes;
+constexpr size_t kMaxErrorBytes = kMaxPluginErrorBytes;
 
-// Text from a plugin, made safe to log: bounded, and invalid UTF-8 replaced.
+// Text from a plugin, made safe to log: bounded with a visible marker, invalid UTF-8 and
+// control characters escaped (plugin_text.hpp); an inconsistent pointer/length pair is
+// described instead of read.
 std::string sanitize(ccm_str s, size_t max_bytes) {
-  std::string_view v = sdk::view(s);
-  if (v.size() > max_bytes) {
-    v = v.substr(0, max_bytes);
+  if (s.data == nullptr && s.size != 0) {
+    return fmt::format("[invalid text from the provider: data NULL with size {}]", s.size);
   }
-  if (validateText("text", v, max_bytes).empty()) {
-    return std::string(v);
-  }
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    auto u = static_cast<unsigned char>(c);
-    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
-  }
-  return out;
+  return safeText(sdk::view(s), max_bytes);
 }
 
 bool validMetricName(std::string_view name) {
@@ -362,8 +356,13 @@ bool HostServices::emitInstanceMetadata(ccm_host_handle host, uint64_t call_id, 
     }
     return false;
   }
-  sdk::InstanceMetadata m = sdk::toInstanceMetadata(metadata);
-  std::string problem = validateMetadata(m);
+  // The shape first: nothing is read through an inconsistent pointer/length pair.
+  std::string problem = checkMetadataShape(metadata);
+  sdk::InstanceMetadata m;
+  if (problem.empty()) {
+    m = sdk::toInstanceMetadata(metadata);
+    problem = validateMetadata(m);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     if (state->expected_items == 1) {
@@ -408,8 +407,12 @@ bool HostServices::emitLbStatus(ccm_host_handle host, uint64_t call_id,
     state->violation = "emit_lb_status was given a NULL pointer";
     return false;
   }
-  sdk::LoadBalancerStatus s = sdk::toLoadBalancerStatus(status);
-  std::string problem = validateLbStatus(s);
+  std::string problem = checkLbStatusShape(status);
+  sdk::LoadBalancerStatus s;
+  if (problem.empty()) {
+    s = sdk::toLoadBalancerStatus(status);
+    problem = validateLbStatus(s);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid load balancer status: " + problem;
@@ -429,8 +432,12 @@ bool HostServices::emitRoute(ccm_host_handle host, uint64_t call_id, const ccm_r
     state->violation = "emit_route was given a NULL pointer";
     return false;
   }
-  sdk::Route r = sdk::toRoute(route);
-  std::string problem = validateRoute(r);
+  std::string problem = checkRouteShape(route);
+  sdk::Route r;
+  if (problem.empty()) {
+    r = sdk::toRoute(route);
+    problem = validateRoute(r);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid route: " + problem;
@@ -449,7 +456,10 @@ bool HostServices::emitString(ccm_host_handle host, uint64_t call_id, ccm_str va
   if (!state) {
     return false;
   }
-  std::string problem = validateText("value", sdk::view(value), 1024);
+  std::string problem = checkStrShape("value", value);
+  if (problem.empty()) {
+    problem = validateText("value", sdk::view(value), 1024);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid string: " + problem;
