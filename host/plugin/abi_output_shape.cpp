@@ -69,8 +69,7 @@ std::string checkIngress(std::string_view field, const ccm_lb_ingress* raw) {
       return fmt::format("{}[{}] is NULL", ports, j);
     }
     ccm_port_status p = sdk::copyStruct(in.ports[j]);
-    for (auto [name, value] :
-         {std::pair{"protocol", p.protocol}, std::pair{"error", p.error}}) {
+    for (auto [name, value] : {std::pair{"protocol", p.protocol}, std::pair{"error", p.error}}) {
       if (auto e = checkStrShape(fmt::format("{}[{}].{}", ports, j, name), value); !e.empty()) {
         return e;
       }
@@ -107,8 +106,8 @@ std::string checkMetadataShape(const ccm_instance_metadata* metadata) {
 
 std::string checkLbStatusShape(const ccm_lb_status* status) {
   ccm_lb_status s = sdk::copyStruct(status);
-  if (auto e = checkArray("ingress", "ingress_count", s.ingress, s.ingress_count,
-                          kMaxOutputIngress);
+  if (auto e =
+          checkArray("ingress", "ingress_count", s.ingress, s.ingress_count, kMaxOutputIngress);
       !e.empty()) {
     return e;
   }
@@ -126,15 +125,13 @@ std::string checkLbStatusShape(const ccm_lb_status* status) {
       !e.empty()) {
     return e;
   }
-  if (auto e = checkArray("removed_annotations", "removed_annotation_count",
-                          s.removed_annotations, s.removed_annotation_count,
-                          kMaxOutputAnnotations);
+  if (auto e = checkArray("removed_annotations", "removed_annotation_count", s.removed_annotations,
+                          s.removed_annotation_count, kMaxOutputAnnotations);
       !e.empty()) {
     return e;
   }
   for (size_t i = 0; i < s.removed_annotation_count; ++i) {
-    if (auto e = checkStrShape(fmt::format("removed_annotations[{}]", i),
-                               s.removed_annotations[i]);
+    if (auto e = checkStrShape(fmt::format("removed_annotations[{}]", i), s.removed_annotations[i]);
         !e.empty()) {
       return e;
     }

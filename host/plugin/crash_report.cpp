@@ -32,7 +32,7 @@ constexpr const char* kSignalNames[] = {"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL",
 constexpr size_t kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
 
 // Written once, before the handlers are installed; read by the handlers.
-struct sigaction g_previous[kSignalCount];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+struct sigaction g_previous[kSignalCount];
 std::atomic<bool> g_installed{false};
 std::atomic<bool> g_json{false};
 
@@ -205,20 +205,20 @@ void installCrashHandlers(CrashLineFormat format) {
 }
 
 PluginCallScope::PluginCallScope(std::string_view provider, std::string_view capability,
-                                  std::string_view call)
-    : previous_{t_record.provider, t_record.provider_size, t_record.capability,
-                t_record.capability_size, t_record.call, t_record.call_size} {
+                                 std::string_view call)
+    : previous_{t_record.provider,        t_record.provider_size, t_record.capability,
+                t_record.capability_size, t_record.call,          t_record.call_size} {
   t_alt_stack.ensure();
-  CallRecord next{provider.data(), provider.size(), capability.data(), capability.size(),
-                  call.data(), call.size()};
+  CallRecord next{provider.data(),   provider.size(), capability.data(),
+                  capability.size(), call.data(),     call.size()};
   t_record = next;
   // The record is complete before a signal on this thread can read it.
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 
 PluginCallScope::~PluginCallScope() {
-  t_record = CallRecord{previous_.provider, previous_.provider_size, previous_.capability,
-                        previous_.capability_size, previous_.call, previous_.call_size};
+  t_record = CallRecord{previous_.provider,        previous_.provider_size, previous_.capability,
+                        previous_.capability_size, previous_.call,          previous_.call_size};
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 

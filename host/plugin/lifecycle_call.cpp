@@ -18,7 +18,7 @@ namespace {
 struct Shared {
   std::mutex mu;
   std::condition_variable_any cv;
-  bool done = false;  // guarded by mu
+  bool done = false;         // guarded by mu
   LifecycleOutcome outcome;  // guarded by mu
 };
 
@@ -29,8 +29,8 @@ LifecycleOutcome runLifecycleCall(std::function<ccm_status()> fn,
                                   const std::stop_token& stop) {
   auto started = std::chrono::steady_clock::now();
   auto since = [&started] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 started);
   };
   if (stop.stop_requested()) {
     return LifecycleOutcome{LifecycleOutcome::End::Interrupted, CCM_STATUS_CANCELLED, {}, {}};
@@ -68,10 +68,11 @@ LifecycleOutcome runLifecycleCall(std::function<ccm_status()> fn,
     return outcome;
   }
   LifecycleOutcome given_up;
-  given_up.end = stop.stop_requested() ? LifecycleOutcome::End::Interrupted
-                                       : LifecycleOutcome::End::TimedOut;
-  given_up.status = given_up.end == LifecycleOutcome::End::Interrupted ? CCM_STATUS_CANCELLED
-                                                                       : CCM_STATUS_DEADLINE_EXCEEDED;
+  given_up.end =
+      stop.stop_requested() ? LifecycleOutcome::End::Interrupted : LifecycleOutcome::End::TimedOut;
+  given_up.status = given_up.end == LifecycleOutcome::End::Interrupted
+                        ? CCM_STATUS_CANCELLED
+                        : CCM_STATUS_DEADLINE_EXCEEDED;
   given_up.elapsed = since();
   return given_up;
 }

@@ -6,14 +6,23 @@
 namespace ccm::plugin {
 namespace {
 
-bool isControl(char32_t cp) { return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f); }
+bool isControl(char32_t cp) {
+  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
 
 void escapeControl(char32_t cp, std::string& out) {
   switch (cp) {
-    case '\n': out += "\\n"; return;
-    case '\r': out += "\\r"; return;
-    case '\t': out += "\\t"; return;
-    default: break;
+    case '\n':
+      out += "\\n";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    default:
+      break;
   }
   out += cp < 0x80 ? fmt::format("\\x{:02x}", static_cast<unsigned>(cp))
                    : fmt::format("\\u{:04x}", static_cast<unsigned>(cp));

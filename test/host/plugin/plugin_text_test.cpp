@@ -1,11 +1,12 @@
 // Plugin text made safe to print (host/plugin/plugin_text) and the shape checks of plugin
 // output (host/plugin/abi_output_shape).
+#include "host/plugin/plugin_text.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "host/plugin/abi_output_shape.hpp"
-#include "host/plugin/plugin_text.hpp"
 
 using namespace ccm::plugin;
 
@@ -88,8 +89,7 @@ TEST_CASE("shape checks refuse NULL pointers with non-zero sizes and counts") {
   st.ingress_count = 1;
   CHECK(checkLbStatusShape(&st).empty());
   st.removed_annotation_count = 2;
-  CHECK(checkLbStatusShape(&st) ==
-        "removed_annotations is NULL with removed_annotation_count 2");
+  CHECK(checkLbStatusShape(&st) == "removed_annotations is NULL with removed_annotation_count 2");
   // A 1.0 plugin's shorter struct: the 1.1 fields beyond its struct_size are not read.
   st.struct_size = offsetof(ccm_lb_status, annotations);
   CHECK(checkLbStatusShape(&st).empty());
@@ -100,6 +100,5 @@ TEST_CASE("shape checks refuse NULL pointers with non-zero sizes and counts") {
   CHECK(checkRouteShape(&r) == "destination_cidr has data NULL with size 11");
   r.destination_cidr = ccm_str{"10.0.0.0/24", 11};
   r.target_node_address_count = 1;
-  CHECK(checkRouteShape(&r) ==
-        "target_node_addresses is NULL with target_node_address_count 1");
+  CHECK(checkRouteShape(&r) == "target_node_addresses is NULL with target_node_address_count 1");
 }
