@@ -18,6 +18,10 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
                                  matching requests so (after delay_s seconds)
   POST /_sim/faults/clear
   POST /_sim/revoke_tokens      every issued token now gets 401
+  POST /_sim/app_credentials    {"id", "name", "secret"[, "user_id", "project_id"]}: a new
+                                application credential (a rotation's first step)
+  POST /_sim/app_credentials/delete  {"id"}: the credential is gone, as Keystone deletes one:
+                                logins with it and every token issued through it get 401
   POST /_sim/add_server         a Nova server with its Neutron ports (see add_server)
   POST /_sim/remove_server      {"id": ...}: the server and its ports are gone (Nova 404s)
   POST /_sim/set_server         {"id": ..., field: value, ...}: change a server's fields
@@ -452,7 +456,8 @@ class Sim:
         token = "gAAAA" + uuid.uuid4().hex + uuid.uuid4().hex
         issued = now_utc()
         expires = issued + datetime.timedelta(seconds=self.config["token_lifetime_s"])
-        self.tokens[token] = {"user_id": user["id"], "expires": expires}
+        self.tokens[token] = {"user_id": user["id"], "expires": expires,
+                              "app_cred": extra.get("application_credential", {}).get("id")}
         self.auth_count += 1
         body = {"token": {
             "methods": methods, "expires_at": iso(expires), "issued_at": iso(issued),
@@ -1190,6 +1195,21 @@ class Sim:
         if path == "/_sim/revoke_tokens":
             self.tokens = {}
             return 200, {}
+        if path == "/_sim/app_credentials":
+            cred = {"id": body["id"], "name": body["name"], "secret": body["secret"],
+                    "user_id": body.get("user_id", "u-demo"),
+                    "project_id": body.get("project_id", "p-demo")}
+            if any(c["id"] == cred["id"] for c in self.app_creds):
+                raise HttpError(409, {"error": "application credential %s exists" % cred["id"]})
+            self.app_creds.append(cred)
+            return 201, {"application_credential": {"id": cred["id"], "name": cred["name"]}}
+        if path == "/_sim/app_credentials/delete":
+            cid = body["id"]
+            if not any(c["id"] == cid for c in self.app_creds):
+                raise not_found("application credential " + cid)
+            self.app_creds = [c for c in self.app_creds if c["id"] != cid]
+            self.tokens = {t: v for t, v in self.tokens.items() if v.get("app_cred") != cid}
+            return 204, None
         if path == "/_sim/expire_tokens":
             for t in self.tokens.values():
                 t["expires"] = now_utc() - datetime.timedelta(seconds=1)

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "ccm/provider_abi.h"
+#include "host/app/config_reloader.hpp"
 #include "host/app/controller_manager.hpp"
 #include "host/controllers/registry.hpp"
 #include "host/kube/transport/kube_client.hpp"
@@ -81,6 +82,7 @@ plugin::ProviderOptions providerOptions(const options::Options& o, metrics::Regi
     p.instances_timeout = p.batch_timeout = p.load_balancer_timeout = p.routes_timeout =
         o.cloud_provider_call_timeout;
   }
+  p.reconfigure_timeout = o.cloud_config_reload_timeout;
   p.registry = &registry;
   p.start_timeout = o.provider_start_timeout;
   return p;
@@ -442,6 +444,16 @@ int run(int argc, const char* const* argv) {
   }
   kube::KubeApi* authn_api = authn_client.get();
   kube::KubeApi* authz_api = authz_client ? authz_client.get() : authn_client.get();
+
+  // Watches --cloud-config for changes (a rotated credential) while the process runs, leader
+  // or not, so a standby takes over with current credentials. Declared after the provider:
+  // it stops before the provider is destroyed.
+  ConfigReloader reloader(**provider, opts.cloud_config, *config, &registry);
+  if (!opts.cloud_config.empty() && opts.cloud_config_reload_period.count() > 0) {
+    reloader.start(opts.cloud_config_reload_period);
+    log::infoV(1, "Watching the cloud config for changes",
+               {{"path", opts.cloud_config}, {"period", opts.cloud_config_reload_period}});
+  }
 
   server::SecureServer secure(server::serverOptionsFrom(opts), {.health = &health,
                                                                 .metrics = &registry,

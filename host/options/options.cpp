@@ -38,6 +38,14 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                   "Deadline of the provider's start-up calls (its entry point, then create with "
                   "--cloud-config). A provider that has not returned by then is given up on and "
                   "the process exits 1. Must be positive.");
+  fs->addDuration("cloud-config-reload-period", &o.cloud_config_reload_period, milliseconds(10000),
+                  "How often the --cloud-config file is read to look for changes (e.g. a "
+                  "rotated credential in a Secret); a change is handed to the provider without a "
+                  "restart. 0 turns the watch off.");
+  fs->addDuration("cloud-config-reload-timeout", &o.cloud_config_reload_timeout,
+                  milliseconds(60000),
+                  "Deadline of the provider's reconfigure after a --cloud-config change; past "
+                  "it the provider keeps its old settings.");
   fs->addBool("check-config", &o.check_config, false,
               "Load the provider, validate the flags and --cloud-config, print what would run "
               "and exit (0 when everything is valid).");
@@ -279,6 +287,12 @@ Status validate(const Options& o) {
   auto bad = [](std::string msg) { return Status(Code::InvalidArgument, std::move(msg)); };
   if (o.cloud_provider.empty()) {
     return bad("--cloud-provider cannot be empty");
+  }
+  if (o.cloud_config_reload_period.count() < 0) {
+    return bad("--cloud-config-reload-period cannot be negative (0 turns the watch off)");
+  }
+  if (o.cloud_config_reload_timeout.count() <= 0) {
+    return bad("--cloud-config-reload-timeout must be greater than 0");
   }
   if (o.leader_elect && o.leader_elect_resource_lock != "leases") {
     return bad("--leader-elect-resource-lock: resourceLock value must be \"leases\"");

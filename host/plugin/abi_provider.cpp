@@ -259,6 +259,11 @@ AbiProvider::~AbiProvider() {
         ((stuck += cap.runner != nullptr ? cap.runner->abandonedInFlight() : 0), ...);
       },
       capabilities_);
+  {
+    std::lock_guard lock(reconfigure_mu_);
+    stuck += reconfigure_runner_ != nullptr ? reconfigure_runner_->abandonedInFlight() : 0;
+    reconfigure_runner_.reset();
+  }
   // Runners first: they hold no provider state, and destroying them parks their threads.
   std::apply([](auto&... cap) { (cap.runner.reset(), ...); }, capabilities_);
   if (provider_ == nullptr) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -60,6 +61,11 @@ class AbiProvider final : public Provider {
 
   void cancelAll() override;
 
+  // Calls the plugin's reconfigure slot (abi_reconfigure.cpp) on its own runner, with the
+  // reconfigure deadline. Unimplemented when the plugin has no slot (ABI 1.0, or NULL);
+  // FailedPrecondition while an earlier reconfigure that was given up on has not returned.
+  Status reconfigure(std::string_view config) override;
+
  private:
   AbiProvider(std::shared_ptr<const LoadedPlugin> plugin, const ProviderOptions& options);
 
@@ -82,6 +88,8 @@ class AbiProvider final : public Provider {
              BoundCapability<ccm_loadbalancer_v1>, BoundCapability<ccm_routes_v1>>
       capabilities_;
   AbiCaller caller_;
+  std::mutex reconfigure_mu_;  // held for the whole of a reconfigure: never two at once
+  std::unique_ptr<CallRunner> reconfigure_runner_;  // one slot; created on first use
 };
 
 }  // namespace ccm::plugin

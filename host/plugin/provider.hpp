@@ -158,6 +158,15 @@ class Provider {
   // Cancels every call in flight (is_cancelled turns true) and refuses new ones. Used on
   // shutdown and on lost leadership. THREAD: any.
   virtual void cancelAll() = 0;
+
+  // Applies new --cloud-config bytes without a restart (ABI 1.1 reconfigure). OK: calls that
+  // start from now on use them. Unimplemented: the provider cannot (the change takes effect at
+  // the next restart). Any other error: the provider kept its old settings; the message says
+  // why. THREAD: any, but never two at once (the adapter serialises them).
+  virtual Status reconfigure(std::string_view config) {
+    (void)config;
+    return Status(Code::Unimplemented, "the provider cannot apply a new configuration");
+  }
 };
 
 }  // namespace ccm::plugin

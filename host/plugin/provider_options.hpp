@@ -18,6 +18,8 @@ struct ProviderOptions {
   std::chrono::milliseconds batch_timeout{60000};
   std::chrono::milliseconds load_balancer_timeout{120000};
   std::chrono::milliseconds routes_timeout{60000};
+  // How long a reconfigure (new --cloud-config bytes) may take.
+  std::chrono::milliseconds reconfigure_timeout{60000};
   // How long past its deadline a call may still finish before it is abandoned.
   std::chrono::milliseconds grace{1000};
   // Concurrency when the plugin declares no limit.

@@ -30,6 +30,8 @@ struct InstanceSpec {
   std::vector<NodeAddress> addresses;
   Labels labels;             // additional labels offered to the node
   InstanceState state = InstanceState::Running;
+
+  bool operator==(const InstanceSpec&) const = default;
 };
 
 // Instances that exist for every node not listed explicitly (for large clusters and the demo).
@@ -42,6 +44,8 @@ struct AutoInstances {
   std::string external_cidr;        // derived ExternalIP when set
   bool hostname_address = true;     // publish a Hostname address equal to the node name
   Labels labels;
+
+  bool operator==(const AutoInstances&) const = default;
 };
 
 // An injected failure: calls of `op` (or every op for "*") fail with `code`.
@@ -53,12 +57,16 @@ struct Fault {
   int64_t count = -1;            // fail only the first N matching calls (-1: no limit)
   std::vector<std::string> nodes;  // only for these node names (instance ops); empty = all
   std::chrono::milliseconds retry_after{0};
+
+  bool operator==(const Fault&) const = default;
 };
 
 struct Throttle {
   double qps = 0;                // 0 disables throttling
   double burst = 1;
   std::chrono::milliseconds retry_after{1000};
+
+  bool operator==(const Throttle&) const = default;
 };
 
 struct Capabilities {
@@ -80,6 +88,8 @@ struct World {
   bool latency_ignores_deadline = false;  // simulate a cloud call that hangs past its deadline
   std::vector<Fault> faults;
   Throttle throttle;
+
+  bool operator==(const World&) const = default;
 };
 
 struct Config {

@@ -54,7 +54,14 @@ class FakeCloud {
                           std::string_view name_hint, const sdk::Route& route);
   sdk::Status deleteRoute(const sdk::Call& call, std::string_view cluster, const sdk::Route& route);
 
+  // The settings fixed at creation (capabilities, limits, files, address pool); the World
+  // may change since (reconfigure, cloudFile).
   const Config& config() const { return config_; }
+
+  // Applies a new config (reconfigure): its World replaces the current one. Throws
+  // ConfigError, naming the key, when it changes a setting fixed at creation or has a bad
+  // address block; nothing changes then. THREAD: any, one at a time.
+  void reconfigure(const Config& next);
 
  private:
   // Answers one call of operation `op` (about `node`, for operations on one node): the

@@ -12,9 +12,11 @@ class FakeCloudProvider final : public sdk::Provider,
                                 public sdk::Instances,
                                 public sdk::InstancesBatch,
                                 public sdk::LoadBalancer,
-                                public sdk::Routes {
+                                public sdk::Routes,
+                                public sdk::Reconfigurable {
  public:
-  explicit FakeCloudProvider(std::unique_ptr<FakeCloud> cloud) : cloud_(std::move(cloud)) {}
+  FakeCloudProvider(std::unique_ptr<FakeCloud> cloud, const sdk::Host& host)
+      : cloud_(std::move(cloud)), host_(host) {}
 
   static sdk::Result<std::unique_ptr<FakeCloudProvider>> create(const sdk::Host& host,
                                                                 std::string_view config) {
@@ -25,7 +27,22 @@ class FakeCloudProvider final : public sdk::Provider,
                 std::to_string(c.world.instances.size()) + " listed instances" +
                 (c.world.auto_instances.enabled ? ", automatic instances" : "") +
                 (c.state_file.empty() ? "" : ", state file " + c.state_file) + ")");
-      return std::make_unique<FakeCloudProvider>(std::move(cloud));
+      return std::make_unique<FakeCloudProvider>(std::move(cloud), host);
+    } catch (const ConfigError& e) {
+      return sdk::Error::invalidArgument(std::string("fake-cloud config: ") + e.what());
+    }
+  }
+
+  // A changed --cloud-config: the World (instances, region, faults, ...) takes effect for
+  // the next calls; a config that does not parse, or changes a setting fixed at creation, is
+  // refused and the current one stays.
+  sdk::Status reconfigure(const sdk::Call& /*call*/, std::string_view config) override {
+    try {
+      Config next = parseConfig(config);
+      cloud_->reconfigure(next);
+      host_.info("fake-cloud: reconfigured (region " + next.world.region + ", " +
+                 std::to_string(next.world.instances.size()) + " listed instances)");
+      return {};
     } catch (const ConfigError& e) {
       return sdk::Error::invalidArgument(std::string("fake-cloud config: ") + e.what());
     }
@@ -103,6 +120,7 @@ class FakeCloudProvider final : public sdk::Provider,
 
  private:
   std::unique_ptr<FakeCloud> cloud_;
+  const sdk::Host& host_;
 };
 
 }  // namespace

@@ -12,8 +12,8 @@ constexpr std::chrono::milliseconds kCheckInterval(100);
 
 WorldSource::WorldSource(const Config& config, const sdk::Host& host)
     : cloud_file_(config.cloud_file),
-      base_(config.world),
       host_(host),
+      base_(config.world),
       world_(std::make_shared<const World>(config.world)) {
   if (cloud_file_.empty()) {
     return;
@@ -56,6 +56,28 @@ std::shared_ptr<const World> WorldSource::current() {
     host_.warning(std::string("fake-cloud: ignoring invalid cloud file: ") + e.what());
   }
   return world_;
+}
+
+void WorldSource::rebase(const World& base) {
+  std::lock_guard lock(mu_);
+  World next = base;
+  int64_t mtime_ns = mtime_ns_;
+  if (!cloud_file_.empty()) {
+    auto stamp = stampOf(cloud_file_);
+    auto text = readFile(cloud_file_);
+    if (!text) {
+      throw ConfigError("cloudFile: cannot read \"" + cloud_file_ + "\"");
+    }
+    next = parseWorld(*text, base, cloud_file_);
+    mtime_ns = stamp ? stamp->mtime_ns : -1;
+  }
+  base_ = base;
+  mtime_ns_ = mtime_ns;
+  // An unchanged World keeps its identity: a new one would restart counted faults (and the
+  // config file is often the cloud file too, already re-read on its own).
+  if (next != *world_) {
+    world_ = std::make_shared<const World>(std::move(next));
+  }
 }
 
 std::shared_ptr<const World> WorldSource::lastRead() {

@@ -26,12 +26,17 @@ class WorldSource {
   // The World as last read, without looking at the file. THREAD: any.
   std::shared_ptr<const World> lastRead();
 
+  // Replaces the config's World (a reconfigure): the cloud file, if any, is read again on top
+  // of it. Throws ConfigError, and changes nothing, when the cloud file cannot be read or
+  // does not parse. THREAD: any.
+  void rebase(const World& base);
+
  private:
-  const std::string cloud_file_;  // empty: the World never changes
-  const World base_;              // the config's World; the cloud file's keys override it
+  const std::string cloud_file_;  // empty: the World changes only by rebase()
   const sdk::Host& host_;
 
   std::mutex mu_;
+  World base_;  // guarded by mu_: the config's World; the cloud file's keys override it
   std::shared_ptr<const World> world_;               // guarded by mu_
   std::chrono::steady_clock::time_point checked_{};  // guarded by mu_
   int64_t mtime_ns_ = -1;                            // guarded by mu_

@@ -56,6 +56,8 @@ struct NetworkingConfig {
   std::vector<std::string> internal_network_names;
   std::string address_sort_order;
   std::vector<Cidr> address_sort_cidrs;  // parsed address_sort_order, in priority order
+
+  bool operator==(const NetworkingConfig&) const = default;
 };
 
 // A "floating-subnet-tags" spec: which Neutron filter to use and the tags.
@@ -73,6 +75,8 @@ struct LoadBalancerClass {
   std::string network_id;
   std::string subnet_id;
   std::string member_subnet_id;
+
+  bool operator==(const LoadBalancerClass&) const = default;
 };
 
 struct LoadBalancerConfig {
@@ -109,15 +113,21 @@ struct LoadBalancerConfig {
   // answering FAILED_PRECONDITION with a retry-after (the host re-queues the Service).
   Duration active_wait_timeout = std::chrono::seconds(30);
   std::map<std::string, LoadBalancerClass> classes;
+
+  bool operator==(const LoadBalancerConfig&) const = default;
 };
 
 struct RouteConfig {
   std::string router_id;
+
+  bool operator==(const RouteConfig&) const = default;
 };
 
 struct MetadataConfig {
   std::string search_order = "configDrive,metadataService";
   Duration request_timeout = std::chrono::seconds(60);
+
+  bool operator==(const MetadataConfig&) const = default;
 };
 
 struct Config {
@@ -145,6 +155,11 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
 
 // Parses a floating-subnet-tags spec: '!' negates, '&' means all tags must match.
 StatusOr<TagFilter> parseTagFilter(std::string_view text);
+
+// The first setting, as "[Section] key", that differs between running and next other than
+// the credentials ([Global] user, password, application credential, trust and token keys),
+// or "" when only credentials differ: what a reconfigure may not change.
+std::string fixedSettingChanged(const Config& running, const Config& next);
 
 // The names of the secret values in a config (to register with the host).
 std::vector<std::string> configSecrets(const Config& config);

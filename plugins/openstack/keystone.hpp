@@ -69,6 +69,12 @@ class KeystoneAuth {
   // many threads ask at once).
   StatusOr<std::string> renewAfterRejection(const CallContext& call, const std::string& rejected);
 
+  // Switches to new credentials (a reconfigure; keystone_rotation.cpp): logs in with them
+  // first. When Keystone refuses them the old ones stay and the refusal is returned; when it
+  // cannot be asked, the new ones are kept and the next request logs in with them. Requests
+  // already holding a token finish with it.
+  Status rotateCredentials(const CallContext& call, const GlobalConfig& global);
+
   const Catalog& catalog() const { return catalog_; }
   const std::string& identityEndpoint() const { return identity_url_; }
   // How many times a token was obtained (for metrics and tests' sake).
@@ -79,7 +85,7 @@ class KeystoneAuth {
   StatusOr<Token> authenticate(const CallContext& call, Catalog* catalog_out);
   bool expiresSoon(const Token& token) const;
 
-  GlobalConfig global_;
+  GlobalConfig global_;  // changed only under renew_mu_ (rotateCredentials) once started
   HttpClient& http_;
   HostEnv& env_;
   std::chrono::nanoseconds request_timeout_;

@@ -342,7 +342,7 @@ class RoutesCapability final : public sdk::Routes {
 }  // namespace
 
 // The provider the SDK's tables point at.
-class OpenStackPlugin final : public sdk::Provider {
+class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
  public:
   static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host&,
                                                               std::string_view config) {
@@ -352,6 +352,12 @@ class OpenStackPlugin final : public sdk::Provider {
       return toError(core.status());
     }
     return std::unique_ptr<OpenStackPlugin>(new OpenStackPlugin(std::move(core).value()));
+  }
+
+  // A changed cloud.conf: new credentials take effect for the next requests; anything else
+  // that changed is refused and the running settings stay.
+  sdk::Status reconfigure(const sdk::Call& call, std::string_view config) override {
+    return toSdk(core_->reconfigure(contextOf(call), env(), config));
   }
 
   sdk::Instances* instances() override { return &instances_; }

@@ -32,6 +32,13 @@ class OpenStackProvider {
   // nullptr without [Route] router-id or without Neutron's extraroute extensions.
   Routes* routes() { return routes_.get(); }
   const Config& config() const { return config_; }
+
+  // Applies new cloud.conf text (a reconfigure; reconfigure.cpp), parsed as create parses it.
+  // Only the credentials may change while running: any other difference is refused
+  // (INVALID_ARGUMENT naming the key) and nothing changes. On OK the new secrets are
+  // registered and Keystone is logged into with the new credentials for the next requests.
+  // THREAD: one at a time; capability calls may run meanwhile.
+  Status reconfigure(const CallContext& call, HostEnv& env, std::string_view config_text);
   OpenStackClient& client() { return *client_; }
 
  private:

@@ -3,8 +3,9 @@
 
 Installs ccm into a scratch prefix with `meson install`, then builds the minimal C provider
 out of tree twice -- with pkg-config (`cc $(pkg-config --cflags ccm-plugin-sdk) ...`, in
-strict C11) and with CMake's find_package -- and has the installed cloud-controller-manager
-load each one through the ABI and report it. Also checks the installed layout.
+strict C11) and with CMake's find_package -- and the Rust example from the installed crate with
+cargo, and has the installed cloud-controller-manager load each one through the ABI and report
+it. Also checks the installed layout.
 """
 import os
 import shutil
@@ -76,12 +77,22 @@ class SdkInstallTest(unittest.TestCase):
                     "include/ccm/provider_abi.h", "include/ccm/provider.hpp",
                     "include/ccm/types.hpp", "include/ccm/testing/fake_host.hpp",
                     "share/ccm-plugin-sdk/provider.map",
+                    "share/ccm-plugin-sdk/rust/Cargo.toml",
+                    "share/ccm-plugin-sdk/rust/Cargo.lock",
+                    "share/ccm-plugin-sdk/rust/src/lib.rs",
+                    "share/ccm-plugin-sdk/rust/example-provider/src/lib.rs",
                     os.path.join(self.libdir, "pkgconfig", "ccm-plugin-sdk.pc"),
                     os.path.join(self.libdir, "cmake", "ccm-plugin-sdk",
                                  "ccm-plugin-sdk-config.cmake"),
                     os.path.join(self.libdir, "ccm", "providers", "fake-cloud.so")]:
             self.assertTrue(os.path.exists(os.path.join(self.root, rel)), rel)
         self.assertEqual(self.pkgconfig("--modversion")[0], abi_text())
+        self.assertEqual(self.pkgconfig("--variable=rustdir"),
+                         [os.path.join(self.root, "share", "ccm-plugin-sdk", "rust")])
+        # Only the crate: no build files, nothing a build left behind.
+        rust = os.path.join(self.root, "share", "ccm-plugin-sdk", "rust")
+        for rel in ["meson.build", "cargo_build.py", "target"]:
+            self.assertFalse(os.path.exists(os.path.join(rust, rel)), rel)
 
     def test_pkg_config_build_in_strict_c11(self):
         so = os.path.join(self.plugindir, "minimal.so")
@@ -117,6 +128,34 @@ class SdkInstallTest(unittest.TestCase):
         shutil.copy(os.path.join(build, "minimal.so"), so)
         os.chmod(so, 0o755)
         self.check_loads(so)
+        os.remove(so)
+
+    def test_rust_example_from_the_installed_crate(self):
+        cargo = os.environ.get("CCM_CARGO")
+        if not cargo:
+            self.skipTest("the build found no cargo (./dev installs it)")
+        rust = self.pkgconfig("--variable=rustdir")[0]
+        target = os.path.join(self.tmp, "cargo-target")
+        env = dict(os.environ, CARGO_TARGET_DIR=target,
+                   CARGO_HOME=os.path.join(self.tmp, "cargo-home"))
+        run([cargo, "build", "--offline", "--locked", "--release", "--quiet", "--manifest-path",
+             os.path.join(rust, "example-provider", "Cargo.toml")], env=env)
+        built = os.path.join(target, "release", "librust_example.so")
+        exported = run(["nm", "-D", "--defined-only", built]).stdout
+        names = [line.split()[-1] for line in exported.splitlines() if line.strip()]
+        self.assertEqual(names, ["ccm_provider_entry_v1"])
+        so = os.path.join(self.plugindir, "rust-example.so")
+        shutil.copy(built, so)
+        os.chmod(so, 0o755)
+        machines = os.path.join(self.tmp, "rust-machines.txt")
+        with open(machines, "w") as f:
+            f.write("node-a zone-1 small 10.0.0.1\n")
+        out = run([self.binary, "--cloud-provider=rust-example",
+                   "--cloud-provider-plugin-dir=" + self.plugindir,
+                   "--cloud-config=" + machines, "--check-config"], check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("provider rust-example 0.1.0 (ABI %s)" % abi_text(), out.stdout)
+        self.assertIn("capabilities: ccm.instances/1, ccm.routes/1", out.stdout)
         os.remove(so)
 
 

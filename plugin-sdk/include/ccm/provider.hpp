@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -378,6 +379,20 @@ class Routes {
   virtual uint32_t maxConcurrency() const { return 0; }
 };
 
+// Optional (ABI 1.1): a provider that can take new --cloud-config bytes without a restart
+// (e.g. a rotated credential) also derives from Reconfigurable; the helper then fills the
+// plugin table's reconfigure slot, and leaves it NULL for every other provider (the host then
+// says the change applies at the next restart). Parse the bytes with the same code as create;
+// on success switch to them for the calls that start afterwards (calls already running may
+// finish with the old settings); on an Error keep the old settings in full and name the key
+// that is wrong. THREAD: one host thread, never two reconfigures at once, but capability
+// calls run at the same time: swap the settings atomically.
+class Reconfigurable {
+ public:
+  virtual ~Reconfigurable() = default;
+  virtual Status reconfigure(const Call& call, std::string_view config) = 0;
+};
+
 // The provider. Return the capabilities you implement (often `this`), nullptr for the rest.
 class Provider {
  public:
@@ -680,6 +695,27 @@ ccm_status createThunk(const ccm_call* call, ccm_str config, ccm_provider** out)
   });
 }
 
+// The reconfigure slot: a thunk when P derives from Reconfigurable, else NULL.
+template <typename P>
+ccm_status reconfigureThunk(ccm_provider* p, const ccm_call* call, ccm_str config) {
+  return guard(call, [&]() -> ccm_status {
+    // The box's provider came from P::create, so it is a P.
+    auto& impl = static_cast<Reconfigurable&>(*static_cast<P*>(box(p)->impl.get()));
+    Status s = impl.reconfigure(Call(call), view(config));
+    return s.ok() ? CCM_STATUS_OK : fail(call, s.error());
+  });
+}
+
+template <typename P>
+constexpr ccm_status (*reconfigureSlot(uint32_t minor))(ccm_provider*, const ccm_call*, ccm_str) {
+  if constexpr (std::is_base_of_v<Reconfigurable, P>) {
+    return minor >= 1 ? &reconfigureThunk<P> : nullptr;
+  } else {
+    (void)minor;
+    return nullptr;
+  }
+}
+
 template <typename P>
 ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_plugin** out,
                      const char* name, const char* version) noexcept {
@@ -711,7 +747,7 @@ ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_
                                     &createThunk<P>,
                                     &Thunks::destroy,
                                     &Thunks::capability,
-                                    nullptr,
+                                    reconfigureSlot<P>(minor),
                                     {},
                                     {},
                                     {}};

@@ -199,7 +199,8 @@ typedef struct ccm_call {
   /* since 1.0: the call must return by this instant of the host's monotonic clock
    * (ccm_host_services.now_monotonic_ns). 0 means no deadline. Lifecycle calls (entry,
    * create, reconfigure) carry the host's start-up or reconfigure deadline: a plugin that
-   * has not returned by then is given up on (the host exits or keeps its old settings). */
+   * has not returned by then is given up on (at start-up the host exits; a reconfigure's
+   * outcome stays unknown until it returns). */
   int64_t deadline_monotonic_ns;
 } ccm_call;
 
@@ -648,8 +649,12 @@ typedef struct ccm_plugin {
    * changed, e.g. a rotated credential in a Secret) without a restart. On OK the provider
    * uses the new settings for every call that starts after it returns (calls already
    * running may finish with the old ones) and keeps its cloud objects; on any other code it
-   * must keep its old settings in full, after set_error with a message naming what is wrong.
-   * Without this slot the host logs that the change takes effect at the next restart.
+   * must keep its old settings in full, after set_error with a message naming what is wrong
+   * (INVALID_ARGUMENT for a bad file, FAILED_PRECONDITION for a setting that cannot change
+   * while running). UNIMPLEMENTED means the provider cannot reconfigure at all, as a NULL
+   * slot does: the host then logs that the change takes effect at the next restart. A call
+   * still running at its deadline is abandoned: its outcome is unknown until it returns, and
+   * the host starts no other reconfigure before it has.
    * OWNERSHIP: config borrowed for the call. THREAD: one host thread, never concurrently
    * with create, destroy or another reconfigure; capability calls may run at the same time. */
   ccm_status (*reconfigure)(ccm_provider* provider, const ccm_call* call, ccm_str config);
@@ -679,7 +684,9 @@ typedef struct ccm_plugin {
  * different major with FAILED_PRECONDITION and a message naming both versions), keeps
  * host->host and host->services for later, and sets *out to its ccm_plugin table, choosing
  * abi_minor = the lower of the host's and its own. To refuse with a message, call
- * host->services->set_error(host->host, call->call_id, message, 0) and return non-OK.
+ * host->services->set_error(host->host, call->call_id, message, 0) and return non-OK. This
+ * is safe whatever the host's version: only a major-1 host looks up ccm_provider_entry_v1
+ * (the symbol's name carries the major), and major 1's services table never changes shape.
  * The host gives it the start-up deadline in call; a plugin must not block here (no cloud
  * requests: those belong in create).
  * OWNERSHIP: host and call borrowed for this call; the services table lives for the process;

@@ -118,6 +118,19 @@ class FakeHost {
     return end(st);
   }
 
+  // Hands new config bytes to the provider as the host does when --cloud-config changes (ABI
+  // 1.1 reconfigure). Unimplemented when the plugin has no reconfigure slot.
+  Status reconfigure(std::string_view config) {
+    if (provider_ == nullptr) {
+      return Error::failedPrecondition("reconfigure before a successful create");
+    }
+    if (plugin_.abi_minor < 1 || plugin_.reconfigure == nullptr) {
+      return Error::unimplemented("the plugin has no reconfigure slot");
+    }
+    ccm_call call = begin();
+    return end(plugin_.reconfigure(provider_, &call, str(config)));
+  }
+
   const ccm_plugin& plugin() const { return plugin_; }
   std::string_view name() const { return view(plugin_.name); }
 
