@@ -28,6 +28,22 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
   POST /_sim/add                {"kind": "networks"|"subnets"|"ports"|"floatingips"|
                                  "routers"|"loadbalancers"|..., "object": {...}}
   POST /_sim/lb_status          {"id": ..., "provisioning_status": ...}
+  POST /_sim/child_status       {"kind": "listeners"|"pools"|"members", "id": ...,
+                                 "provisioning_status": "PENDING_CREATE"}: a child stuck in
+                                 that status whatever its load balancer does (changes to a
+                                 stuck pool or listener get Octavia's 409 "... is immutable")
+  POST /_sim/set_user           {"id": ..., "password": ..., "keep_failures": false}: change
+                                 a user's password (and unlock it unless keep_failures)
+
+Real-cloud faults, switched with POST /_sim/config (see README.md):
+  router_write_s         a write to a router (routes, extraroutes, tags) takes this long, and
+                         another write to the same router meanwhile gets Neutron's 500
+  member_revert          the next N member changes (create, delete, batch update) end with
+                         the members in ERROR while the load balancer goes ACTIVE
+  keystone_lockout_after N failed password logins in a row lock the user (401 "The account
+                         is locked for user: ...", even with the right password)
+  connection_close       every answer says "Connection: close" and the socket is closed
+  and /_sim/fault with "retry_after": N (a Retry-After header) for 409/429/503 answers.
 
 URL layout: Keystone at /identity (v3 at /identity/v3/); the catalog points each service of
 each region and interface at /<region>/<interface>/<service>/..., so tests can see which
@@ -109,6 +125,17 @@ class Sim:
         "nova_max_microversion": "2.96",
         # Nova's largest page (osapi_max_limit): bigger or missing limits are cut to it.
         "nova_max_limit": 1000,
+        # Seconds a write to a router holds it; a second write meanwhile gets 500 (Neutron's
+        # answer to a database deadlock). 0: writes never conflict.
+        "router_write_s": 0,
+        # The next N member changes end with the changed members in ERROR (Octavia reverted
+        # them) while the load balancer goes ACTIVE.
+        "member_revert": 0,
+        # Failed password logins in a row that lock a user (Keystone's lockout_failure_attempts);
+        # 0: never.
+        "keystone_lockout_after": 0,
+        # Answer every request with "Connection: close" and close the socket (as uwsgi does).
+        "connection_close": False,
     }
 
     def __init__(self):
@@ -124,6 +151,10 @@ class Sim:
             self.config = copy.deepcopy(self.DEFAULT_CONFIG)
             self.tokens = {}
             self.auth_count = 0
+            self.login_failures = {}  # user id -> failed password logins in a row
+            self.router_busy = {}  # router id -> time.monotonic() its current write ends
+            self.router_conflicts = 0  # writes answered 500 because another one was running
+            self.pending_delay = 0  # seconds the answer being built waits before it is sent
             self.requests = []
             self.faults = []
             self.users = [{"id": "u-demo", "name": "demo", "domain_id": "default",
@@ -194,6 +225,8 @@ class Sim:
                "shared": bool(n.get("shared", False)), "tags": n.get("tags", []),
                "admin_state_up": True, "project_id": "p-demo", "tenant_id": "p-demo"}
         net["subnets"] = list(n.get("subnets", []))
+        if n.get("hidden"):
+            net["_hidden"] = True  # another project's, not shared: Neutron shows it to no one here
         self.networks[net["id"]] = net
         return net
 
@@ -341,10 +374,11 @@ class Sim:
                 "loadbalancers": [self.lb_view(lb) for lb in self.lbs.values()],
                 "listeners": [self.listener_view(l) for l in self.listeners.values()],
                 "pools": [self.pool_view(p) for p in self.pools.values()],
-                "members": {k: v for k, v in self.members.items()},
+                "members": {k: [self.member_view(m) for m in v] for k, v in self.members.items()},
                 "healthmonitors": list(self.monitors.values()),
                 "lb_history": self.lb_history,
                 "auth_count": self.auth_count, "config": self.config,
+                "login_failures": self.login_failures, "router_conflicts": self.router_conflicts,
             }
 
     # ---- Keystone ----------------------------------------------------------------------------
@@ -401,8 +435,17 @@ class Sim:
         if methods == ["password"]:
             u = identity["password"]["user"]
             user = self.find_user(u)
+            limit = self.config["keystone_lockout_after"]
+            if user is not None and limit and self.login_failures.get(user["id"], 0) >= limit:
+                # Keystone's AccountLocked: a 401 that says so, whatever the password.
+                raise HttpError(401, {"error": {"code": 401, "title": "Unauthorized",
+                                                "message": "The account is locked for user: %s."
+                                                           % user["id"]}})
             if user is None or user["password"] != u.get("password"):
+                if user is not None:
+                    self.login_failures[user["id"]] = self.login_failures.get(user["id"], 0) + 1
                 raise unauthorized
+            self.login_failures.pop(user["id"], None)
         elif methods == ["application_credential"]:
             ac = identity["application_credential"]
             cred = None
@@ -617,15 +660,15 @@ class Sim:
                 return 200, {"port": port}
         # networks
         if rel == "/networks" and method == "GET":
-            nets = self.filter_list(list(self.networks.values()), query,
-                                    ["id", "name", "router:external"])
-            return 200, {"networks": self.tag_filter(nets, query)}
+            nets = [n for n in self.networks.values() if not n.get("_hidden")]
+            nets = self.filter_list(nets, query, ["id", "name", "router:external"])
+            return 200, {"networks": [self.visible(n) for n in self.tag_filter(nets, query)]}
         m = re.fullmatch(r"/networks/([^/]+)", rel)
         if m and method == "GET":
             n = self.networks.get(m.group(1))
-            if n is None:
+            if n is None or n.get("_hidden"):
                 raise neutron_error(404, "NetworkNotFound", "Network %s could not be found." % m.group(1))
-            return 200, {"network": n}
+            return 200, {"network": self.visible(n)}
         # subnets
         if rel == "/subnets" and method == "GET":
             subs = [s for s in self.subnets.values() if not s.get("_hidden")]
@@ -636,7 +679,7 @@ class Sim:
         m = re.fullmatch(r"/subnets/([^/]+)", rel)
         if m and method == "GET":
             s = self.subnets.get(m.group(1))
-            if s is None:
+            if s is None or s.get("_hidden"):
                 raise neutron_error(404, "SubnetNotFound", "Subnet %s could not be found." % m.group(1))
             return 200, {"subnet": {k: v for k, v in s.items() if not k.startswith("_")}}
         # floating IPs
@@ -710,6 +753,8 @@ class Sim:
             action = m.group(2)
             if method == "GET" and action is None:
                 return 200, {"router": router}
+            if method == "PUT":
+                self.router_write(router["id"])
             if method == "PUT" and action is None:
                 upd = body.get("router", {})
                 if "routes" in upd:
@@ -742,6 +787,8 @@ class Sim:
                 raise neutron_error(400, "InvalidInput", "tag too long")
             if method == "GET" and tag is None:
                 return 200, {"tags": router["tags"]}
+            if method in ("PUT", "DELETE") and tag is not None:
+                self.router_write(router["id"])
             if method == "PUT" and tag is not None:
                 if tag not in router["tags"]:
                     router["tags"].append(tag)
@@ -752,6 +799,26 @@ class Sim:
                 router["tags"].remove(tag)
                 return 204, None
         raise not_found("Resource " + rel)
+
+    def router_write(self, router_id):
+        """A write to a router: with router_write_s set it holds the router that long (the
+        answer waits), and a write arriving meanwhile fails as Neutron's database deadlock
+        does, with a 500."""
+        hold = self.config["router_write_s"]
+        if not hold:
+            return
+        now = time.monotonic()
+        if self.router_busy.get(router_id, 0) > now:
+            self.router_conflicts += 1
+            raise neutron_error(500, "HTTPInternalServerError",
+                                "Request Failed: internal server error while processing your "
+                                "request.")
+        self.router_busy[router_id] = now + hold
+        self.pending_delay = max(self.pending_delay, hold)
+
+    @staticmethod
+    def visible(obj):
+        return {k: v for k, v in obj.items() if not k.startswith("_")}
 
     def fip_view(self, f):
         return {k: v for k, v in f.items() if not k.startswith("_")}
@@ -776,6 +843,10 @@ class Sim:
         out["listeners"] = [{"id": p["_listener"]}] if p.get("_listener") else []
         out["members"] = [{"id": m["id"]} for m in self.members.get(p["id"], [])]
         return out
+
+    @staticmethod
+    def member_view(m):
+        return {k: v for k, v in m.items() if not k.startswith("_")}
 
     def octavia_version(self):
         last = self.config["octavia_versions"][-1]
@@ -822,9 +893,32 @@ class Sim:
         lb["operating_status"] = "ONLINE"
         for coll in (self.listeners, self.pools, self.monitors):
             for obj in coll.values():
-                if obj.get("_lb") == lb["id"]:
+                if obj.get("_lb") == lb["id"] and not obj.get("_stuck"):
                     obj["provisioning_status"] = "ACTIVE"
         return lb
+
+    @staticmethod
+    def check_mutable(kind, obj):
+        """Octavia refuses changes under a listener or pool that is not ACTIVE/ERROR yet."""
+        if obj is not None and obj["provisioning_status"].startswith("PENDING_"):
+            raise octavia_error(409, "%s %s is immutable and cannot be updated."
+                                % (kind, obj["id"]))
+
+    def member_reverted(self):
+        """Whether this member change is one that Octavia reverts (member_revert)."""
+        if self.config["member_revert"] > 0:
+            self.config["member_revert"] -= 1
+            return True
+        return False
+
+    def find_child(self, kind, child_id):
+        if kind == "members":
+            for mems in self.members.values():
+                for mem in mems:
+                    if mem["id"] == child_id:
+                        return mem
+            return None
+        return {"listeners": self.listeners, "pools": self.pools}[kind].get(child_id)
 
     def remove_lb(self, lb):
         lb_id = lb["id"]
@@ -1045,6 +1139,8 @@ class Sim:
             if method == "GET":
                 return 200, {"listener": self.listener_view(l)}
             lb = self.lb_of(l["_lb"])
+            if method in ("PUT", "DELETE"):
+                self.check_mutable("Listener", l)
             if method == "PUT":
                 self.mutate_lb(lb)
                 upd = body.get("listener", {})
@@ -1077,6 +1173,7 @@ class Sim:
                     listener = self.listeners.get(listener_id)
                     if listener is None:
                         raise octavia_error(404, "Listener %s not found." % listener_id)
+                    self.check_mutable("Listener", listener)
                     lb = self.lb_of(listener["_lb"])
                 else:
                     lb = self.lb_of(spec.get("loadbalancer_id", ""))
@@ -1089,6 +1186,8 @@ class Sim:
             if p is None:
                 raise octavia_error(404, "Pool %s not found." % m.group(1))
             lb = self.lb_of(p["_lb"])
+            if method != "GET":
+                self.check_mutable("Pool", p)
             if m.group(2) is None:
                 if method == "GET":
                     return 200, {"pool": self.pool_view(p)}
@@ -1105,26 +1204,50 @@ class Sim:
                     return 204, None
             elif m.group(3) is None:
                 if method == "GET":
-                    return 200, {"members": self.members[p["id"]]}
+                    return 200, {"members": [self.member_view(x) for x in self.members[p["id"]]]}
                 if method == "PUT":
                     self.mutate_lb(lb)
+                    wanted = body.get("members", [])
+                    if self.member_reverted():
+                        # Octavia reverted the batch: the members it was to remove stay, and
+                        # those it was to add are there; every changed one is in ERROR.
+                        key = lambda x: (x["address"], x["protocol_port"])
+                        keep = {key(x) for x in wanted}
+                        have = {key(x) for x in self.members[p["id"]]}
+                        for mem in self.members[p["id"]]:
+                            if key(mem) not in keep:
+                                mem["provisioning_status"] = "ERROR"
+                                mem["operating_status"] = "ERROR"
+                        for spec in wanted:
+                            if key(spec) not in have:
+                                mem = self.new_member(p["id"], spec)
+                                mem["provisioning_status"] = "ERROR"
+                                mem["operating_status"] = "ERROR"
+                        return 202, None
                     self.members[p["id"]] = []
-                    for mem in body.get("members", []):
+                    for mem in wanted:
                         self.new_member(p["id"], mem)
                     return 202, None
                 if method == "POST":
                     self.mutate_lb(lb)
                     mem = self.new_member(p["id"], body.get("member", {}))
-                    return 201, {"member": mem}
+                    if self.member_reverted():
+                        mem["provisioning_status"] = "ERROR"
+                        mem["operating_status"] = "ERROR"
+                    return 201, {"member": self.member_view(mem)}
             else:
                 mems = self.members[p["id"]]
                 mem = next((x for x in mems if x["id"] == m.group(3)), None)
                 if mem is None:
                     raise octavia_error(404, "Member %s not found." % m.group(3))
                 if method == "GET":
-                    return 200, {"member": mem}
+                    return 200, {"member": self.member_view(mem)}
                 if method == "DELETE":
                     self.mutate_lb(lb)
+                    if self.member_reverted():
+                        mem["provisioning_status"] = "ERROR"  # the delete failed and was reverted
+                        mem["operating_status"] = "ERROR"
+                        return 204, None
                     mems.remove(mem)
                     return 204, None
         if rel == "/healthmonitors" and method == "POST":
@@ -1132,6 +1255,7 @@ class Sim:
             p = self.pools.get(spec.get("pool_id", ""))
             if p is None:
                 raise octavia_error(404, "Pool %s not found." % spec.get("pool_id"))
+            self.check_mutable("Pool", p)
             self.mutate_lb(self.lb_of(p["_lb"]))
             mon = self.new_monitor(p["id"], spec)
             return 201, {"healthmonitor": {k: v for k, v in mon.items() if not k.startswith("_")}}
@@ -1186,6 +1310,8 @@ class Sim:
         if path == "/_sim/fault":
             fault = dict(body)
             fault.setdefault("count", 1)
+            if "retry_after" in fault:
+                fault.setdefault("headers", {})["Retry-After"] = str(fault.pop("retry_after"))
             fault["_re"] = re.compile(fault["path"])
             self.faults.append(fault)
             return 200, {}
@@ -1265,6 +1391,24 @@ class Sim:
                             o["provisioning_status"] = "ACTIVE"
                 return 200, self.lb_view(lb)
             raise HttpError(400, {"error": "unknown kind " + kind})
+        if path == "/_sim/child_status":
+            child = self.find_child(body["kind"], body["id"])
+            if child is None:
+                raise HttpError(404, {"error": "no %s %s" % (body["kind"], body["id"])})
+            child["provisioning_status"] = body["provisioning_status"]
+            if body["provisioning_status"] != "ACTIVE":
+                child["_stuck"] = True
+            else:
+                child.pop("_stuck", None)
+            return 200, {}
+        if path == "/_sim/set_user":
+            user = next((u for u in self.users if u["id"] == body["id"]), None)
+            if user is None:
+                raise HttpError(404, {"error": "no user " + body["id"]})
+            user["password"] = body["password"]
+            if not body.get("keep_failures"):
+                self.login_failures.pop(user["id"], None)
+            return 200, {}
         if path == "/_sim/lb_status":
             lb = self.lb_of(body["id"])
             self.set_lb_status(lb, body["provisioning_status"])
@@ -1292,6 +1436,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("X-Openstack-Request-Id", "req-" + str(uuid.uuid4()))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        if SIM.config["connection_close"]:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         if data:
             self.wfile.write(data)
@@ -1357,7 +1504,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.delay = fault.get("delay_s", 0)
                 return fault["status"], fault.get("body", {"message": "injected fault"}), \
                     fault.get("headers", {})
+            SIM.pending_delay = 0
             status, out, headers = self.dispatch(entry, method, query, body)
+            self.delay = SIM.pending_delay
         except HttpError as e:
             status, out, headers = e.status, e.body, e.headers
         entry["status"] = status

@@ -404,6 +404,16 @@ int run(int argc, const char* const* argv) {
                                       {"capabilities", info.capabilityList()}});
 
   if (opts.check_config) {
+    if (opts.secure_port != 0) {
+      // The client CA bundles of the secure port (the server reads them again at start).
+      auto so = server::serverOptionsFrom(opts);
+      auto certs = server::CertificateAuthenticator::fromFiles(so.client_ca_file,
+                                                               so.request_header);
+      if (!certs.ok()) {
+        log::error("Invalid secure-port configuration", {{"err", certs.status().message()}});
+        return 1;
+      }
+    }
     std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\nconfiguration "
                            "valid\n",
                            info.name, info.version, info.abi_major, info.abi_minor, info.path,

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "host/runtime/text.hpp"
+
 namespace ccm::options {
 namespace {
 
@@ -166,6 +168,13 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   fs->addInt32("concurrent-service-syncs", &o.concurrent_service_syncs, 10,
                "Number of services that are allowed to sync concurrently (upstream's default "
                "is 1).");
+  fs->addStrings("load-balancer-class", &o.load_balancer_classes, {},
+                 "A spec.loadBalancerClass the service controller handles (repeatable, or "
+                 "comma-separated), as well as Services without a class. Services of other "
+                 "classes are never touched. Default: only Services without a class.");
+  fs->addBool("load-balancer-class-only", &o.load_balancer_class_only, false,
+              "Handle only the Services of the --load-balancer-class classes, leaving those "
+              "without a class to another load-balancer implementation.");
 
   fs->setGroup("Kubernetes API flags");
   fs->addString("master", &o.master, "",
@@ -216,22 +225,28 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   fs->addDuration("authentication-token-webhook-cache-ttl",
                   &o.authentication_token_webhook_cache_ttl, milliseconds(10000),
                   "The duration to cache responses from the webhook token authenticator.");
-  accepted(fs->addString("client-ca-file", &o.client_ca_file, "",
-                         "If set, any request presenting a client certificate signed by one of "
-                         "the authorities in the client-ca-file is authenticated."));
-  accepted(fs->addString("requestheader-client-ca-file", &o.requestheader_client_ca_file, "",
-                         "Root certificate bundle to use to verify client certificates on "
-                         "incoming requests before trusting usernames in headers."));
-  accepted(fs->addStrings("requestheader-username-headers", &o.requestheader_username_headers,
-                          {"x-remote-user"}, "List of request headers to inspect for usernames."));
-  accepted(fs->addStrings("requestheader-group-headers", &o.requestheader_group_headers,
-                          {"x-remote-group"}, "List of request headers to inspect for groups."));
-  accepted(fs->addString("requestheader-extra-headers-prefix",
-                         &o.requestheader_extra_headers_prefix, "x-remote-extra-",
-                         "List of request header prefixes to inspect."));
-  accepted(fs->addStrings("requestheader-allowed-names", &o.requestheader_allowed_names, {},
-                          "List of client certificate common names to allow to provide "
-                          "usernames in headers."));
+  fs->addString("client-ca-file", &o.client_ca_file, "",
+                "If set, any request presenting a client certificate signed by one of the "
+                "authorities in the client-ca-file is authenticated with an identity "
+                "corresponding to the CommonName of the client certificate.");
+  fs->addString("requestheader-client-ca-file", &o.requestheader_client_ca_file, "",
+                "Root certificate bundle to use to verify client certificates on incoming "
+                "requests before trusting usernames in headers specified by "
+                "--requestheader-username-headers.");
+  fs->addStrings("requestheader-username-headers", &o.requestheader_username_headers,
+                 {"x-remote-user"}, "List of request headers to inspect for usernames.");
+  fs->addStrings("requestheader-group-headers", &o.requestheader_group_headers,
+                 {"x-remote-group"}, "List of request headers to inspect for groups.");
+  fs->addStrings("requestheader-extra-headers-prefix", &o.requestheader_extra_headers_prefix,
+                 {"x-remote-extra-"}, "List of request header prefixes to inspect.");
+  fs->addStrings("requestheader-allowed-names", &o.requestheader_allowed_names, {},
+                 "List of client certificate common names to allow to provide usernames in "
+                 "headers specified by --requestheader-username-headers. If empty, any client "
+                 "certificate validated by the authorities in --requestheader-client-ca-file "
+                 "is allowed.");
+  accepted(fs->addStrings("requestheader-uid-headers", &o.requestheader_uid_headers, {},
+                          "List of request headers to inspect for UIDs (ccm reads no UID from "
+                          "front-proxy headers)."));
   accepted(fs->addBool("authentication-skip-lookup", &o.authentication_skip_lookup, false,
                        "If false, the authentication-kubeconfig will be used to lookup missing "
                        "authentication configuration from the cluster."));
@@ -263,6 +278,26 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                          "The IP address on which to listen for the --webhook-secure-port."));
   accepted(fs->addInt32("webhook-secure-port", &o.webhook_secure_port, 10260,
                         "Secure port to serve cloud provider webhooks."));
+  accepted(fs->addString("webhook-cert-dir", &o.webhook_cert_dir, "",
+                         "The directory where the webhook server's TLS certs are located."));
+  accepted(fs->addString("webhook-tls-cert-file", &o.webhook_tls_cert_file, "",
+                         "File containing the x509 certificate of the webhook server."));
+  accepted(fs->addString("webhook-tls-private-key-file", &o.webhook_tls_private_key_file, "",
+                         "File containing the x509 private key of the webhook server."));
+
+  fs->setGroup("Metrics flags");
+  accepted(fs->addString("allow-metric-labels", &o.allow_metric_labels, "",
+                         "The map from metric-label to value allow-list of this label "
+                         "(ccm's labels are bounded sets already)."));
+  accepted(fs->addString("allow-metric-labels-manifest", &o.allow_metric_labels_manifest, "",
+                         "The path to the manifest file that contains the allow-list mapping."));
+  accepted(fs->addStrings("disabled-metrics", &o.disabled_metrics, {},
+                          "This flag provides an escape hatch for misbehaving metrics: the fully "
+                          "qualified names of metrics to disable."));
+  accepted(fs->addString("show-hidden-metrics-for-version", &o.show_hidden_metrics_for_version,
+                         "",
+                         "The previous version for which you want to show hidden metrics (ccm "
+                         "hides none)."));
 
   fs->setGroup("Logging flags");
   auto& v = fs->addInt32("v", &o.verbosity, 0, "number for the log level verbosity");
@@ -272,6 +307,18 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   accepted(fs->addString("vmodule", &o.vmodule, "",
                          "comma-separated list of pattern=N settings for file-filtered "
                          "logging"));
+  accepted(fs->addString("log-json-info-buffer-size", &o.log_json_info_buffer_size, "0",
+                         "[Alpha] In JSON format with split output streams, the info messages "
+                         "can be buffered for a while to increase performance."));
+  accepted(fs->addBool("log-json-split-stream", &o.log_json_split_stream, false,
+                       "[Alpha] In JSON format, write error messages to stderr and info "
+                       "messages to stdout (ccm writes everything to stderr)."));
+  accepted(fs->addString("log-text-info-buffer-size", &o.log_text_info_buffer_size, "0",
+                         "[Alpha] In text format with split output streams, the info messages "
+                         "can be buffered for a while to increase performance."));
+  accepted(fs->addBool("log-text-split-stream", &o.log_text_split_stream, false,
+                       "[Alpha] In text format, write error messages to stderr and info "
+                       "messages to stdout (ccm writes everything to stderr)."));
   accepted(fs->addDuration("log-flush-frequency", &o.log_flush_frequency, milliseconds(5000),
                            "Maximum number of seconds between log flushes (ccm writes every "
                            "line at once)."));
@@ -357,6 +404,20 @@ Status validate(const Options& o) {
   if (o.cidr_allocator_type != "RangeAllocator") {
     return bad(fmt::format("--cidr-allocator-type: \"{}\" is not supported (only RangeAllocator)",
                            o.cidr_allocator_type));
+  }
+  for (const auto& name : o.load_balancer_classes) {
+    if (!text::isQualifiedName(name)) {
+      return bad(fmt::format(
+          "--load-balancer-class \"{}\" is not a valid loadBalancerClass: a qualified name "
+          "such as example.com/internal-vip (an optional DNS subdomain and '/', then at most "
+          "63 characters of [A-Za-z0-9-_.] starting and ending alphanumeric)",
+          name));
+    }
+  }
+  if (o.load_balancer_class_only && o.load_balancer_classes.empty()) {
+    return bad(
+        "--load-balancer-class-only needs at least one --load-balancer-class (otherwise the "
+        "service controller would handle no Service)");
   }
   return okStatus();
 }

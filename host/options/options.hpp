@@ -57,6 +57,10 @@ struct Options {
   int32_t concurrent_node_syncs = 0;
   int32_t concurrent_node_status_updates = 0;
   int32_t concurrent_service_syncs = 0;
+  // --load-balancer-class (repeatable): classes the service controller handles besides
+  // Services without one; --load-balancer-class-only: only those classes.
+  std::vector<std::string> load_balancer_classes;
+  bool load_balancer_class_only = false;
   milliseconds node_status_update_frequency{300000};
   int32_t node_cidr_mask_size = 0;
   int32_t node_cidr_mask_size_ipv4 = 0;
@@ -101,8 +105,9 @@ struct Options {
   std::string requestheader_client_ca_file;
   std::vector<std::string> requestheader_username_headers;
   std::vector<std::string> requestheader_group_headers;
-  std::string requestheader_extra_headers_prefix;
+  std::vector<std::string> requestheader_extra_headers_prefix;
   std::vector<std::string> requestheader_allowed_names;
+  std::vector<std::string> requestheader_uid_headers;
   bool authentication_skip_lookup = false;
   bool authentication_tolerate_lookup_failure = false;
   std::string authorization_kubeconfig;
@@ -114,12 +119,25 @@ struct Options {
   std::vector<std::string> webhooks;
   std::string webhook_bind_address;
   int32_t webhook_secure_port = 10260;
+  std::string webhook_cert_dir;
+  std::string webhook_tls_cert_file;
+  std::string webhook_tls_private_key_file;
+
+  // Metrics (component-base).
+  std::string allow_metric_labels;
+  std::string allow_metric_labels_manifest;
+  std::vector<std::string> disabled_metrics;
+  std::string show_hidden_metrics_for_version;
 
   // Logging.
   int32_t verbosity = 0;
   std::string vmodule;
   milliseconds log_flush_frequency{5000};
   std::string logging_format;
+  std::string log_json_info_buffer_size;
+  bool log_json_split_stream = false;
+  std::string log_text_info_buffer_size;
+  bool log_text_split_stream = false;
 
   bool help = false;
   bool version = false;

@@ -1,5 +1,7 @@
-// URL percent-decoding (the trimming helpers are inline in the header).
+// Name checks and URL percent-decoding (the trimming helpers are inline in the header).
 #include "host/runtime/text.hpp"
+
+#include <algorithm>
 
 namespace ccm::text {
 namespace {
@@ -66,6 +68,25 @@ bool isDns1123Subdomain(std::string_view s) {
     start = dot + 1;
   }
   return true;
+}
+
+bool isQualifiedNamePart(std::string_view s) {
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) {
+    return false;
+  }
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+bool isQualifiedName(std::string_view s) {
+  size_t slash = s.find('/');
+  if (slash == std::string_view::npos) {
+    return isQualifiedNamePart(s);
+  }
+  return isDns1123Subdomain(s.substr(0, slash)) && isQualifiedNamePart(s.substr(slash + 1));
 }
 
 }  // namespace ccm::text

@@ -42,6 +42,14 @@ constexpr std::string_view trimSpace(std::string_view s) { return trimIf(s, isSp
 // used for names, label-key prefixes and load-balancer hostnames).
 bool isDns1123Subdomain(std::string_view s);
 
+// True for a qualified name's name part: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63
+// characters (label values, and label keys after their prefix).
+bool isQualifiedNamePart(std::string_view s);
+
+// True for the API server's qualified name (label keys, spec.loadBalancerClass): a name part,
+// optionally after a DNS-1123 subdomain prefix and '/'.
+bool isQualifiedName(std::string_view s);
+
 // Decodes %XX escapes (either case); '+' becomes a space when plus_is_space (query strings).
 // nullopt on a truncated or non-hex escape. A decoded NUL is kept: callers that cannot hold
 // one refuse it themselves.

@@ -64,13 +64,25 @@ bool AuthFilter::needsReview(std::string_view authorization_header, std::string_
 }
 
 AccessDecision AuthFilter::check(std::string_view authorization_header, std::string_view path,
-                                 std::string_view verb, std::stop_token stop) const {
+                                 std::string_view verb, std::stop_token stop,
+                                 const CertificateAuthentication* cert) const {
+  using CertOutcome = CertificateAuthentication::Outcome;
   AccessDecision d;
   const bool always = alwaysAllowed(path);
-  if (!needsReview(authorization_header, path)) {
+  const bool cert_user = cert != nullptr && cert->outcome == CertOutcome::Authenticated;
+  if (cert != nullptr && cert->outcome == CertOutcome::Failed &&
+      !(authn_ != nullptr && bearerToken(authorization_header))) {
+    // Authentication failed and nothing else can succeed: 401, also on always-allowed paths.
+    log::infoV(2, "Rejected a client certificate on the secure port",
+               {{"path", path}, {"reason", cert->message}});
+    d.http_status = 401;
+    d.message = "Unauthorized";
+    return d;
+  }
+  if (!cert_user && !needsReview(authorization_header, path)) {
     return d;  // an always-allowed path without a token to check
   }
-  if (!always && (authn_ == nullptr || authz_ == nullptr)) {
+  if (!always && (authz_ == nullptr || (!cert_user && authn_ == nullptr))) {
     d.http_status = 403;
     d.message =
         "forbidden: " + quoted(path) + " needs delegated authorization, which is not configured";
@@ -78,7 +90,9 @@ AccessDecision AuthFilter::check(std::string_view authorization_header, std::str
   }
 
   UserInfo user;
-  if (auto token = bearerToken(authorization_header)) {
+  if (cert_user) {
+    user = cert->user;  // authenticators before the token's won
+  } else if (auto token = bearerToken(authorization_header)) {
     AuthenticationResult authn = authn_->authenticate(*token, stop);
     switch (authn.outcome) {
       case AuthenticationResult::Outcome::Authenticated:
@@ -87,6 +101,10 @@ AccessDecision AuthFilter::check(std::string_view authorization_header, std::str
       case AuthenticationResult::Outcome::Rejected:
         log::infoV(2, "Rejected a bearer token on the secure port",
                    {{"path", path}, {"reason", authn.message}});
+        if (cert != nullptr && cert->outcome == CertOutcome::Failed) {
+          log::infoV(2, "Rejected a client certificate on the secure port",
+                     {{"path", path}, {"reason", cert->message}});
+        }
         d.http_status = 401;
         d.message = "Unauthorized";
         return d;

@@ -1,6 +1,9 @@
 // AuthFilter: who may read what on the secure port, as k8s.io/apiserver's delegating
 // authentication and authorization chain decides it:
 //
+//   0. a client certificate (or a verified front proxy's user headers) authenticates first,
+//      without an API call (client_certificates.hpp); one that verified nowhere answers 401
+//      unless a bearer token authenticates;
 //   1. a bearer token ("Authorization: Bearer <token>") is checked with a TokenReview:
 //      rejected -> 401, on every path (authentication comes before authorization); no token
 //      at all -> the anonymous user (system:anonymous in group system:unauthenticated);
@@ -22,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/server/client_certificates.hpp"
 #include "host/server/delegating_authenticator.hpp"
 #include "host/server/delegating_authorizer.hpp"
 
@@ -48,9 +52,12 @@ class AuthFilter {
   bool needsReview(std::string_view authorization_header, std::string_view path) const;
 
   // authorization_header: the request's Authorization header ("" when absent); path: the
-  // decoded URL path without query; verb: "get" for GET and HEAD.
+  // decoded URL path without query; verb: "get" for GET and HEAD; cert: what the client's
+  // certificate (and front-proxy headers) authenticated, which comes before the bearer token
+  // (client_certificates.hpp); nullptr as NotApplicable.
   AccessDecision check(std::string_view authorization_header, std::string_view path,
-                       std::string_view verb, std::stop_token stop = {}) const;
+                       std::string_view verb, std::stop_token stop = {},
+                       const CertificateAuthentication* cert = nullptr) const;
 
  private:
   std::vector<std::string> always_allow_;

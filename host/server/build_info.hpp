@@ -2,7 +2,7 @@
 // build is running (like kubernetes_build_info for Kubernetes components).
 //
 //   ccm_build_info{version="0.1.0",major="0",minor="1",git_commit="<40 hex digits>",
-//                  provider_abi="1.0",compiler="gcc 12.2.0",platform="linux/amd64"} 1
+//                  provider_abi="1.1",compiler="gcc 12.2.0",platform="linux/amd64"} 1
 //
 // THREAD: any thread.
 #pragma once

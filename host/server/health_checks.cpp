@@ -89,6 +89,22 @@ std::vector<std::string> HealthChecks::names(HealthEndpoint endpoint) const {
   return out;
 }
 
+void HealthChecks::setObserver(HealthObserver observer) {
+  std::lock_guard lock(mu_);
+  observer_ = observer ? std::make_shared<const HealthObserver>(std::move(observer)) : nullptr;
+}
+
+void HealthChecks::observe(std::string_view name, HealthEndpoint endpoint, bool passed) const {
+  std::shared_ptr<const HealthObserver> observer;
+  {
+    std::lock_guard lock(mu_);
+    observer = observer_;
+  }
+  if (observer) {
+    (*observer)(name, endpoint, passed);
+  }
+}
+
 HealthAnswer HealthChecks::evaluate(HealthEndpoint endpoint, bool verbose,
                                     const std::vector<std::string>& exclude) const {
   std::set<std::string, std::less<>> excluded(exclude.begin(), exclude.end());
@@ -103,6 +119,7 @@ HealthAnswer HealthChecks::evaluate(HealthEndpoint endpoint, bool verbose,
       continue;
     }
     Status st = e->check();  // outside the lock: checks may take their own locks
+    observe(e->name, endpoint, st.ok());
     if (st.ok()) {
       lines += "[+]" + e->name + " ok\n";
     } else {
@@ -133,6 +150,7 @@ HealthAnswer HealthChecks::evaluateOne(HealthEndpoint endpoint, std::string_view
   for (const auto& e : snapshot(endpoint)) {
     if (e->name == name) {
       Status st = e->check();
+      observe(e->name, endpoint, st.ok());
       if (st.ok()) {
         return {200, "ok"};
       }

@@ -53,6 +53,9 @@ struct Probes {
 };
 
 using HealthCheck = std::function<Status()>;
+// Told the outcome of every check run by evaluate() and evaluateOne() (the SLI metrics).
+using HealthObserver =
+    std::function<void(std::string_view check, HealthEndpoint endpoint, bool passed)>;
 
 // An HTTP answer from a health endpoint.
 struct HealthAnswer {
@@ -78,6 +81,10 @@ class HealthChecks {
   // One check's answer; 404 when the endpoint has no check of that name.
   HealthAnswer evaluateOne(HealthEndpoint endpoint, std::string_view name) const;
 
+  // Replaces the observer (nullptr: none). It is called on the evaluating thread, outside
+  // the lock, and must be quick.
+  void setObserver(HealthObserver observer);
+
  private:
   struct Entry {
     std::string name;
@@ -85,9 +92,11 @@ class HealthChecks {
     Probes probes;
   };
   std::vector<std::shared_ptr<const Entry>> snapshot(HealthEndpoint endpoint) const;
+  void observe(std::string_view name, HealthEndpoint endpoint, bool passed) const;
 
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<const Entry>> entries_;  // guarded by mu_; in order added
+  std::shared_ptr<const HealthObserver> observer_;      // guarded by mu_
 };
 
 }  // namespace ccm::server

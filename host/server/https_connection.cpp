@@ -100,6 +100,7 @@ void HttpsConnection::onHandshake(beast::error_code ec) {
     beast::get_lowest_layer(stream_).socket().close(ignored);
     return;
   }
+  peer_ = PeerCertificates::fromConnection(stream_.native_handle());
   readRequest();
 }
 

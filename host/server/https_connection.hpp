@@ -23,6 +23,8 @@
 #include <optional>
 #include <string>
 
+#include "host/server/client_certificates.hpp"
+
 namespace ccm::server {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
@@ -61,6 +63,9 @@ class HttpsConnection : public std::enable_shared_from_this<HttpsConnection> {
   // Sends the answer to the current request (status, headers and body set by the caller;
   // version, keep-alive and Content-Length are set here; HEAD answers lose their body).
   void respond(HttpResponse response);
+  // The certificate chain the client presented in the handshake (nullptr: none). Set before
+  // the first request reaches the sink.
+  const PeerCertificates* peerCertificates() const { return peer_.get(); }
 
  private:
   // The first bytes, read before the handshake: plain HTTP gets Go's 400 answer, anything
@@ -91,6 +96,7 @@ class HttpsConnection : public std::enable_shared_from_this<HttpsConnection> {
   std::string plain_answer_;      // being written to a plain-HTTP client
   std::unique_ptr<char[]> drain_buffer_;
   size_t drained_ = 0;
+  std::shared_ptr<const PeerCertificates> peer_;
 };
 
 }  // namespace ccm::server

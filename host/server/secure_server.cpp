@@ -196,10 +196,26 @@ SecureServer::SecureServer(ServerOptions options, ServerDependencies deps)
         clock, metrics_, options_.review_timeout);
   }
   auth_ = AuthFilter(options_.always_allow_paths, authn_.get(), authz_.get());
+
+  // component-base's SLI metrics (slis package): the last result of each check per endpoint,
+  // and a count of results.
+  healthcheck_ = sli_registry_.gauge("kubernetes_healthcheck",
+                                     "This metric records the result of a single healthcheck.",
+                                     {"name", "type"}, metrics::Stability::Stable);
+  healthchecks_total_ = sli_registry_.counter(
+      "kubernetes_healthchecks_total", "This metric records the results of all healthcheck.",
+      {"name", "status", "type"}, metrics::Stability::Stable);
+  health_->setObserver([this](std::string_view check, HealthEndpoint endpoint, bool passed) {
+    std::string name(check);
+    std::string type(endpointName(endpoint));
+    healthcheck_->labels({name, type}).set(passed ? 1 : 0);
+    healthchecks_total_->labels({name, passed ? "success" : "error", type}).inc();
+  });
 }
 
 SecureServer::~SecureServer() {
   stop();
+  health_->setObserver(nullptr);
 }
 
 std::string SecureServer::caPem() const {
@@ -236,6 +252,13 @@ Status SecureServer::start() {
     return cert.status();
   }
 
+  auto certs = CertificateAuthenticator::fromFiles(options_.client_ca_file,
+                                                  options_.request_header);
+  if (!certs.ok()) {
+    return certs.status();
+  }
+  certs_ = std::move(*certs);
+
   auto rt = std::make_unique<Runtime>();
   auto& tls = rt->tls;
   tls.set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
@@ -246,6 +269,14 @@ Status SecureServer::start() {
   SSL_CTX_set_options(native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_cipher_list(native, kTls12Ciphers);
   SSL_CTX_sess_set_cache_size(native, 256);
+  if (certs_ != nullptr) {
+    // Ask for a client certificate but accept any at the handshake, as Go's
+    // RequestClientCert: the authenticators verify it against their own CA for each request.
+    SSL_CTX_set_verify(native, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+    SSL_CTX_set_client_CA_list(native, certs_->caNames());
+    static constexpr unsigned char kSessionContext[] = "ccm-secure-port";
+    SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
+  }
   tls.use_certificate_chain(net::buffer(cert->chain_pem), ec);
   if (ec) {
     return Status(Code::InvalidArgument,
@@ -388,7 +419,7 @@ void SecureServer::onRequest(const std::shared_ptr<HttpsConnection>& connection,
       header == request.end() ? std::string_view() : std::string_view(header->value());
   if (!auth_.needsReview(authorization, path)) {
     // No API call needed: answer on this thread.
-    connection->respond(handle(request, {}));
+    connection->respond(handle(request, connection->peerCertificates(), {}));
     return;
   }
   if (pending_requests_.fetch_add(1) >= options_.max_pending_requests) {
@@ -401,11 +432,13 @@ void SecureServer::onRequest(const std::shared_ptr<HttpsConnection>& connection,
   }
   net::post(runtime_->work, [this, connection, request = std::move(request)] {
     pending_requests_.fetch_sub(1);
-    connection->respond(handle(request, stop_source_.get_token()));
+    connection->respond(
+        handle(request, connection->peerCertificates(), stop_source_.get_token()));
   });
 }
 
-HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token stop) {
+HttpResponse SecureServer::handle(const HttpRequest& request, const PeerCertificates* peer,
+                                  std::stop_token stop) {
   std::string path;
   std::string query;
   if (!splitTarget(request.target(), &path, &query)) {
@@ -415,7 +448,15 @@ HttpResponse SecureServer::handle(const HttpRequest& request, std::stop_token st
   auto header = request.find(http::field::authorization);
   std::string_view authorization =
       header == request.end() ? std::string_view() : std::string_view(header->value());
-  AccessDecision access = auth_.check(authorization, path, verb, std::move(stop));
+  CertificateAuthentication cert;
+  if (certs_ != nullptr) {
+    HeaderList headers;
+    for (const auto& field : request) {
+      headers.emplace_back(std::string_view(field.name_string()), std::string_view(field.value()));
+    }
+    cert = certs_->authenticate(peer, headers);
+  }
+  AccessDecision access = auth_.check(authorization, path, verb, std::move(stop), &cert);
   HttpResponse r = access.allowed() ? route(path, query) : accessDenied(access);
   log::infoV(5, "Secure port request",
              {{"verb", request.method_string()},
@@ -430,6 +471,14 @@ HttpResponse SecureServer::route(const std::string& path, const std::string& que
   std::string check;
   const bool health = isHealthPath(path, &endpoint, &check);
   const bool metrics = path == "/metrics" && metrics_ != nullptr;
+  if (path == "/metrics/slis") {
+    return makeResponse(http::status::ok, kPrometheusText, sli_registry_.exposition());
+  }
+  if (path == "/configz" && !options_.configz.empty()) {
+    auto r = makeResponse(http::status::ok, "application/json", options_.configz);
+    r.set("X-Content-Type-Options", "nosniff");
+    return r;
+  }
   if (!health && !metrics) {
     return makeResponse(http::status::not_found, kTextPlain, "404 page not found\n");
   }

@@ -5,6 +5,9 @@
 //   /metrics                     the host's metrics registry, Prometheus text format 0.0.4,
 //                                with process_* metrics read at scrape time and
 //                                ccm_build_info
+//   /metrics/slis                component-base's SLI metrics: kubernetes_healthcheck and
+//                                kubernetes_healthchecks_total, from every health check run
+//   /configz                     the component configuration (configz.hpp)
 //
 // Requests go through delegated authentication and authorization (auth_filter.hpp): paths
 // in --authorization-always-allow-paths are open, everything else needs a bearer token the
@@ -91,7 +94,8 @@ class SecureServer final : private RequestSink {
   struct Runtime;  // Asio objects and threads, alive between start() and stop()
 
   void onRequest(const std::shared_ptr<HttpsConnection>& connection, HttpRequest request) override;
-  HttpResponse handle(const HttpRequest& request, std::stop_token stop);
+  HttpResponse handle(const HttpRequest& request, const PeerCertificates* peer,
+                      std::stop_token stop);
   HttpResponse route(const std::string& path, const std::string& query);
   void accept();
 
@@ -100,8 +104,12 @@ class SecureServer final : private RequestSink {
   HealthChecks* health_;
   metrics::Registry* metrics_;
   std::unique_ptr<ProcessMetrics> process_metrics_;
+  metrics::Registry sli_registry_;  // /metrics/slis
+  metrics::Family<metrics::Gauge>* healthcheck_ = nullptr;
+  metrics::Family<metrics::Counter>* healthchecks_total_ = nullptr;
   std::unique_ptr<DelegatingAuthenticator> authn_;
   std::unique_ptr<DelegatingAuthorizer> authz_;
+  std::unique_ptr<CertificateAuthenticator> certs_;  // set by start(); null: no CA configured
   AuthFilter auth_;
 
   std::unique_ptr<Runtime> runtime_;  // owned by the owning thread

@@ -2,6 +2,8 @@
 // flags mapped onto ServerOptions.
 #include "host/server/server_options.hpp"
 
+#include "host/server/configz.hpp"
+
 namespace ccm::server {
 
 ServerOptions serverOptionsFrom(const options::Options& o) {
@@ -18,9 +20,16 @@ ServerOptions serverOptionsFrom(const options::Options& o) {
       s.always_allow_paths.push_back(p);
     }
   }
+  s.client_ca_file = o.client_ca_file;
+  s.request_header.client_ca_file = o.requestheader_client_ca_file;
+  s.request_header.username_headers = o.requestheader_username_headers;
+  s.request_header.group_headers = o.requestheader_group_headers;
+  s.request_header.extra_headers_prefixes = o.requestheader_extra_headers_prefix;
+  s.request_header.allowed_names = o.requestheader_allowed_names;
   s.token_cache_ttl = o.authentication_token_webhook_cache_ttl;
   s.authorized_cache_ttl = o.authorization_webhook_cache_authorized_ttl;
   s.unauthorized_cache_ttl = o.authorization_webhook_cache_unauthorized_ttl;
+  s.configz = configzJson(o);
   return s;
 }
 

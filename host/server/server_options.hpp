@@ -14,6 +14,7 @@
 
 #include "host/options/options.hpp"
 #include "host/server/build_info.hpp"
+#include "host/server/client_certificates.hpp"
 
 namespace ccm::server {
 
@@ -29,6 +30,10 @@ struct ServerOptions {
   std::string tls_cert_file;
   std::string tls_private_key_file;
   std::string cert_dir;
+
+  // --client-ca-file and --requestheader-* (client_certificates.hpp); empty files: off.
+  std::string client_ca_file;
+  RequestHeaderOptions request_header;
 
   // --authorization-always-allow-paths (exact paths; empty: nothing is always allowed).
   std::vector<std::string> always_allow_paths = {"/healthz", "/readyz", "/livez"};
@@ -52,6 +57,9 @@ struct ServerOptions {
   std::chrono::milliseconds handshake_timeout{10000};
   std::chrono::milliseconds read_timeout{30000};   // one whole request, incl. keep-alive idle
   std::chrono::milliseconds write_timeout{30000};  // one whole response
+
+  // The /configz body (configz.hpp); "" answers 404 there.
+  std::string configz;
 
   // ccm_build_info's labels.
   BuildInfo build_info = BuildInfo::current();

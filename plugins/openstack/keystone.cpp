@@ -4,6 +4,7 @@
 #include <ctime>
 #include <regex>
 
+#include "plugins/openstack/backoff.hpp"
 #include "plugins/openstack/http_error.hpp"
 #include "plugins/openstack/text.hpp"
 
@@ -11,6 +12,32 @@ namespace ccm::openstack {
 namespace {
 
 constexpr int64_t kNsPerSec = 1000000000;
+// After Keystone refused the credentials, no new login before this (doubling with each
+// refusal in a row, jittered, up to the cap): an account-lockout policy counts every failed
+// login, and a rotated-away password must not lock the account.
+constexpr std::chrono::milliseconds kLoginRetryBase{30000};
+constexpr std::chrono::milliseconds kLoginRetryCap{600000};
+
+// What the scope names, for messages: project "demo" (tenant-name) in domain "Default".
+std::string scopeDescription(const GlobalConfig& g) {
+  if (!g.tenant_id.empty()) {
+    return "project ID \"" + g.tenant_id + "\" (tenant-id)";
+  }
+  std::string domain = !g.tenant_domain_id.empty()
+                           ? "domain ID \"" + g.tenant_domain_id + "\" (tenant-domain-id)"
+                           : "domain \"" + g.tenant_domain_name + "\" (tenant-domain-name)";
+  return "project \"" + g.tenant_name + "\" (tenant-name) in " + domain;
+}
+
+// The same credentials without a project scope (to tell a wrong project from a wrong password).
+GlobalConfig unscoped(const GlobalConfig& g) {
+  GlobalConfig out = g;
+  out.tenant_id.clear();
+  out.tenant_name.clear();
+  out.domain_id.clear();
+  out.domain_name.clear();
+  return out;
+}
 
 Json domainRef(const std::string& id, const std::string& name) {
   Json d = Json::object();
@@ -271,27 +298,94 @@ Status KeystoneAuth::start(const CallContext& call) {
   return {};
 }
 
-StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* catalog_out) {
+Status KeystoneAuth::loginBackedOff() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (login_failures_ == 0) {
+    return {};
+  }
+  int64_t now = env_.unixNs();
+  // A clock that went back by more than the delay does not stretch it.
+  if (now >= retry_login_at_ns_ || now < last_login_failure_ns_) {
+    return {};
+  }
+  auto wait = std::chrono::milliseconds((retry_login_at_ns_ - now) / 1000000 + 1);
+  return Status(Code::Unauthenticated,
+                "not logging in to Keystone again for " + std::to_string(wait.count() / 1000) +
+                    " s after " + std::to_string(login_failures_) +
+                    " refused login(s) in a row, so that an account-lockout policy is not "
+                    "tripped; last answer: " +
+                    last_login_error_,
+                wait);
+}
+
+Status KeystoneAuth::loginRefused(const CallContext& call, const Status& st) {
+  std::chrono::milliseconds delay{0};
+  int refusals = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    delay = backoffDelay(kLoginRetryBase, login_failures_, kLoginRetryCap);
+    refusals = ++login_failures_;
+    last_login_failure_ns_ = env_.unixNs();
+    retry_login_at_ns_ = last_login_failure_ns_ + std::chrono::nanoseconds(delay).count();
+    last_login_error_ = st.message();
+  }
+  call.error("Keystone refused the credentials; backing off before the next login",
+             {{"refusals_in_a_row", std::to_string(refusals)},
+              {"next_login_in_s", std::to_string(delay.count() / 1000)},
+              {"error", st.message()}});
+  return Status(st.code(), st.message(), delay);
+}
+
+StatusOr<HttpResponse> KeystoneAuth::postAuth(const CallContext& call, const GlobalConfig& g) {
   CCM_OS_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
   HttpRequest req;
   req.method = "POST";
   req.url = identity_url_ + "auth/tokens";
   req.timeout = timeout;
   req.headers = {{"Content-Type", "application/json"}, {"Accept", "application/json"}};
-  req.body = buildAuthBody(global_).dump();
+  req.body = buildAuthBody(g).dump();
   req.cancelled = [&call] { return !call.checkAlive().ok(); };
-  CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, http_.send(req));
+  return http_.send(req);
+}
+
+StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* catalog_out) {
+  CCM_OS_RETURN_IF_ERROR(loginBackedOff());
+  const std::string url = identity_url_ + "auth/tokens";
+  CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, postAuth(call, global_));
   if (resp.status == 401) {
-    Status st = httpError("Keystone refused the credentials (POST " + req.url + ")", resp);
+    Status st = httpError("Keystone refused the credentials (POST " + url + ")", resp);
+    bool never_logged_in = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      never_logged_in = login_failures_ == 0 && auth_count_ == 0;
+    }
+    bool project_scope = global_.trust_id.empty() && global_.token.empty() &&
+                         (!global_.tenant_id.empty() || !global_.tenant_name.empty()) &&
+                         (!global_.password.empty() || !global_.trustee_password.empty());
+    if (never_logged_in && project_scope) {
+      // Keystone answers the same 401 to a wrong password and to a project the user cannot
+      // use. One unscoped login tells them apart, only before the first login ever worked:
+      // later the scope is known good and a probe would cost a wrong password a second
+      // failed login towards a lockout.
+      auto probe = postAuth(call, unscoped(global_));
+      if (probe.ok() && probe->status >= 200 && probe->status <= 299) {
+        env_.registerSecret(probe->header("x-subject-token"));
+        st = Status(
+            Code::PermissionDenied,
+            "Keystone accepted the credentials but not the scope: " + scopeDescription(global_) +
+                " does not exist or the user has no role on it (POST " + url + ", request " +
+                requestIdOf(resp) + ")");
+      }
+    }
     call.error("Keystone authentication failed",
-               {{"url", req.url}, {"status", "401"}, {"request_id", requestIdOf(resp)}});
-    return st;
+               {{"url", url}, {"status", "401"}, {"request_id", requestIdOf(resp)}});
+    return loginRefused(call, st);
   }
   if (resp.status != 201 && resp.status != 202 && resp.status != 200) {
-    call.error("Keystone authentication failed", {{"url", req.url},
-                                                  {"status", std::to_string(resp.status)},
-                                                  {"request_id", requestIdOf(resp)}});
-    return httpError("Keystone authentication (POST " + req.url + ")", resp);
+    call.error(
+        "Keystone authentication failed",
+        {{"url", url}, {"status", std::to_string(resp.status)}, {"request_id", requestIdOf(resp)}});
+    return httpError("Keystone authentication (POST " + url + ")", resp);
   }
   Token token;
   token.value = resp.header("x-subject-token");
@@ -339,8 +433,9 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++auth_count_;
+    login_failures_ = 0;
   }
-  call.debug("Authenticated with Keystone", {{"url", req.url}});
+  call.debug("Authenticated with Keystone", {{"url", url}});
   return token;
 }
 

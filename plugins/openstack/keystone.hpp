@@ -83,6 +83,11 @@ class KeystoneAuth {
  private:
   StatusOr<std::string> discoverIdentityEndpoint(const CallContext& call);
   StatusOr<Token> authenticate(const CallContext& call, Catalog* catalog_out);
+  StatusOr<HttpResponse> postAuth(const CallContext& call, const GlobalConfig& g);
+  // UNAUTHENTICATED with the time left while failed logins are being backed off.
+  Status loginBackedOff() const;
+  // Records a refused login and returns st with the delay before the next one.
+  Status loginRefused(const CallContext& call, const Status& st);
   bool expiresSoon(const Token& token) const;
 
   GlobalConfig global_;  // changed only under renew_mu_ (rotateCredentials) once started
@@ -95,6 +100,12 @@ class KeystoneAuth {
   mutable std::mutex mu_;
   Token current_;            // guarded by mu_
   uint64_t auth_count_ = 0;  // guarded by mu_
+  // Logins Keystone refused in a row, when the last one was and when the next may be (on the
+  // host's Unix clock, as token expiry is); all guarded by mu_.
+  int login_failures_ = 0;
+  int64_t last_login_failure_ns_ = 0;
+  int64_t retry_login_at_ns_ = 0;
+  std::string last_login_error_;
   std::mutex renew_mu_;      // serialises renewals so concurrent ones merge
 };
 

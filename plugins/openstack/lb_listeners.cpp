@@ -140,6 +140,8 @@ StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb
         lb_id, "creating listener " + d.listener_name,
         run.octavia().createListener(run.call(), Json::object().set("listener", std::move(l))));
   }
+  CCM_OS_RETURN_IF_ERROR(
+      pendingChild("listener", listener->name, listener->id, listener->provisioning_status, lb_id));
   if (members_only) {
     return *listener;
   }

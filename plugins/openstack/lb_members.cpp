@@ -25,6 +25,26 @@ struct MemberKeys {
   }
 };
 
+std::string memberLabel(const OctaviaMember& m) {
+  return m.address + ":" + std::to_string(m.protocol_port) + " (" + m.id + ")";
+}
+
+// After a change: a member Octavia left in ERROR (it reverted the create or delete) is an
+// error, so the call is retried; the next one replaces it.
+Status checkMembersAfterChange(const LbRun& run, const std::string& pool_id, const DesiredPort& d) {
+  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaMember> after,
+                          run.octavia().listMembers(run.call(), pool_id));
+  for (const OctaviaMember& m : after) {
+    if (m.provisioning_status == "ERROR") {
+      return Status(Code::Unavailable,
+                    "member " + memberLabel(m) + " of pool " + d.pool_name +
+                        " is in provisioning status ERROR after the change (Octavia did not "
+                        "complete it); it will be replaced on the next attempt");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Json memberJson(const DesiredMember& m) {
@@ -48,13 +68,20 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
   CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaMember> members, oct.listMembers(run.call(), pool_id));
   std::set<std::string> have;
   std::set<std::string> want;
+  std::vector<const OctaviaMember*> broken;  // in ERROR: replaced whether wanted or not
   for (const OctaviaMember& m : members) {
+    CCM_OS_RETURN_IF_ERROR(pendingChild("member", m.address + ":" + std::to_string(m.protocol_port),
+                                        m.id, m.provisioning_status, lb_id));
+    if (m.provisioning_status == "ERROR") {
+      broken.push_back(&m);
+      continue;
+    }
     have.insert(key(m));
   }
   for (const DesiredMember& m : d.members) {
     want.insert(key(m));
   }
-  if (have == want) {
+  if (have == want && broken.empty()) {
     return {};
   }
   if (!key.serial) {
@@ -62,8 +89,17 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
     for (const DesiredMember& m : d.members) {
       arr.push(memberJson(m));
     }
-    return run.mutate(lb_id, "setting the members of pool " + d.pool_name,
-                      oct.replaceMembers(run.call(), pool_id, Json::object().set("members", arr)));
+    CCM_OS_RETURN_IF_ERROR(
+        run.mutate(lb_id, "setting the members of pool " + d.pool_name,
+                   oct.replaceMembers(run.call(), pool_id, Json::object().set("members", arr))));
+    return checkMembersAfterChange(run, pool_id, d);
+  }
+  // One at a time: members in ERROR go first (a wanted one is created again below), then the
+  // missing ones are added before the unwanted ones go.
+  for (const OctaviaMember* m : broken) {
+    CCM_OS_RETURN_IF_ERROR(run.mutateDeletion(
+        lb_id, "removing member " + memberLabel(*m) + " in ERROR from pool " + d.pool_name,
+        oct.deleteMember(run.call(), pool_id, m->id)));
   }
   for (const DesiredMember& m : d.members) {
     if (have.count(key(m)) != 0) {
@@ -77,11 +113,14 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
     if (want.count(key(m)) != 0) {
       continue;
     }
+    if (m.provisioning_status == "ERROR") {
+      continue;  // removed above
+    }
     CCM_OS_RETURN_IF_ERROR(
         run.mutateDeletion(lb_id, "removing member " + m.address + " from pool " + d.pool_name,
                            oct.deleteMember(run.call(), pool_id, m.id)));
   }
-  return {};
+  return checkMembersAfterChange(run, pool_id, d);
 }
 
 }  // namespace ccm::openstack

@@ -73,6 +73,10 @@ StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, con
   if (const OctaviaPool* p = poolOf(pools, listener)) {
     pool = *p;
   }
+  if (pool) {
+    CCM_OS_RETURN_IF_ERROR(
+        pendingChild("pool", pool->name, pool->id, pool->provisioning_status, lb_id));
+  }
   if (pool && pool->protocol != d.pool_protocol && !members_only) {
     CCM_OS_RETURN_IF_ERROR(run.mutate(lb_id, "deleting pool " + pool->name + " (protocol change)",
                                       oct.deletePool(run.call(), pool->id)));

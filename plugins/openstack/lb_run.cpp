@@ -26,28 +26,36 @@ Status wentIntoError(const std::string& lb_id, const std::string& what) {
 }
 
 Status stillWorking(const std::string& lb_id, const std::string& status, const std::string& what) {
-  milliseconds retry = status == "PENDING_CREATE" ? kRetryAfterCreate : kRetryAfterBusy;
-  return Status(Code::FailedPrecondition,
-                "load balancer " + lb_id + " is " + status + " (" + what +
-                    "); Octavia is still working, try again later",
-                retry);
+  return Status::busy("load balancer " + lb_id + " is " + status + " (" + what +
+                      "); Octavia is still working, try again later");
 }
 
 Status stillBeingDeleted(const std::string& lb_id, const std::string& status) {
-  return Status(Code::FailedPrecondition,
-                "load balancer " + lb_id + " is " + status + " (being deleted); try again later",
-                kRetryAfterBusy);
+  return Status::busy("load balancer " + lb_id + " is " + status +
+                      " (being deleted); try again later");
 }
 
 }  // namespace
 
 Status busyAware(const Status& st, const std::string& what) {
   if (st.code() == Code::Aborted) {
-    return Status(Code::FailedPrecondition,
-                  what + ": Octavia is busy with this load balancer (" + st.message() + ")",
-                  kRetryAfterBusy);
+    // Octavia's 409: the load balancer or the child being changed is PENDING_* ("... is
+    // immutable and cannot be updated", which names the child). A Retry-After it sent is kept.
+    return Status::busy(what + ": Octavia is busy with this load balancer (" + st.message() + ")",
+                        st.retryAfter());
   }
   return st.ok() ? st : st.withPrefix(what);
+}
+
+Status pendingChild(const std::string& kind, const std::string& name, const std::string& id,
+                    const std::string& provisioning_status, const std::string& lb_id) {
+  if (provisioning_status.rfind("PENDING_", 0) != 0) {
+    return {};
+  }
+  return Status::busy(kind + " " + name + " (" + id + ") of load balancer " + lb_id + " is " +
+                      provisioning_status +
+                      "; Octavia has not finished with it and refuses changes under it until "
+                      "it has");
 }
 
 LbRun::LbRun(const LoadBalancerConfig& config, OctaviaClient& octavia, NeutronClient& neutron,

@@ -16,14 +16,19 @@
 
 namespace ccm::openstack {
 
-// How long to wait before trying again after creating a load balancer, and after Octavia
-// said it is busy with one.
+// How long to wait before trying again after deleting a load balancer in ERROR.
 inline constexpr std::chrono::milliseconds kRetryAfterCreate{10000};
-inline constexpr std::chrono::milliseconds kRetryAfterBusy{5000};
 
-// Octavia answers 409 while a load balancer is PENDING_*: that is "busy, retry soon". Other
-// errors get `what` as a prefix.
+// Octavia answers 409 while a load balancer (or the child changed) is PENDING_*: that is
+// "busy" (Status::busy, paced per load balancer by LoadBalancers). Other errors get `what`
+// as a prefix.
 Status busyAware(const Status& st, const std::string& what);
+
+// Busy (naming the child) when a listener, pool or member this call would change is still
+// PENDING_* although its load balancer is ACTIVE: Octavia refuses any change under it with
+// 409 "... is immutable" until it has finished. OK otherwise.
+Status pendingChild(const std::string& kind, const std::string& name, const std::string& id,
+                    const std::string& provisioning_status, const std::string& lb_id);
 
 // THREAD: the worker running the call; one LbRun lives for one call.
 class LbRun {

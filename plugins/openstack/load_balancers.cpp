@@ -285,9 +285,44 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
   return std::optional<LbStatus>(publishedStatus(s, config_.load_balancer, address));
 }
 
+Status LoadBalancers::paced(const std::string& key, const Status& st) {
+  if (st.ok()) {
+    busy_backoff_.reset(key);
+    return st;
+  }
+  if (!st.isBusy() || st.retryAfter().count() > 0) {
+    return st;  // an error (the host backs off), or Octavia said when to come back
+  }
+  auto delay = busy_backoff_.next(key);
+  return st.withRetryAfter(delay, " (busy answer " + std::to_string(busy_backoff_.attempts(key)) +
+                                      " in a row; next try in " +
+                                      std::to_string((delay.count() + 999) / 1000) + " s)");
+}
+
 StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::string& cluster,
                                          const KubeService& svc,
                                          const std::vector<KubeNode>& nodes) {
+  auto r = ensureOnce(call, cluster, svc, nodes);
+  Status st = paced(name(cluster, svc), r.ok() ? Status() : r.status());
+  if (!st.ok()) {
+    return st;
+  }
+  return r;
+}
+
+Status LoadBalancers::update(const CallContext& call, const std::string& cluster,
+                             const KubeService& svc, const std::vector<KubeNode>& nodes) {
+  return paced(name(cluster, svc), updateOnce(call, cluster, svc, nodes));
+}
+
+Status LoadBalancers::remove(const CallContext& call, const std::string& cluster,
+                             const KubeService& svc) {
+  return paced(name(cluster, svc), removeOnce(call, cluster, svc));
+}
+
+StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std::string& cluster,
+                                             const KubeService& svc,
+                                             const std::vector<KubeNode>& nodes) {
   CCM_OS_RETURN_IF_ERROR(checkNoLoadBalancerClass(svc));
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
@@ -331,8 +366,8 @@ StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::str
   return publishedStatus(s, config_.load_balancer, address);
 }
 
-Status LoadBalancers::update(const CallContext& call, const std::string& cluster,
-                             const KubeService& svc, const std::vector<KubeNode>& nodes) {
+Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
+                                 const KubeService& svc, const std::vector<KubeNode>& nodes) {
   CCM_OS_RETURN_IF_ERROR(checkNoLoadBalancerClass(svc));
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
@@ -353,8 +388,8 @@ Status LoadBalancers::update(const CallContext& call, const std::string& cluster
   return reconcileChildren(run, lb.id, found.owner, svc, desired, true);
 }
 
-Status LoadBalancers::remove(const CallContext& call, const std::string& cluster,
-                             const KubeService& svc) {
+Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
+                                 const KubeService& svc) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, lenientSettings(call, cluster, svc)));
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, run.settings(), true));
   if (found.lb) {

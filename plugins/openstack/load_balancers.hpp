@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/openstack/backoff.hpp"
 #include "plugins/openstack/config.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/model.hpp"
@@ -53,6 +54,15 @@ class LoadBalancers {
   LbSettings lenientSettings(const CallContext& call, const std::string& cluster,
                              const KubeService& svc) const;
   StatusOr<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
+  StatusOr<LbStatus> ensureOnce(const CallContext& call, const std::string& cluster,
+                                const KubeService& svc, const std::vector<KubeNode>& nodes);
+  Status updateOnce(const CallContext& call, const std::string& cluster, const KubeService& svc,
+                    const std::vector<KubeNode>& nodes);
+  Status removeOnce(const CallContext& call, const std::string& cluster, const KubeService& svc);
+  // A call's result for the load balancer `key`: while Octavia is busy with it (and said
+  // nothing of when to come back) the retry-after grows with each busy answer in a row,
+  // jittered; any success starts over.
+  Status paced(const std::string& key, const Status& st);
 
   const Config& config_;
   OctaviaClient& octavia_;
@@ -61,6 +71,7 @@ class LoadBalancers {
   std::mutex mu_;
   std::optional<OctaviaFeatures> features_;                // guarded by mu_
   std::chrono::steady_clock::time_point features_time_{};  // guarded by mu_
+  BackoffTable busy_backoff_{std::chrono::seconds(5), std::chrono::minutes(5)};
 };
 
 }  // namespace ccm::openstack

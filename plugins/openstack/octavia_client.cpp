@@ -25,6 +25,7 @@ OctaviaListener parseListener(const JsonValue& obj) {
   l.timeout_member_data = jsonInt(obj, "timeout_member_data");
   l.timeout_tcp_inspect = jsonInt(obj, "timeout_tcp_inspect");
   l.tags = jsonStrings(obj, "tags");
+  l.provisioning_status = jsonString(obj, "provisioning_status");
   return l;
 }
 
@@ -39,6 +40,7 @@ OctaviaPool parsePool(const JsonValue& obj) {
   if (const JsonValue* sp = jsonObject(obj, "session_persistence")) {
     p.session_persistence = jsonString(*sp, "type");
   }
+  p.provisioning_status = jsonString(obj, "provisioning_status");
   return p;
 }
 
@@ -50,6 +52,7 @@ OctaviaMember parseMember(const JsonValue& obj) {
   m.protocol_port = jsonInt(obj, "protocol_port").value_or(0);
   m.subnet_id = jsonString(obj, "subnet_id");
   m.monitor_port = jsonInt(obj, "monitor_port");
+  m.provisioning_status = jsonString(obj, "provisioning_status");
   return m;
 }
 

@@ -38,6 +38,7 @@ struct OctaviaListener {
   std::optional<int64_t> timeout_member_data;
   std::optional<int64_t> timeout_tcp_inspect;
   std::vector<std::string> tags;
+  std::string provisioning_status;
 };
 
 struct OctaviaPool {
@@ -48,6 +49,7 @@ struct OctaviaPool {
   std::vector<std::string> listener_ids;
   std::string healthmonitor_id;
   std::string session_persistence;  // type, or empty
+  std::string provisioning_status;
 };
 
 struct OctaviaMember {
@@ -57,6 +59,7 @@ struct OctaviaMember {
   int64_t protocol_port = 0;
   std::string subnet_id;
   std::optional<int64_t> monitor_port;
+  std::string provisioning_status;
 };
 
 struct OctaviaMonitor {

@@ -34,6 +34,16 @@ std::string octaviaRootOf(const std::string& url) {
   return withSlash(std::regex_replace(url, kVersion, ""));
 }
 
+// The path of a URL, without scheme, host or query ("/v2.0/routers/x").
+std::string urlPath(const std::string& url) {
+  auto scheme = url.find("://");
+  size_t start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  if (start == std::string::npos) {
+    return "/";
+  }
+  return url.substr(start, url.find('?', start) - start);
+}
+
 const char* serviceName(Service s) {
   switch (s) {
     case Service::Compute:
@@ -154,8 +164,15 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
       what += " (after re-authentication)";
     }
     Status st = httpError(what, *resp);
-    // 404s are routine answers (lookups); everything else is worth a line.
-    if (resp->status != 404) {
+    // 404s are routine answers (lookups): a debug line (-v=4); everything else is worth a
+    // warning.
+    if (resp->status == 404) {
+      call.debug("OpenStack API answered 404", {{"op", op},
+                                                {"method", method},
+                                                {"path", urlPath(url)},
+                                                {"status", "404"},
+                                                {"request_id", requestIdOf(*resp)}});
+    } else {
       call.warning("OpenStack API request failed", {{"op", op},
                                                     {"method", method},
                                                     {"url", url},

@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include "plugins/openstack/cloud_objects_check.hpp"
+
 namespace ccm::openstack {
 
 OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std::move(config)) {
@@ -37,6 +39,7 @@ StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
   std::unique_ptr<OpenStackProvider> p(new OpenStackProvider(std::move(config), env));
   const Config& cfg = p->config_;
   CCM_OS_RETURN_IF_ERROR(p->client_->start(call, cfg.load_balancer.enabled));
+  CCM_OS_RETURN_IF_ERROR(checkCloudObjects(call, cfg, *p->neutron_));
   if (cfg.load_balancer.enabled) {
     p->load_balancers_ = std::make_unique<LoadBalancers>(cfg, *p->octavia_, *p->neutron_);
   }

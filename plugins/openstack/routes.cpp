@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "plugins/openstack/backoff.hpp"
 #include "plugins/openstack/ip_address.hpp"
 #include "plugins/openstack/text.hpp"
 
@@ -10,6 +11,12 @@ namespace ccm::openstack {
 namespace {
 
 constexpr auto kNodeNameTtl = std::chrono::minutes(10);
+// A router write that Neutron answered with a 5xx (a database deadlock when another client
+// wrote the router at the same time) is tried this many times in all, with growing jittered
+// delays, before the call fails.
+constexpr int kRouterWriteTries = 4;
+constexpr std::chrono::milliseconds kRouterRetryBase{250};
+constexpr std::chrono::milliseconds kRouterRetryCap{4000};
 
 }  // namespace
 
@@ -142,11 +149,40 @@ StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRout
                                               " InternalIP found for node " + route.target_node);
 }
 
+Status Routes::routerWrite(const CallContext& call, const std::function<Status()>& write) {
+  std::lock_guard<std::mutex> lock(router_mu_);
+  for (int attempt = 0;; ++attempt) {
+    Status st = write();
+    if (st.code() != Code::Unavailable || attempt + 1 >= kRouterWriteTries) {
+      return st;
+    }
+    auto delay = st.retryAfter().count() > 0
+                     ? st.retryAfter()
+                     : backoffDelay(kRouterRetryBase, attempt, kRouterRetryCap);
+    call.debug("Retrying a router write that Neutron failed",
+               {{"router", config_.route.router_id},
+                {"attempt", std::to_string(attempt + 1)},
+                {"delay_ms", std::to_string(delay.count())},
+                {"error", st.message()}});
+    Status slept = sleepWithin(call, delay);
+    if (!slept.ok()) {
+      return st;  // out of time: the write's own error says more than the deadline
+    }
+  }
+}
+
 Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
+  return routerWrite(call, [&] { return addRouteOnce(call, r); });
+}
+
+Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
+  return routerWrite(call, [&] { return removeRouteOnce(call, r); });
+}
+
+Status Routes::addRouteOnce(const CallContext& call, const RouterRoute& r) {
   if (features_.atomic) {
     return neutron_.changeExtraRoutes(call, config_.route.router_id, true, {r});
   }
-  std::lock_guard<std::mutex> lock(router_mu_);
   CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   if (std::find(router.routes.begin(), router.routes.end(), r) != router.routes.end()) {
     return {};
@@ -155,11 +191,10 @@ Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
+Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& r) {
   if (features_.atomic) {
     return neutron_.changeExtraRoutes(call, config_.route.router_id, false, {r});
   }
-  std::lock_guard<std::mutex> lock(router_mu_);
   CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   auto it = std::find(router.routes.begin(), router.routes.end(), r);
   if (it == router.routes.end()) {
@@ -177,7 +212,8 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
   CCM_OS_RETURN_IF_ERROR(addRoute(call, r).withPrefix("adding route " + dest + " via " + nexthop));
   std::string tag = routeTag(cluster, dest);
   if (features_.tags) {
-    Status st = neutron_.addRouterTag(call, config_.route.router_id, tag);
+    Status st = routerWrite(
+        call, [&] { return neutron_.addRouterTag(call, config_.route.router_id, tag); });
     if (!st.ok()) {
       (void)removeRoute(call, r);
       return st.withPrefix("tagging route " + dest);
@@ -202,7 +238,8 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
     }
     if (!st.ok()) {
       if (features_.tags) {
-        (void)neutron_.removeRouterTag(call, config_.route.router_id, tag);
+        (void)routerWrite(
+            call, [&] { return neutron_.removeRouterTag(call, config_.route.router_id, tag); });
       }
       (void)removeRoute(call, r);
       return st.withPrefix("allowing " + dest + " on the port of node " + route.target_node);
@@ -251,8 +288,9 @@ Status Routes::remove(const CallContext& call, const std::string& cluster, const
       std::count_if(candidates.begin(), candidates.end(),
                     [&](const RouterRoute& r) { return !target || !(r == *target); }) > 0;
   if (features_.tags && !still_routed) {
-    CCM_OS_RETURN_IF_ERROR(
-        neutron_.removeRouterTag(call, config_.route.router_id, routeTag(cluster, dest)));
+    std::string tag = routeTag(cluster, dest);
+    CCM_OS_RETURN_IF_ERROR(routerWrite(
+        call, [&] { return neutron_.removeRouterTag(call, config_.route.router_id, tag); }));
   }
   if (target && !route.blackhole && features_.address_pairs) {
     CCM_OS_ASSIGN_OR_RETURN(std::optional<Port> port, nodePort(call, target->nexthop));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -30,7 +31,8 @@ struct RouteFeatures {
 // '/' as '_'; at most 56 characters, inside Neutron's 60).
 std::string routeTag(const std::string& cluster, const std::string& cidr);
 
-// THREAD: any worker; create/delete for the same destination never overlap (host contract).
+// THREAD: any worker; create/delete for the same destination never overlap (host contract);
+// writes to the router are serialised here (routerWrite).
 class Routes {
  public:
   Routes(const Config& config, NeutronClient& neutron, NovaClient& nova, RouteFeatures features)
@@ -49,15 +51,21 @@ class Routes {
   // The node port holding ip on one of the router's networks; nullopt when there is none.
   StatusOr<std::optional<Port>> nodePort(const CallContext& call, const std::string& ip);
   StatusOr<std::string> nexthopFor(const CallContext& call, const KubeRoute& route);
+  // One write to the router (a route or a tag) at a time from this provider: Neutron fails
+  // concurrent writes to one router with a 500 (a database deadlock). A 5xx is retried a few
+  // times with growing jittered delays before the caller sees it (and rolls anything back).
+  Status routerWrite(const CallContext& call, const std::function<Status()>& write);
   Status addRoute(const CallContext& call, const RouterRoute& r);
   Status removeRoute(const CallContext& call, const RouterRoute& r);
+  Status addRouteOnce(const CallContext& call, const RouterRoute& r);
+  Status removeRouteOnce(const CallContext& call, const RouterRoute& r);
 
   const Config& config_;
   NeutronClient& neutron_;
   NovaClient& nova_;
   RouteFeatures features_;
 
-  std::mutex router_mu_;  // serialises read-modify-write of the route list (non-atomic mode)
+  std::mutex router_mu_;  // serialises every write to the router (routerWrite)
   std::mutex mu_;
   std::map<std::string, std::pair<std::string, std::chrono::steady_clock::time_point>>
       node_by_ip_;                                        // guarded by mu_

@@ -43,15 +43,34 @@ class [[nodiscard]] Status {
   // How long the caller should wait before retrying (0 = its own back-off).
   std::chrono::milliseconds retryAfter() const { return retry_after_; }
 
-  // A copy whose message is "<prefix>: <message>"; code and retry-after are kept.
+  // FAILED_PRECONDITION because the cloud is merely busy with the object (a load balancer
+  // or one of its children still PENDING_*): normal progress, retried later. retry_after is
+  // what the cloud said (0 when it said nothing; the caller then picks a growing delay).
+  static Status busy(std::string message, std::chrono::milliseconds retry_after = {}) {
+    Status st(Code::FailedPrecondition, std::move(message), retry_after);
+    st.busy_ = true;
+    return st;
+  }
+  bool isBusy() const { return busy_; }
+
+  // A copy whose message is "<prefix>: <message>"; code, retry-after and busy are kept.
   Status withPrefix(const std::string& prefix) const {
-    return Status(code_, prefix + ": " + message_, retry_after_);
+    Status st(code_, prefix + ": " + message_, retry_after_);
+    st.busy_ = busy_;
+    return st;
+  }
+  // A copy with this retry-after (and this text appended to the message).
+  Status withRetryAfter(std::chrono::milliseconds retry_after, const std::string& note) const {
+    Status st(code_, message_ + note, retry_after);
+    st.busy_ = busy_;
+    return st;
   }
 
  private:
   Code code_ = Code::Ok;
   std::string message_;
   std::chrono::milliseconds retry_after_{0};
+  bool busy_ = false;
 };
 
 inline Status okStatus() {

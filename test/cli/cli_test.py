@@ -121,6 +121,101 @@ class CliTest(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_occm_deployment_arguments_start_unchanged(self):
+        """The argument lists openstack-cloud-controller-manager is deployed with (its Helm
+        chart's DaemonSet with the chart's defaults, and the kubeadm-style control-plane flags
+        operators add for delegated authentication), written out as they are, plus upstream
+        flags of component-base that have no effect here. Only the program, the provider
+        name (fake-cloud stands in for openstack: no OpenStack here) and file paths differ.
+        Every flag is accepted; the ones without effect get a one-line notice."""
+        tmp = tempfile.mkdtemp()
+        try:
+            cloud_conf = os.path.join(tmp, "cloud.conf")
+            with open(cloud_conf, "w") as f:
+                f.write("region: demo-1\n")
+            for name in ("ca", "front-proxy-ca"):
+                subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                                "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                                "-subj", "/CN=" + name, "-keyout",
+                                os.path.join(tmp, name + ".key"), "-out",
+                                os.path.join(tmp, name + ".crt")],
+                               check=True, capture_output=True, timeout=60)
+            pki = lambda n: os.path.join(tmp, n)  # noqa: E731 (/etc/kubernetes/pki/<n>)
+            chart = [
+                "--v=2",
+                "--cloud-config=" + cloud_conf,
+                "--cluster-name=kubernetes",
+                "--cloud-provider=fake-cloud",
+                "--use-service-account-credentials=false",
+                "--controllers=cloud-node,cloud-node-lifecycle,route,service",
+                "--bind-address=127.0.0.1",
+            ]
+            control_plane = [
+                "--authentication-kubeconfig=" + pki("controller-manager.conf"),
+                "--authorization-kubeconfig=" + pki("controller-manager.conf"),
+                "--kubeconfig=" + pki("controller-manager.conf"),
+                "--client-ca-file=" + pki("ca.crt"),
+                "--requestheader-client-ca-file=" + pki("front-proxy-ca.crt"),
+                "--requestheader-allowed-names=front-proxy-client",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-username-headers=X-Remote-User",
+                "--leader-elect=true",
+                "--profiling=false",
+                "--secure-port=10258",
+                "--allocate-node-cidrs=true",
+                "--cluster-cidr=10.244.0.0/16",
+                "--configure-cloud-routes=true",
+            ]
+            component_base = [
+                "--feature-gates=AllAlpha=false",
+                "--disabled-metrics=cloudprovider_openstack_api_request_duration_seconds",
+                "--allow-metric-labels=service_controller_loadbalancer_sync_total,x='a,b'",
+                "--show-hidden-metrics-for-version=1.35",
+                "--log-json-split-stream",
+                "--log-text-split-stream=true",
+                "--log-json-info-buffer-size=0",
+                "--log-text-info-buffer-size=0",
+                "--log-flush-frequency=5s",
+                "--vmodule=",
+                "--requestheader-uid-headers=X-Remote-Uid",
+                "--tls-min-version=VersionTLS12",
+                "--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                "--permit-address-sharing",
+                "--authentication-skip-lookup",
+                "--authentication-tolerate-lookup-failure=false",
+                "--webhook-secure-port=0",
+                "--webhook-cert-dir=" + tmp,
+                "--webhook-tls-cert-file=",
+                "--webhook-tls-private-key-file=",
+                "--min-resync-period=12h",
+                "--kube-api-content-type=application/json",
+                "--node-sync-period=0s",
+            ]
+            r = ccm(*chart, *control_plane, *component_base,
+                    "--cloud-provider-plugin-dir=" + PLUGINS, "--check-config")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("configuration valid", r.stdout)
+            notices = [l for l in r.stderr.splitlines()
+                       if "not implemented by ccm; it has no effect" in l]
+            for flag in ("--use-service-account-credentials", "--disabled-metrics",
+                         "--log-json-split-stream", "--feature-gates", "--profiling"):
+                self.assertEqual(sum(('flag="' + flag + '"') in l for l in notices), 1,
+                                 (flag, r.stderr))
+            # Implemented flags get no notice.
+            for flag in ("--client-ca-file", "--requestheader-client-ca-file",
+                         "--requestheader-allowed-names", "--bind-address"):
+                self.assertFalse(any(('flag="' + flag + '"') in l for l in notices),
+                                 (flag, r.stderr))
+            # The CA files are read: a missing one is a configuration error naming it.
+            r = ccm(*chart, "--client-ca-file=" + pki("missing.crt"),
+                    "--cloud-provider-plugin-dir=" + PLUGINS, "--check-config")
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertIn("--client-ca-file " + pki("missing.crt") + ": cannot read the file",
+                          r.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
     def test_json_logging(self):
         r = ccm("--cloud-provider=nope", "--cloud-provider-plugin-dir=" + PLUGINS,
                 "--logging-format=json")

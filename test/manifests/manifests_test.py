@@ -229,7 +229,8 @@ class ExamplesTest(unittest.TestCase):
 
     def openstack_check(self, conf_text):
         """--check-config of the openstack provider with conf_text, against the OpenStack
-        simulator (Keystone's URL and the credentials swapped for the simulator's)."""
+        simulator (Keystone's URL, the credentials and the subnet, network and router IDs
+        swapped for the simulator's)."""
         os_sim = os.path.join(SOURCE, "openstack-sim", "openstack_sim.py")
         with tempfile.TemporaryDirectory() as tmp:
             port_file = os.path.join(tmp, "port.json")
@@ -251,6 +252,12 @@ class ExamplesTest(unittest.TestCase):
                         line = "application-credential-id = ac-id"
                     elif key == "application-credential-secret":
                         line = "application-credential-secret = ac-secret-value"
+                    elif key == "subnet-id":  # the IDs creation checks: the simulator's
+                        line = "subnet-id = sub-private"
+                    elif key == "floating-network-id":
+                        line = "floating-network-id = net-public"
+                    elif key == "router-id":
+                        line = "router-id = router-1"
                     lines.append(line)
                 conf = os.path.join(tmp, "cloud.conf")
                 with open(conf, "w") as f:

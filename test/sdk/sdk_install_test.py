@@ -5,7 +5,9 @@ Installs ccm into a scratch prefix with `meson install`, then builds the minimal
 out of tree twice -- with pkg-config (`cc $(pkg-config --cflags ccm-plugin-sdk) ...`, in
 strict C11) and with CMake's find_package -- and the Rust example from the installed crate with
 cargo, and has the installed cloud-controller-manager load each one through the ABI and report
-it. Also checks the installed layout.
+it. Does the same for a C++ provider on the C++ helper: C++20 with pkg-config (and a clear
+#error below it), and C++20 brought by CMake's ccm::plugin-sdk target when the project sets no
+standard. Also checks the installed layout.
 """
 import os
 import shutil
@@ -20,6 +22,7 @@ import unittest
 BUILD = os.environ["CCM_BUILD_DIR"]
 SOURCE = os.environ["CCM_SOURCE_DIR"]
 EXAMPLE = os.path.join(SOURCE, "plugin-sdk", "examples", "minimal-c")
+CPP_CONSUMER = os.path.join(SOURCE, "test", "sdk", "cpp-consumer")
 
 
 def run(cmd, **kw):
@@ -115,6 +118,50 @@ class SdkInstallTest(unittest.TestCase):
         self.assertEqual(out.returncode, 1)
         self.assertIn("provider minimal refused its configuration (--cloud-config=" + bad +
                       "): line 1: expected", out.stderr)
+        os.remove(so)
+
+    def check_tiny_loads(self):
+        out = run([self.binary, "--cloud-provider=tiny",
+                   "--cloud-provider-plugin-dir=" + self.plugindir, "--check-config"],
+                  check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("provider tiny 0.1.0 (ABI %s)" % abi_text(), out.stdout)
+        self.assertIn("capabilities: ccm.instances/1", out.stdout)
+        self.assertIn("tiny provider ready (ABI minor %s)" % abi_text().split(".")[1],
+                      out.stderr)
+
+    def test_cpp_provider_with_pkg_config_needs_cpp20_and_says_so(self):
+        so = os.path.join(self.plugindir, "tiny.so")
+        flags = (self.pkgconfig("--cflags") +
+                 ["-Wall", "-Wextra", "-Werror", "-fvisibility=hidden", "-shared", "-fPIC",
+                  os.path.join(CPP_CONSUMER, "tiny.cpp")] + self.pkgconfig("--libs") +
+                 ["-o", so])
+        old = run(["c++", "-std=c++17"] + flags, check=False)
+        self.assertNotEqual(old.returncode, 0)
+        self.assertIn("ccm/provider.hpp needs C++20: compile with -std=c++20", old.stderr)
+        run(["c++", "-std=c++20"] + flags)
+        os.chmod(so, 0o755)
+        exported = run(["nm", "-D", "--defined-only", so]).stdout
+        names = [line.split()[-1] for line in exported.splitlines() if line.strip()]
+        self.assertEqual(names, ["ccm_provider_entry_v1"])
+        self.check_tiny_loads()
+        os.remove(so)
+        # pkg-config cannot carry the standard (it would reach C users): it says it instead.
+        with open(os.path.join(self.pcdir, "ccm-plugin-sdk.pc")) as f:
+            self.assertIn("C++20 (-std=c++20) for the C++ helpers", f.read())
+
+    def test_cpp_provider_with_cmake_gets_cpp20_from_the_target(self):
+        if shutil.which("cmake") is None:
+            self.skipTest("cmake is not installed")
+        build = os.path.join(self.tmp, "cmake-cpp-build")
+        # The project sets no C++ standard; the compiler's default is older than C++20.
+        run(["cmake", "-S", CPP_CONSUMER, "-B", build, "-DCMAKE_PREFIX_PATH=" + self.root,
+             "-DCMAKE_CXX_FLAGS=-Werror -Wall -Wextra"])
+        run(["cmake", "--build", build])
+        so = os.path.join(self.plugindir, "tiny.so")
+        shutil.copy(os.path.join(build, "tiny.so"), so)
+        os.chmod(so, 0o755)
+        self.check_tiny_loads()
         os.remove(so)
 
     def test_cmake_build(self):

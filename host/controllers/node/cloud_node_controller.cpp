@@ -507,8 +507,15 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
   auto apply = [&](const std::shared_ptr<const kube::Node>& node, const MetadataAnswer& answer) {
     if (!answer.ok()) {
       ++failed;
-      log::infoV(2, "Cannot refresh node addresses",
-                 {{"node", node->name}, {"err", answer.status().toString()}});
+      Code code = answer.status().code();
+      if (code == Code::Unauthenticated || code == Code::PermissionDenied) {
+        // The provider's credentials are refused: nothing will refresh until someone acts.
+        log::error("Cannot refresh node addresses: the cloud refused the provider's credentials",
+                   {{"node", node->name}, {"err", answer.status().toString()}});
+      } else {
+        log::warning("Cannot refresh node addresses",
+                     {{"node", node->name}, {"err", answer.status().toString()}});
+      }
       return;
     }
     if (!answer->has_value()) {

@@ -7,25 +7,6 @@
 #include "host/runtime/text.hpp"
 
 namespace ccm::controllers::node {
-namespace {
-
-bool alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-
-// [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63.
-bool validName(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) {
-    return false;
-  }
-  for (char c : s) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 bool isReservedLabelKey(std::string_view key) {
   size_t slash = key.find('/');
   if (slash == std::string_view::npos) {
@@ -45,15 +26,11 @@ bool isReservedLabelKey(std::string_view key) {
   return false;
 }
 
-bool isValidLabelKey(std::string_view key) {
-  size_t slash = key.find('/');
-  if (slash == std::string_view::npos) {
-    return validName(key);
-  }
-  return text::isDns1123Subdomain(key.substr(0, slash)) && validName(key.substr(slash + 1));
-}
+bool isValidLabelKey(std::string_view key) { return text::isQualifiedName(key); }
 
-bool isValidLabelValue(std::string_view value) { return value.empty() || validName(value); }
+bool isValidLabelValue(std::string_view value) {
+  return value.empty() || text::isQualifiedNamePart(value);
+}
 
 LabelList labelsFromMetadata(const kube::Node& node, const plugin::InstanceMetadata& md,
                              std::vector<std::string>* warnings) {

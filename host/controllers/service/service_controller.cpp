@@ -63,6 +63,13 @@ bool hasIpMode(const IngressList& ingress) {
                      [](const auto& in) { return !in.ip_mode.empty(); });
 }
 
+// FAILED_PRECONDITION with a retry-after: the cloud is still working on the load balancer
+// (a provider's "busy, come back then"). Normal progress, so a Normal event and an info log,
+// not a Warning.
+bool cloudBusy(const Status& st) {
+  return st.code() == Code::FailedPrecondition && st.retryAfter().count() > 0;
+}
+
 // A provider error wrapped with context; code and retry-after kept.
 Status wrap(std::string_view what, const Status& st) {
   return Status(st.code(), fmt::format("{}: {}", what, st.toString()), st.retryAfter());
@@ -104,6 +111,8 @@ ServiceController::ServiceController(const ControllerContext& context)
       cluster_name_(context.options.cluster_name),
       recorder_(context.events.recorder(std::string(kComponent))),
       workers_(std::max(1, context.options.concurrent_service_syncs)),
+      classes_(ClassSelection::fromFlags(context.options.load_balancer_classes,
+                                         context.options.load_balancer_class_only)),
       guard_(std::make_shared<HandlerGuard>()) {
   service_queue_ = std::make_unique<WorkQueue>("service", serviceControllerRateLimiter(),
                                                context.clock, &context.metrics);
@@ -222,14 +231,14 @@ void ServiceController::registerHandlers() {
 }
 
 void ServiceController::onServiceAdd(const std::shared_ptr<const kube::Service>& svc) {
-  if (wantsLoadBalancer(*svc) || needsCleanup(*svc)) {
+  if (wantsLoadBalancer(*svc, classes_) || needsCleanup(*svc, classes_)) {
     enqueueFull(std::string(svc->key()));
   }
 }
 
 void ServiceController::onServiceUpdate(const std::shared_ptr<const kube::Service>& old_svc,
                                         const std::shared_ptr<const kube::Service>& new_svc) {
-  if (needsUpdate(old_svc.get(), *new_svc) || needsCleanup(*new_svc)) {
+  if (needsUpdate(old_svc.get(), *new_svc, classes_) || needsCleanup(*new_svc, classes_)) {
     enqueueFull(std::string(new_svc->key()));
   }
 }
@@ -247,8 +256,8 @@ void ServiceController::onServiceDelete(const std::shared_ptr<const kube::Servic
   }
   // Its status is not evidence either way (it may have been cleared): the provider's
   // deletion is idempotent, so ask for it.
-  if (wantsLoadBalancer(*last) && !last->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) &&
-      last->deletion_timestamp == 0) {
+  if (wantsLoadBalancer(*last, classes_) &&
+      !last->hasFinalizer(keys::kLoadBalancerCleanupFinalizer) && last->deletion_timestamp == 0) {
     CachedService e;
     e.service = last;
     cache_.set(key, std::move(e));
@@ -350,8 +359,13 @@ void ServiceController::handleResult(const std::string& key, const Status& st) {
   if (st.retryAfter().count() > 0) {
     // The provider said when to come back: a fixed delay that neither grows nor resets the
     // key's exponential back-off.
-    log::warning("Error processing service, retrying as the provider asked",
-                 {{"service", key}, {"retryAfter", st.retryAfter()}, {"err", st.toString()}});
+    if (cloudBusy(st)) {
+      log::info("The cloud is still working on the load balancer; retrying as the provider asked",
+                {{"service", key}, {"retryAfter", st.retryAfter()}, {"reason", st.toString()}});
+    } else {
+      log::warning("Error processing service, retrying as the provider asked",
+                   {{"service", key}, {"retryAfter", st.retryAfter()}, {"err", st.toString()}});
+    }
     service_queue_->addAfter(key, st.retryAfter());
     return;
   }
@@ -404,7 +418,7 @@ void ServiceController::syncNodes() {
   // Services share a few snapshots: compare each distinct one with the current set once.
   std::unordered_map<const NodeSet*, bool> same;
   cache_.forEach([&](const std::string& key, const CachedService& e) {
-    if (!e.ensured || !e.service || !wantsLoadBalancer(*e.service)) {
+    if (!e.ensured || !e.service || !wantsLoadBalancer(*e.service, classes_)) {
       return;
     }
     auto it = same.find(e.synced_nodes.get());
@@ -463,7 +477,7 @@ Status ServiceController::processServiceDeletion(const std::string& key) {
   if (!entry) {
     return okStatus();
   }
-  if (entry->service && wantsLoadBalancer(*entry->service)) {
+  if (entry->service && wantsLoadBalancer(*entry->service, classes_)) {
     CCM_RETURN_IF_ERROR(deleteVanished(entry->service));
   }
   cache_.remove(key);
@@ -492,14 +506,30 @@ Status ServiceController::processServiceCreateOrUpdate(
   if (entry && entry->service && entry->service->uid != svc->uid) {
     // Deleted and recreated under the same name without our finalizer having held it: the
     // old object's load balancer goes first.
-    if (wantsLoadBalancer(*entry->service)) {
+    if (wantsLoadBalancer(*entry->service, classes_)) {
       CCM_RETURN_IF_ERROR(deleteVanished(entry->service));
     }
     cache_.remove(key);
     entry.reset();
   }
+  if (belongsElsewhere(*svc, classes_)) {
+    // Another controller's class: no finalizer, no status, no cloud call for this Service.
+    // The one exception is a load balancer ccm made for an earlier state of it (its type went
+    // LoadBalancer → ClusterIP → LoadBalancer with another class faster than ccm saw): that
+    // load balancer is ccm's own and is deleted as if the Service had vanished, still without
+    // a write to the Service.
+    if (entry && entry->service &&
+        (entry->ensure_attempted || entry->wanted_load_balancer ||
+         wantsLoadBalancer(*entry->service, classes_))) {
+      CCM_RETURN_IF_ERROR(deleteVanished(entry->service));
+    }
+    if (entry) {
+      cache_.remove(key);
+    }
+    return okStatus();
+  }
   CachedService e = entry ? std::move(*entry) : CachedService{};
-  if (e.service && wantsLoadBalancer(*e.service)) {
+  if (e.service && wantsLoadBalancer(*e.service, classes_)) {
     e.wanted_load_balancer = true;
   }
   e.service = svc;
@@ -510,6 +540,11 @@ Status ServiceController::processServiceCreateOrUpdate(
   if (!st.ok()) {
     if (st.code() == Code::Cancelled) {
       return st;  // the host is stopping the controllers: no event
+    }
+    if (cloudBusy(st)) {
+      recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Normal, "LoadBalancerPending",
+                       "Waiting for the cloud: {}", st.message());
+      return st;
     }
     recorder_.eventf(kube::referenceTo(*svc), kube::EventType::Warning, "SyncLoadBalancerFailed",
                      "Error syncing load balancer: {}", st.message());
@@ -527,7 +562,8 @@ std::pair<ServiceController::Op, Status> ServiceController::syncLoadBalancerIfNe
     const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
   // Being deleted counts even when the cache does not show our finalizer (yet): no ensure of
   // a Service on its way out.
-  if (!wantsLoadBalancer(*svc) || needsCleanup(*svc) || svc->deletion_timestamp != 0) {
+  if (!wantsLoadBalancer(*svc, classes_) || needsCleanup(*svc, classes_) ||
+      svc->deletion_timestamp != 0) {
     return deletePath(key, svc);
   }
   return ensurePath(key, svc);
@@ -626,7 +662,8 @@ std::optional<Status> ServiceController::syncHosts(
     const std::string& key, const std::shared_ptr<const kube::Service>& svc) {
   auto entry = cache_.get(key);
   if (!entry || !entry->ensured || !entry->service || entry->service->uid != svc->uid ||
-      !wantsLoadBalancer(*svc) || needsCleanup(*svc) || needsUpdate(entry->service.get(), *svc)) {
+      !wantsLoadBalancer(*svc, classes_) || needsCleanup(*svc, classes_) ||
+      needsUpdate(entry->service.get(), *svc, classes_)) {
     return std::nullopt;  // not a plain host update: run the whole sync
   }
   auto nodes = currentNodeSet();
@@ -669,6 +706,12 @@ std::optional<Status> ServiceController::syncHosts(
   }
   if (nodesync_error_total_ != nullptr) {
     nodesync_error_total_->noLabels().inc();
+  }
+  if (cloudBusy(st)) {
+    recorder_.eventf(ref, kube::EventType::Normal, "LoadBalancerPending",
+                     "Waiting for the cloud before updating hosts: {}", st.message());
+    cache_.update(key, [](CachedService& c) { c.ensured = false; });
+    return wrap("failed to update load balancer hosts", st);
   }
   recorder_.eventf(ref, kube::EventType::Warning, "UpdateLoadBalancerFailed",
                    "Error updating load balancer with new hosts {} [node names limited, total "

@@ -1,5 +1,6 @@
 // The service controller (service-lb-controller, alias "service"): gives every Service of
-// type LoadBalancer without a loadBalancerClass a cloud load balancer through the provider's
+// type LoadBalancer without a loadBalancerClass (or of a class claimed with
+// --load-balancer-class) a cloud load balancer through the provider's
 // ccm.loadbalancer/1 capability, writes its status.loadBalancer.ingress, keeps its host set in
 // step with the Nodes, and tears it down when the Service stops wanting one or is deleted.
 //
@@ -32,6 +33,7 @@
 #include "host/controllers/common/controller.hpp"
 #include "host/controllers/service/node_set.hpp"
 #include "host/controllers/service/service_cache.hpp"
+#include "host/controllers/service/service_predicates.hpp"
 #include "host/runtime/work_queue.hpp"
 
 namespace ccm::controllers::service {
@@ -132,6 +134,7 @@ class ServiceController final : public Controller {
   const std::string cluster_name_;
   kube::EventRecorder recorder_;
   const int workers_;
+  const ClassSelection classes_;  // the Services this controller handles, by class
 
   std::unique_ptr<WorkQueue> service_queue_;
   std::unique_ptr<WorkQueue> node_queue_;

@@ -33,20 +33,39 @@ bool stringsEqual(std::span<const std::string_view> a, std::span<const std::stri
 
 }  // namespace
 
-bool wantsLoadBalancer(const kube::Service& svc) {
-  return svc.type == "LoadBalancer" && !svc.has_load_balancer_class;
+ClassSelection ClassSelection::fromFlags(const std::vector<std::string>& classes, bool class_only) {
+  ClassSelection s;
+  s.classes = classes;
+  s.unclassed = !class_only || classes.empty();
+  return s;
 }
 
-bool needsCleanup(const kube::Service& svc) {
-  if (!svc.hasFinalizer(keys::kLoadBalancerCleanupFinalizer)) {
+bool ClassSelection::handles(const kube::Service& svc) const {
+  if (!svc.has_load_balancer_class) {
+    return unclassed;
+  }
+  return std::find(classes.begin(), classes.end(), svc.load_balancer_class) != classes.end();
+}
+
+bool wantsLoadBalancer(const kube::Service& svc, const ClassSelection& classes) {
+  return svc.type == "LoadBalancer" && classes.handles(svc);
+}
+
+bool belongsElsewhere(const kube::Service& svc, const ClassSelection& classes) {
+  return svc.type == "LoadBalancer" && !classes.handles(svc);
+}
+
+bool needsCleanup(const kube::Service& svc, const ClassSelection& classes) {
+  if (!svc.hasFinalizer(keys::kLoadBalancerCleanupFinalizer) || belongsElsewhere(svc, classes)) {
     return false;
   }
   return svc.deletion_timestamp != 0 || svc.type != "LoadBalancer";
 }
 
-bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc) {
-  bool old_wants = old_svc != nullptr && wantsLoadBalancer(*old_svc);
-  bool new_wants = wantsLoadBalancer(new_svc);
+bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc,
+                 const ClassSelection& classes) {
+  bool old_wants = old_svc != nullptr && wantsLoadBalancer(*old_svc, classes);
+  bool new_wants = wantsLoadBalancer(new_svc, classes);
   if (!old_wants && !new_wants) {
     return false;
   }

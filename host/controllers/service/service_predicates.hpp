@@ -6,23 +6,44 @@
 // THREAD: pure functions.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "host/kube/objects/node.hpp"
 #include "host/kube/objects/service.hpp"
 
 namespace ccm::controllers::service {
 
-// type LoadBalancer and no spec.loadBalancerClass.
-bool wantsLoadBalancer(const kube::Service& svc);
+// Which Services of type LoadBalancer the controller handles, by spec.loadBalancerClass
+// (--load-balancer-class, --load-balancer-class-only). The default value is upstream's rule:
+// only Services without a class.
+struct ClassSelection {
+  std::vector<std::string> classes;  // handled besides (or, without unclassed, instead of) none
+  bool unclassed = true;             // Services without a class are handled
 
-// Has the load-balancer-cleanup finalizer and is being deleted or no longer of type
-// LoadBalancer.
-bool needsCleanup(const kube::Service& svc);
+  // From --load-balancer-class and --load-balancer-class-only.
+  static ClassSelection fromFlags(const std::vector<std::string>& classes, bool class_only);
+  // Is the Service's class (or its lack of one) handled?
+  bool handles(const kube::Service& svc) const;
+};
+
+// type LoadBalancer and a class the selection handles.
+bool wantsLoadBalancer(const kube::Service& svc, const ClassSelection& classes);
+
+// Of type LoadBalancer with a class another controller handles: never written, never passed
+// to the provider.
+bool belongsElsewhere(const kube::Service& svc, const ClassSelection& classes);
+
+// Has the load-balancer-cleanup finalizer, is being deleted or no longer of type LoadBalancer,
+// and does not belong elsewhere (a Service of another class keeps whatever finalizers its own
+// controller manages).
+bool needsCleanup(const kube::Service& svc, const ClassSelection& classes);
 
 // Did a field the load balancer depends on change (or did the wish for one change)? old may be
 // null (treated as "no load balancer wanted").
-bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc);
+bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc,
+                 const ClassSelection& classes);
 
 // Go's strconv.ParseBool false values: 0 f F false FALSE False.
 bool parsesAsFalse(std::string_view value);

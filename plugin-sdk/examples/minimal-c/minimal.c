@@ -204,15 +204,24 @@ static ccm_plugin plugin = {
 CCM_PLUGIN_EXPORT ccm_status ccm_provider_entry_v1(const ccm_host_info* info,
                                                    const ccm_call* call,
                                                    const ccm_plugin** out) {
-  (void)call;
   if (info->abi_major != CCM_ABI_MAJOR) {
-    return CCM_STATUS_FAILED_PRECONDITION; /* never touch a table of another major */
+    /* Refuse, naming both versions: the message goes through set_error keyed by this
+     * call's call_id, when the host's table is long enough to have that slot. */
+    const ccm_host_services* s = info->services;
+    if (call != NULL && s != NULL &&
+        s->struct_size >= offsetof(ccm_host_services, set_error) + sizeof s->set_error &&
+        s->set_error != NULL) {
+      char message[96];
+      snprintf(message, sizeof message, "minimal speaks ABI %d.%d, the host ABI %u.%u",
+               CCM_ABI_MAJOR, CCM_ABI_MINOR, (unsigned)info->abi_major, (unsigned)info->abi_minor);
+      s->set_error(info->host, call->call_id, str(message), 0);
+    }
+    return CCM_STATUS_FAILED_PRECONDITION; /* and never touch the rest of its tables */
   }
   host = info->host;
   services = info->services;
-  if (info->abi_minor < plugin.abi_minor) {
-    plugin.abi_minor = info->abi_minor; /* speak the host's minor, never a newer one */
-  }
+  /* Speak the host's minor when it is older, never a newer one. */
+  plugin.abi_minor = ccm_abi_negotiated_minor(info->abi_minor, CCM_ABI_MINOR);
   *out = &plugin;
   return CCM_STATUS_OK;
 }

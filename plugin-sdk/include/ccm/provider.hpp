@@ -25,6 +25,10 @@
 // Build the plugin with -fvisibility=hidden: only ccm_provider_entry_v1 is exported.
 #pragma once
 
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "ccm/provider.hpp needs C++20: compile with -std=c++20 or later (CMake's ccm::plugin-sdk target sets it). A provider in C needs only ccm/provider_abi.h."
+#endif
+
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -737,20 +741,24 @@ ccm_status negotiate(const ccm_host_info* host, const ccm_call* call, const ccm_
     }
     return CCM_STATUS_FAILED_PRECONDITION;
   }
-  uint32_t minor = info.abi_minor < CCM_ABI_MINOR ? info.abi_minor : CCM_ABI_MINOR;
+  uint32_t minor = ccm_abi_negotiated_minor(info.abi_minor, CCM_ABI_MINOR);
   Host::instance().init(info, minor);
-  static const ccm_plugin plugin = {sizeof(ccm_plugin),
-                                    CCM_ABI_MAJOR,
-                                    minor,
-                                    {name, std::char_traits<char>::length(name)},
-                                    {version, std::char_traits<char>::length(version)},
-                                    &createThunk<P>,
-                                    &Thunks::destroy,
-                                    &Thunks::capability,
-                                    reconfigureSlot<P>(minor),
-                                    {},
-                                    {},
-                                    {}};
+  // The table lives for the process; each negotiation (a test's fake host may negotiate
+  // again, with another minor) sets the minor it answered. Entry calls never overlap.
+  static ccm_plugin plugin = {sizeof(ccm_plugin),
+                              CCM_ABI_MAJOR,
+                              minor,
+                              {name, std::char_traits<char>::length(name)},
+                              {version, std::char_traits<char>::length(version)},
+                              &createThunk<P>,
+                              &Thunks::destroy,
+                              &Thunks::capability,
+                              reconfigureSlot<P>(minor),
+                              {},
+                              {},
+                              {}};
+  plugin.abi_minor = minor;
+  plugin.reconfigure = reconfigureSlot<P>(minor);
   *out = &plugin;
   return CCM_STATUS_OK;
 }

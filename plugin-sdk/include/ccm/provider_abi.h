@@ -75,6 +75,17 @@ extern "C" {
 #define CCM_ABI_MAJOR 1
 #define CCM_ABI_MINOR 1
 
+/* The minor a plugin answers with at negotiation: the lower of the host's (host->abi_minor)
+ * and its own (CCM_ABI_MINOR of the header it was built with). Write
+ *   plugin.abi_minor = ccm_abi_negotiated_minor(host->abi_minor, CCM_ABI_MINOR);
+ * rather than comparing host->abi_minor with CCM_ABI_MINOR in place: while the header's minor
+ * is 0 that comparison of an unsigned value is always false, which -Wextra (-Wtype-limits)
+ * reports and -Werror turns into a build failure. Not part of the ABI (nothing crosses the
+ * boundary); it compiles into the plugin. */
+static inline uint32_t ccm_abi_negotiated_minor(uint32_t host_minor, uint32_t plugin_minor) {
+  return host_minor < plugin_minor ? host_minor : plugin_minor;
+}
+
 /* The one exported symbol, as a string (what the host looks up). */
 #define CCM_PROVIDER_ENTRY_SYMBOL "ccm_provider_entry_v1"
 

@@ -6,6 +6,10 @@
 // mixed silently in one binary.
 #pragma once
 
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "ccm/types.hpp needs C++20: compile with -std=c++20 or later (CMake's ccm::plugin-sdk target sets it). A provider in C needs only ccm/provider_abi.h."
+#endif
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>

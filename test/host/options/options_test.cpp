@@ -136,6 +136,25 @@ TEST_CASE("validation") {
   check({"--leader-elect-lease-duration=5s"}, "greater than --leader-elect-renew-deadline");
   check({"--unhealthy-zone-threshold=1.5"}, "--unhealthy-zone-threshold");
   check({"--cidr-allocator-type=CloudAllocator"}, "only RangeAllocator");
+  check({"--load-balancer-class=Not A Class"}, "\"Not A Class\" is not a valid loadBalancerClass");
+  check({"--load-balancer-class=-x.io/y"}, "not a valid loadBalancerClass");
+  check({"--load-balancer-class-only"}, "needs at least one --load-balancer-class");
+}
+
+TEST_CASE("--load-balancer-class is repeatable and comma-separated") {
+  auto p = parse({"--cloud-provider=fake-cloud", "--load-balancer-class=ccm.example.com/cloud",
+                  "--load-balancer-class", "internal,x.io/a_b.c"});
+  REQUIRE(p.status.ok());
+  CHECK(p.opts.load_balancer_classes ==
+        std::vector<std::string>{"ccm.example.com/cloud", "internal", "x.io/a_b.c"});
+  CHECK_FALSE(p.opts.load_balancer_class_only);
+  CHECK(validate(p.opts).ok());
+  CHECK(parse({}).opts.load_balancer_classes.empty());
+  auto only = parse({"--cloud-provider=fake-cloud", "--load-balancer-class=x.io/y",
+                     "--load-balancer-class-only"});
+  REQUIRE(only.status.ok());
+  CHECK(only.opts.load_balancer_class_only);
+  CHECK(validate(only.opts).ok());
 }
 
 TEST_CASE("accepted-but-unimplemented flags are reported, and marked in --help") {

@@ -1,8 +1,10 @@
 // Unit tests: health check registration, endpoint membership and the Kubernetes-style
 // aggregated answers; process metrics and ccm_build_info; options mapping; target parsing.
+#include "host/server/configz.hpp"
 #include "host/server/health_checks.hpp"
 
 #include <doctest/doctest.h>
+#include <rapidjson/document.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -225,6 +227,62 @@ TEST_CASE("serverOptionsFrom maps the flags") {
   const char* cleared[] = {"cloud-controller-manager", "--authorization-always-allow-paths="};
   REQUIRE(flags->parse(2, cleared).ok());
   CHECK(serverOptionsFrom(o).always_allow_paths.empty());
+}
+
+TEST_CASE("serverOptionsFrom maps the client-certificate and request-header flags") {
+  options::Options o;
+  auto flags = options::makeFlagSet(o, "/usr/lib/ccm/providers", "a, b");
+  const char* argv[] = {"cloud-controller-manager", "--client-ca-file=/pki/ca.crt",
+                        "--requestheader-client-ca-file=/pki/front-proxy-ca.crt",
+                        "--requestheader-allowed-names=front-proxy-client",
+                        "--requestheader-username-headers=X-Remote-User",
+                        "--requestheader-extra-headers-prefix=X-Remote-Extra-,X-Other-"};
+  REQUIRE(flags->parse(6, argv).ok());
+  ServerOptions s = serverOptionsFrom(o);
+  CHECK(s.client_ca_file == "/pki/ca.crt");
+  CHECK(s.request_header.client_ca_file == "/pki/front-proxy-ca.crt");
+  CHECK(s.request_header.allowed_names == std::vector<std::string>{"front-proxy-client"});
+  CHECK(s.request_header.username_headers == std::vector<std::string>{"X-Remote-User"});
+  CHECK(s.request_header.group_headers == std::vector<std::string>{"x-remote-group"});
+  CHECK(s.request_header.extra_headers_prefixes ==
+        std::vector<std::string>{"X-Remote-Extra-", "X-Other-"});
+}
+
+TEST_CASE("/configz: upstream's name and the component configuration's shape") {
+  options::Options o;
+  auto flags = options::makeFlagSet(o, "/usr/lib/ccm/providers", "a, b");
+  const char* argv[] = {"cloud-controller-manager", "--cloud-provider=openstack",
+                        "--cloud-config=/etc/config/cloud.conf", "--cluster-name=prod",
+                        "--controllers=cloud-node,service", "--kube-api-qps=7.5",
+                        "--leader-elect-lease-duration=30s", "--node-status-update-frequency=10m"};
+  REQUIRE(flags->parse(8, argv).ok());
+  std::string json = configzJson(o);
+  rapidjson::Document d;
+  d.Parse(json.c_str());
+  REQUIRE_FALSE(d.HasParseError());
+  REQUIRE(d.IsObject());
+  CHECK(d.MemberCount() == 1);
+  REQUIRE(d.HasMember("cloudcontrollermanager.config.k8s.io"));
+  const auto& c = d["cloudcontrollermanager.config.k8s.io"];
+  for (const char* k : {"Generic", "KubeCloudShared", "NodeController", "ServiceController",
+                        "NodeStatusUpdateFrequency", "Webhook"}) {
+    CHECK_MESSAGE(c.HasMember(k), k);
+  }
+  CHECK(std::string(c["KubeCloudShared"]["CloudProvider"]["Name"].GetString()) == "openstack");
+  CHECK(std::string(c["KubeCloudShared"]["CloudProvider"]["CloudConfigFile"].GetString()) ==
+        "/etc/config/cloud.conf");
+  CHECK(std::string(c["KubeCloudShared"]["ClusterName"].GetString()) == "prod");
+  CHECK(std::string(c["KubeCloudShared"]["RouteReconciliationPeriod"].GetString()) == "10s");
+  CHECK(std::string(c["Generic"]["LeaderElection"]["LeaseDuration"].GetString()) == "30s");
+  CHECK(std::string(c["Generic"]["MinResyncPeriod"].GetString()) == "12h0m0s");
+  CHECK(c["Generic"]["ClientConnection"]["QPS"].GetDouble() == 7.5);
+  CHECK(c["Generic"]["ClientConnection"]["Burst"].GetInt() == 30);
+  REQUIRE(c["Generic"]["Controllers"].IsArray());
+  CHECK(c["Generic"]["Controllers"].Size() == 2);
+  CHECK(std::string(c["NodeStatusUpdateFrequency"].GetString()) == "10m0s");
+  CHECK(c["ServiceController"]["ConcurrentServiceSyncs"].GetInt() == 10);
+  CHECK(c["Webhook"]["Webhooks"].IsNull());
+  CHECK(serverOptionsFrom(o).configz == json);
 }
 
 TEST_CASE("request targets and queries") {

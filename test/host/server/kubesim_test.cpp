@@ -12,6 +12,7 @@
 #include "test/support/test_files.hpp"
 #include "host/kube/transport/kube_client.hpp"
 #include "host/server/secure_server.hpp"
+#include "test/host/server/openssl_pki.hpp"
 #include "test/host/server/tls_test_client.hpp"
 
 namespace ccm::server {
@@ -149,6 +150,46 @@ TEST_CASE("scraping /metrics is decided by the API server's RBAC") {
   // The review calls were counted.
   CHECK(s.registry.valueForTest("apiserver_delegated_authn_request_total", {"201"}) >= 5);
   CHECK(s.registry.valueForTest("apiserver_delegated_authz_request_total", {"201"}) >= 4);
+}
+
+TEST_CASE("client certificates and front-proxy headers, authorized by the API server's RBAC") {
+  testing::OpenSslPki pki;
+  pki.ca("client-ca");
+  pki.ca("proxy-ca");
+  pki.issue("reader", "/CN=metrics-reader", "client-ca");
+  pki.issue("scraper", "/CN=some-scraper/O=scrapers", "client-ca");
+  pki.issue("nobody", "/CN=nobody", "client-ca");
+  pki.issue("proxy", "/CN=front-proxy-client", "proxy-ca");
+  auto adm = admin();
+  ServerOptions o = testOptions();
+  o.client_ca_file = pki.path("client-ca.crt");
+  o.request_header.client_ca_file = pki.path("proxy-ca.crt");
+  o.request_header.allowed_names = {"front-proxy-client"};
+  Server s(clientWithToken(serviceAccountToken(*adm, "kube-system", "ccm-reviewer")), o);
+  auto get = [&](const std::string& cert, const std::map<std::string, std::string>& headers) {
+    TlsClientOptions c;
+    c.ca_pem = s.server->caPem();
+    c.client_cert_pem = testing::readPkiFile(pki.dir / (cert + ".crt"));
+    c.client_key_pem = testing::readPkiFile(pki.dir / (cert + ".key"));
+    boost::beast::error_code ec;
+    Reply r = TlsTestClient::get(s.server->port(), c, "/metrics", headers, &ec);
+    REQUIRE_MESSAGE(!ec, ec.message());
+    return r;
+  };
+  CHECK(get("reader", {}).status == 200);
+  CHECK(get("scraper", {}).status == 200);  // bound through its O (group)
+  Reply denied = get("nobody", {});
+  CHECK(denied.status == 403);
+  CHECK(denied.body.find(R"(User \"nobody\" cannot get path \"/metrics\")") != std::string::npos);
+  CHECK(get("proxy", {{"X-Remote-User", "metrics-reader"}}).status == 200);
+  CHECK(get("proxy", {{"X-Remote-User", "nobody"}, {"X-Remote-Group", "scrapers"}}).status == 200);
+  CHECK(get("proxy", {{"X-Remote-User", "nobody"}}).status == 403);
+  // Headers from a client that is not the front proxy are not believed.
+  CHECK(get("nobody", {{"X-Remote-User", "metrics-reader"}}).status == 403);
+  // No TokenReview was needed for any of these (no series at all), only reviews of access.
+  CHECK(s.registry.valueForTest("apiserver_delegated_authn_request_total", {"201"}) < 1);
+  // (identical users and groups are answered from the cache: 4 distinct ones)
+  CHECK(s.registry.valueForTest("apiserver_delegated_authz_request_total", {"201"}) == 4);
 }
 
 TEST_CASE("without always-allowed paths the anonymous user is reviewed too") {

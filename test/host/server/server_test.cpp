@@ -82,7 +82,8 @@ struct Served {
     policy.tokens["admin"] = {"root", {"system:masters"}};
     policy.tokens["nobody"] = {"mallory", {}};
     policy.allowed_paths["alice"] = {"/metrics", "/healthz/failing", "/healthz/ping",
-                                     "/healthz/unknown", "/nothing-here"};
+                                     "/healthz/unknown", "/nothing-here", "/metrics/slis",
+                                     "/configz"};
     ServerDependencies deps;
     deps.health = &health;
     deps.metrics = &registry;
@@ -180,6 +181,48 @@ TEST_CASE("/metrics: content type, registry, process metrics, build info") {
   Reply post;
   REQUIRE(!c.request(http::verb::post, "/metrics", &post, {{"Authorization", "Bearer admin"}}));
   CHECK(post.status == 200);
+}
+
+TEST_CASE("/metrics/slis: a gauge and a counter per health check run, behind authorization") {
+  Served s;
+  REQUIRE(s.health.add("failing", [] { return Status(Code::Unavailable, "down"); },
+                       Probes::readiness())
+              .ok());
+  CHECK(s.get("/metrics/slis").status == 403);  // anonymous
+  CHECK(s.get("/livez").status == 200);
+  CHECK(s.get("/livez").status == 200);
+  CHECK(s.get("/readyz").status == 500);
+  Reply r = s.get("/metrics/slis", kAlice);
+  REQUIRE(r.status == 200);
+  CHECK(r.header("content-type") == "text/plain; version=0.0.4; charset=utf-8");
+  for (const char* line :
+       {"# HELP kubernetes_healthcheck [STABLE] This metric records the result of a single "
+        "healthcheck.\n",
+        "# TYPE kubernetes_healthcheck gauge\n",
+        "kubernetes_healthcheck{name=\"ping\",type=\"livez\"} 1\n",
+        "kubernetes_healthcheck{name=\"failing\",type=\"readyz\"} 0\n",
+        "# TYPE kubernetes_healthchecks_total counter\n",
+        "kubernetes_healthchecks_total{name=\"ping\",status=\"success\",type=\"livez\"} 2\n",
+        "kubernetes_healthchecks_total{name=\"ping\",status=\"success\",type=\"readyz\"} 1\n",
+        "kubernetes_healthchecks_total{name=\"failing\",status=\"error\",type=\"readyz\"} 1\n"}) {
+    CHECK_MESSAGE(r.body.find(line) != std::string::npos, line, "\n", r.body);
+  }
+  // Only the SLI metrics: the main registry stays at /metrics.
+  CHECK(r.body.find("process_cpu_seconds_total") == std::string::npos);
+}
+
+TEST_CASE("/configz: the configuration as JSON, behind authorization") {
+  ServerOptions o = testOptions();
+  o.configz = R"({"cloudcontrollermanager.config.k8s.io":{"Generic":{}}})";
+  Served s(o);
+  CHECK(s.get("/configz").status == 403);
+  Reply r = s.get("/configz", kAlice);
+  REQUIRE(r.status == 200);
+  CHECK(r.header("content-type") == "application/json");
+  CHECK(r.header("x-content-type-options") == "nosniff");
+  CHECK(r.body == o.configz);
+  Served none;  // no configuration given: not served
+  CHECK(none.get("/configz", kAlice).status == 404);
 }
 
 TEST_CASE("a bad bearer token on /healthz, /livez, /readyz: 401 as upstream; no token: 200") {

@@ -33,6 +33,8 @@ struct TlsClientOptions {
   std::string host = "localhost";  // SNI (names only) and the name verified
   bool verify = true;
   int max_tls_version = 0;  // e.g. TLS1_1_VERSION to offer only old versions
+  std::string client_cert_pem;  // a client certificate (chain) to present, with its key
+  std::string client_key_pem;
 };
 
 struct Reply {
@@ -52,6 +54,10 @@ class TlsTestClient {
     ctx_.set_verify_mode(options_.verify ? net::ssl::verify_peer : net::ssl::verify_none);
     if (!options_.ca_pem.empty()) {
       ctx_.add_certificate_authority(net::buffer(options_.ca_pem));
+    }
+    if (!options_.client_cert_pem.empty()) {
+      ctx_.use_certificate_chain(net::buffer(options_.client_cert_pem));
+      ctx_.use_private_key(net::buffer(options_.client_key_pem), net::ssl::context::pem);
     }
     if (options_.max_tls_version != 0) {
       SSL_CTX_set_min_proto_version(ctx_.native_handle(), TLS1_VERSION);

@@ -332,12 +332,15 @@ class LoadBalancerTest(unittest.TestCase):
             sim.control("add_server", server("node-00003", "10.0.0.43"))
             c.add_nodes(names=["node-00003"])
 
+            # Busy is normal progress: a Normal event, never a Warning.
             def busy_reported(name):
                 return any("Octavia is still working" in e["message"] and
-                           e["involvedObject"]["name"] == name
-                           for e in c.events("UpdateLoadBalancerFailed"))
+                           e["involvedObject"]["name"] == name and e["type"] == "Normal"
+                           for e in c.events("LoadBalancerPending"))
             wait_for(lambda: busy_reported("web") and busy_reported("kept"),
                      "the busy load balancers reported", timeout=90)
+            self.assertEqual([e["message"] for e in c.events()
+                              if e["type"] == "Warning" and "still working" in e["message"]], [])
 
             def successes(name):
                 return sum(e.get("count", 1) for e in c.events()
@@ -550,6 +553,43 @@ class RoutesTest(unittest.TestCase):
             self.assertEqual(ccm.stop(), 0)
 
 
+    def test_sixteen_nodes_at_once_on_a_router_that_fails_concurrent_writes(self):
+        # Neutron answers 500 to a write on a router while another one runs (fault 1): the
+        # provider writes one at a time, so 16 joining nodes converge with each route added
+        # once, nothing rolled back and no FailedToCreateRoute event.
+        names = ["node-%05d" % (i + 1) for i in range(16)]
+        v4 = {n: "10.0.0.%d" % (100 + i) for i, n in enumerate(names)}
+        servers = [server(n, v4[n]) for n in names]
+        seed = {"servers": servers, "config": {"router_write_s": 0.05}}
+        with Cluster(nodes=16) as c, OsSim(c.tmp, seed) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[Route]\nrouter-id = router-1\n")
+            ccm = c.start_ccm(conf, provider="openstack", extra=[
+                "--configure-cloud-routes=true", "--allocate-node-cidrs",
+                "--cluster-cidr=10.244.0.0/16", "--route-reconciliation-period=1s"])
+
+            def routes():
+                router = next(r for r in sim.state()["routers"] if r["id"] == "router-1")
+                return {(r["destination"], r["nexthop"]) for r in router["routes"]}
+
+            def pod_cidrs():
+                return {n["metadata"]["name"]: (n["spec"].get("podCIDRs") or [None])[0]
+                        for n in c.nodes()}
+            wait_for(lambda: len(pod_cidrs()) == 16 and all(pod_cidrs().values()),
+                     "pod CIDRs allocated")
+            cidrs = pod_cidrs()
+            want = {(cidrs[n], v4[n]) for n in names}
+            wait_for(lambda: routes() == want, "a route per node on the router", timeout=120)
+            requests = sim.call("GET", "/_sim/requests")["requests"]
+            adds = [r for r in requests if r["path"].endswith("/add_extraroutes")]
+            removals = [r for r in requests if r["path"].endswith("/remove_extraroutes")]
+            self.assertEqual(len(adds), 16)
+            self.assertEqual(removals, [])
+            self.assertEqual(sim.state()["router_conflicts"], 0)
+            self.assertEqual(c.events("FailedToCreateRoute"), [])
+            self.assertEqual(ccm.stop(), 0)
+
+
 class BadConfigTest(unittest.TestCase):
 
     def check_refused(self, sections, global_extra, needle):
@@ -574,6 +614,16 @@ class BadConfigTest(unittest.TestCase):
 
     def test_invalid_boolean(self):
         self.check_refused("", "tls-insecure = yes\n", "[Global] tls-insecure")
+
+    def test_unknown_router_refused_by_check_config(self):
+        with Cluster() as c, OsSim(c.tmp, {}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[Route]\nrouter-id = no-such-router\n")
+            args = c.ccm_args(conf, [], "openstack", None) + ["--check-config"]
+            out = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 timeout=60, text=True)
+            self.assertEqual(out.returncode, 1, out.stdout)
+            self.assertIn('[Route] router-id = \\"no-such-router\\": no router', out.stdout)
 
 
 if __name__ == "__main__":

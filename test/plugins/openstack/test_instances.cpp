@@ -1,7 +1,9 @@
 // Instances through the ABI: existence (tri-state), shutdown, metadata (provider ID, flavor,
 // zone, region), the address rules, and batch metadata from one server list.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "test/plugins/openstack/test_support.hpp"
@@ -315,4 +317,40 @@ TEST_CASE_FIXTURE(Fixture, "instances: cancelled calls stop with CANCELLED") {
   FakeHost::instance().setCancelAll(false);
   CHECK(r.status == CCM_STATUS_CANCELLED);
   CHECK(r.existence == CCM_EXISTENCE_UNKNOWN);
+}
+
+namespace {
+
+// Open sockets of this process.
+int openSockets() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    auto target = std::filesystem::read_symlink(e.path(), ec);
+    if (!ec && target.string().rfind("socket:", 0) == 0) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture,
+                  "Connection: close after every answer: no errors, no leaked sockets (fault 6)") {
+  std::string id = server("node-cc", "10.0.0.66");
+  auto& prov = p();
+  REQUIRE(prov.exists(node("node-cc", "openstack:///" + id)).ok());
+  sim.config(R"({"connection_close":true})");
+  REQUIRE(prov.exists(node("node-cc", "openstack:///" + id)).ok());
+  int before = openSockets();
+  for (int i = 0; i < 40; ++i) {
+    auto r = prov.metadata(node("node-cc", "openstack:///" + id));
+    REQUIRE_MESSAGE(r.ok(), r.error);
+    auto e = prov.exists(node("node-cc", "openstack:///gone-" + std::to_string(i)));
+    REQUIRE_MESSAGE(e.ok(), e.error);
+    CHECK(e.existence == CCM_EXISTENCE_NOT_FOUND);
+  }
+  CHECK(openSockets() <= before + 1);
+  sim.config(R"({"connection_close":false})");
 }

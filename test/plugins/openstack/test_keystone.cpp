@@ -36,6 +36,19 @@ struct Fixture {
   }
 
   int authCount() { return sim.state()["auth_count"].GetInt(); }
+
+  // Login attempts, refused ones included.
+  size_t loginAttempts() {
+    auto reqs = sim.requests();
+    size_t n = 0;
+    for (const auto& q : reqs["requests"].GetArray()) {
+      if (std::string(q["method"].GetString()) == "POST" &&
+          std::string(q["path"].GetString()).find("/auth/tokens") != std::string::npos) {
+        ++n;
+      }
+    }
+    return n;
+  }
 };
 
 }  // namespace
@@ -382,4 +395,112 @@ TEST_CASE("TLS: the CA file is used; without it the certificate is refused") {
     auto [r, p] = host.create(base + "tls-insecure = true\n");
     CHECK(r.ok());
   }
+}
+
+TEST_CASE_FIXTURE(Fixture, "a refused password is backed off: no lockout (fault 5)") {
+  // Keystone locks the user after 3 failed logins in a row. The password is rotated away
+  // under a running provider: however many calls come, it must not try 3 logins in a row
+  // within the back-off, and it logs in again once the password is right and the delay over.
+  auto [r, p] = host.create(cloudConf(sim));
+  REQUIRE(r.ok());
+  std::string id =
+      sim.addServer(R"({"name":"n9","networks":[{"network":"private","ip":"10.0.0.9"}]})");
+  sim.config(R"({"keystone_lockout_after":3})");
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"rotated-away"})");
+  sim.post("/_sim/revoke_tokens", "{}");
+  sim.clearRequests();
+  CallResult last;
+  for (int i = 0; i < 20; ++i) {
+    last = p->exists(node("n9", "openstack:///" + id));
+    CHECK(last.status == CCM_STATUS_UNAUTHENTICATED);
+  }
+  CHECK(loginAttempts() == 1);
+  CHECK(last.error.find("not logging in to Keystone again") != std::string::npos);
+  CHECK(last.retry_after_ms >= 1000);
+  // The window passes (the delay is at most 10 minutes): one more try, still refused.
+  host.advanceUnix(std::chrono::minutes(11));
+  CHECK(p->exists(node("n9", "openstack:///" + id)).status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(p->exists(node("n9", "openstack:///" + id)).status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(loginAttempts() == 2);
+  CHECK(sim.state()["login_failures"]["u-demo"].GetInt() == 2);
+  // The password is right again (the Secret was fixed): after the delay the provider is back.
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"demo-password"})");
+  host.advanceUnix(std::chrono::minutes(11));
+  auto ok = p->exists(node("n9", "openstack:///" + id));
+  CHECK_MESSAGE(ok.ok(), ok.error);
+  CHECK(ok.existence == CCM_EXISTENCE_EXISTS);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a locked account's answer is passed on") {
+  sim.config(R"({"keystone_lockout_after":1})");
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"rotated-away"})");
+  auto [bad, none] = host.create(cloudConf(sim));
+  CHECK(bad.status == CCM_STATUS_UNAUTHENTICATED);
+  // The right password again, but Keystone locked the user after that one failure.
+  sim.post("/_sim/set_user", R"({"id":"u-demo","password":"demo-password","keep_failures":true})");
+  auto [locked, none2] = host.create(cloudConf(sim));
+  CHECK(locked.status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(locked.error.find("The account is locked for user: u-demo.") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a wrong project name is reported as such, not as refused credentials") {
+  auto [r, p] =
+      host.create(conf("username = demo\npassword = demo-password\n"
+                       "user-domain-name = Default\ntenant-name = no-such-project\n"
+                       "tenant-domain-name = Default\n"));
+  CHECK(r.status == CCM_STATUS_PERMISSION_DENIED);
+  CHECK(r.error.find("project \"no-such-project\" (tenant-name)") != std::string::npos);
+  CHECK(r.error.find("refused the credentials") == std::string::npos);
+  // A wrong password stays a credentials error.
+  auto [w, q] =
+      host.create(conf("username = demo\npassword = not-it\n"
+                       "user-domain-name = Default\ntenant-name = demo\n"
+                       "tenant-domain-name = Default\n"));
+  CHECK(w.status == CCM_STATUS_UNAUTHENTICATED);
+  CHECK(w.error.find("refused the credentials") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "404 answers are logged at debug level with method, path and request ID") {
+  auto& p = provider(cloudConf(sim));
+  host.clearLogs();
+  auto e = p.exists(node("gone", "openstack:///no-such-server"));
+  CHECK(e.ok());
+  CHECK(e.existence == CCM_EXISTENCE_NOT_FOUND);
+  bool found = false;
+  for (const auto& l : host.logs()) {
+    if (l.level == CCM_LOG_DEBUG && l.message.find("status=\"404\"") != std::string::npos &&
+        l.message.find("method=\"GET\"") != std::string::npos &&
+        l.message.find("path=\"/RegionOne/public/compute/v2.1/servers/no-such-server\"") !=
+            std::string::npos &&
+        l.message.find("request_id=\"req-") != std::string::npos) {
+      found = true;
+    }
+    CHECK_FALSE((l.level == CCM_LOG_WARNING && l.message.find("404") != std::string::npos));
+  }
+  CHECK(found);
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "create (and --check-config): configured IDs must exist for the project") {
+  sim.post("/_sim/add", R"({"kind":"subnets","object":{"id":"sub-other-project",
+    "network_id":"net-private","cidr":"10.9.0.0/24","hidden":true}})");
+  auto [r, p] = host.create(cloudConf(sim, "",
+                                      "[Route]\nrouter-id = no-such-router\n"
+                                      "[LoadBalancer]\nsubnet-id = sub-other-project\n"
+                                      "floating-network-id = net-public\n"
+                                      "network-id = net-missing\n"));
+  CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
+  CHECK(p == nullptr);
+  CHECK(r.error.find("[Route] router-id = \"no-such-router\": no router") != std::string::npos);
+  CHECK(r.error.find("[LoadBalancer] subnet-id = \"sub-other-project\": no subnet") !=
+        std::string::npos);
+  CHECK(r.error.find("[LoadBalancer] network-id = \"net-missing\": no network") !=
+        std::string::npos);
+  CHECK(r.error.find("floating-network-id") == std::string::npos);  // that one exists
+  auto [good, q] = host.create(cloudConf(sim, "",
+                                         "[Route]\nrouter-id = router-1\n"
+                                         "[LoadBalancer]\nsubnet-id = sub-private\n"
+                                         "floating-network-id = net-public\n"));
+  CHECK_MESSAGE(good.ok(), good.error);
 }

@@ -841,3 +841,138 @@ TEST_CASE_FIXTURE(Fixture, "a call near its deadline does not wait for Octavia")
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
   CHECK(r.retry_after_ms > 0);
 }
+
+namespace {
+
+// The ID of the simulator's pool (or listener) with this name.
+std::string idByName(SimProcess& sim, const char* kind, const std::string& name) {
+  auto st = sim.state();
+  for (const auto& o : st[kind].GetArray()) {
+    if (str(o, "name") == name) {
+      return str(o, "id");
+    }
+  }
+  return {};
+}
+
+// Requests to Octavia that would change something.
+size_t octaviaChanges(SimProcess& sim) {
+  size_t n = 0;
+  for (const char* m : {"POST", "PUT", "DELETE"}) {
+    n += countRequests(sim, m, "load-balancer");
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(
+    Fixture, "a pool stuck in PENDING_CREATE: named, no changes sent, growing delays (fault 2)") {
+  auto& prov = p();
+  REQUIRE(prov.ensureSettled(web(), nodes).ok());
+  std::string pool = idByName(sim, "pools", childName("pool", 0));
+  REQUIRE_FALSE(pool.empty());
+  sim.post("/_sim/child_status",
+           R"({"kind":"pools","id":")" + pool + R"(","provisioning_status":"PENDING_CREATE"})");
+  sim.clearRequests();
+  // A node joins: the stuck pool cannot take it. Each answer is "busy" (no Warning), names
+  // the pool, sends Octavia nothing it would refuse, and asks to come back later each time.
+  std::vector<int64_t> delays;
+  for (int i = 0; i < 5; ++i) {
+    auto r = prov.update(web(), {nodes[0]});
+    CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
+    CHECK(r.error.find(pool) != std::string::npos);
+    CHECK(r.error.find("PENDING_CREATE") != std::string::npos);
+    delays.push_back(r.retry_after_ms);
+  }
+  CHECK(octaviaChanges(sim) == 0);
+  for (size_t i = 1; i < delays.size(); ++i) {
+    CHECK(delays[i] >= delays[i - 1]);
+  }
+  CHECK(delays.front() >= 2500);
+  CHECK(delays.back() >= 4 * delays.front());
+  // ensure too.
+  auto e = prov.ensure(web(), nodes);
+  CHECK(e.status == CCM_STATUS_FAILED_PRECONDITION);
+  CHECK(e.retry_after_ms >= delays.back());
+  // Octavia finishes with the pool: the change goes through and the delays start over.
+  sim.post("/_sim/child_status",
+           R"({"kind":"pools","id":")" + pool + R"(","provisioning_status":"ACTIVE"})");
+  REQUIRE(prov.update(web(), {nodes[0]}).ok());
+  sim.post("/_sim/child_status",
+           R"({"kind":"pools","id":")" + pool + R"(","provisioning_status":"PENDING_UPDATE"})");
+  auto again = prov.update(web(), nodes);
+  CHECK(again.status == CCM_STATUS_FAILED_PRECONDITION);
+  CHECK(again.retry_after_ms <= 5000);
+}
+
+TEST_CASE_FIXTURE(Fixture, "Octavia's 409 immutable on a pool reads as busy and names it") {
+  auto& prov = p();
+  REQUIRE(prov.ensureSettled(web(), nodes).ok());
+  std::string pool = idByName(sim, "pools", childName("pool", 0));
+  sim.fault(R"({"path":"/members$","method":"PUT","status":409,"count":1,
+    "body":{"faultcode":"Client","faultstring":"Pool )" +
+            pool + R"( is immutable and cannot be updated.","debuginfo":null}})");
+  auto r = prov.update(web(), {nodes[0]});
+  CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
+  CHECK(r.error.find("Pool " + pool + " is immutable") != std::string::npos);
+  CHECK(r.retry_after_ms > 0);
+  CHECK(prov.update(web(), {nodes[0]}).ok());
+}
+
+TEST_CASE_FIXTURE(Fixture, "409 and 429 with and without Retry-After (fault 4)") {
+  auto& prov = p();
+  REQUIRE(prov.ensureSettled(web(), nodes).ok());
+  // 409 that says when: that delay, not the provider's own.
+  sim.fault(R"({"path":"/members$","method":"PUT","status":409,"count":1,"retry_after":7,
+    "body":{"faultcode":"Client","faultstring":"Invalid state PENDING_UPDATE of loadbalancer resource x","debuginfo":null}})");
+  auto r = prov.update(web(), {nodes[0]});
+  CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
+  CHECK(r.retry_after_ms == 7000);
+  // 429 without: RESOURCE_EXHAUSTED and no retry-after, so the host's own back-off applies.
+  sim.fault(R"({"path":"/members$","method":"PUT","status":429,"count":1})");
+  r = prov.update(web(), {nodes[1]});
+  CHECK(r.status == CCM_STATUS_RESOURCE_EXHAUSTED);
+  CHECK(r.retry_after_ms == 0);
+  // 429 with: that delay.
+  sim.fault(R"({"path":"/members$","method":"PUT","status":429,"count":1,"retry_after":20})");
+  r = prov.update(web(), {nodes[1]});
+  CHECK(r.status == CCM_STATUS_RESOURCE_EXHAUSTED);
+  CHECK(r.retry_after_ms == 20000);
+  CHECK(prov.update(web(), {nodes[1]}).ok());
+}
+
+TEST_CASE_FIXTURE(
+    Fixture, "a member change Octavia reverted to ERROR is an error, then repaired (fault 3)") {
+  auto& prov = p();
+  REQUIRE(prov.ensureSettled(web(), nodes).ok());
+  std::string pool = idByName(sim, "pools", childName("pool", 0));
+  sim.config(R"({"member_revert":1})");
+  // node-3 leaves; Octavia reverts the removal on the first pool and the member stays, in ERROR.
+  auto r = prov.update(web(), {nodes[0], nodes[1]});
+  CHECK(r.status == CCM_STATUS_UNAVAILABLE);
+  CHECK(r.error.find("10.0.0.13:30080") != std::string::npos);
+  CHECK(r.error.find("ERROR") != std::string::npos);
+  // The next attempt replaces it.
+  r = prov.update(web(), {nodes[0], nodes[1]});
+  CHECK_MESSAGE(r.ok(), r.error);
+  auto st = state();
+  CHECK(memberAddresses(st, pool) == std::set<std::string>{"10.0.0.11:30080", "10.0.0.12:30080"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "serial mode: a reverted member create is an error, then repaired") {
+  auto& prov = p("provider-requires-serial-api-calls = true\n");
+  REQUIRE(prov.ensureSettled(web(), {nodes[0]}).ok());
+  std::string pool = idByName(sim, "pools", childName("pool", 0));
+  sim.config(R"({"member_revert":1})");
+  auto r = prov.update(web(), {nodes[0], nodes[1]});
+  CHECK(r.status == CCM_STATUS_UNAVAILABLE);
+  CHECK(r.error.find("ERROR") != std::string::npos);
+  r = prov.update(web(), {nodes[0], nodes[1]});
+  CHECK_MESSAGE(r.ok(), r.error);
+  auto st = state();
+  CHECK(memberAddresses(st, pool) == std::set<std::string>{"10.0.0.11:30080", "10.0.0.12:30080"});
+  for (const auto& m : st["members"][pool.c_str()].GetArray()) {
+    CHECK(str(m, "provisioning_status") == "ACTIVE");
+  }
+}

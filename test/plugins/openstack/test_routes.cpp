@@ -3,8 +3,10 @@
 // scope list and delete to this cluster, blackholes and rollback.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <set>
+#include <thread>
 
 #include "test/plugins/openstack/test_support.hpp"
 
@@ -267,4 +269,62 @@ TEST_CASE_FIXTURE(Fixture, "an invalid destination is INVALID_ARGUMENT") {
   CHECK(p().createRoute(route(1, "not-a-cidr")).status == CCM_STATUS_INVALID_ARGUMENT);
   TRoute r = route(1, "bad");
   CHECK(p().deleteRoute(r).status == CCM_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_CASE_FIXTURE(Fixture, "16 nodes at once on a router whose concurrent writes fail (fault 1)") {
+  // Neutron answers 500 to a write on a router while another write to it runs (a database
+  // deadlock): the provider must serialise its writes, so every route goes in once, with no
+  // rollback and no error.
+  constexpr int kNodes = 16;
+  std::vector<TRoute> wanted;
+  for (int i = 0; i < kNodes; ++i) {
+    std::string ip = "10.0.0." + std::to_string(100 + i);
+    sim.addPrivateServer("burst-" + std::to_string(i), ip);
+    TRoute r;
+    r.target_node = "burst-" + std::to_string(i);
+    r.destination_cidr = "10.245." + std::to_string(i) + ".0/24";
+    r.target_node_addresses = {{"InternalIP", ip}};
+    wanted.push_back(r);
+  }
+  auto& prov = p();
+  sim.config(R"({"router_write_s":0.05})");
+  sim.clearRequests();
+  std::atomic<int> ready{0};
+  std::vector<CallResult> results(kNodes);
+  std::vector<std::thread> threads;
+  threads.reserve(kNodes);
+  for (int i = 0; i < kNodes; ++i) {
+    threads.emplace_back([&, i] {
+      ++ready;
+      while (ready.load() < kNodes) {
+        std::this_thread::yield();
+      }
+      results[i] = prov.createRoute(wanted[i]);
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  for (int i = 0; i < kNodes; ++i) {
+    CHECK_MESSAGE(results[i].ok(), results[i].error);
+  }
+  CHECK(routes().size() == kNodes);
+  CHECK(tags().size() == kNodes);
+  CHECK(countRequests(sim, "PUT", "network", "/add_extraroutes$") == kNodes);
+  CHECK(countRequests(sim, "PUT", "network", "/remove_extraroutes$") == 0);
+  CHECK(countRequests(sim, "DELETE", "network", "/routers/router-1/tags/") == 0);
+  CHECK(sim.state()["router_conflicts"].GetInt() == 0);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a 500 on a router write is retried before any rollback") {
+  auto& prov = p();
+  sim.fault(R"({"path":"/routers/router-1/tags/","method":"PUT","status":500,"count":1,
+    "body":{"NeutronError":{"type":"HTTPInternalServerError","message":"Request Failed: internal server error while processing your request.","detail":""}}})");
+  sim.clearRequests();
+  auto r = prov.createRoute(route(1, "10.244.1.0/24"));
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  CHECK(countRequests(sim, "PUT", "network", "/routers/router-1/tags/") == 2);
+  CHECK(countRequests(sim, "PUT", "network", "/remove_extraroutes$") == 0);
+  CHECK(routes().size() == 1);
+  CHECK(tags().size() == 1);
 }

@@ -15,6 +15,10 @@
 // deadline enforcement, concurrency limits and output validation on top of the same contract.
 #pragma once
 
+#if !defined(__cplusplus) || __cplusplus < 202002L
+#error "ccm/testing/fake_host.hpp needs C++20: compile with -std=c++20 or later (CMake's ccm::plugin-sdk target sets it). A provider in C needs only ccm/provider_abi.h."
+#endif
+
 #include <dlfcn.h>
 
 #include <chrono>

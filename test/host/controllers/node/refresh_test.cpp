@@ -13,6 +13,7 @@
 
 #include "host/controllers/node/cloud_node_controller.hpp"
 #include "test/support/controller_harness.hpp"
+#include "test/support/log_capture.hpp"
 
 namespace ccm::testing {
 namespace {
@@ -113,4 +114,65 @@ TEST_CASE("a batched address refresh asks about each node once and bounds the no
 }
 
 }  // namespace
+
+// Refuses every node: credentials (or anything else) failing.
+class RefusingProvider final : public UnimplementedProvider {
+ public:
+  explicit RefusingProvider(Status answer) : UnimplementedProvider("refusing"), answer_(answer) {
+    info_.instances_batch.present = true;
+  }
+  StatusOr<std::vector<plugin::MetadataResult>> instanceMetadataBatch(
+      std::span<const plugin::NodeRef> nodes) override {
+    std::vector<plugin::MetadataResult> out;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      out.emplace_back(answer_);
+    }
+    return out;
+  }
+
+ private:
+  Status answer_;
+};
+
+// The severity letter of the (text format) log line holding needle, or '?'.
+char severityOf(const std::string& text, const std::string& needle) {
+  size_t at = text.find(needle);
+  if (at == std::string::npos) {
+    return '?';
+  }
+  size_t start = text.rfind('\n', at);
+  return text[start == std::string::npos ? 0 : start + 1];
+}
+
+void refreshWith(const Status& answer) {
+  Harness h;
+  RefusingProvider provider(answer);
+  NodeSpec n;
+  n.name = "n-1";
+  n.provider_id = "refusing://n-1";
+  n.addresses = {{"InternalIP", "10.1.0.1"}};
+  h.addNode(n);
+  controllers::ControllerContext ctx{h.options, h.api,    h.nodes,    h.services,
+                                     provider,  h.events, h.registry, *h.clock};
+  controllers::node::CloudNodeController controller(ctx);
+  std::stop_source stop;
+  controller.refreshAddresses(stop.get_token());
+  CHECK(h.patches().empty());
+}
+
+TEST_CASE("a refused credential during the address refresh is an error, other failures warnings") {
+  {
+    LogCapture logs;
+    refreshWith(Status(Code::Unauthenticated, "Keystone refused the credentials"));
+    std::string text = logs.get();
+    CHECK(severityOf(text, "the cloud refused the provider's credentials") == 'E');
+  }
+  {
+    LogCapture logs;
+    refreshWith(Status(Code::Unavailable, "Nova is down"));
+    std::string text = logs.get();
+    CHECK(severityOf(text, "Cannot refresh node addresses") == 'W');
+  }
+}
+
 }  // namespace ccm::testing

@@ -139,6 +139,117 @@ TEST_CASE("sync: a service with a loadBalancerClass is left alone") {
   CHECK(h.patches().empty());
 }
 
+// ---- --load-balancer-class ---------------------------------------------------------------------
+
+TEST_CASE("ClassSelection: default, claimed classes, class-only") {
+  SvcSpec none;
+  SvcSpec ours;
+  ours.lb_class = "ccm.example.com/cloud";
+  SvcSpec metallb;
+  metallb.lb_class = "metallb.io/metallb";
+  auto n = makeService(none);
+  auto o = makeService(ours);
+  auto m = makeService(metallb);
+
+  ClassSelection def;  // upstream: only Services without a class
+  CHECK(def.handles(*n));
+  CHECK_FALSE(def.handles(*o));
+  CHECK_FALSE(def.handles(*m));
+  CHECK(ClassSelection::fromFlags({}, false).unclassed);
+
+  auto claimed = ClassSelection::fromFlags({"ccm.example.com/cloud", "x.io/y"}, false);
+  CHECK(claimed.handles(*n));
+  CHECK(claimed.handles(*o));
+  CHECK_FALSE(claimed.handles(*m));
+  CHECK(wantsLoadBalancer(*o, claimed));
+  CHECK(belongsElsewhere(*m, claimed));
+  CHECK_FALSE(belongsElsewhere(*o, claimed));
+
+  auto only = ClassSelection::fromFlags({"ccm.example.com/cloud"}, true);
+  CHECK_FALSE(only.handles(*n));
+  CHECK(only.handles(*o));
+  CHECK_FALSE(only.handles(*m));
+  CHECK(belongsElsewhere(*n, only));
+
+  // A Service of another class keeps the finalizer even while being deleted; a ClusterIP
+  // Service (which cannot have a class) with it is cleaned up in every mode.
+  SvcSpec m_del = metallb;
+  m_del.finalizers = {std::string(kFinalizer)};
+  m_del.deleting = true;
+  CHECK_FALSE(needsCleanup(*makeService(m_del), claimed));
+  CHECK_FALSE(needsCleanup(*makeService(m_del), def));
+  SvcSpec cip;
+  cip.type = "ClusterIP";
+  cip.finalizers = {std::string(kFinalizer)};
+  CHECK(needsCleanup(*makeService(cip), only));
+  SvcSpec none_del = none;
+  none_del.finalizers = {std::string(kFinalizer)};
+  none_del.deleting = true;
+  CHECK(needsCleanup(*makeService(none_del), def));
+  CHECK_FALSE(needsCleanup(*makeService(none_del), only));
+}
+
+TEST_CASE("sync with --load-balancer-class: claimed and unclassed get a load balancer") {
+  Harness h;
+  h.options.load_balancer_classes = {"ccm.example.com/cloud"};
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  SvcSpec plain;
+  SvcSpec claimed;
+  claimed.name = "claimed";
+  claimed.uid = "uid-claimed";
+  claimed.lb_class = "ccm.example.com/cloud";
+  h.addService(plain);
+  h.addService(claimed);
+  drain(*c);
+  CHECK(h.provider.count("ensure") == 2);
+  CHECK(h.provider.loadBalancers().size() == 2);
+  auto patches = h.patches(servicesStatusPath("default", "claimed"));
+  REQUIRE(patches.size() == 2);  // the finalizer, then the ingress
+  CHECK(patches[0].body.find(std::string(kFinalizer)) != std::string::npos);
+  CHECK(patches[1].body.find("\"ingress\":[{\"ip\"") != std::string::npos);
+}
+
+TEST_CASE("sync with --load-balancer-class: other classes are never touched") {
+  for (bool class_only : {false, true}) {
+    CAPTURE(class_only);
+    Harness h;
+    h.options.load_balancer_classes = {"ccm.example.com/cloud"};
+    h.options.load_balancer_class_only = class_only;
+    h.addNode(node("n1"));
+    auto c = makeController(h);
+    // Another implementation's Service, with its status, and even carrying the finalizer
+    // (some implementations use the same name) while being deleted.
+    SvcSpec foreign;
+    foreign.name = "foreign";
+    foreign.uid = "uid-foreign";
+    foreign.lb_class = "metallb.io/metallb";
+    foreign.ingress_ip = "192.0.2.50";
+    foreign.finalizers = {std::string(kFinalizer)};
+    h.addService(foreign);
+    CHECK(c->serviceQueue().len() == 0);
+    SvcSpec foreign_del = foreign;
+    foreign_del.deleting = true;
+    foreign_del.rv = "2";
+    h.updateService(foreign_del);
+    CHECK(c->serviceQueue().len() == 0);
+    // Even a sync forced by hand does nothing.
+    CHECK(c->syncService(foreign.key()).ok());
+    h.deleteService(foreign_del);
+    drain(*c);
+    if (class_only) {
+      SvcSpec plain;  // no class: another implementation's too in class-only mode
+      plain.ingress_ip = "192.0.2.51";
+      h.addService(plain);
+      CHECK(c->serviceQueue().len() == 0);
+      CHECK(c->syncService(plain.key()).ok());
+    }
+    CHECK(h.provider.calls().empty());
+    CHECK(h.patches().empty());
+    CHECK(h.eventReasons().empty());
+  }
+}
+
 TEST_CASE("sync: finalizer but no longer LoadBalancer: delete, then finalizer and status patches") {
   Harness h;
   auto c = makeController(h);
@@ -643,14 +754,15 @@ TEST_CASE("needsCleanup: finalizer x deletionTimestamp x type") {
         CAPTURE(fin);
         CAPTURE(del);
         CAPTURE(type);
-        CHECK(needsCleanup(*makeService(s)) == (fin && (del || type != "LoadBalancer")));
+        CHECK(needsCleanup(*makeService(s), ClassSelection{}) ==
+              (fin && (del || type != "LoadBalancer")));
       }
     }
   }
   SvcSpec other;
   other.finalizers = {"example.com/other"};
   other.deleting = true;
-  CHECK_FALSE(needsCleanup(*makeService(other)));
+  CHECK_FALSE(needsCleanup(*makeService(other), ClassSelection{}));
 }
 
 TEST_CASE("needsUpdate: the fields upstream watches, and nothing else") {
@@ -659,7 +771,7 @@ TEST_CASE("needsUpdate: the fields upstream watches, and nothing else") {
   auto changed = [&](const std::function<void(SvcSpec&)>& edit) {
     SvcSpec n = base;
     edit(n);
-    return needsUpdate(o.get(), *makeService(n));
+    return needsUpdate(o.get(), *makeService(n), ClassSelection{});
   };
   CHECK_FALSE(changed([](SvcSpec&) {}));
   CHECK(changed([](SvcSpec& s) { s.type = "ClusterIP"; }));
@@ -677,7 +789,7 @@ TEST_CASE("needsUpdate: the fields upstream watches, and nothing else") {
   auto o2 = makeService(with_ips);
   SvcSpec other_ip = with_ips;
   other_ip.external_ips = {"198.51.100.2"};
-  CHECK(needsUpdate(o2.get(), *makeService(other_ip)));
+  CHECK(needsUpdate(o2.get(), *makeService(other_ip), ClassSelection{}));
   CHECK(changed([](SvcSpec& s) { s.uid = "uid-other"; }));
   CHECK(changed([](SvcSpec& s) { s.etp = "Local"; }));
   CHECK(changed([](SvcSpec& s) { s.hc_node_port = 32000; }));
@@ -694,8 +806,9 @@ TEST_CASE("needsUpdate: the fields upstream watches, and nothing else") {
   cip.type = "ClusterIP";
   SvcSpec cip2 = cip;
   cip2.ports[0].port = 99;
-  CHECK_FALSE(needsUpdate(makeService(cip).get(), *makeService(cip2)));  // neither wants one
-  CHECK(needsUpdate(nullptr, *o));
+  // neither wants one
+  CHECK_FALSE(needsUpdate(makeService(cip).get(), *makeService(cip2), ClassSelection{}));
+  CHECK(needsUpdate(nullptr, *o, ClassSelection{}));
 }
 
 // ---- TestServiceCache -----------------------------------------------------------------------
@@ -1183,6 +1296,43 @@ TEST_CASE("start/stop: workers, metrics and running_managed_controllers") {
   // Handlers after stop do nothing (and do not crash).
   h.addNode(node("n3"));
   h.addService(SvcSpec{});
+}
+
+TEST_CASE("a busy cloud (FAILED_PRECONDITION with a retry-after) is a Normal event, no Warning") {
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  h.provider.failNext("ensure", Status(Code::FailedPrecondition,
+                                       "load balancer lb-1 is PENDING_CREATE; try again later",
+                                       std::chrono::seconds(5)));
+  h.addService(SvcSpec{});
+  drain(*c);
+  auto reasons = h.eventReasons();
+  CHECK(contains(reasons, "LoadBalancerPending"));
+  CHECK_FALSE(contains(reasons, "SyncLoadBalancerFailed"));
+  CHECK(c->serviceQueue().delayedLen() == 1);
+
+  // The same on the host-update path.
+  Harness g;
+  g.addNode(node("n1"));
+  auto d = makeController(g);
+  g.addService(SvcSpec{});
+  drain(*d);
+  g.provider.failNext("update", Status(Code::FailedPrecondition, "pool p-1 is PENDING_UPDATE",
+                                       std::chrono::seconds(5)));
+  g.addNode(node("n2"));
+  drain(*d);
+  CHECK(contains(g.eventReasons(), "LoadBalancerPending"));
+  CHECK_FALSE(contains(g.eventReasons(), "UpdateLoadBalancerFailed"));
+
+  // Without a retry-after it is an error like any other.
+  Harness e;
+  auto f = makeController(e);
+  e.provider.failNext("ensure", Status(Code::FailedPrecondition, "the subnet is full"));
+  e.addService(SvcSpec{});
+  drain(*f);
+  CHECK(contains(e.eventReasons(), "SyncLoadBalancerFailed"));
+  CHECK_FALSE(contains(e.eventReasons(), "LoadBalancerPending"));
 }
 
 }  // namespace ccm::controllers::service

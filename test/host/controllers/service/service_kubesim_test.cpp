@@ -114,6 +114,53 @@ TEST_CASE("type changes away from and back to LoadBalancer; classes are ignored"
   c->stop();
 }
 
+TEST_CASE("--load-balancer-class: the claimed class and Services without one; others untouched") {
+  LiveHarness h;
+  h.options.load_balancer_classes = {"ccm.example.com/cloud"};
+  h.createNamespace("svc-lbc");
+  h.createNode("svc-lbc-n1");
+  REQUIRE(waitUntil([&] { return h.nodes().get("svc-lbc-n1") != nullptr; }));
+  // Another implementation's Service, already served by it (its own status), before ccm starts.
+  h.createService("svc-lbc", "metallb", "LoadBalancer",
+                  R"(,"loadBalancerClass":"metallb.io/metallb")");
+  auto st = h.client().patch(kube::serviceStatusPath("svc-lbc", "metallb"),
+                             kube::PatchType::Merge,
+                             R"({"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.50"}]}}})");
+  REQUIRE_MESSAGE(st.ok(), st.status().toString());
+  auto c = startController(h);
+  h.createService("svc-lbc", "plain");
+  h.createService("svc-lbc", "claimed", "LoadBalancer",
+                  R"(,"loadBalancerClass":"ccm.example.com/cloud")");
+  REQUIRE(waitUntil([&] {
+    return !h.ingressIp("svc-lbc", "plain").empty() && !h.ingressIp("svc-lbc", "claimed").empty();
+  }));
+  CHECK(hasFinalizer(h, "svc-lbc", "plain"));
+  CHECK(hasFinalizer(h, "svc-lbc", "claimed"));
+  auto lb = h.cloudLb("svc-lbc", "claimed");
+  REQUIRE(lb);
+  CHECK(lb->ip == h.ingressIp("svc-lbc", "claimed"));
+  CHECK(lb->nodes == std::vector<std::string>{"svc-lbc-n1"});
+
+  // A change to the other class's Service, then one to ours: once ours is through, the other
+  // one has still been left alone (its status, no finalizer, no cloud load balancer, no event).
+  h.patchService("svc-lbc", "metallb", R"({"metadata":{"annotations":{"example.com/a":"b"}}})");
+  h.patchService("svc-lbc", "claimed", R"({"spec":{"ports":[{"name":"http","protocol":"TCP",)"
+                                       R"("port":81,"targetPort":8080}]}})");
+  REQUIRE(waitUntil([&] {
+    auto l = h.cloudLb("svc-lbc", "claimed");
+    return l && l->ensures >= 2;
+  }));
+  CHECK(h.ingressIp("svc-lbc", "metallb") == "192.0.2.50");
+  CHECK_FALSE(hasFinalizer(h, "svc-lbc", "metallb"));
+  CHECK_FALSE(h.cloudLb("svc-lbc", "metallb"));
+  CHECK(h.eventReasons("svc-lbc", "metallb").empty());
+  CHECK(h.cloud().load_balancers.size() == 2);
+
+  cleanUp(h, "svc-lbc", {"plain", "claimed", "metallb"}, {"svc-lbc-n1"});
+  CHECK(h.cloud().load_balancers.empty());
+  c->stop();
+}
+
 TEST_CASE("nodes joining and leaving update every LB once; readiness flaps do nothing") {
   LiveHarness h;
   h.createNamespace("svc-c");
