@@ -25,6 +25,8 @@
 #include "host/log/log.hpp"
 #include "host/options/options.hpp"
 #include "host/plugin/abi_provider.hpp"
+#include "host/plugin/crash_report.hpp"
+#include "host/plugin/lifecycle_call.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/thread_name.hpp"
@@ -82,7 +84,25 @@ plugin::ProviderOptions providerOptions(const options::Options& o, metrics::Regi
   }
   p.reconfigure_timeout = o.cloud_config_reload_timeout;
   p.registry = &registry;
+  p.start_timeout = o.provider_start_timeout;
   return p;
+}
+
+// A start-up call into the provider that was given up on (past --provider-start-timeout, or
+// interrupted by a signal) is still running inside the plugin: nothing may unload it or tear
+// down what it might use, so the process leaves at once, after one line saying why.
+[[noreturn]] void exitAbandonedStartup(const char* what, const Status& s) {
+  if (s.code() == Code::Cancelled) {
+    log::warning("Interrupted while starting the cloud provider", {{"err", s.message()}});
+  } else {
+    log::error(what, {{"err", s.message()}});
+  }
+  std::fflush(nullptr);
+  std::_Exit(1);
+}
+
+bool abandonedStartup(const Status& s) {
+  return s.code() == Code::DeadlineExceeded || s.code() == Code::Cancelled;
 }
 
 // SIGTERM and SIGINT stop the process in order; a second one exits at once.
@@ -313,6 +333,8 @@ int run(int argc, const char* const* argv) {
   }
   log::configure(
       {opts.logging_format == "json" ? log::Format::Json : log::Format::Text, opts.verbosity, 2});
+  plugin::installCrashHandlers(opts.logging_format == "json" ? plugin::CrashLineFormat::Json
+                                                             : plugin::CrashLineFormat::Text);
   Status valid = options::validate(opts);
   if (valid.ok()) {
     valid = controllers::validateControllersFlag(opts.controllers);
@@ -336,6 +358,9 @@ int run(int argc, const char* const* argv) {
   }
 
   metrics::Registry registry;
+  // Signals work from here on, also while a start-up call into the provider runs.
+  std::stop_source stop;
+  SignalWatcher signals(stop);
   auto config = readCloudConfig(opts.cloud_config);
   if (!config.ok()) {
     log::error("Cannot start", {{"err", config.status().message()}});
@@ -345,13 +370,28 @@ int run(int argc, const char* const* argv) {
   load.plugin_dir = opts.cloud_provider_plugin_dir;
   load.name = opts.cloud_provider;
   load.registry = &registry;
+  load.start_timeout = opts.provider_start_timeout;
+  load.stop = stop.get_token();
+  log::info("Loading the cloud provider",
+            {{"provider", opts.cloud_provider},
+             {"pluginDir", opts.cloud_provider_plugin_dir},
+             {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
   auto loaded = plugin::PluginLoader::load(load);
+  if (!loaded.ok() && abandonedStartup(loaded.status())) {
+    exitAbandonedStartup("Cannot load the cloud provider", loaded.status());
+  }
   if (!loaded.ok()) {
     log::error("Cannot load the cloud provider", {{"err", loaded.status().message()}});
     return 1;
   }
-  auto provider = plugin::AbiProvider::create(*loaded, *config, opts.cloud_config,
-                                              providerOptions(opts, registry));
+  plugin::ProviderOptions provider_options = providerOptions(opts, registry);
+  provider_options.stop = stop.get_token();
+  log::info("Creating the cloud provider", {{"provider", (*loaded)->name}});
+  auto provider =
+      plugin::AbiProvider::create(*loaded, *config, opts.cloud_config, provider_options);
+  if (!provider.ok() && abandonedStartup(provider.status())) {
+    exitAbandonedStartup("Cannot create the cloud provider", provider.status());
+  }
   if (!provider.ok()) {
     log::error("Cannot create the cloud provider", {{"err", provider.status().message()}});
     return 1;
@@ -391,8 +431,6 @@ int run(int argc, const char* const* argv) {
     log::error("Cannot configure the Kubernetes client", {{"err", client.status().message()}});
     return 1;
   }
-  std::stop_source stop;
-  SignalWatcher signals(stop);
   kube::EventRecorderOptions event_options;
   event_options.metrics = &registry;
   kube::EventBroadcaster events(**client, event_options);

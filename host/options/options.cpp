@@ -36,6 +36,10 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                   "Deadline of one call into the provider plugin. 0 uses per-capability "
                   "defaults: 30s for instances and routes, 60s for batch metadata, 2m for load "
                   "balancers.");
+  fs->addDuration("provider-start-timeout", &o.provider_start_timeout, milliseconds(120000),
+                  "Deadline of the provider's start-up calls (its entry point, then create with "
+                  "--cloud-config). A provider that has not returned by then is given up on and "
+                  "the process exits 1. Must be positive.");
   fs->addDuration("cloud-config-reload-period", &o.cloud_config_reload_period, milliseconds(10000),
                   "How often the --cloud-config file is read to look for changes (e.g. a "
                   "rotated credential in a Secret); a change is handed to the provider without a "
@@ -391,7 +395,8 @@ Status validate(const Options& o) {
   for (auto [flag, d] :
        {std::pair{"--node-monitor-period", o.node_monitor_period},
         std::pair{"--route-reconciliation-period", o.route_reconciliation_period},
-        std::pair{"--node-status-update-frequency", o.node_status_update_frequency}}) {
+        std::pair{"--node-status-update-frequency", o.node_status_update_frequency},
+        std::pair{"--provider-start-timeout", o.provider_start_timeout}}) {
     if (d.count() <= 0) {
       return bad(fmt::format("{} must be positive", flag));
     }

@@ -70,6 +70,7 @@ struct Options {
   double unhealthy_zone_threshold = 0.55;
   int32_t large_cluster_size_threshold = 50;
   milliseconds cloud_provider_call_timeout{0};
+  milliseconds provider_start_timeout{120000};
   milliseconds cloud_config_reload_period{10000};   // 0: the file is not watched
   milliseconds cloud_config_reload_timeout{60000};  // deadline of one reconfigure
 

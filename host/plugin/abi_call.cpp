@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "host/log/log.hpp"
+#include "host/plugin/crash_report.hpp"
 
 namespace ccm::plugin {
 namespace {
@@ -61,7 +62,13 @@ AbiCaller::Invocation AbiCaller::invoke(const CallChannel& cap, std::string_view
   std::shared_ptr<CallState> state = inv.state;
   uint64_t call_id = state->id;
   CallOutcome outcome = cap.runner->run(
-      started + timeout, [input = inv.input, fn = std::move(fn)] { return fn(); },
+      started + timeout,
+      // The crash line names this call while it runs: the names live as long as the plugin
+      // (capability IDs and call names are static; the LoadedPlugin is held here).
+      [input = inv.input, fn = std::move(fn), plugin = plugin_, id = cap.id, call_name] {
+        PluginCallScope scope(plugin->name, id, call_name);
+        return fn();
+      },
       [&services, state, call_id] {
         state->cancelled = true;
         services.endCall(call_id);

@@ -10,7 +10,9 @@
 
 #include "host/log/log.hpp"
 #include "host/plugin/abi_functions.hpp"
+#include "host/plugin/crash_report.hpp"
 #include "host/plugin/host_services.hpp"
+#include "host/plugin/lifecycle_call.hpp"
 
 namespace ccm::plugin {
 namespace {
@@ -50,6 +52,7 @@ Status fetchCapability(const LoadedPlugin& plugin, ccm_provider* provider,
   std::string_view id = abi::CapabilitySpec<Table>::kId;
   const void* raw = nullptr;
   try {
+    PluginCallScope scope(plugin.name, id, "get_capability");
     raw = plugin.table.get_capability(provider, sdk::str(id));
   } catch (...) {
     return Status(
@@ -131,18 +134,49 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
     std::string_view config_source, ProviderOptions options) {
   std::unique_ptr<AbiProvider> p(new AbiProvider(plugin, options));
   HostServices& services = HostServices::instance();
-  auto state = services.beginCall(plugin->handle, 0, OutputKind::None, 0);
-  ccm_call call{sizeof(ccm_call), state->id, 0};
-  ccm_provider* out = nullptr;
-  ccm_status st = CCM_STATUS_INTERNAL;
-  std::string thrown;
-  try {
-    st = plugin->table.create(&call, sdk::str(config), &out);
-  } catch (const std::exception& e) {
-    thrown = e.what();
-  } catch (...) {
-    thrown = "a non-standard exception";
+  const Clock& clock = options.clock != nullptr ? *options.clock : Clock::real();
+  const bool has_deadline = options.start_timeout.count() > 0;
+  int64_t deadline_ns =
+      has_deadline ? clock.nowMonotonicNs() +
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(options.start_timeout)
+                             .count()
+                   : 0;
+  auto state = services.beginCall(plugin->handle, deadline_ns, OutputKind::None, 0);
+  // What create works on, owned by its call: a hung create is abandoned, not stopped.
+  struct CreateCall {
+    ccm_call call{};
+    std::string config;
+    ccm_provider* out = nullptr;
+  };
+  auto create_call = std::make_shared<CreateCall>();
+  create_call->call = ccm_call{sizeof(ccm_call), state->id, deadline_ns};
+  create_call->config = std::string(config);
+  LifecycleOutcome outcome = runLifecycleCall(
+      [create_call, plugin] {
+        PluginCallScope scope(plugin->name, "", "create");
+        return plugin->table.create(&create_call->call, sdk::str(create_call->config),
+                                    &create_call->out);
+      },
+      has_deadline ? std::chrono::steady_clock::now() + options.start_timeout
+                   : std::chrono::steady_clock::time_point::max(),
+      options.stop);
+  if (outcome.end == LifecycleOutcome::End::TimedOut ||
+      outcome.end == LifecycleOutcome::End::Interrupted) {
+    state->cancelled = true;
+    services.endCall(state->id);
+    if (outcome.end == LifecycleOutcome::End::TimedOut) {
+      return Status(Code::DeadlineExceeded,
+                    fmt::format("provider {}: create did not return within the start-up "
+                                "deadline of {} (--provider-start-timeout)",
+                                plugin->name, describeTimeout(options.start_timeout)));
+    }
+    return Status(Code::Cancelled,
+                  fmt::format("provider {}: interrupted by a signal while in create (after {})",
+                              plugin->name, describeTimeout(outcome.elapsed)));
   }
+  ccm_status st = outcome.status;
+  ccm_provider* out = create_call->out;
+  std::string thrown = outcome.end == LifecycleOutcome::End::Threw ? outcome.exception : "";
   services.endCall(state->id);
   std::string source = config_source.empty() ? std::string("no --cloud-config")
                                              : fmt::format("--cloud-config={}", config_source);
@@ -197,6 +231,14 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
   if (!s.ok()) {
     return s;
   }
+  if (!info.instances.present && !info.instances_batch.present && !info.load_balancer.present &&
+      !info.routes.present) {
+    return Status(Code::FailedPrecondition,
+                  fmt::format("provider {} provides no capability: get_capability returned NULL "
+                              "for each of {}, {}, {} and {}",
+                              plugin->name, CCM_CAP_INSTANCES, CCM_CAP_INSTANCES_BATCH,
+                              CCM_CAP_LOADBALANCER, CCM_CAP_ROUTES));
+  }
   std::apply(
       [&](auto&... cap) {
         (bindCapability(cap, info.*abi::CapabilitySpec<decltype(cap.table)>::kInfo, options), ...);
@@ -243,6 +285,7 @@ AbiProvider::~AbiProvider() {
     return;
   }
   try {
+    PluginCallScope scope(plugin_->name, "", "destroy");
     plugin_->table.destroy(provider_);
   } catch (...) {
     log::error("Provider destroy threw an exception", {{"provider", info_.name}});

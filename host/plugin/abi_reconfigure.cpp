@@ -10,6 +10,7 @@
 #include <string>
 
 #include "host/plugin/abi_provider.hpp"
+#include "host/plugin/crash_report.hpp"
 #include "host/plugin/host_services.hpp"
 
 namespace ccm::plugin {
@@ -54,7 +55,10 @@ Status AbiProvider::reconfigure(std::string_view config) {
   uint64_t call_id = state->id;
   CallOutcome outcome = reconfigure_runner_->run(
       std::chrono::steady_clock::now() + timeout,
-      [input, fn, provider] { return fn(provider, &input->call, sdk::str(input->config)); },
+      [input, fn, provider, plugin = plugin_] {
+        PluginCallScope scope(plugin->name, "", "reconfigure");
+        return fn(provider, &input->call, sdk::str(input->config));
+      },
       [&services, state, call_id] {
         state->cancelled = true;
         services.endCall(call_id);

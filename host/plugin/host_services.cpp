@@ -7,30 +7,24 @@
 
 #include "ccm/validation.hpp"
 #include "host/log/log.hpp"
+#include "host/plugin/abi_output_shape.hpp"
 #include "host/plugin/output_validation.hpp"
+#include "host/plugin/plugin_text.hpp"
 
 namespace ccm::plugin {
 namespace {
 
-constexpr size_t kMaxLogBytes = size_t{16} * 1024;
-constexpr size_t kMaxErrorBytes = size_t{4} * 1024;
+constexpr size_t kMaxLogBytes = kMaxPluginLogBytes;
+constexpr size_t kMaxErrorBytes = kMaxPluginErrorBytes;
 
-// Text from a plugin, made safe to log: bounded, and invalid UTF-8 replaced.
+// Text from a plugin, made safe to log: bounded with a visible marker, invalid UTF-8 and
+// control characters escaped (plugin_text.hpp); an inconsistent pointer/length pair is
+// described instead of read.
 std::string sanitize(ccm_str s, size_t max_bytes) {
-  std::string_view v = sdk::view(s);
-  if (v.size() > max_bytes) {
-    v = v.substr(0, max_bytes);
+  if (s.data == nullptr && s.size != 0) {
+    return fmt::format("[invalid text from the provider: data NULL with size {}]", s.size);
   }
-  if (validateText("text", v, max_bytes).empty()) {
-    return std::string(v);
-  }
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    auto u = static_cast<unsigned char>(c);
-    out.push_back(u >= 0x20 && u < 0x7f ? c : '?');
-  }
-  return out;
+  return safeText(sdk::view(s), max_bytes);
 }
 
 bool validMetricName(std::string_view name) {
@@ -441,10 +435,14 @@ bool HostServices::emitInstanceMetadata(ccm_host_handle host, uint64_t call_id, 
     }
     return false;
   }
-  sdk::InstanceMetadata m = sdk::toInstanceMetadata(metadata);
-  auto declared = self.declarations(host);
-  std::string problem =
-      validateMetadata(m, declared ? std::string_view(declared->provider_id_prefix) : "");
+  // The shape first: nothing is read through an inconsistent pointer/length pair.
+  std::string problem = checkMetadataShape(metadata);
+  sdk::InstanceMetadata m;
+  if (problem.empty()) {
+    m = sdk::toInstanceMetadata(metadata);
+    auto declared = self.declarations(host);
+    problem = validateMetadata(m, declared ? std::string_view(declared->provider_id_prefix) : "");
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     if (state->expected_items == 1) {
@@ -490,11 +488,16 @@ bool HostServices::emitLbStatus(ccm_host_handle host, uint64_t call_id,
     return false;
   }
   // A 1.0 plugin's struct has no annotation fields (or, built against a newer header, fields
-  // it does not mean): read them only from a plugin that chose minor 1 or later.
+  // it does not mean): read them only from a plugin that chose minor 1 or later. The shape
+  // first: nothing is read through an inconsistent pointer/length pair.
   auto declared = instance().declarations(host);
   bool v11 = declared && declared->abi_minor >= 1;
-  sdk::LoadBalancerStatus s = sdk::toLoadBalancerStatus(status, v11);
-  std::string problem = validateLbStatus(s);
+  std::string problem = checkLbStatusShape(status, v11);
+  sdk::LoadBalancerStatus s;
+  if (problem.empty()) {
+    s = sdk::toLoadBalancerStatus(status, v11);
+    problem = validateLbStatus(s);
+  }
   if (problem.empty() && v11) {
     problem = validateLbAnnotations(s, declared->annotation_domain);
   }
@@ -517,8 +520,12 @@ bool HostServices::emitRoute(ccm_host_handle host, uint64_t call_id, const ccm_r
     state->violation = "emit_route was given a NULL pointer";
     return false;
   }
-  sdk::Route r = sdk::toRoute(route);
-  std::string problem = validateRoute(r);
+  std::string problem = checkRouteShape(route);
+  sdk::Route r;
+  if (problem.empty()) {
+    r = sdk::toRoute(route);
+    problem = validateRoute(r);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid route: " + problem;
@@ -537,7 +544,10 @@ bool HostServices::emitString(ccm_host_handle host, uint64_t call_id, ccm_str va
   if (!state) {
     return false;
   }
-  std::string problem = validateText("value", sdk::view(value), 1024);
+  std::string problem = checkStrShape("value", value);
+  if (problem.empty()) {
+    problem = validateText("value", sdk::view(value), 1024);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid string: " + problem;

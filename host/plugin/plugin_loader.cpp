@@ -15,7 +15,10 @@
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
 #include "host/log/log.hpp"
+#include "host/plugin/crash_report.hpp"
 #include "host/plugin/host_services.hpp"
+#include "host/plugin/lifecycle_call.hpp"
+#include "host/plugin/plugin_text.hpp"
 #include "host/runtime/version.hpp"
 
 namespace ccm::plugin {
@@ -51,6 +54,18 @@ bool validProviderName(std::string_view name) {
 Status fail(Code code, const std::string& path, const std::string& what) {
   return Status(code, fmt::format("cannot load provider plugin {}: {}", path, what));
 }
+
+// The longest version string a plugin may declare.
+constexpr size_t kMaxVersionBytes = 64;
+
+// What the entry point works on: owned by its call, which may outlive load() (a hung entry
+// point is abandoned, not stopped).
+struct EntryCall {
+  ccm_host_info info{};
+  ccm_call call{};
+  const ccm_plugin* raw = nullptr;
+  std::string name;  // the provider name, for the crash line
+};
 
 }  // namespace
 
@@ -209,20 +224,49 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
   info.host = handle;
   info.services = services.table();
 
-  auto call_state = services.beginCall(handle, 0, OutputKind::None, 0);
-  ccm_call call{sizeof(ccm_call), call_state->id, 0};
-  const ccm_plugin* raw = nullptr;
-  ccm_status st = CCM_STATUS_INTERNAL;
-  try {
-    st = entry(&info, &call, &raw);
-  } catch (const std::exception& e) {
+  const Clock& clock = options.clock != nullptr ? *options.clock : Clock::real();
+  const bool has_deadline = options.start_timeout.count() > 0;
+  int64_t deadline_ns =
+      has_deadline ? clock.nowMonotonicNs() +
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(options.start_timeout)
+                             .count()
+                   : 0;
+  auto call_state = services.beginCall(handle, deadline_ns, OutputKind::None, 0);
+  auto entry_call = std::make_shared<EntryCall>();
+  entry_call->info = info;
+  entry_call->call = ccm_call{sizeof(ccm_call), call_state->id, deadline_ns};
+  entry_call->name = options.name;
+  LifecycleOutcome outcome = runLifecycleCall(
+      [entry_call, entry] {
+        PluginCallScope scope(entry_call->name, "", CCM_PROVIDER_ENTRY_SYMBOL);
+        return entry(&entry_call->info, &entry_call->call, &entry_call->raw);
+      },
+      has_deadline ? std::chrono::steady_clock::now() + options.start_timeout
+                   : std::chrono::steady_clock::time_point::max(),
+      options.stop);
+  if (outcome.end == LifecycleOutcome::End::TimedOut ||
+      outcome.end == LifecycleOutcome::End::Interrupted) {
+    call_state->cancelled = true;
+    services.endCall(call_state->id);
+    // Its thread is still inside the library: it must stay loaded.
+    reg.libraries.push_back(std::move(lib));
+    if (outcome.end == LifecycleOutcome::End::TimedOut) {
+      return fail(Code::DeadlineExceeded, path,
+                  fmt::format("{} did not return within the start-up deadline of {} "
+                              "(--provider-start-timeout)",
+                              CCM_PROVIDER_ENTRY_SYMBOL, describeTimeout(options.start_timeout)));
+    }
+    return fail(Code::Cancelled, path,
+                fmt::format("interrupted by a signal while in {} (after {})",
+                            CCM_PROVIDER_ENTRY_SYMBOL, describeTimeout(outcome.elapsed)));
+  }
+  if (outcome.end == LifecycleOutcome::End::Threw) {
     services.endCall(call_state->id);
     return fail(Code::FailedPrecondition, path,
-                fmt::format("its entry point threw an exception: {}", e.what()));
-  } catch (...) {
-    services.endCall(call_state->id);
-    return fail(Code::FailedPrecondition, path, "its entry point threw an exception");
+                fmt::format("its entry point threw an exception: {}", outcome.exception));
   }
+  ccm_status st = outcome.status;
+  const ccm_plugin* raw = entry_call->raw;
   services.endCall(call_state->id);
   std::string message;
   {
@@ -265,12 +309,24 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
                   fmt::format("its required ccm_plugin.{} slot is NULL", slot));
     }
   }
+  for (auto [field, value] : {std::pair{"name", table.name}, std::pair{"version", table.version}}) {
+    if (value.data == nullptr && value.size != 0) {
+      return fail(Code::FailedPrecondition, path,
+                  fmt::format("its ccm_plugin.{} has data NULL with size {}", field, value.size));
+    }
+  }
   std::string declared(sdk::view(table.name));
   if (declared != options.name) {
     return fail(Code::FailedPrecondition, path,
                 fmt::format("it calls itself \"{}\" but was loaded as \"{}\" (the file must be "
                             "named <provider-name>.so)",
-                            declared.substr(0, 64), options.name));
+                            safeText(declared, 64), options.name));
+  }
+  if (std::string problem =
+          checkPrintable("its version", sdk::view(table.version), kMaxVersionBytes);
+      !problem.empty()) {
+    return fail(Code::FailedPrecondition, path,
+                problem + " (ccm_plugin.version must be printable text, e.g. \"1.4.2\")");
   }
   // The 1.1 declarations: read only from a plugin that chose minor 1 or later and whose
   // struct covers them (a 1.0 plugin declares none).

@@ -8,8 +8,10 @@
 // THREAD: main thread (lifecycle calls never overlap other calls into a plugin).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,14 +41,21 @@ struct LoadOptions {
   metrics::Registry* registry = nullptr;  // where the plugin's metrics go
   const Clock* clock = nullptr;           // the plugin's clock (default: the real one)
   bool check_permissions = true;          // refuse files/directories writable by others
+  // The start-up deadline of the entry point (0: none) and what interrupts the wait for it
+  // (the process's stop token: SIGTERM/SIGINT). See lifecycle_call.hpp.
+  std::chrono::milliseconds start_timeout{0};
+  std::stop_token stop;
 };
 
 class PluginLoader {
  public:
   // Loads and negotiates. Errors: NotFound (unknown provider; lists what the directory has),
   // PermissionDenied (unsafe permissions), FailedPrecondition (not a library, no entry
-  // symbol, ABI mismatch, struct too short, NULL slot, refused negotiation, a malformed
-  // 1.1 declaration: provider_id_prefix, annotation_domain or metric_namespace).
+  // symbol, ABI mismatch, struct too short, NULL slot, refused negotiation, a name or
+  // version that is not clean printable text, a malformed 1.1 declaration: provider_id_prefix,
+  // annotation_domain or metric_namespace), DeadlineExceeded (the entry point did not
+  // return within start_timeout) and Cancelled (a stop was requested while it ran): after
+  // those two the entry point is still running and the process should exit.
   static StatusOr<std::shared_ptr<const LoadedPlugin>> load(const LoadOptions& options);
 
   // Provider names (file names without .so) found in dir, sorted.

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <stop_token>
 
 #include "host/runtime/clock.hpp"
 #include "host/runtime/metrics.hpp"
@@ -25,6 +26,10 @@ struct ProviderOptions {
   uint32_t default_concurrency = 256;
   metrics::Registry* registry = nullptr;
   const Clock* clock = nullptr;  // the real clock when null
+  // The start-up deadline of create (0: none) and what interrupts the wait for it (the
+  // process's stop token: SIGTERM/SIGINT). See lifecycle_call.hpp.
+  std::chrono::milliseconds start_timeout{0};
+  std::stop_token stop;
 };
 
 }  // namespace ccm::plugin

@@ -38,8 +38,9 @@
  * buffers immediately. Nothing is ever freed across the boundary. A call_id is only valid
  * while its call runs: the host ignores (and counts) emits for a finished call.
  *
- * Threads, in one paragraph: lifecycle functions (entry, create, destroy) are called on the
- * host's main thread and never overlap any other call into the plugin; reconfigure (1.1) is
+ * Threads, in one paragraph: lifecycle functions (entry, create, destroy) are called one at a
+ * time from a host thread (entry and create from one of their own, so the host can give up on
+ * them at the start-up deadline) and never overlap any other call into the plugin; reconfigure (1.1) is
  * the one lifecycle call that runs while capability calls are in flight. Capability functions
  * are called from host worker threads, concurrently up to the limit the capability declares
  * (max_concurrency), never for the same object twice at the same time for mutating calls.
@@ -636,7 +637,8 @@ typedef struct ccm_plugin {
    * --cloud-config; size 0 when none was given). On refusal return INVALID_ARGUMENT (or
    * another code) after set_error with a message that names the offending key; never abort.
    * OWNERSHIP: config borrowed for the call; *out is owned by the plugin until destroy.
-   * THREAD: main thread; no other call into the plugin overlaps it. */
+   * THREAD: a host thread of its own (the caller waits for it, up to the start-up deadline in
+   * call); no other call into the plugin overlaps it. */
   ccm_status (*create)(const ccm_call* call, ccm_str config, ccm_provider** out);
 
   /* since 1.0 (required): destroy a provider created by create. Called at most once, at
@@ -701,7 +703,7 @@ typedef struct ccm_plugin {
  * requests: those belong in create).
  * OWNERSHIP: host and call borrowed for this call; the services table lives for the process;
  * *out must stay valid for the life of the process.
- * THREAD: main thread.
+ * THREAD: a host thread of its own (the caller waits for it, up to the start-up deadline).
  */
 typedef ccm_status (*ccm_provider_entry_fn)(const ccm_host_info* host, const ccm_call* call,
                                             const ccm_plugin** out);

@@ -5,9 +5,12 @@
  * Without a BREAK_ define this is a correct provider with instances and load balancers,
  * used as the baseline. With SPEAKS_1_1 it is a correct ABI 1.1 provider (the "v11" kit
  * plugin): it declares providerID prefix "kit://", annotation domain "kit.example.com" and
- * metric namespace "kit", logs with fields, and returns the annotations the test asks for. */
+ * metric namespace "kit", logs with fields, and returns the annotations the test asks for.
+ * The variants that hang, crash or emit malformed output do it in instance_metadata (and,
+ * for output, in the load balancer calls too), or in the lifecycle call their name says. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,12 +36,42 @@ struct ccm_provider {
 };
 static struct ccm_provider g_provider;
 
-#if defined(BREAK_HANGS) || defined(BREAK_STRAY_THREAD)
+#if defined(BREAK_HANGS) || defined(BREAK_STRAY_THREAD) || defined(BREAK_HANGS_IN_ENTRY) || \
+    defined(BREAK_HANGS_IN_CREATE)
 static void sleep_ms(long ms) {
   struct timespec ts;
   ts.tv_sec = ms / 1000;
   ts.tv_nsec = (ms % 1000) * 1000000L;
   nanosleep(&ts, NULL);
+}
+#endif
+
+#if defined(BREAK_HANGS_IN_ENTRY) || defined(BREAK_HANGS_IN_CREATE)
+/* Never returns and ignores its deadline (an authentication to an unreachable cloud with no
+ * timeout of its own). The host gives up on it; the process exit ends it. */
+static void hang_forever(void) {
+  for (;;) {
+    sleep_ms(1000);
+  }
+}
+#endif
+
+#if defined(BREAK_CRASHES)
+/* Where the crashing call writes: an address no process has mapped. Volatile, so the
+ * compiler cannot see through it. */
+static int* volatile g_wild = (int*)(uintptr_t)16;
+#endif
+
+#if defined(BREAK_OVERFLOWS)
+/* Unbounded recursion that the compiler cannot turn into a loop. */
+static int recurse(volatile char* previous, int depth) {
+  volatile char frame[512];
+  if (depth < 0) { /* never: the stack runs out first */
+    return 0;
+  }
+  frame[0] = (char)depth;
+  frame[511] = previous != NULL ? previous[0] : 0;
+  return recurse(frame, depth + 1) + frame[511];
 }
 #endif
 
@@ -139,6 +172,19 @@ static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_n
   if (node->provider_id.size > 0) {
     md.provider_id = node->provider_id;
   }
+#elif defined(BREAK_CRASHES)
+  /* A wild write: SIGSEGV inside the call. */
+  *g_wild = 1;
+#elif defined(BREAK_ABORTS)
+  abort();
+#elif defined(BREAK_OVERFLOWS)
+  md.address_count = (size_t)recurse(NULL, 0);
+#elif defined(BREAK_NULL_DATA)
+  md.provider_id.data = NULL;
+  md.provider_id.size = 12;
+#elif defined(BREAK_NULL_ARRAYS)
+  md.addresses = NULL;
+  md.address_count = 3;
 #endif
   g_services->emit_instance_metadata(g_host, call->call_id, 0, &md);
   return CCM_STATUS_OK;
@@ -176,6 +222,15 @@ static ccm_status lb_name(ccm_provider* p, const ccm_call* call, ccm_str cluster
                           const ccm_service* svc) {
   (void)p;
   (void)cluster;
+#if defined(BREAK_NULL_DATA)
+  {
+    ccm_str bad;
+    bad.data = NULL;
+    bad.size = 5;
+    g_services->emit_string(g_host, call->call_id, bad);
+    return CCM_STATUS_OK;
+  }
+#endif
   g_services->emit_string(g_host, call->call_id, svc->name);
   return CCM_STATUS_OK;
 }
@@ -205,6 +260,7 @@ static ccm_status lb_ensure(ccm_provider* p, const ccm_call* call, ccm_str clust
   ing.ip = s("192.0.2.10");
 #endif
   list[0] = &ing;
+  memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
   st.ingress = list;
   st.ingress_count = 1;
@@ -222,6 +278,12 @@ static ccm_status lb_ensure(ccm_provider* p, const ccm_call* call, ccm_str clust
       st.removed_annotation_count = 1;
     }
   }
+#endif
+#if defined(BREAK_NULL_DATA)
+  st.ingress = NULL; /* {ingress=NULL, ingress_count=1} */
+#elif defined(BREAK_NULL_ARRAYS)
+  ing.ports = NULL; /* {ports=NULL, port_count=2} */
+  ing.port_count = 2;
 #endif
 #if !defined(BREAK_NO_STATUS)
   g_services->emit_lb_status(g_host, call->call_id, &st);
@@ -251,8 +313,38 @@ static ccm_loadbalancer_v1 g_lb = {sizeof(ccm_loadbalancer_v1), 0, 0, lb_get, lb
 
 /* ---- lifecycle ---- */
 
+#if defined(BREAK_NOISY)
+/* A log message of 20 KiB (over the host's 16 KiB limit) that starts with invalid UTF-8, a
+ * terminal escape and a newline, and an error message of 5 KiB (over 4 KiB). */
+static char g_noise[20 * 1024];
+static char g_long_error[5 * 1024];
+#endif
+
 static ccm_status create_fn(const ccm_call* call, ccm_str config, ccm_provider** out) {
   (void)config;
+#if defined(BREAK_HANGS_IN_CREATE)
+  (void)call;
+  (void)out;
+  hang_forever();
+#endif
+#if defined(BREAK_NOISY)
+  {
+    ccm_str noise;
+    ccm_str err;
+    memset(g_noise, 'n', sizeof g_noise);
+    static const char prefix[] = "noisy \xff\xfe \x1b[31mred\n";
+    memcpy(g_noise, prefix, sizeof prefix - 1);
+    noise.data = g_noise;
+    noise.size = sizeof g_noise;
+    g_services->log(g_host, CCM_LOG_WARNING, noise);
+    memset(g_long_error, 'e', sizeof g_long_error);
+    memcpy(g_long_error, "long refusal: ", 14);
+    err.data = g_long_error;
+    err.size = sizeof g_long_error;
+    g_services->set_error(g_host, call->call_id, err, 0);
+    return CCM_STATUS_INVALID_ARGUMENT;
+  }
+#endif
 #if defined(BREAK_REFUSES_CONFIG)
   g_services->set_error(g_host, call->call_id,
                         s("[Global] auth-url is required but missing"), 0);
@@ -268,6 +360,10 @@ static void destroy_fn(ccm_provider* p) { (void)p; }
 
 static const void* capability_fn(ccm_provider* p, ccm_str id) {
   (void)p;
+#if defined(BREAK_NO_CAPABILITY)
+  (void)id;
+  return NULL;
+#endif
   if (id.size == strlen(CCM_CAP_INSTANCES) && memcmp(id.data, CCM_CAP_INSTANCES, id.size) == 0) {
     return &g_instances;
   }
@@ -295,6 +391,11 @@ CCM_PLUGIN_EXPORT ccm_status ENTRY_NAME(const ccm_host_info* host, const ccm_cal
                                         const ccm_plugin** out) {
   g_host = host->host;
   g_services = host->services;
+#if defined(BREAK_HANGS_IN_ENTRY)
+  (void)call;
+  (void)out;
+  hang_forever();
+#endif
 #if defined(BREAK_REFUSES_NEGOTIATION)
   g_services->set_error(g_host, call->call_id, s("this plugin needs ABI 1.3 features"), 0);
   return CCM_STATUS_FAILED_PRECONDITION;
@@ -319,6 +420,15 @@ CCM_PLUGIN_EXPORT ccm_status ENTRY_NAME(const ccm_host_info* host, const ccm_cal
   g_plugin.create = NULL;
 #elif defined(BREAK_WRONG_NAME)
   g_plugin.name = s("somebody-else");
+#elif defined(BREAK_BAD_VERSION)
+  g_plugin.version = s("1.0\x1b[2J\n");
+#elif defined(BREAK_LONG_VERSION)
+  {
+    static char long_version[1 << 20];
+    memset(long_version, '7', sizeof long_version);
+    g_plugin.version.data = long_version;
+    g_plugin.version.size = sizeof long_version;
+  }
 #elif defined(BREAK_NULL_TABLE)
   *out = NULL;
   return CCM_STATUS_OK;

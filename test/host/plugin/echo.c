@@ -254,6 +254,7 @@ static ccm_status lb_ensure(ccm_provider* p, const ccm_call* call, ccm_str clust
   ing.ports = port_list;
   ing.port_count = port_count;
   list[0] = &ing;
+  memset(&st, 0, sizeof st); /* the 1.1 annotation arrays: none */
   st.struct_size = sizeof st;
   st.ingress = list;
   st.ingress_count = 1;

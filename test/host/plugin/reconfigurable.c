@@ -1,5 +1,6 @@
-/* reconfigurable.so: a 1.1 plugin with a reconfigure slot and no capabilities, for the host's
- * reconfigure call path. The config's first word picks the behaviour:
+/* reconfigurable.so: a 1.1 plugin with a reconfigure slot and the smallest capability (routes
+ * that list nothing: the host refuses a provider without any), for the host's reconfigure
+ * call path. The config's first word picks the behaviour:
  *
  *   "refuse <message>"  INVALID_ARGUMENT with <message>
  *   "wait <path>"       returns OK once <path> exists (polled every 10 ms, at most 60 s), so a
@@ -39,9 +40,40 @@ static void destroy_fn(ccm_provider* p) {
   (void)p;
 }
 
+static ccm_status list_routes_fn(ccm_provider* p, const ccm_call* call, ccm_str cluster) {
+  (void)p;
+  (void)call;
+  (void)cluster;
+  return CCM_STATUS_OK;
+}
+
+static ccm_status create_route_fn(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                                  ccm_str hint, const ccm_route* route) {
+  (void)p;
+  (void)call;
+  (void)cluster;
+  (void)hint;
+  (void)route;
+  return CCM_STATUS_UNIMPLEMENTED;
+}
+
+static ccm_status delete_route_fn(ccm_provider* p, const ccm_call* call, ccm_str cluster,
+                                  const ccm_route* route) {
+  (void)p;
+  (void)call;
+  (void)cluster;
+  (void)route;
+  return CCM_STATUS_UNIMPLEMENTED;
+}
+
+static const ccm_routes_v1 g_routes = {sizeof(ccm_routes_v1), 0, 0, list_routes_fn,
+                                       create_route_fn, delete_route_fn};
+
 static const void* capability_fn(ccm_provider* p, ccm_str id) {
   (void)p;
-  (void)id;
+  if (id.size == strlen(CCM_CAP_ROUTES) && memcmp(id.data, CCM_CAP_ROUTES, id.size) == 0) {
+    return &g_routes;
+  }
   return NULL;
 }
 
