@@ -134,13 +134,8 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
     std::string_view config_source, ProviderOptions options) {
   std::unique_ptr<AbiProvider> p(new AbiProvider(plugin, options));
   HostServices& services = HostServices::instance();
-  const Clock& clock = options.clock != nullptr ? *options.clock : Clock::real();
   const bool has_deadline = options.start_timeout.count() > 0;
-  int64_t deadline_ns =
-      has_deadline ? clock.nowMonotonicNs() +
-                         std::chrono::duration_cast<std::chrono::nanoseconds>(options.start_timeout)
-                             .count()
-                   : 0;
+  int64_t deadline_ns = lifecycleDeadlineNs(options.clock, options.start_timeout);
   auto state = services.beginCall(plugin->handle, deadline_ns, OutputKind::None, 0);
   // What create works on, owned by its call: a hung create is abandoned, not stopped.
   struct CreateCall {

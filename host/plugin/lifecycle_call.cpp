@@ -77,6 +77,14 @@ LifecycleOutcome runLifecycleCall(std::function<ccm_status()> fn,
   return given_up;
 }
 
+int64_t lifecycleDeadlineNs(const Clock* clock, std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) {
+    return 0;
+  }
+  const Clock& c = clock != nullptr ? *clock : Clock::real();
+  return c.nowMonotonicNs() + std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+}
+
 std::string describeTimeout(std::chrono::milliseconds timeout) {
   auto ms = timeout.count();
   if (ms % 60000 == 0 && ms > 0) {

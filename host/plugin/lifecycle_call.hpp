@@ -17,6 +17,7 @@
 #include <string>
 
 #include "ccm/provider_abi.h"
+#include "host/runtime/clock.hpp"
 
 namespace ccm::plugin {
 
@@ -39,6 +40,10 @@ struct LifecycleOutcome {
 LifecycleOutcome runLifecycleCall(std::function<ccm_status()> fn,
                                   std::chrono::steady_clock::time_point deadline,
                                   const std::stop_token& stop);
+
+// The ccm_call deadline of a lifecycle call that starts now on clock (the real one when null):
+// timeout from now on its monotonic clock, or 0 (no deadline) when timeout is not positive.
+int64_t lifecycleDeadlineNs(const Clock* clock, std::chrono::milliseconds timeout);
 
 // "2m", "1.5s", "300ms": a start-up deadline as a person reads it.
 std::string describeTimeout(std::chrono::milliseconds timeout);

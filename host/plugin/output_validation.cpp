@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ccm/validation.hpp"
+#include "host/plugin/plugin_text.hpp"
 #include "host/runtime/text.hpp"
 
 namespace ccm::plugin {
@@ -21,43 +22,12 @@ constexpr size_t kMaxPorts = 1024;
 bool validUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c == 0) {
+    char32_t cp = 0;
+    size_t n = utf8Sequence(s, i, &cp);
+    if (n == 0 || cp == 0) {
       return false;
     }
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;
-    uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-      cp = c & 0x1Fu;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0Fu;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      cp = c & 0x07u;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size()) {
-      return false;
-    }
-    for (size_t k = 1; k <= n; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) {
-        return false;
-      }
-      cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-        (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += n + 1;
+    i += n;
   }
   return true;
 }

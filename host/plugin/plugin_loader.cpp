@@ -224,13 +224,8 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
   info.host = handle;
   info.services = services.table();
 
-  const Clock& clock = options.clock != nullptr ? *options.clock : Clock::real();
   const bool has_deadline = options.start_timeout.count() > 0;
-  int64_t deadline_ns =
-      has_deadline ? clock.nowMonotonicNs() +
-                         std::chrono::duration_cast<std::chrono::nanoseconds>(options.start_timeout)
-                             .count()
-                   : 0;
+  int64_t deadline_ns = lifecycleDeadlineNs(options.clock, options.start_timeout);
   auto call_state = services.beginCall(handle, deadline_ns, OutputKind::None, 0);
   auto entry_call = std::make_shared<EntryCall>();
   entry_call->info = info;

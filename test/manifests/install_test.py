@@ -423,7 +423,11 @@ class ReplayTest(unittest.TestCase):
             "usr/include/ccm/provider.hpp": 0o644,
             "usr/include/ccm/types.hpp": 0o644,
             "usr/include/ccm/testing/fake_host.hpp": 0o644,
+            "usr/include/ccm/validation.hpp": 0o644,
             "usr/share/ccm-plugin-sdk/provider.map": 0o644,
+            # The Rust crate's sources (the tree below it is checked apart).
+            "usr/share/ccm-plugin-sdk/rust/Cargo.toml": 0o644,
+            "usr/share/ccm-plugin-sdk/rust/src/lib.rs": 0o644,
             "usr/%s/pkgconfig/ccm-plugin-sdk.pc" % libdir: 0o644,
             "usr/%s/cmake/ccm-plugin-sdk/ccm-plugin-sdk-config.cmake" % libdir: 0o644,
             "usr/%s/cmake/ccm-plugin-sdk/ccm-plugin-sdk-config-version.cmake" % libdir: 0o644,
@@ -435,7 +439,14 @@ class ReplayTest(unittest.TestCase):
         # Nothing else is installed (no test programs, no kubesim).
         found = sorted(os.path.relpath(os.path.join(d, f), root)
                        for d, _, files in os.walk(root) for f in files)
-        self.assertEqual(found, sorted(want))
+        rust = "usr/share/ccm-plugin-sdk/rust/"
+        crate = [f for f in found if f.startswith(rust)]
+        for rel in crate:
+            # Sources and cargo's metadata only: no build output, nothing executable.
+            self.assertRegex(rel[len(rust):], r"^[a-z_/-]*[A-Za-z_.-]+\.(rs|toml|lock|md)$", rel)
+            self.assertEqual(stat.S_IMODE(os.stat(os.path.join(root, rel)).st_mode), 0o644, rel)
+        self.assertEqual([f for f in found if not f.startswith(rust)],
+                         sorted(k for k in want if not k.startswith(rust)))
         # The plugin directory and its parents: not group/world-writable (the host checks).
         d = os.path.join(root, "usr/lib/ccm/providers")
         while d != root:

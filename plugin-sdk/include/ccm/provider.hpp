@@ -83,7 +83,7 @@ class Host {
     }
     std::string text(message);
     for (const auto& [k, v] : fields) {
-      text += " " + k + "=\"" + v + "\"";
+      text.append(" ").append(k).append("=\"").append(v).append("\"");
     }
     log(level, text);
   }
