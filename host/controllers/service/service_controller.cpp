@@ -241,7 +241,9 @@ void ServiceController::onServiceAdd(const std::shared_ptr<const kube::Service>&
 
 void ServiceController::onServiceUpdate(const std::shared_ptr<const kube::Service>& old_svc,
                                         const std::shared_ptr<const kube::Service>& new_svc) {
-  if (needsUpdate(old_svc.get(), *new_svc, classes_) || needsCleanup(*new_svc, classes_)) {
+  auto entry = cache_.get(std::string(new_svc->key()));
+  const AnnotationWrite* own = entry ? &entry->annotations_written : nullptr;
+  if (needsUpdate(old_svc.get(), *new_svc, classes_, own) || needsCleanup(*new_svc, classes_)) {
     enqueueFull(std::string(new_svc->key()));
   }
 }
@@ -669,7 +671,7 @@ std::optional<Status> ServiceController::syncHosts(
   auto entry = cache_.get(key);
   if (!entry || !entry->ensured || !entry->service || entry->service->uid != svc->uid ||
       !wantsLoadBalancer(*svc, classes_) || needsCleanup(*svc, classes_) ||
-      needsUpdate(entry->service.get(), *svc, classes_)) {
+      needsUpdate(entry->service.get(), *svc, classes_, &entry->annotations_written)) {
     return std::nullopt;  // not a plain host update: run the whole sync
   }
   auto nodes = currentNodeSet();

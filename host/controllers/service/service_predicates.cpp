@@ -19,6 +19,35 @@ bool kvEqual(std::span<const kube::KeyValue> a, std::span<const kube::KeyValue> 
   });
 }
 
+// b is a with exactly the changes of write applied (and nothing else differs).
+bool annotationsDifferOnlyBy(std::span<const kube::KeyValue> a, std::span<const kube::KeyValue> b,
+                             const AnnotationWrite& write) {
+  auto find = [](std::span<const kube::KeyValue> kv,
+                 std::string_view key) -> std::optional<std::string_view> {
+    for (const auto& e : kv) {
+      if (e.key == key) {
+        return e.value;
+      }
+    }
+    return std::nullopt;
+  };
+  for (const auto& [k, v] : write) {
+    auto now = find(b, k);
+    if (now.has_value() != v.has_value() || (now && *now != *v)) {
+      return false;
+    }
+  }
+  auto same_outside = [&](std::span<const kube::KeyValue> x, std::span<const kube::KeyValue> y) {
+    for (const auto& e : x) {
+      if (write.count(std::string(e.key)) == 0 && find(y, e.key) != std::optional(e.value)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return same_outside(a, b) && same_outside(b, a);
+}
+
 bool portsEqual(std::span<const kube::ServicePort> a, std::span<const kube::ServicePort> b) {
   return spanEqual(a, b, [](const kube::ServicePort& x, const kube::ServicePort& y) {
     return x.name == y.name && x.protocol == y.protocol && x.port == y.port &&
@@ -63,7 +92,7 @@ bool needsCleanup(const kube::Service& svc, const ClassSelection& classes) {
 }
 
 bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc,
-                 const ClassSelection& classes) {
+                 const ClassSelection& classes, const AnnotationWrite* own_write) {
   bool old_wants = old_svc != nullptr && wantsLoadBalancer(*old_svc, classes);
   bool new_wants = wantsLoadBalancer(new_svc, classes);
   if (!old_wants && !new_wants) {
@@ -93,7 +122,9 @@ bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc,
   if (!stringsEqual(o.external_ips, n.external_ips)) {
     return true;
   }
-  if (!kvEqual(o.annotations, n.annotations)) {
+  if (!kvEqual(o.annotations, n.annotations) &&
+      (own_write == nullptr || own_write->empty() ||
+       !annotationsDifferOnlyBy(o.annotations, n.annotations, *own_write))) {
     return true;
   }
   if (o.uid != n.uid) {

@@ -6,6 +6,8 @@
 // THREAD: pure functions.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,10 +42,16 @@ bool belongsElsewhere(const kube::Service& svc, const ClassSelection& classes);
 // controller manages).
 bool needsCleanup(const kube::Service& svc, const ClassSelection& classes);
 
+// Annotation changes the host itself wrote for the provider: key -> value set, or nullopt for
+// a key removed.
+using AnnotationWrite = std::map<std::string, std::optional<std::string>>;
+
 // Did a field the load balancer depends on change (or did the wish for one change)? old may be
-// null (treated as "no load balancer wanted").
+// null (treated as "no load balancer wanted"). An annotation change that is exactly own_write
+// (the host's write of the provider's annotations) does not count: it would only make the
+// provider redo what it just did.
 bool needsUpdate(const kube::Service* old_svc, const kube::Service& new_svc,
-                 const ClassSelection& classes);
+                 const ClassSelection& classes, const AnnotationWrite* own_write = nullptr);
 
 // Go's strconv.ParseBool false values: 0 f F false FALSE False.
 bool parsesAsFalse(std::string_view value);

@@ -811,6 +811,27 @@ TEST_CASE("needsUpdate: the fields upstream watches, and nothing else") {
   CHECK(needsUpdate(nullptr, *o, ClassSelection{}));
 }
 
+TEST_CASE("needsUpdate: the host's own write of the provider's annotations is not a change") {
+  SvcSpec base;
+  base.annotations = {{"user.example/x", "1"}};
+  auto o = makeService(base);
+  SvcSpec written = base;
+  written.annotations = {{"lb.example/id", "lb-1"}, {"user.example/x", "1"}};
+  AnnotationWrite own{{"lb.example/id", "lb-1"}};
+  CHECK(needsUpdate(o.get(), *makeService(written), ClassSelection{}));
+  CHECK_FALSE(needsUpdate(o.get(), *makeService(written), ClassSelection{}, &own));
+  // Anything beyond the write still counts: another value, another key, a user's change.
+  AnnotationWrite other_value{{"lb.example/id", "lb-2"}};
+  CHECK(needsUpdate(o.get(), *makeService(written), ClassSelection{}, &other_value));
+  SvcSpec user_too = written;
+  user_too.annotations = {{"lb.example/id", "lb-1"}, {"user.example/x", "2"}};
+  CHECK(needsUpdate(o.get(), *makeService(user_too), ClassSelection{}, &own));
+  // A removal the host wrote.
+  AnnotationWrite removed{{"lb.example/id", std::nullopt}};
+  CHECK_FALSE(needsUpdate(makeService(written).get(), *o, ClassSelection{}, &removed));
+  CHECK(needsUpdate(makeService(written).get(), *o, ClassSelection{}, &own));
+}
+
 // ---- TestServiceCache -----------------------------------------------------------------------
 
 TEST_CASE("service cache: set, get, update, list, allServices, remove") {
