@@ -22,6 +22,16 @@ void str(Writer& w, std::string_view k, const std::string& v) {
   w.String(v.data(), static_cast<unsigned>(v.size()));
 }
 
+void boolean(Writer& w, std::string_view k, bool v) {
+  key(w, k);
+  w.Bool(v);
+}
+
+void integer(Writer& w, std::string_view k, int v) {
+  key(w, k);
+  w.Int(v);
+}
+
 void duration(Writer& w, std::string_view k, std::chrono::milliseconds d) {
   str(w, k, options::formatGoDuration(d));
 }
@@ -50,8 +60,7 @@ std::string configzJson(const options::Options& o) {
 
   key(w, "Generic");
   w.StartObject();
-  key(w, "Port");
-  w.Int(0);
+  integer(w, "Port", 0);
   str(w, "Address", "0.0.0.0");
   duration(w, "MinResyncPeriod", o.min_resync_period);
   key(w, "ClientConnection");
@@ -65,14 +74,12 @@ std::string configzJson(const options::Options& o) {
   } else {
     w.Double(o.kube_api_qps);
   }
-  key(w, "Burst");
-  w.Int(o.kube_api_burst);
+  integer(w, "Burst", o.kube_api_burst);
   w.EndObject();
   duration(w, "ControllerStartInterval", o.controller_start_interval);
   key(w, "LeaderElection");
   w.StartObject();
-  key(w, "LeaderElect");
-  w.Bool(o.leader_elect);
+  boolean(w, "LeaderElect", o.leader_elect);
   duration(w, "LeaseDuration", o.leader_elect_lease_duration);
   duration(w, "RenewDeadline", o.leader_elect_renew_deadline);
   duration(w, "RetryPeriod", o.leader_elect_retry_period);
@@ -83,13 +90,10 @@ std::string configzJson(const options::Options& o) {
   strings(w, "Controllers", o.controllers);
   key(w, "Debugging");
   w.StartObject();
-  key(w, "EnableProfiling");
-  w.Bool(o.profiling);
-  key(w, "EnableContentionProfiling");
-  w.Bool(o.contention_profiling);
+  boolean(w, "EnableProfiling", o.profiling);
+  boolean(w, "EnableContentionProfiling", o.contention_profiling);
   w.EndObject();
-  key(w, "LeaderMigrationEnabled");
-  w.Bool(o.enable_leader_migration);
+  boolean(w, "LeaderMigrationEnabled", o.enable_leader_migration);
   key(w, "LeaderMigration");
   w.StartObject();
   str(w, "LeaderName", "");
@@ -107,34 +111,27 @@ std::string configzJson(const options::Options& o) {
   str(w, "CloudConfigFile", o.cloud_config);
   w.EndObject();
   str(w, "ExternalCloudVolumePlugin", o.external_cloud_volume_plugin);
-  key(w, "UseServiceAccountCredentials");
-  w.Bool(o.use_service_account_credentials);
-  key(w, "AllowUntaggedCloud");
-  w.Bool(o.allow_untagged_cloud);
+  boolean(w, "UseServiceAccountCredentials", o.use_service_account_credentials);
+  boolean(w, "AllowUntaggedCloud", o.allow_untagged_cloud);
   duration(w, "RouteReconciliationPeriod", o.route_reconciliation_period);
   duration(w, "NodeMonitorPeriod", o.node_monitor_period);
   str(w, "ClusterName", o.cluster_name);
   str(w, "ClusterCIDR", o.cluster_cidr);
-  key(w, "AllocateNodeCIDRs");
-  w.Bool(o.allocate_node_cidrs);
+  boolean(w, "AllocateNodeCIDRs", o.allocate_node_cidrs);
   str(w, "CIDRAllocatorType", o.cidr_allocator_type);
-  key(w, "ConfigureCloudRoutes");
-  w.Bool(o.configure_cloud_routes);
+  boolean(w, "ConfigureCloudRoutes", o.configure_cloud_routes);
   duration(w, "NodeSyncPeriod", o.node_sync_period);
   w.EndObject();
 
   key(w, "NodeController");
   w.StartObject();
-  key(w, "ConcurrentNodeSyncs");
-  w.Int(o.concurrent_node_syncs);
-  key(w, "ConcurrentNodeStatusUpdates");
-  w.Int(o.concurrent_node_status_updates);
+  integer(w, "ConcurrentNodeSyncs", o.concurrent_node_syncs);
+  integer(w, "ConcurrentNodeStatusUpdates", o.concurrent_node_status_updates);
   w.EndObject();
 
   key(w, "ServiceController");
   w.StartObject();
-  key(w, "ConcurrentServiceSyncs");
-  w.Int(o.concurrent_service_syncs);
+  integer(w, "ConcurrentServiceSyncs", o.concurrent_service_syncs);
   w.EndObject();
 
   duration(w, "NodeStatusUpdateFrequency", o.node_status_update_frequency);
