@@ -291,7 +291,7 @@ static int parse_config(ccm_provider* p, ccm_str config, char* message, size_t c
 }
 
 static ccm_status create(const ccm_call* call, ccm_str config, ccm_provider** out) {
-  char message[160];
+  char message[64 + 2 * FIELD + 64];
   ccm_provider* p = calloc(1, sizeof *p);
   if (p == NULL) {
     fail(call, "out of memory");
