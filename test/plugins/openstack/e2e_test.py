@@ -467,9 +467,11 @@ class LoadBalancerTest(unittest.TestCase):
             svc = c.api.get(path)
             svc["spec"]["ports"].append({"name": "dns", "port": 53, "protocol": "UDP"})
             svc = c.api.request("PUT", path, svc)
+            # The monitor comes after the members: wait for it too.
             wait_for(lambda: len(sim.state()["pools"]) == 2 and
-                     all(len(m) == 3 for m in sim.state()["members"].values()),
-                     "the second listener and pool")
+                     all(len(m) == 3 for m in sim.state()["members"].values()) and
+                     all(p.get("healthmonitor_id") for p in sim.state()["pools"]),
+                     "the second listener, pool and monitor")
             check(sim.state(), svc["spec"]["ports"], names)
 
             # A node leaves the cluster: it leaves every pool.
