@@ -277,6 +277,11 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
       addresses.insert(m.address);
     }
   }
+  if (addresses.empty()) {
+    // No member at all (no node selected, or none with an address yet): the attachments are
+    // kept rather than stripped from every node on a node list that may be momentary.
+    return {};
+  }
   CCM_OS_ASSIGN_OR_RETURN(
       std::vector<Port> attached,
       run.neutron().listPorts(run.call(), "security_groups=" + urlEncode(group.id)));
