@@ -274,3 +274,39 @@ TEST_CASE_FIXTURE(Fixture, "a half-done attempt is finished by the next one") {
   REQUIRE(p().removeSettled(web()).ok());
   CHECK(groupIds(sim.state()).empty());
 }
+
+TEST_CASE_FIXTURE(Fixture, "nothing to open empties nothing (OCCM #2699 emptied every group)") {
+  REQUIRE(p().ensureSettled(web(), nodes).ok());
+  auto st = sim.state();
+  std::string gid = groupId(st);
+  auto rules = ingress(st, gid);
+  REQUIRE(rules.size() == 2);
+  // The same Service seen without node ports and with no node: rules and attachments stay.
+  TService s = web();
+  for (auto& port : s.ports) {
+    port.node_port = 0;
+  }
+  auto r = p().update(s, {});
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  st = sim.state();
+  CHECK(ingress(st, gid) == rules);
+  CHECK(attached(st, gid) == kAllNodes);
+  CHECK(host.logged("rules are kept"));
+}
+
+TEST_CASE_FIXTURE(Fixture, "a rule Neutron already has (409) counts as made") {
+  REQUIRE(p().ensureSettled(web(), nodes).ok());
+  auto st = sim.state();
+  std::string gid = groupId(st);
+  // The rule list comes back empty once: the provider creates rules that exist, and
+  // Neutron's 409 for each is taken as done; nothing is duplicated or removed.
+  sim.fault(R"({"path":"/security-group-rules$","method":"GET","status":200,"count":1,
+    "body":{"security_group_rules":[]}})");
+  sim.clearRequests();
+  auto r = p().update(web(), nodes);
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  CHECK(countRequests(sim, "POST", "network", "/security-group-rules$") == 2);
+  auto after = sim.state();
+  CHECK(ingress(after, gid) == ingress(st, gid));
+  CHECK(after["security_group_rules"].Size() == st["security_group_rules"].Size());
+}
