@@ -41,8 +41,8 @@ bool managedRule(const SecurityGroupRule& r, const std::string& rule_description
   if (r.description == rule_description) {
     return true;
   }
-  bool node_port_shape = r.description.empty() && !r.remote_ip_prefix.empty() &&
-                         r.port_range_min && r.port_range_min == r.port_range_max &&
+  bool node_port_shape = r.description.empty() && !r.remote_ip_prefix.empty() && r.port_range_min &&
+                         r.port_range_min == r.port_range_max &&
                          (r.protocol == "tcp" || r.protocol == "udp" || r.protocol == "sctp");
   return node_port_shape;
 }
@@ -80,8 +80,8 @@ StatusOr<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const Kub
                                       " for the security group rules");
   }
   if (!Cidr::parse(subnet->cidr)) {
-    return Status(Code::FailedPrecondition,
-                  "member subnet " + member_subnet + " has no usable CIDR ('" + subnet->cidr + "')");
+    return Status(Code::FailedPrecondition, "member subnet " + member_subnet +
+                                                " has no usable CIDR ('" + subnet->cidr + "')");
   }
   std::vector<std::string> sources{subnet->cidr};
   if (run.features().ovn) {
@@ -134,15 +134,17 @@ StatusOr<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std::st
     }
   }
   if (ours.size() > 1) {
-    return Status(Code::FailedPrecondition,
-                  "several security groups are named " + name + " with this cluster's "
-                  "description; delete the extra ones");
+    return Status(Code::FailedPrecondition, "several security groups are named " + name +
+                                                " with this cluster's "
+                                                "description; delete the extra ones");
   }
   if (ours.empty() && foreign) {
-    return Status(Code::FailedPrecondition,
-                  "security group " + name + " exists but was not made by this cluster (its "
-                  "description is not '" + description + "'); it is left alone: rename or "
-                  "delete it");
+    return Status(Code::FailedPrecondition, "security group " + name +
+                                                " exists but was not made by this cluster (its "
+                                                "description is not '" +
+                                                description +
+                                                "'); it is left alone: rename or "
+                                                "delete it");
   }
   if (ours.empty()) {
     return std::optional<SecurityGroup>();
@@ -188,8 +190,9 @@ Status reconcileRules(const LbRun& run, const SecurityGroup& group,
     if (want.count(ruleKey(r)) != 0 || !managedRule(r, rule_description)) {
       continue;
     }
-    CCM_OS_RETURN_IF_ERROR(neutron.deleteSecurityGroupRule(call, r.id).withPrefix(
-        "removing stale rule " + ruleLabel(r) + " from security group " + group.id));
+    CCM_OS_RETURN_IF_ERROR(neutron.deleteSecurityGroupRule(call, r.id)
+                               .withPrefix("removing stale rule " + ruleLabel(r) +
+                                           " from security group " + group.id));
     call.info("Closed a node port the Service no longer uses",
               {{"security_group", group.id}, {"rule", ruleLabel(r)}});
   }
@@ -216,11 +219,18 @@ std::vector<std::string> without(const std::vector<std::string>& ids, const std:
   return out;
 }
 
-// Attaches the group to the port holding `address`, found with one Neutron query.
+// Attaches the group to the port holding `address`, found with one Neutron query (none when
+// the port is known to have port security off). `instance` names the node's server (its
+// providerID), so that an address reused by a new server is looked up afresh.
 Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::string& address,
-                      const std::string& member_subnet) {
+                      const std::string& instance, const std::string& member_subnet,
+                      PortSecurityOffMemo& memo) {
   NeutronClient& neutron = run.neutron();
   const CallContext& call = run.call();
+  std::string memo_key = member_subnet + "|" + address + "|" + instance;
+  if (memo.recent(memo_key)) {
+    return {};
+  }
   std::string query = "fixed_ips=" + urlEncode("ip_address=" + address);
   if (!member_subnet.empty()) {
     query += "&fixed_ips=" + urlEncode("subnet_id=" + member_subnet);
@@ -239,9 +249,11 @@ Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::s
     return {};
   }
   if (!port->port_security_enabled.value_or(true)) {
-    call.info("Member port has port security off; security group not attached (nothing "
-              "filters its traffic)",
-              {{"port", port->id}, {"address", address}});
+    memo.remember(memo_key);
+    call.info(
+        "Member port has port security off; security group not attached (nothing "
+        "filters its traffic)",
+        {{"port", port->id}, {"address", address}});
     return {};
   }
   if (contains(port->security_groups, group.id)) {
@@ -270,11 +282,16 @@ Status detach(const LbRun& run, const SecurityGroup& group, const Port& port) {
 // The group on exactly the members' ports: one query for the ports that have it, one per
 // member that is not among them yet.
 Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
-                      const std::vector<DesiredPort>& desired, const std::string& member_subnet) {
-  std::set<std::string> addresses;
+                      const std::vector<DesiredPort>& desired, const std::vector<KubeNode>& nodes,
+                      const std::string& member_subnet, PortSecurityOffMemo& memo) {
+  std::map<std::string, std::string> instance_of;  // node name -> providerID
+  for (const KubeNode& n : nodes) {
+    instance_of[n.name] = n.provider_id;
+  }
+  std::map<std::string, std::string> addresses;  // member address -> its node's providerID
   for (const DesiredPort& d : desired) {
     for (const DesiredMember& m : d.members) {
-      addresses.insert(m.address);
+      addresses[m.address] = instance_of[m.name];
     }
   }
   if (addresses.empty()) {
@@ -288,7 +305,7 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
   std::set<std::string> covered;
   for (const Port& port : attached) {
     bool member = false;
-    for (const std::string& a : addresses) {
+    for (const auto& [a, instance] : addresses) {
       if (portHolds(port, a, member_subnet)) {
         covered.insert(a);
         member = true;
@@ -296,20 +313,43 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
     }
     if (!member) {
       CCM_OS_RETURN_IF_ERROR(detach(run, group, port));
-      run.call().info("Detached the Service's security group from a port that is no longer a "
-                      "member",
-                      {{"security_group", group.id}, {"port", port.id}});
+      run.call().info(
+          "Detached the Service's security group from a port that is no longer a "
+          "member",
+          {{"security_group", group.id}, {"port", port.id}});
     }
   }
-  for (const std::string& a : addresses) {
+  for (const auto& [a, instance] : addresses) {
     if (covered.count(a) == 0) {
-      CCM_OS_RETURN_IF_ERROR(attachToMember(run, group, a, member_subnet));
+      CCM_OS_RETURN_IF_ERROR(attachToMember(run, group, a, instance, member_subnet, memo));
     }
   }
   return {};
 }
 
 }  // namespace
+
+bool PortSecurityOffMemo::recent(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = seen_.find(key);
+  if (it == seen_.end()) {
+    return false;
+  }
+  if (std::chrono::steady_clock::now() - it->second >= ttl_) {
+    seen_.erase(it);
+    return false;
+  }
+  return true;
+}
+
+void PortSecurityOffMemo::remember(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = seen_.begin(); it != seen_.end();) {  // keeps the map to live entries
+    it = now - it->second >= ttl_ ? seen_.erase(it) : std::next(it);
+  }
+  seen_[key] = now;
+}
 
 std::string securityGroupName(const KubeService& svc) {
   return truncateUtf8("lb-sg-" + svc.uid + "-" + svc.namespace_ + "-" + svc.name, kMaxNameBytes);
@@ -323,7 +363,8 @@ std::string securityGroupDescription(const std::string& cluster, const KubeServi
 
 Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
                            const std::vector<DesiredPort>& desired,
-                           const std::string& member_subnet) {
+                           const std::vector<KubeNode>& nodes, const std::string& member_subnet,
+                           PortSecurityOffMemo& memo) {
   CCM_OS_ASSIGN_OR_RETURN(std::optional<SecurityGroup> group, findGroup(run, cluster, svc));
   if (!group) {
     // A group made by an attempt whose answer was lost is found by name next time.
@@ -339,7 +380,7 @@ Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const K
   CCM_OS_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> wanted,
                           wantedRules(run, svc, desired, group->id, member_subnet));
   CCM_OS_RETURN_IF_ERROR(reconcileRules(run, *group, wanted));
-  return reconcilePorts(run, *group, desired, member_subnet);
+  return reconcilePorts(run, *group, desired, nodes, member_subnet, memo);
 }
 
 Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc) {
@@ -368,8 +409,8 @@ Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const K
   if (!del.ok()) {
     if (del.code() == Code::Aborted) {
       return Status(Code::Unavailable,
-                    "security group " + group.id + " is still in use by a port (" +
-                        del.message() + "); trying again",
+                    "security group " + group.id + " is still in use by a port (" + del.message() +
+                        "); trying again",
                     std::chrono::seconds(5));
     }
     return del.withPrefix("deleting security group " + group.id);

@@ -359,8 +359,9 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
   CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
   if (config_.load_balancer.manage_security_groups) {
-    CCM_OS_RETURN_IF_ERROR(ensureSecurityGroup(run, cluster, svc, desired,
-                                               memberSubnet(s, lb.vip_subnet_id)));
+    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
   }
 
   // Address: the floating IP, or the VIP.
@@ -395,8 +396,9 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
   if (config_.load_balancer.manage_security_groups) {
-    CCM_OS_RETURN_IF_ERROR(ensureSecurityGroup(run, cluster, svc, desired,
-                                               memberSubnet(s, lb.vip_subnet_id)));
+    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
   }
   return {};
 }

@@ -46,16 +46,16 @@ Status NeutronClient::setPortSecurityGroups(const CallContext& call, const std::
 StatusOr<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const CallContext& call,
                                                                        const std::string& query) {
   std::vector<SecurityGroup> out;
-  Status st = os_.forEachPage(call, Service::Network, withQuery("security-groups", query),
-                              "security_groups_links", "security_group_list",
-                              [&](const JsonValue& page) {
-                                if (const JsonValue* arr = jsonArray(page, "security_groups")) {
-                                  for (const auto& g : arr->GetArray()) {
-                                    out.push_back(parseSecurityGroup(g));
-                                  }
-                                }
-                                return true;
-                              });
+  Status st =
+      os_.forEachPage(call, Service::Network, withQuery("security-groups", query),
+                      "security_groups_links", "security_group_list", [&](const JsonValue& page) {
+                        if (const JsonValue* arr = jsonArray(page, "security_groups")) {
+                          for (const auto& g : arr->GetArray()) {
+                            out.push_back(parseSecurityGroup(g));
+                          }
+                        }
+                        return true;
+                      });
   if (!st.ok()) {
     return st;
   }
@@ -65,8 +65,8 @@ StatusOr<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const Cal
 StatusOr<SecurityGroup> NeutronClient::createSecurityGroup(const CallContext& call,
                                                            const std::string& name,
                                                            const std::string& description) {
-  Json body = Json::object().set(
-      "security_group", Json::object().set("name", name).set("description", description));
+  Json body = Json::object().set("security_group",
+                                 Json::object().set("name", name).set("description", description));
   CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::Network, "POST", "security-groups", body,
                                        "security_group_create"));
