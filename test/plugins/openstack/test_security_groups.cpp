@@ -311,3 +311,32 @@ TEST_CASE_FIXTURE(Fixture, "a rule Neutron already has (409) counts as made") {
   CHECK(ingress(after, gid) == ingress(st, gid));
   CHECK(after["security_group_rules"].Size() == st["security_group_rules"].Size());
 }
+
+TEST_CASE_FIXTURE(Fixture, "IPv6: rules from the IPv6 member subnet, on the IPv6 ports") {
+  std::vector<TNode> v6_nodes;
+  for (int i = 5; i <= 6; ++i) {
+    std::string name = "node-" + std::to_string(i);
+    std::string ip4 = "10.0.0." + std::to_string(10 + i);
+    std::string ip6 = "fd00::" + std::to_string(10 + i);
+    std::string id = sim.addServer(R"({"name":")" + name +
+                                   R"(","networks":[{"network":"private","ip":")" + ip4 +
+                                   R"("},{"network":"private","ip":")" + ip6 + R"("}]})");
+    v6_nodes.push_back(node(name, "openstack:///" + id,
+                            {{"InternalIP", ip4}, {"InternalIP", ip6}, {"Hostname", name}}));
+  }
+  TService s = web();
+  s.ports = {{"http", "TCP", 80, 30080}};
+  s.ip_families = {"IPv6"};
+  s.annotations = {{"loadbalancer.openstack.org/subnet-id", "sub-private6"}};
+  auto r = p().ensureSettled(s, v6_nodes);
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  auto st = sim.state();
+  std::string gid = groupId(st);
+  CHECK(ingress(st, gid) == std::set<std::string>{"tcp/30080 from fd00::/64"});
+  for (const auto& rule : st["security_group_rules"].GetArray()) {
+    if (str(rule, "security_group_id") == gid && str(rule, "direction") == "ingress") {
+      CHECK(str(rule, "ethertype") == "IPv6");
+    }
+  }
+  CHECK(attached(st, gid) == std::set<std::string>{"fd00::15", "fd00::16"});
+}
