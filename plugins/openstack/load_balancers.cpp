@@ -14,6 +14,7 @@
 #include "plugins/openstack/lb_members.hpp"
 #include "plugins/openstack/lb_pools.hpp"
 #include "plugins/openstack/lb_run.hpp"
+#include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_tags.hpp"
 #include "plugins/openstack/text.hpp"
 
@@ -357,6 +358,11 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
   CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
+  if (config_.load_balancer.manage_security_groups) {
+    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
+  }
 
   // Address: the floating IP, or the VIP.
   std::string address = lb.vip_address;
@@ -388,7 +394,13 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
   CCM_OS_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
-  return reconcileChildren(run, lb.id, found.owner, svc, desired, true);
+  CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
+  if (config_.load_balancer.manage_security_groups) {
+    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
+  }
+  return {};
 }
 
 Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
@@ -397,6 +409,9 @@ Status LoadBalancers::removeOnce(const CallContext& call, const std::string& clu
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, run.settings(), true));
   if (found.lb) {
     CCM_OS_RETURN_IF_ERROR(deleteServiceLoadBalancer(run, *found.lb, found.owner));
+  }
+  if (config_.load_balancer.manage_security_groups) {
+    CCM_OS_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
   }
   return deleteOrphanFloatingIps(run);
 }

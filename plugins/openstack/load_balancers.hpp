@@ -14,6 +14,7 @@
 
 #include "plugins/openstack/backoff.hpp"
 #include "plugins/openstack/config.hpp"
+#include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
@@ -72,6 +73,7 @@ class LoadBalancers {
   std::optional<OctaviaFeatures> features_;                // guarded by mu_
   std::chrono::steady_clock::time_point features_time_{};  // guarded by mu_
   BackoffTable busy_backoff_{std::chrono::seconds(5), std::chrono::minutes(5)};
+  PortSecurityOffMemo port_security_off_;  // manage-security-groups
 };
 
 }  // namespace ccm::openstack
