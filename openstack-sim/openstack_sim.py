@@ -1478,7 +1478,7 @@ class Sim:
         if path == "/_sim/barbican/delete":
             if not self.key_manager.delete(body["id"]):
                 raise HttpError(404, {"error": "no container or secret " + body["id"]})
-            return 204, None
+            return 200, {}
         if path == "/_sim/lb_status":
             lb = self.lb_of(body["id"])
             self.set_lb_status(lb, body["provisioning_status"])

@@ -448,11 +448,6 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
         "[LoadBalancer] manage-security-groups=true is not supported by this provider and is "
         "ignored: open the node ports in the nodes' security groups yourself");
   }
-  if (!lb.default_tls_container_ref.empty()) {
-    warnings.push_back(
-        "[LoadBalancer] default-tls-container-ref is not supported: Services that would use it "
-        "are refused rather than served without TLS");
-  }
   for (const auto& [name, cls] : lb.classes) {
     if (auto tags = parseTagFilter(cls.floating_subnet_tags); !tags.ok()) {
       return bad("LoadBalancerClass \"" + name + "\"", "floating-subnet-tags",
