@@ -259,18 +259,19 @@ TEST_CASE_FIXTURE(Fixture, "[LoadBalancer] default-tls-container-ref: used by de
 
   std::string gone = container();
   sim.post("/_sim/barbican/delete", "{\"id\":\"" + gone.substr(gone.rfind('/') + 1) + "\"}");
-  auto [created, prov] = host.create(
+  auto refused = host.create(
       cloudConf(sim, "", std::string(kLbSection) + "default-tls-container-ref = " + gone + "\n"));
+  const CallResult& created = refused.first;
   CHECK_FALSE(created.ok());
   CHECK(created.error.find("[LoadBalancer] default-tls-container-ref") != std::string::npos);
   CHECK(created.error.find("404") != std::string::npos);
 
   // With container-store = external the configured reference is not looked up.
   sim.clearRequests();
-  auto [ext, prov2] = host.create(cloudConf(sim, "",
-                                            std::string(kLbSection) +
-                                                "default-tls-container-ref = " + gone +
-                                                "\ncontainer-store = external\n"));
+  auto accepted = host.create(cloudConf(sim, "",
+                                        std::string(kLbSection) + "default-tls-container-ref = " +
+                                            gone + "\ncontainer-store = external\n"));
+  const CallResult& ext = accepted.first;
   CHECK_MESSAGE(ext.ok(), ext.error);
   CHECK(countRequests(sim, "", "key-manager") == 0);
 }
