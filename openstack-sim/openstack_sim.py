@@ -1005,9 +1005,10 @@ class Sim:
 
     # ---- Octavia's TLS checks (the key manager is in key_manager.py) ---------------------------
 
-    def check_listener_tls(self, protocol, default_ref, sni_refs):
+    def check_listener_tls(self, protocol, default_ref, sni_refs, to_read=None):
         """Octavia's validation of a listener's certificate references: TERMINATED_HTTPS needs
-        one, other protocols take none, and each must be readable for the caller."""
+        one, other protocols take none, and each must be readable for the caller (on an
+        update only those it sets: to_read)."""
         if protocol == "TERMINATED_HTTPS":
             if not default_ref and not sni_refs:
                 raise octavia_error(400, "Validation failure: An SNI or default certificate "
@@ -1018,7 +1019,9 @@ class Sim:
                                      "only allowed on TERMINATED_HTTPS protocol listeners.")
         if not self.config["octavia_checks_tls_refs"]:
             return
-        for ref in ([default_ref] if default_ref else []) + list(sni_refs):
+        if to_read is None:
+            to_read = ([default_ref] if default_ref else []) + list(sni_refs)
+        for ref in to_read:
             if not self.key_manager.octavia_can_read(ref, self.request_user, self.request_project):
                 raise octavia_error(400, "Could not retrieve certificate: %s" % ref)
 
@@ -1186,6 +1189,10 @@ class Sim:
             if method == "POST":
                 spec = body.get("listener", {})
                 lb = self.lb_of(spec.get("loadbalancer_id", ""))
+                # Octavia validates before it locks the load balancer.
+                self.check_listener_tls(spec.get("protocol"),
+                                        spec.get("default_tls_container_ref"),
+                                        spec.get("sni_container_refs") or [])
                 self.mutate_lb(lb)
                 l = self.new_listener(lb["id"], spec)
                 return 201, {"listener": self.listener_view(l)}
@@ -1204,7 +1211,9 @@ class Sim:
                 self.check_listener_tls(
                     l["protocol"], upd.get("default_tls_container_ref",
                                            l.get("default_tls_container_ref")),
-                    upd.get("sni_container_refs", l.get("sni_container_refs")) or [])
+                    upd.get("sni_container_refs", l.get("sni_container_refs")) or [],
+                    to_read=[r for r in [upd.get("default_tls_container_ref")] +
+                             list(upd.get("sni_container_refs") or []) if r])
                 self.mutate_lb(lb)
                 for k in ("name", "connection_limit", "insert_headers", "allowed_cidrs", "tags",
                           "timeout_client_data", "timeout_member_connect", "timeout_member_data",
@@ -1237,6 +1246,7 @@ class Sim:
                     if listener is None:
                         raise octavia_error(404, "Listener %s not found." % listener_id)
                     self.check_mutable("Listener", listener)
+                    self.check_pool_protocol(listener, spec.get("protocol"))
                     lb = self.lb_of(listener["_lb"])
                 else:
                     lb = self.lb_of(spec.get("loadbalancer_id", ""))
