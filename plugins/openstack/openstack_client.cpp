@@ -97,7 +97,10 @@ Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) 
     }
   }
   call.info("Resolved OpenStack endpoints",
-            {{"compute", compute_url_}, {"network", network_url_}, {"load-balancer", lb_url_}});
+            {{"compute", compute_url_},
+             {"network", network_url_},
+             {"load-balancer", lb_url_},
+             {"key-manager", key_manager_url_}});
   return {};
 }
 
