@@ -33,6 +33,10 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
                                  "provisioning_status": "PENDING_CREATE"}: a child stuck in
                                  that status whatever its load balancer does (changes to a
                                  stuck pool or listener get Octavia's 409 "... is immutable")
+  POST /_sim/barbican/containers  {"id"?, "name"?, "project_id"?, "project_access"?,
+                                 "acl_users"?}: a Barbican certificate container with its
+                                 secrets (see key_manager.py); the answer has container_ref
+  POST /_sim/barbican/delete    {"id"}: that container or secret is gone
   POST /_sim/set_user           {"id": ..., "password": ..., "keep_failures": false}: change
                                  a user's password (and unlock it unless keep_failures)
 
@@ -75,6 +79,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from neutron_secgroups import NeutronError, SecurityGroups
+from key_manager import KeyManager, KeyManagerError
 
 REGIONS = ["RegionOne", "RegionTwo"]
 INTERFACES = ["public", "internal", "admin"]
@@ -139,6 +144,10 @@ class Sim:
         "keystone_lockout_after": 0,
         # Answer every request with "Connection: close" and close the socket (as uwsgi does).
         "connection_close": False,
+        # Octavia loads every TLS reference of a TERMINATED_HTTPS listener from the key
+        # manager and refuses one it cannot read; false: Octavia uses another certificate
+        # store (the provider's container-store = external) and takes any reference.
+        "octavia_checks_tls_refs": True,
     }
 
     def __init__(self):
@@ -189,6 +198,9 @@ class Sim:
             # Load balancer id -> every provisioning_status it went through, in order, ending
             # in "DELETED" once it is gone (kept after deletion, for end-to-end checks).
             self.lb_history = {}
+            self.key_manager = KeyManager()
+            self.request_user = None  # the user and project of the token being served
+            self.request_project = None
             self.next_ip = {}
             self._default_topology()
             if self.seed:
@@ -384,6 +396,8 @@ class Sim:
                 "auth_count": self.auth_count, "config": self.config,
                 "login_failures": self.login_failures, "router_conflicts": self.router_conflicts,
                 **self.secgroups.state(),
+                "containers": [self.key_manager.view(c)
+                               for c in self.key_manager.containers.values()],
             }
 
     # ---- Keystone ----------------------------------------------------------------------------
@@ -393,6 +407,7 @@ class Sim:
         for svc_type, name, suffix in [("compute", "nova", "compute/v2.1"),
                                        ("network", "neutron", "network"),
                                        ("load-balancer", "octavia", "load-balancer"),
+                                       ("key-manager", "barbican", "key-manager"),
                                        ("identity", "keystone", None)]:
             eps = []
             for region in REGIONS:
@@ -505,7 +520,8 @@ class Sim:
         issued = now_utc()
         expires = issued + datetime.timedelta(seconds=self.config["token_lifetime_s"])
         self.tokens[token] = {"user_id": user["id"], "expires": expires,
-                              "app_cred": extra.get("application_credential", {}).get("id")}
+                              "app_cred": extra.get("application_credential", {}).get("id"),
+                              "project_id": project["id"] if project is not None else None}
         self.auth_count += 1
         body = {"token": {
             "methods": methods, "expires_at": iso(expires), "issued_at": iso(issued),
@@ -529,6 +545,8 @@ class Sim:
             raise HttpError(401, {"error": {"code": 401, "title": "Unauthorized",
                                             "message": "The request you have made requires "
                                                        "authentication."}})
+        self.request_user = tok["user_id"]
+        self.request_project = tok.get("project_id")
 
     # ---- Nova --------------------------------------------------------------------------------
 
@@ -977,6 +995,8 @@ class Sim:
         for k in ("protocol", "protocol_port"):
             if k not in spec:
                 raise octavia_error(400, "Missing listener field " + k)
+        self.check_listener_tls(spec["protocol"], spec.get("default_tls_container_ref"),
+                                spec.get("sni_container_refs") or [])
         self.check_port_clash(lb_id, spec["protocol"], spec["protocol_port"])
         v = self.octavia_version()
         l = {"id": new_id(), "name": spec.get("name", ""), "description": "",
@@ -984,6 +1004,7 @@ class Sim:
              "connection_limit": spec.get("connection_limit", -1), "default_pool_id": None,
              "insert_headers": spec.get("insert_headers", {}),
              "default_tls_container_ref": spec.get("default_tls_container_ref"),
+             "sni_container_refs": list(spec.get("sni_container_refs") or []),
              "allowed_cidrs": spec.get("allowed_cidrs"),
              "tags": spec.get("tags", []), "provisioning_status": "PENDING_CREATE",
              "operating_status": "OFFLINE", "admin_state_up": True, "_lb": lb_id}
@@ -998,7 +1019,41 @@ class Sim:
         self.listeners[l["id"]] = l
         return l
 
+    # ---- Octavia's TLS checks (the key manager is in key_manager.py) ---------------------------
+
+    def check_listener_tls(self, protocol, default_ref, sni_refs, to_read=None):
+        """Octavia's validation of a listener's certificate references: TERMINATED_HTTPS needs
+        one, other protocols take none, and each must be readable for the caller (on an
+        update only those it sets: to_read)."""
+        if protocol == "TERMINATED_HTTPS":
+            if not default_ref and not sni_refs:
+                raise octavia_error(400, "Validation failure: An SNI or default certificate "
+                                         "container reference must be provided for "
+                                         "TERMINATED_HTTPS protocol listeners.")
+        elif default_ref or sni_refs:
+            raise octavia_error(400, "Validation failure: Certificate container references are "
+                                     "only allowed on TERMINATED_HTTPS protocol listeners.")
+        if not self.config["octavia_checks_tls_refs"]:
+            return
+        if to_read is None:
+            to_read = ([default_ref] if default_ref else []) + list(sni_refs)
+        for ref in to_read:
+            if not self.key_manager.octavia_can_read(ref, self.request_user, self.request_project):
+                raise octavia_error(400, "Could not retrieve certificate: %s" % ref)
+
+    @staticmethod
+    def check_pool_protocol(listener, pool_protocol):
+        """Octavia's listener/pool protocol pairing, for TERMINATED_HTTPS listeners."""
+        if listener is None or listener["protocol"] != "TERMINATED_HTTPS":
+            return
+        if pool_protocol not in ("HTTP", "PROXY", "PROXYV2"):
+            raise octavia_error(400, "Validation failure: The pool protocol '%s' is invalid while "
+                                     "the listener protocol is 'TERMINATED_HTTPS'."
+                                % pool_protocol)
+
     def new_pool(self, lb_id, listener_id, spec):
+        self.check_pool_protocol(self.listeners.get(listener_id) if listener_id else None,
+                                 spec.get("protocol"))
         p = {"id": new_id(), "name": spec.get("name", ""), "description": "",
              "protocol": spec["protocol"], "lb_algorithm": spec["lb_algorithm"],
              "session_persistence": spec.get("session_persistence"), "healthmonitor_id": None,
@@ -1052,6 +1107,11 @@ class Sim:
 
     def create_lb(self, spec):
         v = self.octavia_version()
+        for ls in spec.get("listeners", []):  # a fully populated create is all or nothing
+            self.check_listener_tls(ls.get("protocol"), ls.get("default_tls_container_ref"),
+                                    ls.get("sni_container_refs") or [])
+            if ls.get("default_pool"):
+                self.check_pool_protocol(ls, ls["default_pool"].get("protocol"))
         if "tags" in spec and v < (2, 5):
             raise octavia_error(400, "tags need API 2.5")
         lb_id = new_id()
@@ -1145,6 +1205,10 @@ class Sim:
             if method == "POST":
                 spec = body.get("listener", {})
                 lb = self.lb_of(spec.get("loadbalancer_id", ""))
+                # Octavia validates before it locks the load balancer.
+                self.check_listener_tls(spec.get("protocol"),
+                                        spec.get("default_tls_container_ref"),
+                                        spec.get("sni_container_refs") or [])
                 self.mutate_lb(lb)
                 l = self.new_listener(lb["id"], spec)
                 return 201, {"listener": self.listener_view(l)}
@@ -1159,11 +1223,18 @@ class Sim:
             if method in ("PUT", "DELETE"):
                 self.check_mutable("Listener", l)
             if method == "PUT":
-                self.mutate_lb(lb)
                 upd = body.get("listener", {})
+                self.check_listener_tls(
+                    l["protocol"], upd.get("default_tls_container_ref",
+                                           l.get("default_tls_container_ref")),
+                    upd.get("sni_container_refs", l.get("sni_container_refs")) or [],
+                    to_read=[r for r in [upd.get("default_tls_container_ref")] +
+                             list(upd.get("sni_container_refs") or []) if r])
+                self.mutate_lb(lb)
                 for k in ("name", "connection_limit", "insert_headers", "allowed_cidrs", "tags",
                           "timeout_client_data", "timeout_member_connect", "timeout_member_data",
-                          "timeout_tcp_inspect", "default_tls_container_ref"):
+                          "timeout_tcp_inspect", "default_tls_container_ref",
+                          "sni_container_refs"):
                     if k in upd:
                         l[k] = upd[k]
                 l["provisioning_status"] = "PENDING_UPDATE"
@@ -1191,6 +1262,7 @@ class Sim:
                     if listener is None:
                         raise octavia_error(404, "Listener %s not found." % listener_id)
                     self.check_mutable("Listener", listener)
+                    self.check_pool_protocol(listener, spec.get("protocol"))
                     lb = self.lb_of(listener["_lb"])
                 else:
                     lb = self.lb_of(spec.get("loadbalancer_id", ""))
@@ -1430,6 +1502,13 @@ class Sim:
             if not body.get("keep_failures"):
                 self.login_failures.pop(user["id"], None)
             return 200, {}
+        if path == "/_sim/barbican/containers":
+            base = "%s/RegionOne/public/key-manager" % self.base_url
+            return 201, self.key_manager.create_container(body or {}, base)
+        if path == "/_sim/barbican/delete":
+            if not self.key_manager.delete(body["id"]):
+                raise HttpError(404, {"error": "no container or secret " + body["id"]})
+            return 200, {}
         if path == "/_sim/lb_status":
             lb = self.lb_of(body["id"])
             self.set_lb_status(lb, body["provisioning_status"])
@@ -1550,9 +1629,16 @@ class Handler(BaseHTTPRequestHandler):
                 token, out = SIM.authenticate(body or {})
                 return 201, out, {"X-Subject-Token": token}
             raise not_found(rel)
-        if svc not in ("compute", "network", "load-balancer"):
+        if svc not in ("compute", "network", "load-balancer", "key-manager"):
             raise not_found(entry["path"])
         SIM.check_token(self.headers.get("X-Auth-Token", ""))
+        if svc == "key-manager":
+            try:
+                status, out = SIM.key_manager.serve(method, rel, SIM.request_user,
+                                                    SIM.request_project)
+            except KeyManagerError as e:
+                raise HttpError(e.status, e.body) from e
+            return status, out, {}
         SIM._svc_base = "%s/%s/%s" % (SIM.base_url, entry["region"], entry["interface"])
         if svc == "compute":
             mv = (2, 1)

@@ -443,11 +443,6 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
   if (auto tags = parseTagFilter(lb.floating_subnet_tags); !tags.ok()) {
     return bad("LoadBalancer", "floating-subnet-tags", tags.status().message());
   }
-  if (!lb.default_tls_container_ref.empty()) {
-    warnings.push_back(
-        "[LoadBalancer] default-tls-container-ref is not supported: Services that would use it "
-        "are refused rather than served without TLS");
-  }
   for (const auto& [name, cls] : lb.classes) {
     if (auto tags = parseTagFilter(cls.floating_subnet_tags); !tags.ok()) {
       return bad("LoadBalancerClass \"" + name + "\"", "floating-subnet-tags",

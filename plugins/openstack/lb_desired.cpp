@@ -2,6 +2,7 @@
 #include "plugins/openstack/lb_desired.hpp"
 
 #include "plugins/openstack/ip_address.hpp"
+#include "plugins/openstack/lb_tls.hpp"
 #include "plugins/openstack/text.hpp"
 
 namespace ccm::openstack {
@@ -74,8 +75,13 @@ std::vector<DesiredPort> desiredPorts(const LbRun& run, const KubeService& svc,
     d.k8s_protocol = p.protocol.empty() ? "TCP" : p.protocol;
     d.port = p.port;
     d.node_port = p.node_port;
-    d.listener_protocol = s.x_forwarded_for ? "HTTP" : d.k8s_protocol;
-    d.pool_protocol = !s.proxy_protocol.empty() ? s.proxy_protocol : d.listener_protocol;
+    // OCCM's precedence: TLS, then x-forwarded-for, then the port's own protocol; the pool
+    // behind a TLS listener speaks HTTP unless proxy-protocol asks for PROXY.
+    d.listener_protocol =
+        tlsTerminated(s) ? kTerminatedHttps : (s.x_forwarded_for ? "HTTP" : d.k8s_protocol);
+    d.pool_protocol = !s.proxy_protocol.empty() ? s.proxy_protocol
+                      : tlsTerminated(s)        ? "HTTP"
+                                                : d.listener_protocol;
     std::string index = std::to_string(i);
     d.listener_name = childName("listener", index, s);
     d.pool_name = childName("pool", index, s);

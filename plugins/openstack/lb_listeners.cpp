@@ -8,6 +8,7 @@
 #include "plugins/openstack/ip_address.hpp"
 #include "plugins/openstack/lb_pools.hpp"
 #include "plugins/openstack/lb_tags.hpp"
+#include "plugins/openstack/lb_tls.hpp"
 #include "plugins/openstack/text.hpp"
 
 namespace ccm::openstack {
@@ -57,10 +58,14 @@ std::optional<Json> listenerChanges(const LbRun& run, const OctaviaListener& l,
     upd.set("connection_limit", s.connection_limit);
     changed = true;
   }
-  if (d.listener_protocol == "HTTP" && l.x_forwarded_for != s.x_forwarded_for) {
+  bool http = d.listener_protocol == "HTTP" || d.listener_protocol == kTerminatedHttps;
+  if (http && l.x_forwarded_for != s.x_forwarded_for) {
     upd.set("insert_headers",
             Json::object().set("X-Forwarded-For", s.x_forwarded_for ? "true" : "false"));
     changed = true;
+  }
+  if (d.listener_protocol == kTerminatedHttps && addListenerTlsChanges(upd, l, s)) {
+    changed = true;  // a new certificate is set in place: Octavia updates the listener
   }
   if (f.timeouts()) {
     auto compare = [&](const char* key, const std::optional<int64_t>& have, int64_t want) {
@@ -112,6 +117,9 @@ Json listenerJson(const LbRun& run, const DesiredPort& d) {
   }
   if (s.x_forwarded_for) {
     l.set("insert_headers", Json::object().set("X-Forwarded-For", "true"));
+  }
+  if (d.listener_protocol == kTerminatedHttps) {
+    addListenerTls(l, s);
   }
   return l;
 }

@@ -82,6 +82,31 @@ Status notACidr(const std::string& source, const std::string& range) {
   return Status(Code::InvalidArgument, source + ": \"" + range + "\" is not a CIDR");
 }
 
+// The SNI certificates of the sni-container-refs annotation (comma-separated, blanks
+// ignored); they need a default certificate, as the listener is TERMINATED_HTTPS only with one.
+StatusOr<std::vector<std::string>> sniContainerRefs(const std::string* value,
+                                                    const std::string& default_ref) {
+  std::vector<std::string> refs;
+  if (value == nullptr) {
+    return refs;
+  }
+  for (const std::string& r : splitAny(*value, ",")) {
+    std::string_view t = trim(r);
+    if (!t.empty()) {
+      refs.emplace_back(t);
+    }
+  }
+  if (!refs.empty() && default_ref.empty()) {
+    return Status(Code::InvalidArgument,
+                  std::string("annotation ") + kAnnotationPrefix +
+                      "sni-container-refs needs a default certificate too "
+                      "(annotation " +
+                      kAnnotationPrefix + "default-tls-container-ref or [LoadBalancer] " +
+                      "default-tls-container-ref)");
+  }
+  return refs;
+}
+
 }  // namespace
 
 std::string loadBalancerName(const std::string& cluster, const KubeService& svc) {
@@ -216,6 +241,12 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   s.flavor_id = a.str("flavor-id", cfg.flavor_id);
   s.availability_zone = a.str("availability-zone", cfg.availability_zone);
   s.tls_container_ref = a.str("default-tls-container-ref", cfg.default_tls_container_ref);
+  s.tls_container_source = a.lb("default-tls-container-ref") != nullptr
+                               ? std::string("annotation ") + kAnnotationPrefix +
+                                     "default-tls-container-ref"
+                               : "[LoadBalancer] default-tls-container-ref";
+  CCM_OS_ASSIGN_OR_RETURN(s.sni_container_refs, sniContainerRefs(a.lb("sni-container-refs"),
+                                                                 s.tls_container_ref));
 
   CCM_OS_ASSIGN_OR_RETURN(
       s.health_monitor,

@@ -55,7 +55,10 @@ struct LbSettings {
   int64_t timeout_tcp_inspect = 0;
   std::string flavor_id;
   std::string availability_zone;
-  std::string tls_container_ref;           // not supported: refused by ensure
+  // TLS termination (lb_tls.hpp): the default certificate, where it was set, and SNI ones.
+  std::string tls_container_ref;
+  std::string tls_container_source;  // "annotation ..." or "[LoadBalancer] ..."
+  std::vector<std::string> sni_container_refs;
   std::vector<std::string> source_ranges;  // normalised CIDRs, sorted; empty = not restricted
 
   // Health monitor.

@@ -16,6 +16,7 @@
 #include "plugins/openstack/lb_run.hpp"
 #include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_tags.hpp"
+#include "plugins/openstack/lb_tls.hpp"
 #include "plugins/openstack/text.hpp"
 
 namespace ccm::openstack {
@@ -37,10 +38,7 @@ Status checkSupported(const LbSettings& s, const KubeService& svc) {
   if (svc.ports.empty()) {
     return Status(Code::InvalidArgument, "the Service has no ports");
   }
-  if (!s.tls_container_ref.empty()) {
-    return Status(Code::InvalidArgument,
-                  "TLS termination (default-tls-container-ref) is not supported by this provider");
-  }
+  CCM_OS_RETURN_IF_ERROR(checkTlsPorts(s, svc));
   for (const ServicePort& p : svc.ports) {
     if (s.x_forwarded_for && p.protocol != "TCP" && !p.protocol.empty()) {
       return Status(Code::InvalidArgument, "x-forwarded-for needs TCP ports; port " +
@@ -328,6 +326,8 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
   CCM_OS_RETURN_IF_ERROR(checkSupported(settings, svc));
+  BarbicanClient barbican(octavia_.openstack());
+  CCM_OS_RETURN_IF_ERROR(checkTlsContainers(call, barbican, config_.load_balancer, settings));
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   warnIfSourceRangesIgnored(run, svc);

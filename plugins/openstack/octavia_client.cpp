@@ -20,6 +20,8 @@ OctaviaListener parseListener(const JsonValue& obj) {
     l.x_forwarded_for = toLower(jsonString(*h, "X-Forwarded-For")) == "true";
   }
   l.allowed_cidrs = jsonStrings(obj, "allowed_cidrs");
+  l.default_tls_container_ref = jsonString(obj, "default_tls_container_ref");
+  l.sni_container_refs = jsonStrings(obj, "sni_container_refs");
   l.timeout_client_data = jsonInt(obj, "timeout_client_data");
   l.timeout_member_connect = jsonInt(obj, "timeout_member_connect");
   l.timeout_member_data = jsonInt(obj, "timeout_member_data");

@@ -33,6 +33,8 @@ struct OctaviaListener {
   std::string default_pool_id;
   bool x_forwarded_for = false;
   std::vector<std::string> allowed_cidrs;
+  std::string default_tls_container_ref;
+  std::vector<std::string> sni_container_refs;
   std::optional<int64_t> timeout_client_data;
   std::optional<int64_t> timeout_member_connect;
   std::optional<int64_t> timeout_member_data;
@@ -87,6 +89,9 @@ OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj);
 class OctaviaClient {
  public:
   explicit OctaviaClient(OpenStackClient& os) : os_(os) {}
+
+  // The client it sends through (the TLS checks reach Barbican with it).
+  OpenStackClient& openstack() const { return os_; }
 
   // The highest API version Octavia lists at its root.
   StatusOr<OctaviaVersion> apiVersion(const CallContext& call);

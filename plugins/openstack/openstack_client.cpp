@@ -35,6 +35,15 @@ std::string octaviaRootOf(const std::string& url) {
 }
 
 // The path of a URL, without scheme, host or query ("/v2.0/routers/x").
+// Barbican's versioned base: the catalog may list it with or without "/v1".
+std::string barbicanBase(const std::string& url) {
+  std::string u = withSlash(url);
+  if (endsWith(u, "/v1/")) {
+    u.resize(u.size() - 3);
+  }
+  return u + "v1/";
+}
+
 std::string urlPath(const std::string& url) {
   auto scheme = url.find("://");
   size_t start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
@@ -52,6 +61,8 @@ const char* serviceName(Service s) {
       return "network";
     case Service::LoadBalancer:
       return "load-balancer";
+    case Service::KeyManager:
+      return "key-manager";
   }
   return "?";
 }
@@ -79,9 +90,17 @@ Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) 
     CCM_OS_ASSIGN_OR_RETURN(std::string lb, catalog.endpointFor("load-balancer", iface, region));
     octavia_root_ = octaviaRootOf(lb);
     lb_url_ = octavia_root_ + "v2.0/";
+    // Barbican holds the certificates of TLS listeners; a cloud without it serves load
+    // balancers all the same, so a missing entry is no error here.
+    if (auto km = catalog.endpointFor("key-manager", iface, region); km.ok()) {
+      key_manager_url_ = barbicanBase(*km);
+    }
   }
   call.info("Resolved OpenStack endpoints",
-            {{"compute", compute_url_}, {"network", network_url_}, {"load-balancer", lb_url_}});
+            {{"compute", compute_url_},
+             {"network", network_url_},
+             {"load-balancer", lb_url_},
+             {"key-manager", key_manager_url_}});
   return {};
 }
 
@@ -93,6 +112,8 @@ const std::string& OpenStackClient::baseUrl(Service service) const {
       return network_url_;
     case Service::LoadBalancer:
       return lb_url_;
+    case Service::KeyManager:
+      return key_manager_url_;
   }
   return compute_url_;
 }

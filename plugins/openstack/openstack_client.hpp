@@ -17,7 +17,8 @@
 
 namespace ccm::openstack {
 
-enum class Service { Compute, Network, LoadBalancer };
+// KeyManager (Barbican) is optional: its base URL is empty when the catalog has none.
+enum class Service { Compute, Network, LoadBalancer, KeyManager };
 
 // The Nova microversion asked for: 2.47 embeds the flavor (with its name) in servers.
 inline constexpr const char* kNovaMicroversion = "2.47";
@@ -74,6 +75,7 @@ class OpenStackClient {
   std::string network_url_;
   std::string lb_url_;
   std::string octavia_root_;
+  std::string key_manager_url_;  // empty: no key-manager in the catalog
   std::atomic<bool> nova_microversion_{true};
 };
 

@@ -3,7 +3,9 @@
 
 #include <cstdlib>
 
+#include "plugins/openstack/barbican_client.hpp"
 #include "plugins/openstack/cloud_objects_check.hpp"
+#include "plugins/openstack/lb_tls.hpp"
 
 namespace ccm::openstack {
 
@@ -40,6 +42,10 @@ StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
   const Config& cfg = p->config_;
   CCM_OS_RETURN_IF_ERROR(p->client_->start(call, cfg.load_balancer.enabled));
   CCM_OS_RETURN_IF_ERROR(checkCloudObjects(call, cfg, *p->neutron_));
+  if (cfg.load_balancer.enabled) {
+    BarbicanClient barbican(*p->client_);
+    CCM_OS_RETURN_IF_ERROR(checkConfiguredTlsContainer(call, barbican, cfg.load_balancer));
+  }
   if (cfg.load_balancer.enabled) {
     p->load_balancers_ = std::make_unique<LoadBalancers>(cfg, *p->octavia_, *p->neutron_);
   }

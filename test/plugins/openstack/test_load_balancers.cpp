@@ -819,14 +819,6 @@ TEST_CASE_FIXTURE(Fixture, "cluster name and loadBalancerClass") {
   CHECK(p().ensure(s, nodes).status == CCM_STATUS_IMPLEMENTED_ELSEWHERE);
 }
 
-TEST_CASE_FIXTURE(Fixture, "unsupported TLS termination is refused, not silently dropped") {
-  TService s = web();
-  s.annotations = {{annotation("default-tls-container-ref"), "https://barbican/v1/containers/x"}};
-  auto r = p().ensure(s, nodes);
-  CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
-  CHECK(state()["loadbalancers"].Size() == 0);
-}
-
 TEST_CASE_FIXTURE(Fixture, "cancelled calls stop with CANCELLED") {
   auto& prov = p();
   host.setCancelAll(true);

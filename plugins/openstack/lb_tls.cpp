@@ -1,0 +1,112 @@
+// TLS termination: checks of the certificate references and the listener fields.
+#include "plugins/openstack/lb_tls.hpp"
+
+#include <set>
+
+namespace ccm::openstack {
+namespace {
+
+// One reference read in Barbican, with the error naming the setting it came from.
+Status checkRef(const CallContext& call, BarbicanClient& barbican, const std::string& source,
+                const std::string& ref) {
+  std::string where = source + " \"" + ref + "\"";
+  auto parsed = parseBarbicanRef(ref);
+  if (!parsed.ok()) {
+    return Status(Code::InvalidArgument, where + ": " + parsed.status().message());
+  }
+  if (!barbican.available()) {
+    return Status(Code::FailedPrecondition,
+                  where + ": the Keystone catalog has no key-manager (Barbican) endpoint to check "
+                          "it in; set [LoadBalancer] container-store = external when Octavia "
+                          "reads certificates from elsewhere");
+  }
+  const char* what = parsed->kind == "containers" ? "container" : "secret";
+  Status st = barbican.read(call, *parsed);
+  if (st.ok()) {
+    return st;
+  }
+  if (st.code() == Code::NotFound) {
+    return Status(Code::InvalidArgument,
+                  where + ": Barbican has no " + what + " " + parsed->id + " (404)");
+  }
+  if (st.code() == Code::PermissionDenied) {
+    return Status(Code::InvalidArgument,
+                  where + ": the " + what + " " + parsed->id +
+                      " is not readable by this project in Barbican (403); use one of the "
+                      "project's or give the project read access with a Barbican ACL");
+  }
+  return st.withPrefix("checking " + where + " in Barbican");
+}
+
+}  // namespace
+
+Status checkTlsPorts(const LbSettings& s, const KubeService& svc) {
+  if (!tlsTerminated(s)) {
+    return {};
+  }
+  for (const ServicePort& p : svc.ports) {
+    if (!p.protocol.empty() && p.protocol != "TCP") {
+      return Status(Code::InvalidArgument,
+                    s.tls_container_source + " asks for TLS termination, which needs TCP ports; "
+                                             "port " +
+                        std::to_string(p.port) + " is " + p.protocol);
+    }
+  }
+  return {};
+}
+
+Status checkTlsContainers(const CallContext& call, BarbicanClient& barbican,
+                          const LoadBalancerConfig& cfg, const LbSettings& s) {
+  if (!tlsTerminated(s) || cfg.container_store != "barbican") {
+    return {};
+  }
+  CCM_OS_RETURN_IF_ERROR(checkRef(call, barbican, s.tls_container_source, s.tls_container_ref));
+  for (const std::string& ref : s.sni_container_refs) {
+    CCM_OS_RETURN_IF_ERROR(checkRef(
+        call, barbican, std::string("annotation ") + kAnnotationPrefix + "sni-container-refs",
+        ref));
+  }
+  return {};
+}
+
+Status checkConfiguredTlsContainer(const CallContext& call, BarbicanClient& barbican,
+                                   const LoadBalancerConfig& cfg) {
+  if (cfg.default_tls_container_ref.empty() || cfg.container_store != "barbican") {
+    return {};
+  }
+  Status st = checkRef(call, barbican, "[LoadBalancer] default-tls-container-ref",
+                       cfg.default_tls_container_ref);
+  if (st.ok() || st.code() == Code::InvalidArgument || st.code() == Code::FailedPrecondition) {
+    return st.ok() ? st : st.withPrefix("cloud config");
+  }
+  // Barbican unreachable or failing: not the configuration's fault.
+  call.warning("Could not check the configured TLS container",
+               {{"option", "[LoadBalancer] default-tls-container-ref"},
+                {"ref", cfg.default_tls_container_ref},
+                {"error", st.message()}});
+  return {};
+}
+
+void addListenerTls(Json& listener, const LbSettings& s) {
+  listener.set("default_tls_container_ref", s.tls_container_ref);
+  if (!s.sni_container_refs.empty()) {
+    listener.set("sni_container_refs", Json::stringArray(s.sni_container_refs));
+  }
+}
+
+bool addListenerTlsChanges(Json& upd, const OctaviaListener& l, const LbSettings& s) {
+  bool changed = false;
+  if (l.default_tls_container_ref != s.tls_container_ref) {
+    upd.set("default_tls_container_ref", s.tls_container_ref);
+    changed = true;
+  }
+  std::set<std::string> have(l.sni_container_refs.begin(), l.sni_container_refs.end());
+  std::set<std::string> want(s.sni_container_refs.begin(), s.sni_container_refs.end());
+  if (have != want) {
+    upd.set("sni_container_refs", Json::stringArray(s.sni_container_refs));
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace ccm::openstack
