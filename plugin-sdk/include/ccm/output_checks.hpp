@@ -488,5 +488,66 @@ inline std::string validateRoute(const Route& r) {
   return {};
 }
 
+// ---- 3. one emitted output, both steps -------------------------------------------------------
+// What the host's emit_* services run on what a plugin hands them: the shape, then the copy's
+// content. On success the copy is in *out; else the problem (the host prefixes "invalid
+// instance metadata: ", "invalid load balancer status: ", "invalid route: ", "invalid
+// string: ").
+
+inline std::string acceptMetadata(const ccm_instance_metadata* md,
+                                  std::string_view provider_id_prefix, InstanceMetadata* out) {
+  if (std::string e = checkMetadataShape(md); !e.empty()) {
+    return e;
+  }
+  InstanceMetadata m = toInstanceMetadata(md);
+  if (std::string e = validateMetadata(m, provider_id_prefix); !e.empty()) {
+    return e;
+  }
+  *out = std::move(m);
+  return {};
+}
+
+// v11: the plugin chose minor 1 or later (only then are the annotation fields read).
+inline std::string acceptLbStatus(const ccm_lb_status* status, bool v11,
+                                  std::string_view annotation_domain, LoadBalancerStatus* out) {
+  if (std::string e = checkLbStatusShape(status, v11); !e.empty()) {
+    return e;
+  }
+  LoadBalancerStatus s = toLoadBalancerStatus(status, v11);
+  if (std::string e = validateLbStatus(s); !e.empty()) {
+    return e;
+  }
+  if (v11) {
+    if (std::string e = validateLbAnnotations(s, annotation_domain); !e.empty()) {
+      return e;
+    }
+  }
+  *out = std::move(s);
+  return {};
+}
+
+inline std::string acceptRoute(const ccm_route* route, Route* out) {
+  if (std::string e = checkRouteShape(route); !e.empty()) {
+    return e;
+  }
+  Route r = toRoute(route);
+  if (std::string e = validateRoute(r); !e.empty()) {
+    return e;
+  }
+  *out = std::move(r);
+  return {};
+}
+
+inline std::string acceptString(ccm_str value, std::string* out) {
+  if (std::string e = checkStrShape("value", value); !e.empty()) {
+    return e;
+  }
+  if (std::string e = validateText("value", view(value), 1024); !e.empty()) {
+    return e;
+  }
+  *out = std::string(view(value));
+  return {};
+}
+
 }  // namespace v1
 }  // namespace ccm::sdk
