@@ -79,6 +79,8 @@ class SdkInstallTest(unittest.TestCase):
         for rel in ["bin/cloud-controller-manager", "bin/ccm-provider-check",
                     "include/ccm/provider_abi.h", "include/ccm/provider.hpp",
                     "include/ccm/types.hpp", "include/ccm/testing/fake_host.hpp",
+                    "include/ccm/validation.hpp", "include/ccm/output_checks.hpp",
+                    "include/ccm/negotiation.hpp",
                     "share/ccm-plugin-sdk/provider.map",
                     "share/ccm-plugin-sdk/rust/Cargo.toml",
                     "share/ccm-plugin-sdk/rust/Cargo.lock",

@@ -158,6 +158,8 @@ GroupResult runChild(Group group, const CheckOptions& options) {
   }
   if (pid == 0) {
     ::close(fds[0]);
+    // Whatever the plugin prints goes to stderr: stdout carries only the contract lines.
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
     ccm::plugin::installCrashHandlers();
     ccm::check::Channel channel(fds[1]);
     ccm::check::runGroup(group, options, channel);
