@@ -418,6 +418,7 @@ void concurrency(Session& session) {
     uint32_t n = concurrencyFor(info.instances_batch);
     std::vector<OwnedNode> nodes = manyNodes("check-conc", 3);
     std::vector<NodeRef> refs;
+    refs.reserve(nodes.size());
     for (const auto& node : nodes) {
       refs.push_back(node.ref());
     }
