@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <iterator>
 
+#include "ccm/negotiation.hpp"
 #include "host/log/log.hpp"
 #include "host/plugin/abi_functions.hpp"
 #include "host/plugin/crash_report.hpp"
@@ -16,33 +17,6 @@
 
 namespace ccm::plugin {
 namespace {
-
-// Where function F's slot lies in its table, in bytes.
-template <typename F>
-size_t slotOffset() {
-  static const typename F::Table kProbe{};
-  return static_cast<size_t>(reinterpret_cast<const char*>(&(kProbe.*F::kSlot)) -
-                             reinterpret_cast<const char*>(&kProbe));
-}
-
-// Refuses a table that is too short for, or NULL in, the slot of function F.
-template <typename F>
-Status checkRequiredSlot(const LoadedPlugin& plugin, const typename F::Table& table) {
-  std::string_view id = abi::CapabilitySpec<typename F::Table>::kId;
-  if (slotOffset<F>() + sizeof(void*) > table.struct_size) {
-    return Status(Code::FailedPrecondition,
-                  fmt::format("provider {}: capability {} struct_size {} ends before its "
-                              "required slot {}",
-                              plugin.name, id, table.struct_size, F::kName));
-  }
-  if (table.*F::kSlot == nullptr) {
-    return Status(Code::FailedPrecondition,
-                  fmt::format("provider {}: capability {} has its required slot {} set to "
-                              "NULL",
-                              plugin.name, id, F::kName));
-  }
-  return okStatus();
-}
 
 // Fetches capability Table from the plugin into cap.table; present=false when the plugin has
 // none. A table too short for its header, or for or NULL in a required slot, is refused.
@@ -63,21 +37,11 @@ Status fetchCapability(const LoadedPlugin& plugin, ccm_provider* provider,
     present = false;
     return okStatus();
   }
-  const auto* table = static_cast<const Table*>(raw);
-  if (table->struct_size < sizeof(uint32_t) * 3) {
-    return Status(Code::FailedPrecondition,
-                  fmt::format("provider {}: capability {} has struct_size {}, too short",
-                              plugin.name, id, table->struct_size));
-  }
-  cap.table = sdk::copyStruct(table);
-  Status s = okStatus();
-  std::apply(
-      [&](auto... function) {
-        ((s = s.ok() ? checkRequiredSlot<decltype(function)>(plugin, cap.table) : s), ...);
-      },
-      typename abi::CapabilitySpec<Table>::Functions{});
-  if (!s.ok()) {
-    return s;
+  // The header's length and the required slots: the SDK's check, shared with the fake host.
+  if (std::string problem =
+          sdk::checkCapabilityTable(id, static_cast<const Table*>(raw), &cap.table);
+      !problem.empty()) {
+    return Status(Code::FailedPrecondition, fmt::format("provider {}: {}", plugin.name, problem));
   }
   present = true;
   return okStatus();

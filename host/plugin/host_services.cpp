@@ -435,14 +435,12 @@ bool HostServices::emitInstanceMetadata(ccm_host_handle host, uint64_t call_id, 
     }
     return false;
   }
-  // The shape first: nothing is read through an inconsistent pointer/length pair.
-  std::string problem = checkMetadataShape(metadata);
+  // The shape first (nothing is read through an inconsistent pointer/length pair), then the
+  // content: the SDK's checks, shared with the fake host.
   sdk::InstanceMetadata m;
-  if (problem.empty()) {
-    m = sdk::toInstanceMetadata(metadata);
-    auto declared = self.declarations(host);
-    problem = validateMetadata(m, declared ? std::string_view(declared->provider_id_prefix) : "");
-  }
+  auto declared = self.declarations(host);
+  std::string problem = sdk::acceptMetadata(
+      metadata, declared ? std::string_view(declared->provider_id_prefix) : "", &m);
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     if (state->expected_items == 1) {
@@ -492,15 +490,9 @@ bool HostServices::emitLbStatus(ccm_host_handle host, uint64_t call_id,
   // first: nothing is read through an inconsistent pointer/length pair.
   auto declared = instance().declarations(host);
   bool v11 = declared && declared->abi_minor >= 1;
-  std::string problem = checkLbStatusShape(status, v11);
   sdk::LoadBalancerStatus s;
-  if (problem.empty()) {
-    s = sdk::toLoadBalancerStatus(status, v11);
-    problem = validateLbStatus(s);
-  }
-  if (problem.empty() && v11) {
-    problem = validateLbAnnotations(s, declared->annotation_domain);
-  }
+  std::string problem = sdk::acceptLbStatus(
+      status, v11, declared ? std::string_view(declared->annotation_domain) : "", &s);
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid load balancer status: " + problem;
@@ -520,12 +512,8 @@ bool HostServices::emitRoute(ccm_host_handle host, uint64_t call_id, const ccm_r
     state->violation = "emit_route was given a NULL pointer";
     return false;
   }
-  std::string problem = checkRouteShape(route);
   sdk::Route r;
-  if (problem.empty()) {
-    r = sdk::toRoute(route);
-    problem = validateRoute(r);
-  }
+  std::string problem = sdk::acceptRoute(route, &r);
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid route: " + problem;
@@ -544,16 +532,14 @@ bool HostServices::emitString(ccm_host_handle host, uint64_t call_id, ccm_str va
   if (!state) {
     return false;
   }
-  std::string problem = checkStrShape("value", value);
-  if (problem.empty()) {
-    problem = validateText("value", sdk::view(value), 1024);
-  }
+  std::string accepted;
+  std::string problem = sdk::acceptString(value, &accepted);
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     state->violation = "invalid string: " + problem;
     return false;
   }
-  state->string_value = std::string(sdk::view(value));
+  state->string_value = std::move(accepted);
   return true;
 }
 

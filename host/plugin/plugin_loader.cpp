@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 
+#include "ccm/negotiation.hpp"
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
 #include "host/log/log.hpp"
@@ -273,42 +274,11 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
                 fmt::format("the plugin refused to load ({}): {}", codeName(codeFromInt(st)),
                             message.empty() ? "no reason given" : message));
   }
-  if (raw == nullptr) {
-    return fail(Code::FailedPrecondition, path,
-                "its entry point returned OK but no ccm_plugin table");
-  }
-  // The required part of ccm_plugin for ABI 1.0 ends with get_capability.
-  constexpr size_t kMinSize = offsetof(ccm_plugin, get_capability) + sizeof(void*);
-  if (raw->struct_size < kMinSize) {
-    return fail(Code::FailedPrecondition, path,
-                fmt::format("its ccm_plugin struct_size is {} bytes, smaller than the {} bytes "
-                            "ABI {}.0 requires",
-                            raw->struct_size, kMinSize, CCM_ABI_MAJOR));
-  }
-  ccm_plugin table = sdk::copyStruct(raw);
-  if (table.abi_major != CCM_ABI_MAJOR) {
-    return fail(Code::FailedPrecondition, path,
-                fmt::format("it speaks plugin ABI {}.{}, this host speaks ABI {}.{}",
-                            table.abi_major, table.abi_minor, CCM_ABI_MAJOR, CCM_ABI_MINOR));
-  }
-  if (table.abi_minor > CCM_ABI_MINOR) {
-    return fail(Code::FailedPrecondition, path,
-                fmt::format("it chose ABI minor {} but this host offers at most {}.{}",
-                            table.abi_minor, CCM_ABI_MAJOR, CCM_ABI_MINOR));
-  }
-  for (auto [slot, present] : {std::pair{"create", table.create != nullptr},
-                               std::pair{"destroy", table.destroy != nullptr},
-                               std::pair{"get_capability", table.get_capability != nullptr}}) {
-    if (!present) {
-      return fail(Code::FailedPrecondition, path,
-                  fmt::format("its required ccm_plugin.{} slot is NULL", slot));
-    }
-  }
-  for (auto [field, value] : {std::pair{"name", table.name}, std::pair{"version", table.version}}) {
-    if (value.data == nullptr && value.size != 0) {
-      return fail(Code::FailedPrecondition, path,
-                  fmt::format("its ccm_plugin.{} has data NULL with size {}", field, value.size));
-    }
+  // The table's shape, major/minor and required slots: the SDK's checks, shared with the
+  // fake host.
+  ccm_plugin table{};
+  if (std::string problem = sdk::checkPluginTable(raw, CCM_ABI_MINOR, &table); !problem.empty()) {
+    return fail(Code::FailedPrecondition, path, problem);
   }
   std::string declared(sdk::view(table.name));
   if (declared != options.name) {
@@ -323,30 +293,14 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
     return fail(Code::FailedPrecondition, path,
                 problem + " (ccm_plugin.version must be printable text, e.g. \"1.4.2\")");
   }
-  // The 1.1 declarations: read only from a plugin that chose minor 1 or later and whose
-  // struct covers them (a 1.0 plugin declares none).
-  std::string prefix;
-  std::string domain;
-  std::string metric_namespace;
-  if (table.abi_minor >= 1) {
-    if (CCM_SDK_HAS_FIELD(table, provider_id_prefix)) {
-      prefix = std::string(sdk::view(table.provider_id_prefix));
-    }
-    if (CCM_SDK_HAS_FIELD(table, annotation_domain)) {
-      domain = std::string(sdk::view(table.annotation_domain));
-    }
-    if (CCM_SDK_HAS_FIELD(table, metric_namespace)) {
-      metric_namespace = std::string(sdk::view(table.metric_namespace));
-    }
+  // The 1.1 declarations (a 1.0 plugin declares none), checked as the fake host does.
+  sdk::PluginDeclarations declarations;
+  if (std::string problem = sdk::checkDeclarations(table, &declarations); !problem.empty()) {
+    return fail(Code::FailedPrecondition, path, problem);
   }
-  for (const std::string& problem :
-       {sdk::checkProviderIdPrefix(prefix), sdk::checkAnnotationDomain(domain),
-        sdk::checkMetricNamespace(metric_namespace)}) {
-    if (!problem.empty()) {
-      return fail(Code::FailedPrecondition, path,
-                  fmt::format("provider {} declares a malformed ccm_plugin.{}", declared, problem));
-    }
-  }
+  const std::string& prefix = declarations.provider_id_prefix;
+  const std::string& domain = declarations.annotation_domain;
+  const std::string& metric_namespace = declarations.metric_namespace;
   ctx.name = declared;
   ctx.abi_minor = table.abi_minor;
   ctx.provider_id_prefix = prefix;

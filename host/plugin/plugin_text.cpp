@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "ccm/output_checks.hpp"
+
 namespace ccm::plugin {
 namespace {
 
@@ -46,41 +48,7 @@ size_t cutPoint(std::string_view text, size_t max_bytes) {
 }  // namespace
 
 size_t utf8Sequence(std::string_view text, size_t i, char32_t* cp) {
-  auto c = static_cast<unsigned char>(text[i]);
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  }
-  size_t n = 0;
-  char32_t v = 0;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    v = c & 0x1Fu;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    v = c & 0x0Fu;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    v = c & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) {
-    return 0;
-  }
-  for (size_t k = 1; k < n; ++k) {
-    auto cc = static_cast<unsigned char>(text[i + k]);
-    if ((cc & 0xC0) != 0x80) {
-      return 0;
-    }
-    v = (v << 6) | (cc & 0x3Fu);
-  }
-  if ((n == 3 && v < 0x800) || (n == 4 && (v < 0x10000 || v > 0x10FFFF)) ||
-      (v >= 0xD800 && v <= 0xDFFF)) {
-    return 0;
-  }
-  *cp = v;
-  return n;
+  return sdk::utf8Sequence(text, i, cp);
 }
 
 std::string safeText(std::string_view text, size_t max_bytes) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """clang-tidy over every first-party source the build compiles that ships or is shared test
-code (host/, kubesim/, plugins/, plugin-sdk/, test/support/), with the checks of .clang-tidy.
+code (host/, kubesim/, plugins/, plugin-sdk/, test/support/, tools/), with the checks of
+.clang-tidy.
 Fails on any warning or error and prints each one. Sources run in parallel, one per core.
 
 A file whose compile command, included first-party files and .clang-tidy are unchanged since
@@ -18,7 +19,7 @@ import sys
 
 SOURCE = os.environ.get("CCM_SOURCE_DIR") or os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))
-ROOTS = ("host/", "kubesim/", "plugins/", "plugin-sdk/", "test/support/")
+ROOTS = ("host/", "kubesim/", "plugins/", "plugin-sdk/", "test/support/", "tools/")
 
 
 def first_party_deps(build, outputs):

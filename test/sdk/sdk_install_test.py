@@ -76,9 +76,11 @@ class SdkInstallTest(unittest.TestCase):
         self.assertIn("minimal provider ready with 2 machines", out.stderr)
 
     def test_layout(self):
-        for rel in ["bin/cloud-controller-manager",
+        for rel in ["bin/cloud-controller-manager", "bin/ccm-provider-check",
                     "include/ccm/provider_abi.h", "include/ccm/provider.hpp",
                     "include/ccm/types.hpp", "include/ccm/testing/fake_host.hpp",
+                    "include/ccm/validation.hpp", "include/ccm/output_checks.hpp",
+                    "include/ccm/negotiation.hpp",
                     "share/ccm-plugin-sdk/provider.map",
                     "share/ccm-plugin-sdk/rust/Cargo.toml",
                     "share/ccm-plugin-sdk/rust/Cargo.lock",
@@ -108,6 +110,12 @@ class SdkInstallTest(unittest.TestCase):
         names = [line.split()[-1] for line in exported.splitlines() if line.strip()]
         self.assertEqual(names, ["ccm_provider_entry_v1"])
         self.check_loads(so)
+        # The installed checker passes it from the install prefix.
+        check = run([os.path.join(self.root, "bin", "ccm-provider-check"), "--plugin=" + so,
+                     "--cloud-config=" + os.path.join(EXAMPLE, "machines.txt")], check=False)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assertIn("PASS contract create: provider \"minimal\"", check.stdout)
+        self.assertEqual(check.stdout.splitlines()[-1], "PASS " + so)
         # The same provider refuses a broken machine list with a message naming the line.
         bad = os.path.join(self.tmp, "bad.txt")
         with open(bad, "w") as f:

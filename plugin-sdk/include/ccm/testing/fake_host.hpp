@@ -12,14 +12,19 @@
 //
 // It is deliberately simple: calls run on the calling thread, deadlines are only reported
 // (not enforced), and only one FakeHost may exist at a time in a process. The real host adds
-// deadline enforcement, concurrency limits and the rest of its output validation on top of
-// the same contract.
+// deadline enforcement and concurrency limits on top of the same contract.
 //
+// It refuses what the host refuses, with the host's message, because it runs the host's own
+// checks (ccm/negotiation.hpp, ccm/output_checks.hpp, ccm/validation.hpp):
+//   - at create: a table too short, another major, a minor it does not offer, a NULL required
+//     slot, a malformed 1.1 declaration, a capability table too short or with a NULL required
+//     slot, no capability at all (FAILED_PRECONDITION);
+//   - in a call: output with an inconsistent pointer/length pair, invalid UTF-8, an oversized
+//     field, a non-IP address, a providerID outside the declared prefix, an annotation outside
+//     the declared domain, OK without a required output, an unknown status code (INTERNAL,
+//     the message naming the field).
 // It offers ABI 1.CCM_ABI_MINOR by default; FakeHostOptions{.abi_minor = 0} makes it a 1.0
-// host (no log_fields slot, no annotations read) to test a provider's fallbacks. Like the real
-// host (and with the same code, ccm/validation.hpp) it refuses a malformed 1.1 declaration at
-// negotiation, annotations outside the declared domain and providerIDs outside the declared
-// prefix (the call then fails as INTERNAL, naming what is wrong).
+// host (no log_fields slot, no annotations read) to test a provider's fallbacks.
 #pragma once
 
 #if !defined(__cplusplus) || __cplusplus < 202002L
@@ -38,6 +43,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ccm/negotiation.hpp"
+#include "ccm/output_checks.hpp"
 #include "ccm/provider_abi.h"
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
@@ -129,40 +136,47 @@ class FakeHost {
       const ccm_plugin* plugin = nullptr;
       ccm_call call = begin();
       ccm_status st = entry_(&info, &call, &plugin);
-      if (st != CCM_STATUS_OK || plugin == nullptr) {
-        return end(st == CCM_STATUS_OK ? CCM_STATUS_INTERNAL : st);
+      if (st != CCM_STATUS_OK) {
+        return end(st);
       }
-      plugin_ = copyStruct(plugin);
-      if (plugin_.abi_minor > options_.abi_minor) {
-        return Error::failedPrecondition("plugin chose ABI minor " +
-                                         std::to_string(plugin_.abi_minor) +
-                                         " but the fake host offers at most 1." +
-                                         std::to_string(options_.abi_minor));
+      in_call_ = false;
+      if (std::string problem = checkPluginTable(plugin, options_.abi_minor, &plugin_);
+          !problem.empty()) {
+        plugin_ = ccm_plugin{};
+        return Error::failedPrecondition(problem);
       }
-      if (plugin_.abi_minor >= 1) {
-        if (CCM_SDK_HAS_FIELD(plugin_, provider_id_prefix)) {
-          provider_id_prefix_ = std::string(view(plugin_.provider_id_prefix));
-        }
-        if (CCM_SDK_HAS_FIELD(plugin_, annotation_domain)) {
-          annotation_domain_ = std::string(view(plugin_.annotation_domain));
-        }
-        if (CCM_SDK_HAS_FIELD(plugin_, metric_namespace)) {
-          metric_namespace_ = std::string(view(plugin_.metric_namespace));
-        }
+      PluginDeclarations declared;
+      if (std::string problem = checkDeclarations(plugin_, &declared); !problem.empty()) {
+        return Error::failedPrecondition(problem);
       }
-      for (const std::string& problem : {checkProviderIdPrefix(provider_id_prefix_),
-                                         checkAnnotationDomain(annotation_domain_),
-                                         checkMetricNamespace(metric_namespace_)}) {
-        if (!problem.empty()) {
-          return Error::failedPrecondition("provider " + std::string(view(plugin_.name)) +
-                                           " declares a malformed ccm_plugin." + problem);
-        }
-      }
+      provider_id_prefix_ = declared.provider_id_prefix;
+      annotation_domain_ = declared.annotation_domain;
+      metric_namespace_ = declared.metric_namespace;
       negotiated_ = true;
     }
     ccm_call call = begin();
     ccm_status st = plugin_.create(&call, str(config), &provider_);
-    return end(st);
+    if (Status s = end(st); !s.ok()) {
+      provider_ = nullptr;
+      return s;
+    }
+    if (provider_ == nullptr) {
+      return Error::internal("create returned OK without a provider");
+    }
+    // The capability tables, checked once as the host does when it creates the provider.
+    std::string problem = fetch(CCM_CAP_INSTANCES, instances_);
+    problem = problem.empty() ? fetch(CCM_CAP_INSTANCES_BATCH, batch_) : problem;
+    problem = problem.empty() ? fetch(CCM_CAP_LOADBALANCER, lb_) : problem;
+    problem = problem.empty() ? fetch(CCM_CAP_ROUTES, routes_table_) : problem;
+    if (problem.empty() && !instances_ && !batch_ && !lb_ && !routes_table_) {
+      problem = "provides no capability: get_capability returned NULL for each of " CCM_CAP_INSTANCES
+                ", " CCM_CAP_INSTANCES_BATCH ", " CCM_CAP_LOADBALANCER " and " CCM_CAP_ROUTES;
+      problem = "provider " + std::string(name()) + " " + problem;
+    }
+    if (!problem.empty()) {
+      return Error::failedPrecondition(problem);
+    }
+    return {};
   }
 
   // Hands new config bytes to the provider as the host does when --cloud-config changes (ABI
@@ -193,14 +207,13 @@ class FakeHost {
   }
 
   Result<Existence> instanceExists(const Node& node) {
-    auto* cap = capability<ccm_instances_v1>(CCM_CAP_INSTANCES);
-    if (cap == nullptr) {
+    if (!instances_) {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
     ccm_existence out = CCM_EXISTENCE_UNKNOWN;
     ccm_call call = begin();
-    Status s = end(cap->instance_exists(provider_, &call, &b.node, &out));
+    Status s = end(instances_->instance_exists(provider_, &call, &b.node, &out));
     if (!s.ok()) {
       return s.error();
     }
@@ -208,38 +221,102 @@ class FakeHost {
   }
 
   Result<Power> instanceShutdown(const Node& node) {
-    auto* cap = capability<ccm_instances_v1>(CCM_CAP_INSTANCES);
-    if (cap == nullptr) {
+    if (!instances_) {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
     ccm_power out = CCM_POWER_UNKNOWN;
     ccm_call call = begin();
-    Status s = end(cap->instance_shutdown(provider_, &call, &b.node, &out));
+    Status s = end(instances_->instance_shutdown(provider_, &call, &b.node, &out));
     if (!s.ok()) {
       return s.error();
     }
     return static_cast<Power>(out);
   }
 
+  // std::nullopt: the provider has no metadata yet (OK without an answer).
   Result<std::optional<InstanceMetadata>> instanceMetadata(const Node& node) {
-    auto* cap = capability<ccm_instances_v1>(CCM_CAP_INSTANCES);
-    if (cap == nullptr) {
+    if (!instances_) {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
     ccm_call call = begin(1);
-    Status s = end(cap->instance_metadata(provider_, &call, &b.node));
+    Status s = end(instances_->instance_metadata(provider_, &call, &b.node));
     if (!s.ok()) {
       return s.error();
     }
     return std::move(metadata_[0]);
   }
 
+  // One result per node, in order: the metadata (nullopt: none yet) or the node's error.
+  Result<std::vector<Result<std::optional<InstanceMetadata>>>> instanceMetadataBatch(
+      const std::vector<Node>& nodes) {
+    if (!batch_) {
+      return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
+    }
+    std::vector<NodeBuffers> nb(nodes.begin(), nodes.end());
+    std::vector<const ccm_node*> ptrs;
+    for (auto& n : nb) {
+      ptrs.push_back(&n.node);
+    }
+    ccm_call call = begin(nodes.size());
+    Status s = end(batch_->instance_metadata_batch(provider_, &call, ptrs.data(), ptrs.size()));
+    if (!s.ok()) {
+      return s.error();
+    }
+    std::vector<Result<std::optional<InstanceMetadata>>> out;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (item_errors_[i]) {
+        out.emplace_back(*item_errors_[i]);
+      } else {
+        out.emplace_back(std::move(metadata_[i]));
+      }
+    }
+    return out;
+  }
+
+  // std::nullopt: no load balancer exists.
+  Result<std::optional<LoadBalancerStatus>> getLoadBalancer(
+      const Service& svc, std::string_view cluster = "kubernetes") {
+    if (!lb_) {
+      return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
+    }
+    ServiceBuffers sb(svc);
+    bool exists = false;
+    ccm_call call = begin();
+    Status s = end(lb_->get_load_balancer(provider_, &call, str(cluster), &sb.service, &exists));
+    if (!s.ok()) {
+      return s.error();
+    }
+    if (!exists) {
+      return std::optional<LoadBalancerStatus>();
+    }
+    if (!lb_status_) {
+      return Error::internal("get_load_balancer returned exists without a status");
+    }
+    return std::optional<LoadBalancerStatus>(std::move(*lb_status_));
+  }
+
+  Result<std::string> getLoadBalancerName(const Service& svc,
+                                          std::string_view cluster = "kubernetes") {
+    if (!lb_) {
+      return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
+    }
+    ServiceBuffers sb(svc);
+    ccm_call call = begin();
+    Status s = end(lb_->get_load_balancer_name(provider_, &call, str(cluster), &sb.service));
+    if (!s.ok()) {
+      return s.error();
+    }
+    if (!string_) {
+      return Error::internal("get_load_balancer_name returned OK without a name");
+    }
+    return *string_;
+  }
+
   Result<LoadBalancerStatus> ensureLoadBalancer(const Service& svc, const std::vector<Node>& nodes,
                                                 std::string_view cluster = "kubernetes") {
-    auto* cap = capability<ccm_loadbalancer_v1>(CCM_CAP_LOADBALANCER);
-    if (cap == nullptr) {
+    if (!lb_) {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
@@ -249,34 +326,49 @@ class FakeHost {
       ptrs.push_back(&n.node);
     }
     ccm_call call = begin();
-    Status s = end(cap->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
+    Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
                                              ptrs.data(), ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
     if (!lb_status_) {
-      return Error::internal("ensure_load_balancer returned OK without a status");
+      return Error::internal("provider returned OK from ensure_load_balancer without a load "
+                             "balancer status");
     }
     return *lb_status_;
   }
 
+  Status updateLoadBalancer(const Service& svc, const std::vector<Node>& nodes,
+                            std::string_view cluster = "kubernetes") {
+    if (!lb_) {
+      return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
+    }
+    ServiceBuffers sb(svc);
+    std::vector<NodeBuffers> nb(nodes.begin(), nodes.end());
+    std::vector<const ccm_node*> ptrs;
+    for (auto& n : nb) {
+      ptrs.push_back(&n.node);
+    }
+    ccm_call call = begin();
+    return end(lb_->update_load_balancer(provider_, &call, str(cluster), &sb.service,
+                                         ptrs.data(), ptrs.size()));
+  }
+
   Status ensureLoadBalancerDeleted(const Service& svc, std::string_view cluster = "kubernetes") {
-    auto* cap = capability<ccm_loadbalancer_v1>(CCM_CAP_LOADBALANCER);
-    if (cap == nullptr) {
+    if (!lb_) {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
     ccm_call call = begin();
-    return end(cap->ensure_load_balancer_deleted(provider_, &call, str(cluster), &sb.service));
+    return end(lb_->ensure_load_balancer_deleted(provider_, &call, str(cluster), &sb.service));
   }
 
   Result<std::vector<Route>> listRoutes(std::string_view cluster = "kubernetes") {
-    auto* cap = capability<ccm_routes_v1>(CCM_CAP_ROUTES);
-    if (cap == nullptr) {
+    if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
     ccm_call call = begin();
-    Status s = end(cap->list_routes(provider_, &call, str(cluster)));
+    Status s = end(routes_table_->list_routes(provider_, &call, str(cluster)));
     if (!s.ok()) {
       return s.error();
     }
@@ -285,13 +377,22 @@ class FakeHost {
 
   Status createRoute(const Route& route, std::string_view name_hint,
                      std::string_view cluster = "kubernetes") {
-    auto* cap = capability<ccm_routes_v1>(CCM_CAP_ROUTES);
-    if (cap == nullptr) {
+    if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
     CRoute c(route);
     ccm_call call = begin();
-    return end(cap->create_route(provider_, &call, str(cluster), str(name_hint), c.get()));
+    return end(
+        routes_table_->create_route(provider_, &call, str(cluster), str(name_hint), c.get()));
+  }
+
+  Status deleteRoute(const Route& route, std::string_view cluster = "kubernetes") {
+    if (!routes_table_) {
+      return Error::unimplemented("no " CCM_CAP_ROUTES);
+    }
+    CRoute c(route);
+    ccm_call call = begin();
+    return end(routes_table_->delete_route(provider_, &call, str(cluster), c.get()));
   }
 
   // What the provider logged, registered as secret, and reported as metrics (last value or
@@ -392,6 +493,22 @@ class FakeHost {
     ccm_service service{};
   };
 
+  // Fetches capability Table and checks it as the host does; an absent one leaves out empty.
+  template <typename Table>
+  std::string fetch(const char* id, std::optional<Table>& out) {
+    out.reset();
+    const auto* raw = static_cast<const Table*>(plugin_.get_capability(provider_, str(id)));
+    if (raw == nullptr) {
+      return {};
+    }
+    Table table{};
+    if (std::string problem = checkCapabilityTable(id, raw, &table); !problem.empty()) {
+      return "provider " + std::string(name()) + ": " + problem;
+    }
+    out = table;
+    return {};
+  }
+
   static FakeHost*& current() {
     static FakeHost* host = nullptr;
     return host;
@@ -408,7 +525,9 @@ class FakeHost {
     error_.clear();
     retry_after_ms_ = 0;
     metadata_.assign(items, std::nullopt);
+    item_errors_.assign(items, std::nullopt);
     lb_status_.reset();
+    string_.reset();
     routes_.clear();
     violation_.clear();
     in_call_ = true;
@@ -423,10 +542,29 @@ class FakeHost {
     if (st == CCM_STATUS_OK) {
       return {};
     }
-    return Error(st, error_, std::chrono::milliseconds(retry_after_ms_));
+    switch (st) {
+      case CCM_STATUS_CANCELLED: case CCM_STATUS_INVALID_ARGUMENT:
+      case CCM_STATUS_DEADLINE_EXCEEDED: case CCM_STATUS_NOT_FOUND:
+      case CCM_STATUS_ALREADY_EXISTS: case CCM_STATUS_PERMISSION_DENIED:
+      case CCM_STATUS_RESOURCE_EXHAUSTED: case CCM_STATUS_FAILED_PRECONDITION:
+      case CCM_STATUS_ABORTED: case CCM_STATUS_UNIMPLEMENTED: case CCM_STATUS_INTERNAL:
+      case CCM_STATUS_UNAVAILABLE: case CCM_STATUS_UNAUTHENTICATED:
+      case CCM_STATUS_IMPLEMENTED_ELSEWHERE:
+        return Error(st, error_, std::chrono::milliseconds(retry_after_ms_));
+      default:
+        // As the host: a code outside the ABI's closed set reads as INTERNAL.
+        return Error::internal("unknown status code " + std::to_string(st) +
+                               (error_.empty() ? "" : ": " + error_));
+    }
   }
 
   bool live(uint64_t id) const { return in_call_ && id == call_id_; }
+  // Records the first invalid output of the running call (the call then fails as INTERNAL).
+  void flag(std::string problem) {
+    if (violation_.empty()) {
+      violation_ = std::move(problem);
+    }
+  }
 
   static const ccm_host_services& services() {
     static const ccm_host_services table = [] {
@@ -462,46 +600,89 @@ class FakeHost {
       };
       t.emit_instance_metadata = [](ccm_host_handle, uint64_t id, size_t index,
                                     const ccm_instance_metadata* md) {
-        if (!self().live(id) || index >= self().metadata_.size() || md == nullptr) {
+        FakeHost& h = self();
+        if (!h.live(id)) {
           return false;
         }
-        InstanceMetadata m = toInstanceMetadata(md);
-        if (!m.provider_id.empty()) {
-          if (auto e = checkProviderId(m.provider_id, self().provider_id_prefix_); !e.empty()) {
-            self().violation_ = "invalid instance metadata: " + e;
-            return false;
-          }
+        if (md == nullptr || index >= h.metadata_.size()) {
+          h.flag(md == nullptr ? "emit_instance_metadata was given a NULL pointer"
+                               : "emit_instance_metadata index " + std::to_string(index) +
+                                     " is out of range (the call has " +
+                                     std::to_string(h.metadata_.size()) + " nodes)");
+          return false;
         }
-        self().metadata_[index] = std::move(m);
+        InstanceMetadata m;
+        if (std::string e = acceptMetadata(md, h.provider_id_prefix_, &m); !e.empty()) {
+          if (h.metadata_.size() == 1) {
+            h.flag("invalid instance metadata: " + e);
+          } else {
+            h.item_errors_[index] =
+                Error::internal("provider returned invalid instance metadata: " + e);
+          }
+          return false;
+        }
+        h.metadata_[index] = std::move(m);
         return true;
       };
-      t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t, ccm_status, ccm_str) {
-        return self().live(id);
+      t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t index, ccm_status st,
+                             ccm_str message) {
+        FakeHost& h = self();
+        if (!h.live(id) || index >= h.item_errors_.size()) {
+          return false;
+        }
+        h.item_errors_[index] =
+            Error(st == CCM_STATUS_OK ? CCM_STATUS_INTERNAL : st, std::string(view(message)));
+        return true;
       };
       t.emit_lb_status = [](ccm_host_handle, uint64_t id, const ccm_lb_status* s) {
-        if (!self().live(id) || s == nullptr) {
+        FakeHost& h = self();
+        if (!h.live(id)) {
           return false;
         }
-        bool v11 = self().plugin_.abi_minor >= 1;
-        LoadBalancerStatus status = toLoadBalancerStatus(s, v11);
-        if (auto e = checkAnnotations(status.annotations, status.removed_annotations,
-                                      self().annotation_domain_);
-            v11 && !e.empty() &&
-            (!status.annotations.empty() || !status.removed_annotations.empty())) {
-          self().violation_ = "invalid load balancer status: " + e;
+        if (s == nullptr) {
+          h.flag("emit_lb_status was given a NULL pointer");
           return false;
         }
-        self().lb_status_ = std::move(status);
+        LoadBalancerStatus status;
+        if (std::string e =
+                acceptLbStatus(s, h.plugin_.abi_minor >= 1, h.annotation_domain_, &status);
+            !e.empty()) {
+          h.flag("invalid load balancer status: " + e);
+          return false;
+        }
+        h.lb_status_ = std::move(status);
         return true;
       };
       t.emit_route = [](ccm_host_handle, uint64_t id, const ccm_route* r) {
-        if (!self().live(id) || r == nullptr) {
+        FakeHost& h = self();
+        if (!h.live(id)) {
           return false;
         }
-        self().routes_.push_back(toRoute(r));
+        if (r == nullptr) {
+          h.flag("emit_route was given a NULL pointer");
+          return false;
+        }
+        Route route;
+        if (std::string e = acceptRoute(r, &route); !e.empty()) {
+          h.flag("invalid route: " + e);
+          return false;
+        }
+        h.routes_.push_back(std::move(route));
         return true;
       };
-      t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str) { return self().live(id); };
+      t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str value) {
+        FakeHost& h = self();
+        if (!h.live(id)) {
+          return false;
+        }
+        std::string accepted;
+        if (std::string e = acceptString(value, &accepted); !e.empty()) {
+          h.flag("invalid string: " + e);
+          return false;
+        }
+        h.string_ = std::move(accepted);
+        return true;
+      };
       t.log_fields = [](ccm_host_handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
                         size_t n) {
         self().logs_.push_back({level, std::string(view(m)), toLabels(fields, n)});
@@ -536,7 +717,13 @@ class FakeHost {
   std::string error_;
   int64_t retry_after_ms_ = 0;
   std::vector<std::optional<InstanceMetadata>> metadata_;
+  std::vector<std::optional<Error>> item_errors_;
   std::optional<LoadBalancerStatus> lb_status_;
+  std::optional<std::string> string_;
+  std::optional<ccm_instances_v1> instances_;
+  std::optional<ccm_instances_batch_v1> batch_;
+  std::optional<ccm_loadbalancer_v1> lb_;
+  std::optional<ccm_routes_v1> routes_table_;
   std::vector<Route> routes_;
   std::vector<LogLine> logs_;
   std::vector<std::string> secrets_;
