@@ -349,6 +349,15 @@ class LoadBalancerTest(unittest.TestCase):
             self.assertFalse([n for n, _ in names if n.startswith("ccm_provider_openstack_")])
             self.assertTrue([lbl for n, lbl, _ in samples if n == "ccm_provider_info" and
                              lbl.get("metric_namespace") == "openstack"])
+            # OCCM's reconcile metrics, recorded by the host for the provider's namespace.
+            ensures = [v for n, lbl, v in samples if n == "cloudprovider_openstack_reconcile_total"
+                       and lbl.get("operation") == "loadbalancer_ensure"]
+            self.assertEqual(len(ensures), 1)
+            self.assertGreaterEqual(ensures[0], 2)  # one per Service at least
+            self.assertTrue([n for n, lbl, _ in samples
+                             if n == "cloudprovider_openstack_reconcile_duration_seconds_bucket"
+                             and lbl.get("operation") == "loadbalancer_ensure"
+                             and lbl.get("le") == "1000"])
 
             # A third node while Octavia is busy: the member update leaves each load
             # balancer PENDING_UPDATE, the provider answers "try again later" (the host may
