@@ -26,7 +26,8 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
   POST /_sim/remove_server      {"id": ...}: the server and its ports are gone (Nova 404s)
   POST /_sim/set_server         {"id": ..., field: value, ...}: change a server's fields
   POST /_sim/add                {"kind": "networks"|"subnets"|"ports"|"floatingips"|
-                                 "routers"|"loadbalancers"|..., "object": {...}}
+                                 "routers"|"loadbalancers"|"security_groups"|
+                                 "security_group_rules"|..., "object": {...}}
   POST /_sim/lb_status          {"id": ..., "provisioning_status": ...}
   POST /_sim/child_status       {"kind": "listeners"|"pools"|"members", "id": ...,
                                  "provisioning_status": "PENDING_CREATE"}: a child stuck in
@@ -72,6 +73,8 @@ import time
 import urllib.parse
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from neutron_secgroups import NeutronError, SecurityGroups
 
 REGIONS = ["RegionOne", "RegionTwo"]
 INTERFACES = ["public", "internal", "admin"]
@@ -182,6 +185,7 @@ class Sim:
             self.pools = {}
             self.members = {}  # pool id -> list of members
             self.monitors = {}
+            self.secgroups = SecurityGroups(self.stamp)
             # Load balancer id -> every provisioning_status it went through, in order, ending
             # in "DELETED" once it is gone (kept after deletion, for end-to-end checks).
             self.lb_history = {}
@@ -379,6 +383,7 @@ class Sim:
                 "lb_history": self.lb_history,
                 "auth_count": self.auth_count, "config": self.config,
                 "login_failures": self.login_failures, "router_conflicts": self.router_conflicts,
+                **self.secgroups.state(),
             }
 
     # ---- Keystone ----------------------------------------------------------------------------
@@ -653,6 +658,10 @@ class Sim:
                 return 200, {"port": port}
             if method == "PUT":
                 upd = body.get("port", {})
+                try:
+                    self.secgroups.check_port_update(port, upd)
+                except NeutronError as e:
+                    raise neutron_error(e.status, e.kind, e.message) from None
                 for k in ("allowed_address_pairs", "security_groups", "name", "port_security_enabled"):
                     if k in upd:
                         port[k] = upd[k]
@@ -744,6 +753,14 @@ class Sim:
             if method == "DELETE":
                 del self.fips[fip["id"]]
                 return 204, None
+        # security groups and their rules (neutron_secgroups.py)
+        try:
+            answer = self.secgroups.serve(method, rel, query, body, list(self.ports.values()),
+                                          self.filter_list)
+        except NeutronError as e:
+            raise neutron_error(e.status, e.kind, e.message) from None
+        if answer is not None:
+            return answer
         # routers
         m = re.fullmatch(r"/routers/([^/]+)(/add_extraroutes|/remove_extraroutes)?", rel)
         if m:
@@ -1413,6 +1430,10 @@ class Sim:
                 return 200, self.add_subnet(obj)
             if kind == "ports":
                 return 200, self.add_port(obj)
+            if kind == "security_groups":
+                return 200, self.secgroups.add_group(obj)
+            if kind == "security_group_rules":
+                return 200, self.secgroups.add_rule(obj)
             if kind == "flavors":
                 self.flavors[obj["id"]] = obj
                 return 200, obj

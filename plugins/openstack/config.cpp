@@ -443,11 +443,6 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
   if (auto tags = parseTagFilter(lb.floating_subnet_tags); !tags.ok()) {
     return bad("LoadBalancer", "floating-subnet-tags", tags.status().message());
   }
-  if (lb.manage_security_groups) {
-    warnings.push_back(
-        "[LoadBalancer] manage-security-groups=true is not supported by this provider and is "
-        "ignored: open the node ports in the nodes' security groups yourself");
-  }
   if (!lb.default_tls_container_ref.empty()) {
     warnings.push_back(
         "[LoadBalancer] default-tls-container-ref is not supported: Services that would use it "

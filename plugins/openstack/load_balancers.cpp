@@ -15,6 +15,7 @@
 #include "plugins/openstack/lb_members.hpp"
 #include "plugins/openstack/lb_pools.hpp"
 #include "plugins/openstack/lb_run.hpp"
+#include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_tags.hpp"
 #include "plugins/openstack/text.hpp"
 
@@ -357,7 +358,8 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (plan.mode == DualStackMode::AdditionalVip) {
     settings.additional_vip_subnet_id = plan.ipv6_subnet_id;  // used when it is created
   }
-  CCM_OS_ASSIGN_OR_RETURN(Placed placed, ensurePlaced(call, svc, nodes, settings, found));
+  CCM_OS_ASSIGN_OR_RETURN(Placed placed,
+                          ensurePlaced(call, cluster, svc, nodes, settings, found, true));
   std::string ipv6;
   if (plan.mode == DualStackMode::AdditionalVip) {
     ipv6 = ipv6AdditionalVip(placed.lb);
@@ -369,8 +371,8 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (plan.mode == DualStackMode::SecondLoadBalancer) {
     LbSettings v6 = ipv6Settings(settings, plan.ipv6_subnet_id);
     CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
-    CCM_OS_ASSIGN_OR_RETURN(Placed placed6,
-                            ensurePlaced(call, ipv6Service(svc), nodes, std::move(v6), found6));
+    CCM_OS_ASSIGN_OR_RETURN(Placed placed6, ensurePlaced(call, cluster, ipv6Service(svc), nodes,
+                                                         std::move(v6), found6, false));
     ipv6 = placed6.status.address;
   } else {
     CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
@@ -380,9 +382,11 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
 }
 
 StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
+                                                            const std::string& cluster,
                                                             const KubeService& svc,
                                                             const std::vector<KubeNode>& nodes,
-                                                            LbSettings settings, Found found) {
+                                                            LbSettings settings, Found found,
+                                                            bool primary) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
@@ -410,6 +414,12 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
   CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
+  // The Service's one security group follows its main (IPv4) load balancer's members.
+  if (config_.load_balancer.manage_security_groups && primary) {
+    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
+  }
 
   // Address: the floating IP, or the VIP.
   std::string address = lb.vip_address;
@@ -433,7 +443,8 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
     LbSettings v6 = ipv6Settings(settings, settings.vip_subnet_id);
     CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
     if (found6.lb) {
-      CCM_OS_RETURN_IF_ERROR(updateMembers(call, ipv6Service(svc), nodes, std::move(v6), found6));
+      CCM_OS_RETURN_IF_ERROR(
+          updateMembers(call, cluster, ipv6Service(svc), nodes, std::move(v6), found6, false));
     }
   }
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
@@ -441,12 +452,12 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
     return Status(Code::NotFound,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
-  return updateMembers(call, svc, nodes, std::move(settings), found);
+  return updateMembers(call, cluster, svc, nodes, std::move(settings), found, true);
 }
 
-Status LoadBalancers::updateMembers(const CallContext& call, const KubeService& svc,
-                                    const std::vector<KubeNode>& nodes, LbSettings settings,
-                                    const Found& found) {
+Status LoadBalancers::updateMembers(const CallContext& call, const std::string& cluster,
+                                    const KubeService& svc, const std::vector<KubeNode>& nodes,
+                                    LbSettings settings, const Found& found, bool primary) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb->provisioning_status == "ERROR") {
@@ -456,7 +467,13 @@ Status LoadBalancers::updateMembers(const CallContext& call, const KubeService& 
   CCM_OS_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
-  return reconcileChildren(run, lb.id, found.owner, svc, desired, true);
+  CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
+  if (config_.load_balancer.manage_security_groups && primary) {
+    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
+  }
+  return {};
 }
 
 Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
@@ -467,6 +484,9 @@ Status LoadBalancers::removeOnce(const CallContext& call, const std::string& clu
     CCM_OS_RETURN_IF_ERROR(deleteServiceLoadBalancer(run, *found.lb, found.owner));
   }
   CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, run.settings()));
+  if (config_.load_balancer.manage_security_groups) {
+    CCM_OS_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
+  }
   return deleteOrphanFloatingIps(run);
 }
 

@@ -14,6 +14,7 @@
 
 #include "plugins/openstack/backoff.hpp"
 #include "plugins/openstack/config.hpp"
+#include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
@@ -55,17 +56,18 @@ class LoadBalancers {
                              const KubeService& svc) const;
   StatusOr<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
   // One load balancer with these settings (the Service's, or its IPv6 one when dual-stack
-  // needs two): created when `found` has none, then its children and its address.
+  // needs two): created when `found` has none, then its children and its address. Only the
+  // primary (the Service's own) load balancer drives the security group.
   struct Placed {
     OctaviaLoadBalancer lb;
     LbStatus status;
   };
-  StatusOr<Placed> ensurePlaced(const CallContext& call, const KubeService& svc,
-                                const std::vector<KubeNode>& nodes, LbSettings settings,
-                                Found found);
-  Status updateMembers(const CallContext& call, const KubeService& svc,
-                       const std::vector<KubeNode>& nodes, LbSettings settings,
-                       const Found& found);
+  StatusOr<Placed> ensurePlaced(const CallContext& call, const std::string& cluster,
+                                const KubeService& svc, const std::vector<KubeNode>& nodes,
+                                LbSettings settings, Found found, bool primary);
+  Status updateMembers(const CallContext& call, const std::string& cluster,
+                       const KubeService& svc, const std::vector<KubeNode>& nodes,
+                       LbSettings settings, const Found& found, bool primary);
   // Deletes the Service's IPv6 load balancer (lb_dual_stack.hpp) when there is one.
   Status retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary);
   StatusOr<LbStatus> ensureOnce(const CallContext& call, const std::string& cluster,
@@ -86,6 +88,7 @@ class LoadBalancers {
   std::optional<OctaviaFeatures> features_;                // guarded by mu_
   std::chrono::steady_clock::time_point features_time_{};  // guarded by mu_
   BackoffTable busy_backoff_{std::chrono::seconds(5), std::chrono::minutes(5)};
+  PortSecurityOffMemo port_security_off_;  // manage-security-groups
 };
 
 }  // namespace ccm::openstack

@@ -72,6 +72,7 @@ Port parsePort(const JsonValue& obj) {
     }
   }
   p.port_security_enabled = jsonBool(obj, "port_security_enabled");
+  p.security_groups = jsonStrings(obj, "security_groups");
   if (const JsonValue* trunk = jsonObject(obj, "trunk_details")) {
     if (const JsonValue* subs = jsonArray(*trunk, "sub_ports")) {
       for (const auto& sp : subs->GetArray()) {

@@ -32,6 +32,7 @@ struct Port {
   std::vector<AddressPair> allowed_address_pairs;
   std::optional<bool> port_security_enabled;
   std::vector<std::string> trunk_subport_ids;
+  std::vector<std::string> security_groups;  // IDs
 };
 
 struct Network {
@@ -70,6 +71,25 @@ struct Router {
   std::vector<std::string> tags;
 };
 
+struct SecurityGroup {
+  std::string id;
+  std::string name;
+  std::string description;
+};
+
+struct SecurityGroupRule {
+  std::string id;
+  std::string security_group_id;
+  std::string direction;  // ingress, egress
+  std::string ethertype;  // IPv4, IPv6
+  std::string protocol;   // lower case; empty: any
+  std::optional<int64_t> port_range_min;
+  std::optional<int64_t> port_range_max;
+  std::string remote_ip_prefix;
+  std::string remote_group_id;
+  std::string description;
+};
+
 Port parsePort(const JsonValue& obj);
 FloatingIp parseFloatingIp(const JsonValue& obj);
 
@@ -83,6 +103,24 @@ class NeutronClient {
   StatusOr<Port> getPort(const CallContext& call, const std::string& id);
   Status setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
                                 const std::vector<AddressPair>& pairs);
+
+  // Replaces the port's security groups (IDs).
+  Status setPortSecurityGroups(const CallContext& call, const std::string& port_id,
+                               const std::vector<std::string>& group_ids);
+
+  // Security groups (neutron_security_groups.cpp). query as for listPorts.
+  StatusOr<std::vector<SecurityGroup>> listSecurityGroups(const CallContext& call,
+                                                          const std::string& query);
+  StatusOr<SecurityGroup> createSecurityGroup(const CallContext& call, const std::string& name,
+                                              const std::string& description);
+  // NOT_FOUND counts as done; 409 (still in use by a port) is an error.
+  Status deleteSecurityGroup(const CallContext& call, const std::string& id);
+  StatusOr<std::vector<SecurityGroupRule>> listSecurityGroupRules(const CallContext& call,
+                                                                  const std::string& group_id);
+  // Creates the rule (its id is ignored). ALREADY_EXISTS when Neutron has the same rule.
+  Status createSecurityGroupRule(const CallContext& call, const SecurityGroupRule& rule);
+  // NOT_FOUND counts as done.
+  Status deleteSecurityGroupRule(const CallContext& call, const std::string& id);
 
   StatusOr<Network> getNetwork(const CallContext& call, const std::string& id);
   StatusOr<std::vector<Network>> listNetworks(const CallContext& call, const std::string& query);

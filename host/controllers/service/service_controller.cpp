@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "ccm/validation.hpp"
 #include "host/controllers/common/provider_refs.hpp"
@@ -849,21 +850,30 @@ Status ServiceController::patchAnnotations(const std::string& key, const kube::S
       entry->annotations_written == changes) {
     return okStatus();  // written already; the informer has not caught up yet
   }
+  // Recorded before the write: the watch event of this patch may reach onServiceUpdate before
+  // the patch call returns here, and it must already read as the host's own write (else it
+  // would queue a full sync, and a node joining meanwhile would get an ensure, not an update).
+  std::string previous_rv;
+  AnnotationWrite previous;
+  cache_.update(key, [&](CachedService& c) {
+    previous_rv = std::exchange(c.annotations_written_rv, rv);
+    previous = std::exchange(c.annotations_written, changes);
+  });
   // Through the status subresource, like the finalizer: metadata changes are kept there, and
   // the host needs no write access to Services themselves.
   auto r = context_.api.patch(kube::serviceStatusPath(svc.namespace_, svc.name),
                               kube::PatchType::Merge, kube::annotationsMergePatch(changes));
   if (!r.ok()) {
+    cache_.update(key, [&](CachedService& c) {
+      c.annotations_written_rv = std::move(previous_rv);
+      c.annotations_written = std::move(previous);
+    });
     if (r.status().isNotFound()) {
       return okStatus();
     }
     return wrapApi("failed to write the provider's annotations", r.status());
   }
   log::infoV(2, "Wrote the provider's annotations", {{"service", key}, {"changed", changes.size()}});
-  cache_.update(key, [&](CachedService& c) {
-    c.annotations_written_rv = rv;
-    c.annotations_written = std::move(changes);
-  });
   return okStatus();
 }
 

@@ -13,6 +13,8 @@ cloud's HTTP APIs.
     monitors follow the Service's ports and the nodes; a busy Octavia makes the host retry; a
     restarted host writes nothing; deleting the Service (or changing its type) leaves nothing
     behind (or only the kept floating IP), with and without cascade delete;
+  - security groups (manage-security-groups): the Service's group on its member ports, a
+    joining node's port included, removed with the Service;
   - routes: a route, an ownership tag and an allowed address pair per node's pod CIDR (IPv4
     and IPv6) on the configured router, removed with the node;
   - a bad cloud.conf stops the host with one error naming the section and key.
@@ -515,9 +517,11 @@ class LoadBalancerTest(unittest.TestCase):
             svc = c.api.get(path)
             svc["spec"]["ports"].append({"name": "dns", "port": 53, "protocol": "UDP"})
             svc = c.api.request("PUT", path, svc)
+            # The monitor comes after the members: wait for it too.
             wait_for(lambda: len(sim.state()["pools"]) == 2 and
-                     all(len(m) == 3 for m in sim.state()["members"].values()),
-                     "the second listener and pool")
+                     all(len(m) == 3 for m in sim.state()["members"].values()) and
+                     all(p.get("healthmonitor_id") for p in sim.state()["pools"]),
+                     "the second listener, pool and monitor")
             check(sim.state(), svc["spec"]["ports"], names)
 
             # A node leaves the cluster: it leaves every pool.
@@ -661,6 +665,77 @@ class RoutesTest(unittest.TestCase):
             self.assertEqual(removals, [])
             self.assertEqual(sim.state()["router_conflicts"], 0)
             self.assertEqual(c.events("FailedToCreateRoute"), [])
+            self.assertEqual(ccm.stop(), 0)
+
+
+class SecurityGroupTest(unittest.TestCase):
+
+    def test_manage_security_groups_service_lifecycle(self):
+        # manage-security-groups: the Service's group opens its node port and health-check
+        # node port from the member subnet on exactly the member nodes' ports, follows a
+        # joining node, and goes with the Service, leaving nothing behind.
+        servers = [server("node-%05d" % i, "10.0.0.%d" % (70 + i)) for i in (1, 2)]
+        with Cluster(nodes=2) as c, OsSim(c.tmp, {"servers": servers}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[LoadBalancer]\nsubnet-id = %s\nfloating-network-id = %s\n"
+                                  "manage-security-groups = true\n" % (LB_SUBNET, FIP_NETWORK))
+            ccm = c.start_ccm(conf, provider="openstack")
+            wait_for(lambda: all_initialized(c, 2), "the nodes initialised")
+            path = "/api/v1/namespaces/default/services/web"
+            svc = c.api.post("/api/v1/namespaces/default/services", {
+                "metadata": {"name": "web"},
+                "spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local",
+                         "selector": {"app": "web"},
+                         "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]}})
+            node_port = svc["spec"]["ports"][0]["nodePort"]
+            hc_port = svc["spec"]["healthCheckNodePort"]
+            group_name = "lb-sg-%s-default-web" % svc["metadata"]["uid"]
+
+            def group():
+                groups = [g for g in sim.state()["security_groups"] if g["name"] == group_name]
+                return groups[0] if len(groups) == 1 else None
+
+            def attached(gid):
+                return {p["fixed_ips"][0]["ip_address"] for p in sim.state()["ports"]
+                        if gid in p["security_groups"]}
+
+            wait_for(lambda: c.api.get(path)["status"].get("loadBalancer", {}).get("ingress"),
+                     "the ingress")
+            wait_for(lambda: group() is not None and
+                     attached(group()["id"]) == {"10.0.0.71", "10.0.0.72"},
+                     "the security group on both member ports")
+            g = group()
+            self.assertEqual(g["description"], "Security Group for default/web Service "
+                             "LoadBalancer in cluster %s" % CLUSTER)
+            rules = {(r["protocol"], r["port_range_min"], r["port_range_max"],
+                      r["remote_ip_prefix"], r["ethertype"])
+                     for r in g["security_group_rules"] if r["direction"] == "ingress"}
+            self.assertEqual(rules, {("tcp", node_port, node_port, "10.0.0.0/24", "IPv4"),
+                                     ("tcp", hc_port, hc_port, "10.0.0.0/24", "IPv4")})
+
+            # A node joins: its port gets the group too.
+            sim.control("add_server", server("node-00003", "10.0.0.73"))
+            c.add_nodes(names=["node-00003"])
+            wait_for(lambda: attached(g["id"]) == {"10.0.0.71", "10.0.0.72", "10.0.0.73"},
+                     "the joining node's port attached", timeout=90)
+
+            c.api.delete(path)
+
+            def gone():
+                try:
+                    c.api.get(path)
+                    return False
+                except ApiError as e:
+                    if e.code == 404:
+                        return True
+                    raise
+            wait_for(gone, "the Service deleted", timeout=90)
+            st = sim.state()
+            self.assertEqual(st["security_groups"], [])
+            self.assertEqual(st["security_group_rules"], [])
+            self.assertEqual([p["id"] for p in st["ports"] if p["security_groups"]], [])
+            for kind in ("loadbalancers", "listeners", "pools", "floatingips"):
+                self.assertEqual(st[kind], [], kind)
             self.assertEqual(ccm.stop(), 0)
 
 

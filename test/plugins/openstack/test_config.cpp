@@ -444,7 +444,7 @@ TEST_CASE("ignored input is warned about") {
   CHECK(warned(c, "[Networking] foo: unknown key"));
   CHECK(warned(c, "[unknown]: unknown section"));
   CHECK_FALSE(warned(c, "blockstorage"));
-  CHECK(warned(c, "manage-security-groups=true is not supported"));
+  CHECK_FALSE(warned(c, "manage-security-groups"));
   CHECK(warned(c, "lb-provider \"custom\""));
   CHECK(warned(c, "default-tls-container-ref is not supported"));
   CHECK(warned(c, "[LoadBalancerClass \"c\"] zzz"));

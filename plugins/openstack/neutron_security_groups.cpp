@@ -1,0 +1,147 @@
+// Neutron calls for security groups, their rules and the groups on a port.
+#include "plugins/openstack/neutron_client.hpp"
+#include "plugins/openstack/text.hpp"
+
+namespace ccm::openstack {
+namespace {
+
+SecurityGroup parseSecurityGroup(const JsonValue& obj) {
+  SecurityGroup g;
+  g.id = jsonString(obj, "id");
+  g.name = jsonString(obj, "name");
+  g.description = jsonString(obj, "description");
+  return g;
+}
+
+SecurityGroupRule parseRule(const JsonValue& obj) {
+  SecurityGroupRule r;
+  r.id = jsonString(obj, "id");
+  r.security_group_id = jsonString(obj, "security_group_id");
+  r.direction = jsonString(obj, "direction");
+  r.ethertype = jsonString(obj, "ethertype");
+  r.protocol = toLower(jsonString(obj, "protocol"));
+  r.port_range_min = jsonInt(obj, "port_range_min");
+  r.port_range_max = jsonInt(obj, "port_range_max");
+  r.remote_ip_prefix = jsonString(obj, "remote_ip_prefix");
+  r.remote_group_id = jsonString(obj, "remote_group_id");
+  r.description = jsonString(obj, "description");
+  return r;
+}
+
+std::string withQuery(const std::string& path, const std::string& query) {
+  return query.empty() ? path : path + "?" + query;
+}
+
+}  // namespace
+
+Status NeutronClient::setPortSecurityGroups(const CallContext& call, const std::string& port_id,
+                                            const std::vector<std::string>& group_ids) {
+  Json body = Json::object().set(
+      "port", Json::object().set("security_groups", Json::stringArray(group_ids)));
+  auto resp = os_.request(call, Service::Network, "PUT", "ports/" + urlEncode(port_id), &body,
+                          "port_update");
+  return resp.ok() ? Status() : resp.status();
+}
+
+StatusOr<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const CallContext& call,
+                                                                       const std::string& query) {
+  std::vector<SecurityGroup> out;
+  Status st =
+      os_.forEachPage(call, Service::Network, withQuery("security-groups", query),
+                      "security_groups_links", "security_group_list", [&](const JsonValue& page) {
+                        if (const JsonValue* arr = jsonArray(page, "security_groups")) {
+                          for (const auto& g : arr->GetArray()) {
+                            out.push_back(parseSecurityGroup(g));
+                          }
+                        }
+                        return true;
+                      });
+  if (!st.ok()) {
+    return st;
+  }
+  return out;
+}
+
+StatusOr<SecurityGroup> NeutronClient::createSecurityGroup(const CallContext& call,
+                                                           const std::string& name,
+                                                           const std::string& description) {
+  Json body = Json::object().set("security_group",
+                                 Json::object().set("name", name).set("description", description));
+  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+                          os_.sendJson(call, Service::Network, "POST", "security-groups", body,
+                                       "security_group_create"));
+  const JsonValue* g = jsonObject(doc, "security_group");
+  if (g == nullptr) {
+    return Status(Code::Internal, "Neutron answered without a security group");
+  }
+  return parseSecurityGroup(*g);
+}
+
+Status NeutronClient::deleteSecurityGroup(const CallContext& call, const std::string& id) {
+  auto resp = os_.request(call, Service::Network, "DELETE", "security-groups/" + urlEncode(id),
+                          nullptr, "security_group_delete");
+  if (!resp.ok() && resp.status().code() != Code::NotFound) {
+    return resp.status();
+  }
+  return {};
+}
+
+StatusOr<std::vector<SecurityGroupRule>> NeutronClient::listSecurityGroupRules(
+    const CallContext& call, const std::string& group_id) {
+  std::vector<SecurityGroupRule> out;
+  Status st = os_.forEachPage(
+      call, Service::Network, "security-group-rules?security_group_id=" + urlEncode(group_id),
+      "security_group_rules_links", "security_group_rule_list", [&](const JsonValue& page) {
+        if (const JsonValue* arr = jsonArray(page, "security_group_rules")) {
+          for (const auto& r : arr->GetArray()) {
+            out.push_back(parseRule(r));
+          }
+        }
+        return true;
+      });
+  if (!st.ok()) {
+    return st;
+  }
+  return out;
+}
+
+Status NeutronClient::createSecurityGroupRule(const CallContext& call,
+                                              const SecurityGroupRule& rule) {
+  Json r = Json::object()
+               .set("security_group_id", rule.security_group_id)
+               .set("direction", rule.direction)
+               .set("ethertype", rule.ethertype);
+  if (!rule.protocol.empty()) {
+    r.set("protocol", rule.protocol);
+  }
+  if (rule.port_range_min) {
+    r.set("port_range_min", *rule.port_range_min);
+  }
+  if (rule.port_range_max) {
+    r.set("port_range_max", *rule.port_range_max);
+  }
+  if (!rule.remote_ip_prefix.empty()) {
+    r.set("remote_ip_prefix", rule.remote_ip_prefix);
+  }
+  if (!rule.description.empty()) {
+    r.set("description", rule.description);
+  }
+  Json body = Json::object().set("security_group_rule", std::move(r));
+  auto resp = os_.request(call, Service::Network, "POST", "security-group-rules", &body,
+                          "security_group_rule_create");
+  if (!resp.ok() && resp.status().code() == Code::Aborted) {
+    return Status(Code::AlreadyExists, resp.status().message());
+  }
+  return resp.ok() ? Status() : resp.status();
+}
+
+Status NeutronClient::deleteSecurityGroupRule(const CallContext& call, const std::string& id) {
+  auto resp = os_.request(call, Service::Network, "DELETE", "security-group-rules/" + urlEncode(id),
+                          nullptr, "security_group_rule_delete");
+  if (!resp.ok() && resp.status().code() != Code::NotFound) {
+    return resp.status();
+  }
+  return {};
+}
+
+}  // namespace ccm::openstack
