@@ -140,11 +140,14 @@ Status KubesimServer::start() {
   store_ = std::make_unique<ObjectStore>(
       ResourceRegistry::builtin(),
       ObjectStore::Options{options_.watch_history, options_.watch_cache_lag});
-  auto service_range = ServiceAllocator::parseServiceRange(options_.service_cluster_ip_range);
-  if (!service_range.ok()) {
-    return Status(Code::InvalidArgument, service_range.error().message());
+  auto service_ranges = ServiceAllocator::parseServiceRanges(options_.service_cluster_ip_range);
+  if (!service_ranges.ok()) {
+    return Status(Code::InvalidArgument, service_ranges.error().message());
   }
-  allocator_ = std::make_unique<ServiceAllocator>(*store_, service_range.value());
+  const std::vector<IpCidr>& ranges = service_ranges.value();
+  allocator_ = std::make_unique<ServiceAllocator>(
+      *store_, ranges.front(),
+      ranges.size() > 1 ? std::optional<IpCidr>(ranges[1]) : std::nullopt);
   writer_ = std::make_unique<ObjectWriter>(*store_, *allocator_);
   authn_ = std::make_unique<Authenticator>(
       *tokens_, [this](std::string_view ns, std::string_view name) -> std::optional<std::string> {

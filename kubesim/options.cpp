@@ -107,9 +107,11 @@ Simulated cluster:
   --node-status-period=DURATION  node status (conditions) post period (default 60s)
   --provided-node-ip           annotate nodes with alpha.kubernetes.io/provided-node-ip
   --kubelet-version=vX.Y.Z     reported kubelet version (default v1.32.0)
-  --service-cluster-ip-range=CIDR  Service cluster IPs come from this IPv4 or IPv6 range
-                               (default 10.96.0.0/12; single-stack, so RequireDualStack
-                               Services are refused)
+  --service-cluster-ip-range=CIDR[,CIDR]  Service cluster IPs come from this IPv4 or IPv6
+                               range (default 10.96.0.0/12; single-stack, so RequireDualStack
+                               Services are refused), or from one range of each family
+                               (dual-stack: PreferDualStack and RequireDualStack Services get
+                               both families)
 
 Watches and history:
   --watch-history=N            watch events kept per resource type (default 5000); older

@@ -333,12 +333,36 @@ std::optional<ApiError> invalid(const JsonValue& svc, const FieldErrors& errs) {
 
 }  // namespace
 
-ServiceAllocator::ServiceAllocator(const ObjectStore& store, IpCidr range)
+ServiceAllocator::ServiceAllocator(const ObjectStore& store, IpCidr range,
+                                   std::optional<IpCidr> secondary)
     : store_(store),
       range_(range),
+      secondary_(secondary),
       range_size_((range.bits() - range.prefix) >= 20
                       ? (uint64_t{1} << 20)
                       : (uint64_t{1} << (range.bits() - range.prefix))) {}
+
+ApiOr<std::vector<IpCidr>> ServiceAllocator::parseServiceRanges(std::string_view text) {
+  std::vector<IpCidr> out;
+  size_t comma = text.find(',');
+  for (std::string_view part :
+       {text.substr(0, comma),
+        comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1)}) {
+    if (part.empty() && !out.empty()) {
+      break;
+    }
+    auto r = parseServiceRange(part);
+    if (!r.ok()) {
+      return r.error();
+    }
+    out.push_back(r.value());
+  }
+  if (out.size() == 2 && out[0].base.v4 == out[1].base.v4) {
+    return ApiError::badRequest("--service-cluster-ip-range: a dual-stack value needs one IPv4 "
+                                "and one IPv6 CIDR");
+  }
+  return out;
+}
 
 ApiOr<IpCidr> ServiceAllocator::parseServiceRange(std::string_view text) {
   if (text.find(',') != std::string_view::npos) {
@@ -358,21 +382,40 @@ ApiOr<IpCidr> ServiceAllocator::parseServiceRange(std::string_view text) {
   return *net;
 }
 
+std::string ServiceAllocator::allocateFrom(const IpCidr& range, uint64_t& next,
+                                           const std::set<std::string>& used) {
+  uint64_t size = (range.bits() - range.prefix) >= 20
+                      ? (uint64_t{1} << 20)
+                      : (uint64_t{1} << (range.bits() - range.prefix));
+  auto net = parseIp(range.toString().substr(0, range.toString().find('/')));
+  for (uint64_t tries = 0; tries < size; ++tries) {
+    if (next >= size - 1) {
+      next = 1;
+    }
+    auto candidate = addToIp(*net, next++);
+    if (candidate && inRangeOf(range, *candidate) && !used.count(candidate->toString()) &&
+        !recent_ips_.count(candidate->toString())) {
+      return candidate->toString();
+    }
+  }
+  return {};
+}
+
 std::string ServiceAllocator::kubernetesServiceIp() const {
   auto net = parseIp(range_.toString().substr(0, range_.toString().find('/')));
   return addToIp(*net, 1)->toString();
 }
 
-bool ServiceAllocator::inRange(const IpAddress& ip) const {
-  if (!range_.contains(ip)) {
+bool ServiceAllocator::inRangeOf(const IpCidr& range, const IpAddress& ip) {
+  if (!range.contains(ip)) {
     return false;
   }
-  auto net = parseIp(range_.toString().substr(0, range_.toString().find('/')));
+  auto net = parseIp(range.toString().substr(0, range.toString().find('/')));
   if (ip.bytes == net->bytes) {
     return false;
   }
-  if (range_.base.v4) {
-    uint64_t size = uint64_t{1} << (32 - range_.prefix);
+  if (range.base.v4) {
+    uint64_t size = uint64_t{1} << (32 - range.prefix);
     auto broadcast = addToIp(*net, size - 1);
     return !(broadcast && broadcast->bytes == ip.bytes);
   }
@@ -464,7 +507,7 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
   for (size_t i = 0; i < ips.size() && ips[i] != "None"; ++i) {
     std::string fam = parseIp(ips[i])->v4 ? "IPv4" : "IPv6";
     if (i >= families.size()) {
-      if (fam != familyName()) {
+      if (fam != familyName() && !dualStack()) {
         errs.push_back(FieldError::invalid("spec.clusterIPs[" + std::to_string(i) + "]",
                                            goStrings(ips), fam + " is not configured on this cluster"));
       } else {
@@ -487,12 +530,12 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
     }
     setStrings(spec, "ipFamilies", families, alloc);
   } else {
-    if (policy == "RequireDualStack") {
+    if (policy == "RequireDualStack" && !dualStack()) {
       errs.push_back(FieldError::invalidString(
           "spec.ipFamilyPolicy", policy, "this cluster is not configured for dual-stack services"));
     }
     for (size_t i = 0; i < families.size(); ++i) {
-      if (families[i] != familyName()) {
+      if (families[i] != familyName() && !dualStack()) {
         errs.push_back(FieldError::invalidString("spec.ipFamilies[" + std::to_string(i) + "]",
                                                  families[i], "not configured on this cluster"));
       }
@@ -502,6 +545,9 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
     }
     if (families.empty()) {
       families.push_back(familyName());
+    }
+    if (dualStack() && policy != "SingleStack" && families.size() < 2) {
+      families.emplace_back(families[0] == "IPv4" ? "IPv6" : "IPv4");
     }
     setStrings(spec, "ipFamilies", families, alloc);
   }
@@ -521,29 +567,24 @@ std::optional<ApiError> ServiceAllocator::prepare(JsonValue& svc, JsonAllocator&
   bool allocate_ip = old_spec == nullptr || typeOf(*old_spec) == "ExternalName";
   if (allocate_ip && !(ips.size() == 1 && ips[0] == "None")) {
     if (ips.empty()) {
-      std::string ip;
-      for (uint64_t tries = 0; tries < range_size_; ++tries) {
-        if (next_ip_ >= range_size_ - 1) {
-          next_ip_ = 1;
+      std::vector<std::string> allocated;
+      for (const std::string& family : families.empty() ? std::vector<std::string>{familyName()}
+                                                         : families) {
+        bool primary = family == familyName() || !dualStack();
+        std::string ip = primary ? allocateFrom(range_, next_ip_, used_ips)
+                                 : allocateFrom(*secondary_, next_secondary_ip_, used_ips);
+        if (ip.empty()) {
+          return ApiError::internal("failed to allocate a serviceIP: range is full");
         }
-        auto candidate = addToIp(*parseIp(range_.toString().substr(0, range_.toString().find('/'))),
-                                 next_ip_++);
-        if (candidate && inRange(*candidate) && !used_ips.count(candidate->toString()) &&
-            !recent_ips_.count(candidate->toString())) {
-          ip = candidate->toString();
-          break;
-        }
+        recent_ips_.insert(ip);
+        allocated.push_back(ip);
       }
-      if (ip.empty()) {
-        return ApiError::internal("failed to allocate a serviceIP: range is full");
-      }
-      recent_ips_.insert(ip);
-      setString(spec, "clusterIP", ip, alloc);
-      setStrings(spec, "clusterIPs", {ip}, alloc);
+      setString(spec, "clusterIP", allocated.front(), alloc);
+      setStrings(spec, "clusterIPs", allocated, alloc);
     } else {
       auto parsed = parseIp(ips[0]);
       std::string why;
-      if (!inRange(*parsed)) {
+      if (!inRange(*parsed) && !(secondary_ && inRangeOf(*secondary_, *parsed))) {
         why = "the provided IP (" + parsed->toString() +
               ") is not in the valid range. The range of valid IPs is " + range_.toString();
       } else if (used_ips.count(parsed->toString())) {

@@ -1105,6 +1105,45 @@ class Sim:
         pool["healthmonitor_id"] = mon["id"]
         return mon
 
+    def check_additional_vips(self, spec, version):
+        """additional_vips (API 2.26): [{"subnet_id", ["ip_address"]}], each subnet existing,
+        on the primary VIP's network and named once. Checked before anything is made."""
+        extra = spec.get("additional_vips")
+        if extra is None:
+            return []
+        if version < (2, 26):
+            raise octavia_error(400, "Invalid input for field/attribute load_balancer. Unknown "
+                                "attribute for argument load_balancer: additional_vips")
+        if not isinstance(extra, list) or any(not isinstance(x, dict) or not x.get("subnet_id")
+                                              for x in extra):
+            raise octavia_error(400, "Invalid input for field/attribute additional_vips: each "
+                                "entry needs a subnet_id")
+        seen = set()
+        for x in extra:
+            if x["subnet_id"] not in self.subnets:
+                raise octavia_error(400, "Validation failure: Subnet %s not found."
+                                    % x["subnet_id"])
+            if x["subnet_id"] in seen or x["subnet_id"] == spec.get("vip_subnet_id"):
+                raise octavia_error(400, "Validation failure: Duplicate VIP subnet(s) "
+                                    "specified. Only one IP can be bound per subnet.")
+            seen.add(x["subnet_id"])
+        return extra
+
+    def add_additional_vips(self, port, primary_subnet, extra):
+        """Allocates the additional VIPs on the VIP port; every subnet must be on its network."""
+        out = []
+        network = self.subnets[primary_subnet]["network_id"]
+        for x in extra:
+            sub = self.subnets[x["subnet_id"]]
+            if sub["network_id"] != network:
+                raise octavia_error(400, "Validation failure: All VIP subnets must belong to "
+                                    "the same network.")
+        for x in extra:
+            ip = self.allocate_ip(x["subnet_id"], x.get("ip_address"))
+            port["fixed_ips"].append({"subnet_id": x["subnet_id"], "ip_address": ip})
+            out.append({"subnet_id": x["subnet_id"], "ip_address": ip})
+        return out
+
     def create_lb(self, spec):
         v = self.octavia_version()
         for ls in spec.get("listeners", []):  # a fully populated create is all or nothing
@@ -1114,6 +1153,7 @@ class Sim:
                 self.check_pool_protocol(ls, ls["default_pool"].get("protocol"))
         if "tags" in spec and v < (2, 5):
             raise octavia_error(400, "tags need API 2.5")
+        extra_vips = self.check_additional_vips(spec, v)
         lb_id = new_id()
         owns_port = False
         if spec.get("vip_port_id"):
@@ -1138,6 +1178,12 @@ class Sim:
                                   "name": "octavia-lb-" + lb_id,
                                   "fixed_ips": [{"subnet_id": subnet_id, "ip_address": vip}]})
             owns_port = True
+        try:
+            additional = self.add_additional_vips(port, subnet_id, extra_vips)
+        except HttpError:
+            if owns_port:
+                self.ports.pop(port["id"], None)
+            raise
         lb = {"id": lb_id, "name": spec.get("name", ""), "description": spec.get("description", ""),
               "project_id": "p-demo", "provisioning_status": "PENDING_CREATE",
               "operating_status": "OFFLINE", "admin_state_up": True, "vip_address": vip,
@@ -1145,7 +1191,7 @@ class Sim:
               "vip_network_id": self.subnets[subnet_id]["network_id"], "vip_qos_policy_id": None,
               "provider": spec.get("provider", "amphora"), "flavor_id": spec.get("flavor_id"),
               "availability_zone": spec.get("availability_zone"), "tags": spec.get("tags", []),
-              "additional_vips": [], "created_at": self.stamp(), "updated_at": self.stamp(),
+              "additional_vips": additional, "created_at": self.stamp(), "updated_at": self.stamp(),
               "_pending": self.config["pending_polls"], "_owns_vip_port": owns_port}
         self.lbs[lb_id] = lb
         self.lb_history[lb_id] = ["PENDING_CREATE"]
@@ -1182,8 +1228,13 @@ class Sim:
                     raise octavia_error(404, "Load Balancer %s not found." % m.group(1))
                 return 200, {"loadbalancer": self.lb_view(lb)}
             if method == "PUT":
-                self.mutate_lb(lb)
                 upd = body.get("loadbalancer", {})
+                if "additional_vips" in upd:
+                    # Set at creation only: Octavia's update type has no such attribute.
+                    raise octavia_error(400, "Invalid input for field/attribute load_balancer. "
+                                        "Unknown attribute for argument load_balancer: "
+                                        "additional_vips")
+                self.mutate_lb(lb)
                 for k in ("name", "description", "tags"):
                     if k in upd:
                         lb[k] = upd[k]

@@ -19,7 +19,8 @@ std::chrono::milliseconds toMs(std::chrono::steady_clock::duration d) {
 AbiCaller::AbiCaller(std::shared_ptr<const LoadedPlugin> plugin, const ProviderOptions& options)
     : plugin_(std::move(plugin)),
       grace_(options.grace),
-      clock_(options.clock != nullptr ? *options.clock : Clock::real()) {
+      clock_(options.clock != nullptr ? *options.clock : Clock::real()),
+      reconcile_metrics_(options.registry, plugin_->metric_namespace) {
   if (options.registry != nullptr) {
     calls_total_ =
         options.registry->counter("ccm_provider_calls_total",
@@ -129,6 +130,7 @@ AbiCaller::Invocation AbiCaller::invoke(const CallChannel& cap, std::string_view
     call_seconds_->labels({std::string(cap.id), std::string(call_name)})
         .observe(std::chrono::duration<double>(elapsed).count());
   }
+  reconcile_metrics_.record(call_name, inv.status, std::chrono::duration<double>(elapsed).count());
   if (!inv.status.ok()) {
     log::infoV(4, "Provider call failed",
                {{"call", label}, {"error", inv.status.toString()}, {"elapsed", toMs(elapsed)}});

@@ -37,6 +37,7 @@
 #include "host/plugin/provider.hpp"
 #include "host/plugin/provider_options.hpp"
 #include "host/runtime/clock.hpp"
+#include "host/plugin/reconcile_metrics.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/status.hpp"
 
@@ -112,6 +113,7 @@ class AbiCaller {
   std::atomic<bool> cancelled_{false};
   metrics::Family<metrics::Counter>* calls_total_ = nullptr;
   metrics::Family<metrics::Histogram>* call_seconds_ = nullptr;
+  ReconcileMetrics reconcile_metrics_;
 };
 
 // ---- the templates ------------------------------------------------------------------------

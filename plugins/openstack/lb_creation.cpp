@@ -27,6 +27,10 @@ Json loadBalancerBody(const LbRun& run) {
   if (f.tags()) {
     lb.set("tags", Json::stringArray({s.lb_name}));
   }
+  if (!s.additional_vip_subnet_id.empty()) {
+    lb.set("additional_vips",
+           Json::array().push(Json::object().set("subnet_id", s.additional_vip_subnet_id)));
+  }
   if (!s.flavor_id.empty()) {
     if (f.flavors()) {
       lb.set("flavor_id", s.flavor_id);

@@ -30,6 +30,9 @@ struct LbSettings {
   std::string lb_id;  // load-balancer-id annotation: use (adopt or share) this LB
   bool internal = false;
   int ip_family = 4;
+  // Dual-stack with one load balancer: the IPv6 subnet asked for as an additional VIP when
+  // the load balancer is created (lb_dual_stack.hpp). Empty: none.
+  std::string additional_vip_subnet_id;
 
   // VIP placement.
   std::string vip_port_id;

@@ -8,6 +8,7 @@
 #include "plugins/openstack/lb_creation.hpp"
 #include "plugins/openstack/lb_deletion.hpp"
 #include "plugins/openstack/lb_desired.hpp"
+#include "plugins/openstack/lb_dual_stack.hpp"
 #include "plugins/openstack/lb_floating_ips.hpp"
 #include "plugins/openstack/lb_health_monitors.hpp"
 #include "plugins/openstack/lb_listeners.hpp"
@@ -269,6 +270,15 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
                                                      const KubeService& svc) {
   LbSettings s = lenientSettings(call, cluster, svc);
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, true));
+  LbSettings v6 = ipv6Settings(s, s.vip_subnet_id);
+  std::optional<OctaviaLoadBalancer> lb6;
+  if (!found.lb || wantsDualStack(svc)) {
+    CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, true));
+    lb6 = std::move(found6.lb);
+  }
+  if (!found.lb && lb6) {
+    return std::optional<LbStatus>(LbStatus{});  // only the IPv6 half is left: it exists
+  }
   if (!found.lb) {
     // A floating IP left behind by this Service still counts as part of its load balancer.
     if (!s.keep_floating_ip) {
@@ -281,7 +291,13 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
     return std::optional<LbStatus>();
   }
   CCM_OS_ASSIGN_OR_RETURN(std::string address, currentAddress(neutron_, call, *found.lb));
-  return std::optional<LbStatus>(publishedStatus(s, config_.load_balancer, address));
+  LbStatus status = publishedStatus(s, config_.load_balancer, address);
+  if (wantsDualStack(svc)) {
+    std::string ipv6 = lb6 ? lb6->vip_address : ipv6AdditionalVip(*found.lb);
+    bool ipv6_first = !svc.ip_families.empty() && svc.ip_families.front() == "IPv6";
+    addIpv6Ingress(status, ipv6, ipv6_first);
+  }
+  return std::optional<LbStatus>(std::move(status));
 }
 
 Status LoadBalancers::paced(const std::string& key, const Status& st) {
@@ -328,11 +344,51 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   CCM_OS_RETURN_IF_ERROR(checkSupported(settings, svc));
   BarbicanClient barbican(octavia_.openstack());
   CCM_OS_RETURN_IF_ERROR(checkTlsContainers(call, barbican, config_.load_balancer, settings));
+  if (wantsDualStack(svc)) {
+    settings.ip_family = 4;  // dual-stack: the IPv4 load balancer is the Service's main one
+  }
+  CCM_OS_ASSIGN_OR_RETURN(LbRun probe, startRun(call, settings));
+  warnIfSourceRangesIgnored(probe, svc);
+  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  std::optional<OctaviaLoadBalancer> existing;
+  if (found.lb && found.lb->provisioning_status != "PENDING_DELETE") {
+    existing = found.lb;
+  }
+  CCM_OS_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(probe, svc, nodes, existing));
+  if (plan.mode == DualStackMode::AdditionalVip) {
+    settings.additional_vip_subnet_id = plan.ipv6_subnet_id;  // used when it is created
+  }
+  CCM_OS_ASSIGN_OR_RETURN(Placed placed,
+                          ensurePlaced(call, cluster, svc, nodes, settings, found, true));
+  std::string ipv6;
+  if (plan.mode == DualStackMode::AdditionalVip) {
+    ipv6 = ipv6AdditionalVip(placed.lb);
+    if (ipv6.empty()) {
+      // Octavia made it without the additional VIP (a provider driver may ignore it).
+      plan.mode = DualStackMode::SecondLoadBalancer;
+    }
+  }
+  if (plan.mode == DualStackMode::SecondLoadBalancer) {
+    LbSettings v6 = ipv6Settings(settings, plan.ipv6_subnet_id);
+    CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
+    CCM_OS_ASSIGN_OR_RETURN(Placed placed6, ensurePlaced(call, cluster, ipv6Service(svc), nodes,
+                                                         std::move(v6), found6, false));
+    ipv6 = placed6.status.address;
+  } else {
+    CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
+  }
+  addIpv6Ingress(placed.status, ipv6, plan.ipv6_first);
+  return placed.status;
+}
+
+StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
+                                                            const std::string& cluster,
+                                                            const KubeService& svc,
+                                                            const std::vector<KubeNode>& nodes,
+                                                            LbSettings settings, Found found,
+                                                            bool primary) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
-  warnIfSourceRangesIgnored(run, svc);
-
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, false));
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
     // The previous load balancer of this Service is on its way out: wait (within the budget)
     // for it to go before making a new one under the same name.
@@ -358,7 +414,8 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
   CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
-  if (config_.load_balancer.manage_security_groups) {
+  // The Service's one security group follows its main (IPv4) load balancer's members.
+  if (config_.load_balancer.manage_security_groups && primary) {
     std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
     CCM_OS_RETURN_IF_ERROR(
         ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
@@ -372,7 +429,7 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   LbStatus status = publishedStatus(s, config_.load_balancer, address);
   status.lb_id = lb.id;
   status.address = address;
-  return status;
+  return Placed{std::move(lb), std::move(status)};
 }
 
 Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
@@ -380,13 +437,29 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
   CCM_OS_RETURN_IF_ERROR(checkNoLoadBalancerClass(svc));
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
-  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
-  const LbSettings& s = run.settings();
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, false));
+  if (wantsDualStack(svc)) {
+    settings.ip_family = 4;
+    // The IPv6 load balancer (when there is one) follows the nodes too.
+    LbSettings v6 = ipv6Settings(settings, settings.vip_subnet_id);
+    CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
+    if (found6.lb) {
+      CCM_OS_RETURN_IF_ERROR(
+          updateMembers(call, cluster, ipv6Service(svc), nodes, std::move(v6), found6, false));
+    }
+  }
+  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
   if (!found.lb) {
     return Status(Code::NotFound,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
+  return updateMembers(call, cluster, svc, nodes, std::move(settings), found, true);
+}
+
+Status LoadBalancers::updateMembers(const CallContext& call, const std::string& cluster,
+                                    const KubeService& svc, const std::vector<KubeNode>& nodes,
+                                    LbSettings settings, const Found& found, bool primary) {
+  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
+  const LbSettings& s = run.settings();
   if (found.lb->provisioning_status == "ERROR") {
     return Status(Code::FailedPrecondition,
                   "load balancer " + found.lb->id + " is in provisioning status ERROR");
@@ -395,7 +468,7 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
-  if (config_.load_balancer.manage_security_groups) {
+  if (config_.load_balancer.manage_security_groups && primary) {
     std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
     CCM_OS_RETURN_IF_ERROR(
         ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
@@ -410,10 +483,21 @@ Status LoadBalancers::removeOnce(const CallContext& call, const std::string& clu
   if (found.lb) {
     CCM_OS_RETURN_IF_ERROR(deleteServiceLoadBalancer(run, *found.lb, found.owner));
   }
+  CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, run.settings()));
   if (config_.load_balancer.manage_security_groups) {
     CCM_OS_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
   }
   return deleteOrphanFloatingIps(run);
+}
+
+Status LoadBalancers::retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary) {
+  LbSettings v6 = ipv6Settings(primary, primary.vip_subnet_id);
+  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, v6, true));
+  if (!found.lb) {
+    return {};
+  }
+  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(v6)));
+  return deleteServiceLoadBalancer(run, *found.lb, true);
 }
 
 }  // namespace ccm::openstack

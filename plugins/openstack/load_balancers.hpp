@@ -55,6 +55,21 @@ class LoadBalancers {
   LbSettings lenientSettings(const CallContext& call, const std::string& cluster,
                              const KubeService& svc) const;
   StatusOr<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
+  // One load balancer with these settings (the Service's, or its IPv6 one when dual-stack
+  // needs two): created when `found` has none, then its children and its address. Only the
+  // primary (the Service's own) load balancer drives the security group.
+  struct Placed {
+    OctaviaLoadBalancer lb;
+    LbStatus status;
+  };
+  StatusOr<Placed> ensurePlaced(const CallContext& call, const std::string& cluster,
+                                const KubeService& svc, const std::vector<KubeNode>& nodes,
+                                LbSettings settings, Found found, bool primary);
+  Status updateMembers(const CallContext& call, const std::string& cluster,
+                       const KubeService& svc, const std::vector<KubeNode>& nodes,
+                       LbSettings settings, const Found& found, bool primary);
+  // Deletes the Service's IPv6 load balancer (lb_dual_stack.hpp) when there is one.
+  Status retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary);
   StatusOr<LbStatus> ensureOnce(const CallContext& call, const std::string& cluster,
                                 const KubeService& svc, const std::vector<KubeNode>& nodes);
   Status updateOnce(const CallContext& call, const std::string& cluster, const KubeService& svc,

@@ -54,6 +54,7 @@ struct KubeService {
   std::string external_traffic_policy;
   int32_t health_check_node_port = 0;
   std::vector<std::string> ip_families;
+  std::string ip_family_policy;  // spec.ipFamilyPolicy (from the object JSON); may be empty
   std::string load_balancer_class;
   std::string session_affinity;
 };

@@ -109,6 +109,13 @@ OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj) {
   lb.provider = jsonString(obj, "provider");
   lb.tags = jsonStrings(obj, "tags");
   lb.listener_ids = jsonIds(obj, "listeners");
+  if (const JsonValue* vips = jsonArray(obj, "additional_vips"); vips != nullptr) {
+    for (const JsonValue& v : vips->GetArray()) {
+      if (v.IsObject()) {
+        lb.additional_vips.push_back({jsonString(v, "subnet_id"), jsonString(v, "ip_address")});
+      }
+    }
+  }
   return lb;
 }
 

@@ -10,6 +10,12 @@
 
 namespace ccm::openstack {
 
+// A VIP besides the primary one (additional_vips, API 2.26), on the same VIP port.
+struct OctaviaAdditionalVip {
+  std::string subnet_id;
+  std::string ip_address;
+};
+
 struct OctaviaLoadBalancer {
   std::string id;
   std::string name;
@@ -22,6 +28,7 @@ struct OctaviaLoadBalancer {
   std::string provider;
   std::vector<std::string> tags;
   std::vector<std::string> listener_ids;
+  std::vector<OctaviaAdditionalVip> additional_vips;
 };
 
 struct OctaviaListener {

@@ -16,6 +16,8 @@ struct OctaviaFeatures {
   bool allowedCidrs() const { return version.atLeast(2, 12) && !ovn; }
   bool availabilityZones() const { return version.atLeast(2, 14) && !ovn; }
   bool httpMonitorsOnUdp() const { return version.atLeast(2, 16) && !ovn; }
+  // VIPs on more subnets of the VIP network (dual-stack with one load balancer).
+  bool additionalVips() const { return version.atLeast(2, 26); }
 };
 
 }  // namespace ccm::openstack

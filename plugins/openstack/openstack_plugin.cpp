@@ -16,6 +16,7 @@
 
 #include "ccm/provider.hpp"
 #include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/lb_dual_stack.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
 
@@ -157,6 +158,7 @@ KubeService serviceOf(const sdk::ServiceView& s) {
   }
   k.load_balancer_class = s.loadBalancerClass();
   k.session_affinity = s.sessionAffinity();
+  k.ip_family_policy = ipFamilyPolicyOf(s.objectJson());
   return k;
 }
 

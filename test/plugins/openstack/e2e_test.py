@@ -351,6 +351,15 @@ class LoadBalancerTest(unittest.TestCase):
             self.assertFalse([n for n, _ in names if n.startswith("ccm_provider_openstack_")])
             self.assertTrue([lbl for n, lbl, _ in samples if n == "ccm_provider_info" and
                              lbl.get("metric_namespace") == "openstack"])
+            # OCCM's reconcile metrics, recorded by the host for the provider's namespace.
+            ensures = [v for n, lbl, v in samples if n == "cloudprovider_openstack_reconcile_total"
+                       and lbl.get("operation") == "loadbalancer_ensure"]
+            self.assertEqual(len(ensures), 1)
+            self.assertGreaterEqual(ensures[0], 2)  # one per Service at least
+            self.assertTrue([n for n, lbl, _ in samples
+                             if n == "cloudprovider_openstack_reconcile_duration_seconds_bucket"
+                             and lbl.get("operation") == "loadbalancer_ensure"
+                             and lbl.get("le") == "1000"])
 
             # A third node while Octavia is busy: the member update leaves each load
             # balancer PENDING_UPDATE, the provider answers "try again later" (the host may
@@ -421,6 +430,45 @@ class LoadBalancerTest(unittest.TestCase):
                 self.assertEqual(r["status"], 204)
             self.assertEqual(ccm.stop(), 0)
 
+
+    def test_dual_stack_service_gets_an_ingress_per_family(self):
+        # kubesim serves dual-stack Services; nodes have an IPv4 and an IPv6 address; Octavia
+        # (2.27) takes additional VIPs: one load balancer, the floating IP and the IPv6 VIP.
+        names = ["node-00001", "node-00002"]
+        servers = [server(n, "10.0.0.%d" % (61 + i),
+                          more_networks=[{"network": "private", "ip": "fd00::%d" % (61 + i)}])
+                   for i, n in enumerate(names)]
+        with Cluster(nodes=2, kubesim_args=["--service-cluster-ip-range=10.96.0.0/12,"
+                                            "fd00:96::/108"]) as c, \
+                OsSim(c.tmp, {"servers": servers}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[LoadBalancer]\nsubnet-id = %s\nfloating-network-id = %s\n"
+                                  % (LB_SUBNET, FIP_NETWORK))
+            ccm = c.start_ccm(conf, provider="openstack")
+            wait_for(lambda: all_initialized(c, 2), "the nodes initialised")
+            c.api.post("/api/v1/namespaces/default/services", {
+                "metadata": {"name": "dual"},
+                "spec": {"type": "LoadBalancer", "selector": {"app": "dual"},
+                         "ipFamilyPolicy": "RequireDualStack", "ipFamilies": ["IPv4", "IPv6"],
+                         "ports": [{"port": 80, "targetPort": 8080, "protocol": "TCP"}]}})
+
+            def ingress():
+                svc = c.api.get("/api/v1/namespaces/default/services/dual")
+                return [i.get("ip") for i in svc["status"].get("loadBalancer", {})
+                        .get("ingress", []) or []]
+            wait_for(lambda: len(ingress()) == 2, "both ingress addresses", timeout=90)
+            st = sim.state()
+            self.assertEqual(len(st["loadbalancers"]), 1)
+            lb = st["loadbalancers"][0]
+            fips = [f["floating_ip_address"] for f in st["floatingips"]]
+            v6 = [v["ip_address"] for v in lb["additional_vips"]]
+            self.assertEqual(ingress(), fips + v6)
+            self.assertTrue(v6[0].startswith("fd00::"))
+
+            c.api.delete("/api/v1/namespaces/default/services/dual")
+            wait_for(lambda: not sim.state()["loadbalancers"] and
+                     not sim.state()["floatingips"], "the load balancer deleted", timeout=90)
+            self.assertEqual(ccm.stop(), 0)
 
     def test_load_balancer_follows_the_service_and_the_nodes(self):
         servers = [server("node-%05d" % i, "10.0.0.%d" % (60 + i)) for i in (1, 2, 3)]

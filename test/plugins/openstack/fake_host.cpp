@@ -87,7 +87,11 @@ struct ServiceStorage {
   ccm_lb_status status{};
   ccm_service svc{};
   std::string type = "LoadBalancer";
+  std::string object_json;
   explicit ServiceStorage(const TService& s) : annotations(s.annotations) {
+    if (!s.ip_family_policy.empty()) {
+      object_json = R"({"spec":{"ipFamilyPolicy":")" + s.ip_family_policy + R"("}})";
+    }
     for (const TPort& p : s.ports) {
       ccm_service_port sp{};
       sp.struct_size = sizeof sp;
@@ -125,6 +129,7 @@ struct ServiceStorage {
     svc.ip_family_count = families.size();
     svc.load_balancer_class = view(s.load_balancer_class);
     svc.session_affinity = view(s.session_affinity);
+    svc.object_json = view(object_json);
     svc.current_status = &status;
   }
 };

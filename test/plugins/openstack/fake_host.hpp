@@ -54,6 +54,7 @@ struct TService {
   std::string external_traffic_policy = "Cluster";
   int32_t health_check_node_port = 0;
   std::vector<std::string> ip_families = {"IPv4"};
+  std::string ip_family_policy;  // sent as the Service's JSON when set
   std::string load_balancer_class;
   std::string session_affinity = "None";
 };

@@ -6,6 +6,7 @@
 #include "plugins/openstack/instances.hpp"
 #include "plugins/openstack/ip_address.hpp"
 #include "plugins/openstack/keystone.hpp"
+#include "plugins/openstack/lb_dual_stack.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/node_addresses.hpp"
 #include "plugins/openstack/routes.hpp"
@@ -230,4 +231,37 @@ TEST_CASE("route tags fit Neutron's 60 characters") {
   CHECK(tag.size() <= 60);
   CHECK(tag.find('/') == std::string::npos);
   CHECK(routeTag("kubernetes", "10.244.1.0/24") != routeTag("other", "10.244.1.0/24"));
+}
+
+TEST_CASE("dual-stack helpers: policy from the JSON, families, IPv6 name, ingress order") {
+  CHECK(ipFamilyPolicyOf(R"({"spec":{"ipFamilyPolicy":"RequireDualStack"}})") ==
+        "RequireDualStack");
+  CHECK(ipFamilyPolicyOf(R"({"spec":{}})").empty());
+  CHECK(ipFamilyPolicyOf("not json").empty());
+  CHECK(ipFamilyPolicyOf("").empty());
+
+  KubeService svc;
+  svc.ip_families = {"IPv4"};
+  CHECK_FALSE(wantsDualStack(svc));
+  svc.ip_families = {"IPv6", "IPv4"};
+  CHECK(wantsDualStack(svc));
+  svc.ip_family_policy = "SingleStack";
+  CHECK_FALSE(wantsDualStack(svc));
+
+  CHECK(ipv6LoadBalancerName("kube_service_k_ns_web") == "kube_service_k_ns_web_ipv6");
+  std::string long_name(255, 'a');
+  std::string v6 = ipv6LoadBalancerName(long_name);
+  CHECK(v6.size() == 255);
+  CHECK(v6.substr(250) == "_ipv6");
+
+  LbStatus st;
+  st.ingress.push_back({"203.0.113.5", "", "VIP", {}});
+  addIpv6Ingress(st, "fd00::5", true);
+  REQUIRE(st.ingress.size() == 2);
+  CHECK(st.ingress[0].ip == "fd00::5");
+  CHECK(st.ingress[0].ip_mode == "VIP");
+  LbStatus named;
+  named.ingress.push_back({"", "lb.example.com", "", {}});
+  addIpv6Ingress(named, "fd00::5", false);
+  CHECK(named.ingress.size() == 1);  // a published hostname stands for both families
 }
