@@ -71,6 +71,7 @@ class Writer {
 class Reader {
  public:
   explicit Reader(std::string_view payload) : in_(payload) {}
+  explicit Reader(std::string&& payload) = delete;  // would read a destroyed temporary
   // Each read returns a zero value once the reader has failed; check ok() at the end.
   uint8_t u8();
   uint32_t u32();
