@@ -76,7 +76,9 @@ class IsolationTest(unittest.TestCase):
             port = free_port()
             p = c.start_ccm(cloud, provider="crashes-while-marked", plugin_dir=KIT,
                             extra=ISOLATED + ["--secure-port=%d" % port,
-                                              "--bind-address=127.0.0.1"],
+                                              "--bind-address=127.0.0.1",
+                                              "--authorization-always-allow-paths="
+                                              "/healthz,/readyz,/metrics"],
                             env={"CCM_KIT_CRASH_MARKER": marker})
             base = "https://127.0.0.1:%d" % port
             wait_for(lambda: 'provider "crashes-while-marked" crashed in ccm.instances/1 '
@@ -100,6 +102,14 @@ class IsolationTest(unittest.TestCase):
                      "the provider check to pass again")
             pids = child_pids(p)
             self.assertGreaterEqual(len(pids), 2)
+            # The host's metrics, then the child's (the adapter's, fetched on the scrape).
+            status, metrics = https_get(base + "/metrics")
+            self.assertEqual(status, 200, metrics)
+            self.assertIn("ccm_provider_process_up 1", metrics)
+            restarts = re.search(r"^ccm_provider_process_restarts_total (\S+)$", metrics, re.M)
+            self.assertGreaterEqual(float(restarts.group(1)), 1)
+            self.assertRegex(metrics, r'ccm_provider_calls_total\{[^}]*call="instance_metadata'
+                             r'[^}]*code="OK"\} [1-9]')
             self.assertEqual(p.stop(), 0)
             for pid in pids:
                 self.assertFalse(alive(pid))

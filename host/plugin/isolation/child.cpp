@@ -38,6 +38,12 @@ class Workers {
     }
   }
 
+  // One frame at a time on the socket. A lost host closes it; the main loop sees that.
+  void send(const std::string& payload) {
+    std::lock_guard write(write_mu_);
+    (void)writeFrame(fd_, payload);
+  }
+
  private:
   void work() {
     runtime::nameThisThread("provider-call");
@@ -49,11 +55,7 @@ class Workers {
       std::string payload = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      std::string answer = serveCall(provider_, payload);
-      {
-        std::lock_guard write(write_mu_);
-        (void)writeFrame(fd_, answer);  // a lost host closes the socket; the reader sees it
-      }
+      send(serveCall(provider_, payload));
       lock.lock();
     }
   }
@@ -144,6 +146,16 @@ int runChild(int fd, const LoadOptions& load, const ProviderOptions& options) {
       workers->submit(std::move(frame).value());
     } else if (kind == FrameKind::CancelAll) {
       (*provider)->cancelAll();
+    } else if (kind == FrameKind::MetricsRequest) {
+      Reader request(*frame);
+      request.u8();
+      uint64_t id = request.u64();
+      if (request.finish().ok() && options.registry != nullptr) {
+        Writer answer(FrameKind::Metrics);
+        answer.u64(id);
+        answer.str(options.registry->exposition());
+        workers->send(answer.payload());
+      }
     } else {
       log::warning("Provider process: ignored an unexpected frame from the host",
                    {{"kind", frame->empty() ? 0 : static_cast<int>(

@@ -25,6 +25,8 @@ using SteadyClock = std::chrono::steady_clock;
 // How long, after the child exited, its last replies may still be read before the socket is
 // shut (a process the plugin forked may hold the child's end open).
 constexpr milliseconds kDrainBound{1000};
+// How long a /metrics scrape waits for the child's metrics.
+constexpr milliseconds kMetricsWait{2000};
 
 Status malformedReply(const Status& s) {
   return Status(Code::Internal, "the provider process sent a malformed reply: " + s.message());
@@ -82,6 +84,7 @@ IsolatedProvider::IsolatedProvider(IsolationOptions isolation, ProviderOptions o
         "1 while the provider child process serves calls (--provider-isolation=process).");
     restarts_metric_ = restarts != nullptr ? &restarts->noLabels() : nullptr;
     up_metric_ = up != nullptr ? &up->noLabels() : nullptr;
+    options_.registry->setExternalSource([this] { return childMetrics(); });
   }
 }
 
@@ -111,6 +114,9 @@ IsolatedProvider::StartResult IsolatedProvider::start(IsolationOptions isolation
 }
 
 IsolatedProvider::~IsolatedProvider() {
+  if (options_.registry != nullptr) {
+    options_.registry->setExternalSource(nullptr);  // waits for a scrape in progress
+  }
   std::unique_lock lock(mu_);
   stopping_ = true;
   cancelled_ = true;
@@ -335,7 +341,7 @@ void IsolatedProvider::readLoop(int fd, uint64_t generation) {
     auto kind = frameKind(*frame);
     Reader r(*frame);
     r.u8();
-    if (kind == FrameKind::Reply) {
+    if (kind == FrameKind::Reply || kind == FrameKind::Metrics) {
       uint64_t id = r.u64();
       std::lock_guard lock(mu_);
       auto it = pending_.find(id);
@@ -403,6 +409,42 @@ Status IsolatedProvider::health() const {
     return okStatus();
   }
   return Status(Code::Unavailable, downMessageLocked());
+}
+
+std::string IsolatedProvider::childMetrics() {
+  auto pending = std::make_shared<Pending>();
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (state_ != State::Up) {
+      return {};
+    }
+    id = next_id_++;
+    pending_[id] = pending;
+  }
+  Writer w(FrameKind::MetricsRequest);
+  w.u64(id);
+  Status sent;
+  {
+    std::lock_guard write(write_mu_);
+    sent = fd_ < 0 ? Status(Code::Unavailable, "gone") : writeFrame(fd_, w.payload());
+  }
+  std::unique_lock lock(mu_);
+  bool answered = sent.ok() && pending->cv.wait_for(lock, kMetricsWait,
+                                                      [&] { return pending->done; });
+  if (!answered) {
+    pending_.erase(id);
+    return {};
+  }
+  lock.unlock();
+  Reader r(pending->reply);
+  r.u8();
+  r.u64();
+  std::string text(r.str());
+  if (!r.finish().ok() || pending->reply.empty()) {
+    return {};
+  }
+  return text;
 }
 
 StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_view call_name,

@@ -99,6 +99,10 @@ class IsolatedProvider final : public Provider {
   // The "provider" health check: OK while the child serves; else what it is waiting for.
   Status health() const;
 
+  // The child's metrics in the exposition format (the adapter's and the plugin's), asked for
+  // on each call and waited for at most kMetricsWait; empty while the child is not serving.
+  std::string childMetrics();
+
  private:
   enum class State { Starting, Up, Down, Stopped };
   struct Pending {

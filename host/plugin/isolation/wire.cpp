@@ -212,7 +212,7 @@ std::optional<FrameKind> frameKind(std::string_view payload) {
     return std::nullopt;
   }
   auto k = static_cast<uint8_t>(payload[0]);
-  if (k < static_cast<uint8_t>(FrameKind::Create) || k > static_cast<uint8_t>(FrameKind::CancelAll)) {
+  if (k < static_cast<uint8_t>(FrameKind::Create) || k > static_cast<uint8_t>(FrameKind::Metrics)) {
     return std::nullopt;
   }
   return static_cast<FrameKind>(k);

@@ -33,6 +33,8 @@ enum class FrameKind : uint8_t {
   Call = 4,         // host -> child: one Provider call (id, method, arguments)
   Reply = 5,        // child -> host: its result (id, status, value when OK)
   CancelAll = 6,    // host -> child: Provider::cancelAll
+  MetricsRequest = 7,  // host -> child: id; asks for the child's metrics
+  Metrics = 8,         // child -> host: id, the child's registry in the exposition format
 };
 
 enum class Method : uint8_t {
