@@ -9,7 +9,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.environ["CCM_SOURCE_DIR"], "test", "support"))
-from harness import Cluster, free_port, https_get, wait_for, is_initialized  # noqa: E402
+from harness import Cluster, free_port, https_get, wait_for, is_initialized, labels  # noqa: E402
+from secret_volume import SecretVolume  # noqa: E402
 
 BUILD = os.environ["CCM_BUILD_DIR"]
 KIT = os.path.join(BUILD, "test", "abi", "plugins")
@@ -130,6 +131,30 @@ class IsolationTest(unittest.TestCase):
                      timeout=90)
             self.assertGreaterEqual(len(child_pids(p)), 2)
             self.assertFalse(alive(first))
+            self.assertEqual(p.stop(), 0)
+
+    def test_reconfigure_reaches_the_child_and_a_restart_keeps_it(self):
+        """A changed --cloud-config is applied in the child; a child restarted later is
+        created with the last configuration the provider accepted, not a refused one."""
+        region = "topology.kubernetes.io/region"
+        with Cluster(nodes=1) as c:
+            vol = SecretVolume(c.tmp)
+            vol.publish({"region": "r1", "autoInstances": {"zones": ["z"]}})
+            p = c.start_ccm(vol.path, extra=ISOLATED + ["--cloud-config-reload-period=100ms"])
+            wait_for(lambda: all(is_initialized(n) for n in c.nodes()), "initialisation")
+            self.assertEqual(labels(c.nodes()[0])[region], "r1")
+            vol.publish({"region": "r2", "autoInstances": {"zones": ["z"]}})
+            wait_for(lambda: '"Provider reconfigured from the changed cloud config"' in
+                     p.output(), "the reconfigure")
+            vol.publish({"regoin": "r3", "autoInstances": {"zones": ["z"]}})
+            wait_for(lambda: "Provider refused the changed cloud config" in p.output(),
+                     "the refusal")
+            os.kill(child_pids(p)[0], signal.SIGKILL)
+            wait_for(lambda: p.output().count('"The provider process serves calls"') >= 2,
+                     "the restarted child", timeout=60)
+            new = c.add_nodes(count=1)[0]
+            wait_for(lambda: is_initialized(c.node(new)), "the node after the restart")
+            self.assertEqual(labels(c.node(new))[region], "r2")
             self.assertEqual(p.stop(), 0)
 
     def test_host_killed_takes_the_child_with_it(self):
