@@ -198,12 +198,10 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
   }
   const pid_t pid = spawned->pid;
   const int fd = spawned->fd;
-  uint64_t generation = 0;
   std::string config;
   {
     std::lock_guard lock(mu_);
     pid_ = pid;
-    generation = ++generation_;
     state_ = State::Starting;
     start_failure_.reset();
     ready_info_.reset();
@@ -217,8 +215,8 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
   bool reader_ended = false;
   std::mutex reader_mu;
   std::condition_variable reader_cv;
-  std::thread reader([&, fd, generation] {
-    readLoop(fd, generation);
+  std::thread reader([&, fd] {
+    readLoop(fd);
     std::lock_guard lock(reader_mu);
     reader_ended = true;
     reader_cv.notify_all();
@@ -328,8 +326,7 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
   return served;
 }
 
-void IsolatedProvider::readLoop(int fd, uint64_t generation) {
-  (void)generation;
+void IsolatedProvider::readLoop(int fd) {
   for (;;) {
     auto frame = readFrame(fd);
     if (!frame.ok()) {

@@ -108,10 +108,10 @@ class IsolatedProvider final : public Provider {
   struct Pending {
     std::condition_variable cv;
     bool done = false;
-    std::string reply;  // the Reply payload, when answered
+    std::string reply;  // the Reply (or Metrics) payload, when answered
     Status failure;     // when the child went away first
   };
-  // The reply payload of one call, positioned after its status by the caller's Reader.
+  // Writes a call's arguments after its id and method.
   using Args = std::function<void(Writer&)>;
 
   IsolatedProvider(IsolationOptions isolation, ProviderOptions options, std::string config,
@@ -119,7 +119,7 @@ class IsolatedProvider final : public Provider {
   void supervise();
   // Runs one child until it exits; returns how long it had served (0 if it never did).
   std::chrono::steady_clock::duration runOnce(bool first);
-  void readLoop(int fd, uint64_t generation);
+  void readLoop(int fd);
   void killChild(std::string_view why);
   StatusOr<std::string> roundTrip(Method method, std::string_view call_name,
                                   std::chrono::milliseconds timeout, const Args& args);
@@ -135,7 +135,6 @@ class IsolatedProvider final : public Provider {
   State state_ = State::Starting;                 // guarded by mu_
   std::string config_;                            // guarded by mu_: the last accepted one
   pid_t pid_ = -1;                                // guarded by mu_: -1 once reaped
-  uint64_t generation_ = 0;                       // guarded by mu_
   std::optional<StartFailure> start_failure_;     // guarded by mu_ (the current child's)
   std::optional<ProviderInfo> ready_info_;        // guarded by mu_ (the current child's)
   bool stopping_ = false;                         // guarded by mu_
