@@ -28,6 +28,8 @@ constexpr milliseconds kDrainBound{1000};
 // How long a /metrics scrape waits for the child's metrics.
 constexpr milliseconds kMetricsWait{2000};
 
+double inSeconds(milliseconds d) { return std::chrono::duration<double>(d).count(); }
+
 Status malformedReply(const Status& s) {
   return Status(Code::Internal, "the provider process sent a malformed reply: " + s.message());
 }
@@ -126,7 +128,7 @@ IsolatedProvider::~IsolatedProvider() {
     if (!cv_.wait_for(lock, isolation_.stop_grace, [this] { return pid_ <= 0; })) {
       lock.unlock();
       killChild(fmt::format("it did not stop within {}s of SIGTERM",
-                            isolation_.stop_grace.count() / 1000.0));
+                            inSeconds(isolation_.stop_grace)));
       lock.lock();
     }
   }
@@ -261,7 +263,7 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
     lock.unlock();
     if (!settled) {
       killChild(fmt::format("it did not finish starting within {}s",
-                            (options_.start_timeout + isolation_.answer_bound).count() / 1000.0));
+                            inSeconds(options_.start_timeout + isolation_.answer_bound)));
     }
   }
 
@@ -397,7 +399,7 @@ std::string IsolatedProvider::downMessageLocked() const {
   auto left = std::chrono::duration_cast<milliseconds>(next_start_ - SteadyClock::now());
   return fmt::format("the provider process is not running ({}); next start in {:.1f}s",
                      last_exit_.empty() ? "stopped" : last_exit_,
-                     std::max<int64_t>(0, left.count()) / 1000.0);
+                     inSeconds(std::max(milliseconds(0), left)));
 }
 
 Status IsolatedProvider::health() const {
@@ -482,11 +484,11 @@ StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_vie
   if (!pending->cv.wait_for(lock, bound, [&] { return pending->done; })) {
     pending_.erase(id);
     lock.unlock();
-    killChild(fmt::format("it did not answer {} within {}s", call_name, bound.count() / 1000.0));
+    killChild(fmt::format("it did not answer {} within {}s", call_name, inSeconds(bound)));
     return Status(Code::DeadlineExceeded,
                   fmt::format("provider call {} got no answer from the provider process within "
                               "{}s; the process is killed and restarted",
-                              call_name, bound.count() / 1000.0));
+                              call_name, inSeconds(bound)));
   }
   if (!pending->failure.ok()) {
     return pending->failure.withPrefix(fmt::format("provider call {}", call_name));

@@ -68,12 +68,14 @@ StatusOr<ChildProcess> spawnChild(const std::string& executable,
   }
   env_strings.push_back(prefix + std::to_string(kChildFd));
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (auto& s : env_strings) {
     envp.push_back(s.data());
   }
   envp.push_back(nullptr);
   std::vector<std::string> args = argv;
   std::vector<char*> argvp;
+  argvp.reserve(args.size() + 1);
   for (auto& s : args) {
     argvp.push_back(s.data());
   }
