@@ -6,7 +6,8 @@
     ./dev bench burst lifecycle       # only these scenarios
     python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
 
-Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6).
+Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6),
+isolation (7).
 Every figure is printed beside its bound (a target the project set itself) as a ratio measured in the
 same run, with the machine's load average when it was taken. No upstream figure is printed:
 these runs are against kubesim, and upstream's figures were measured against a real
@@ -28,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
 import scenarios  # noqa: E402
 
-ALL = ["burst", "steady", "lb", "routes", "lifecycle", "kubesim"]
+ALL = ["burst", "steady", "lb", "routes", "lifecycle", "kubesim", "isolation"]
 
 def median_rows(runs):
     """Merges repeated runs of one case: the median value, the range in the note. The other
@@ -87,6 +88,9 @@ def run_scenario(name, args):
         return scenarios.lifecycle(per_zone=500, vanish=500, rate=10.0)
     if name == "kubesim":
         return scenarios.kubesim_bench(args.build_dir, seconds=3 if quick else 10)
+    if name == "isolation":
+        return scenarios.isolation(args.build_dir, nodes=1000 if quick else 5000,
+                                   calls=1000 if quick else 5000)
     raise SystemExit("unknown scenario %r (known: %s)" % (name, ", ".join(ALL)))
 
 

@@ -7,7 +7,9 @@ run.py turns them into the table (value / bound as a ratio) and the JSON file.
 """
 import json
 import os
+import re
 import subprocess
+import tempfile
 import time
 
 import benchlib
@@ -58,19 +60,29 @@ def thread_split(before, after, per=1, least=0.005):
 # ---- 1. node initialisation burst ----------------------------------------------------------------
 
 def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
-               floor_ratio=None):
+               floor_ratio=None, isolated=False):
     """`nodes` kubelets register at once; time until the cloud-node controller has
-    initialised the last one, with the host's CPU, API writes and provider calls."""
+    initialised the last one, with the host's CPU, API writes and provider calls. With
+    `isolated`, the plugin runs in a child process (--provider-isolation=process) and the
+    child's CPU is reported beside the host's."""
     qps_label = "unthrottled" if qps < 0 else "QPS %g/%d" % (qps, burst)
     case = "%d nodes, %d ms cloud, %s" % (nodes, latency_ms, qps_label)
+    if isolated:
+        case += ", isolated"
+    child = None
     with Env() as env:
         world = {"autoInstances": auto_instances()}
         if latency_ms:
             world["latency"] = "%dms" % latency_ms
         cloud = env.cloud(state_file=False, **world)
-        env.start_ccm(cloud, qps=qps, burst=burst)
+        env.start_ccm(cloud, qps=qps, burst=burst,
+                      extra=["--provider-isolation=process"] if isolated else [])
         env.wait_log(CONTROLLER_UP, timeout=60)
         time.sleep(0.5)  # let the start-up work settle
+        if isolated:
+            pids = re.findall(r'"Started the provider process" pid=(\d+)', env.ccm.output())
+            child = benchlib.Proc(int(pids[-1]))
+            child_cpu0 = child.cpu_seconds()
         env.log.watch(INITIALIZED)
         env.log.skip_to_end()
         ccm = env.ccm_proc()
@@ -93,6 +105,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         # host goes quiet.
         cpu1, threads1, wakeups1 = ccm.cpu_when_quiet()
         sim_cpu1 = sim.cpu_seconds()
+        child_cpu = child.cpu_seconds() - child_cpu0 if child else 0.0
         env.profile_stop()
         # Events are sent asynchronously (and wait for tokens too): count the writes once
         # they have stopped.
@@ -141,6 +154,12 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
             load=load, note="compact JSON as served, %d nodes" % len(node_list)),
         row(s, case, "nodes registered by kubesim in", t_registered - t0, "s", load=load),
     ]
+    if isolated:
+        rows.append(row(s, case, "provider process CPU total", child_cpu, "CPU-s", load=load,
+                        note="the plugin's child process, beside the host's own CPU above; "
+                        "provider calls are counted in the child, so the calls row reads 0"))
+        rows.append(row(s, case, "host + provider process CPU per 1,000 nodes",
+                        (cpu1 - cpu0 + child_cpu) * 1000 / nodes, "CPU-s", load=load))
     if qps > 0:
         floor = writes_window / qps
         rows.append(row(s, case, "time vs QPS floor (writes until the last node / QPS = %.1f s)"
@@ -472,4 +491,34 @@ def kubesim_bench(build_dir, seconds=10):
         better = "lower" if r["unit"] == "MiB" else "higher"
         rows.append(row(s, "kubesim-bench", r["scenario"], r["value"], r["unit"], better=better,
                         note=r["details"], load=load))
+    return rows
+
+
+# ---- 7. provider isolation ------------------------------------------------------------------
+
+def isolation(build_dir, nodes=5000, calls=5000):
+    """--provider-isolation=process against in-process: the round trip of one trivial call
+    (fake-cloud's instance_exists, one caller), then the node burst both ways."""
+    s = "7 provider isolation"
+    with tempfile.TemporaryDirectory(prefix="ccm-bench-iso-") as tmp:
+        config = os.path.join(tmp, "cloud.json")
+        with open(config, "w") as f:
+            json.dump({"autoInstances": auto_instances()}, f)
+        load = benchlib.load_average()
+        out = subprocess.run([os.path.join(build_dir, "bench", "isolation-roundtrip"),
+                              os.path.join(build_dir, "host", "cloud-controller-manager"),
+                              os.path.join(build_dir, "plugins"), config, str(calls)],
+                             check=True, capture_output=True, text=True, timeout=300)
+        t = json.loads(out.stdout.strip().splitlines()[-1])
+    case = "instance_exists round trip, %d calls, one caller" % calls
+    rows = [
+        row(s, case, "in-process median", t["in_process_median_us"], "us", load=load,
+            note="p99 %.1f us" % t["in_process_p99_us"]),
+        row(s, case, "isolated median", t["isolated_median_us"], "us", load=load,
+            note="p99 %.1f us" % t["isolated_p99_us"]),
+        row(s, case, "isolation overhead per call",
+            t["isolated_median_us"] - t["in_process_median_us"], "us", load=load),
+    ]
+    rows += node_burst(nodes, 0, -1)
+    rows += node_burst(nodes, 0, -1, isolated=True)
     return rows

@@ -26,6 +26,9 @@
 #include "host/options/options.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/crash_report.hpp"
+#include "host/plugin/isolation/child.hpp"
+#include "host/plugin/isolation/isolated_provider.hpp"
+#include "host/plugin/isolation/process.hpp"
 #include "host/plugin/lifecycle_call.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/metrics.hpp"
@@ -312,6 +315,89 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   return code;
 }
 
+// The parts of the start-up the provider child process shares with the host.
+plugin::LoadOptions loadOptions(const options::Options& opts, metrics::Registry& registry,
+                                const std::stop_source& stop) {
+  plugin::LoadOptions load;
+  load.plugin_dir = opts.cloud_provider_plugin_dir;
+  load.name = opts.cloud_provider;
+  load.registry = &registry;
+  load.start_timeout = opts.provider_start_timeout;
+  load.stop = stop.get_token();
+  return load;
+}
+
+// --provider-isolation=process, in the child: serve the host's calls (host/plugin/isolation).
+int runProviderChild(const options::Options& opts, int fd) {
+  metrics::Registry registry;  // lives until the process ends (runChild does not return then)
+  std::stop_source stop;
+  return plugin::isolation::runChild(fd, loadOptions(opts, registry, stop),
+                                     providerOptions(opts, registry));
+}
+
+// The provider, as --provider-isolation asks: loaded and created in this process, or in a
+// supervised child process. A failure is logged and gives nullptr (exit 1); a start-up call
+// that was given up on leaves the process at once.
+std::unique_ptr<plugin::Provider> makeProvider(const options::Options& opts,
+                                               const std::string& config,
+                                               metrics::Registry& registry,
+                                               const std::stop_source& stop,
+                                               std::vector<std::string> argv) {
+  plugin::ProviderOptions provider_options = providerOptions(opts, registry);
+  provider_options.stop = stop.get_token();
+  if (opts.provider_isolation == "process") {
+    auto exe = plugin::isolation::selfExecutable();
+    if (!exe.ok()) {
+      log::error("Cannot start the provider process", {{"err", exe.status().message()}});
+      return nullptr;
+    }
+    plugin::isolation::IsolationOptions isolation;
+    isolation.executable = *exe;
+    isolation.argv = std::move(argv);
+    log::info("Starting the cloud provider in a child process",
+              {{"provider", opts.cloud_provider},
+               {"pluginDir", opts.cloud_provider_plugin_dir},
+               {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
+    auto started = plugin::isolation::IsolatedProvider::start(isolation, provider_options,
+                                                              config, opts.cloud_config);
+    if (auto* failed = std::get_if<plugin::isolation::StartFailure>(&started)) {
+      const char* what = failed->step == plugin::isolation::StartStep::Load
+                             ? "Cannot load the cloud provider"
+                             : "Cannot create the cloud provider";
+      if (abandonedStartup(failed->status)) {
+        exitAbandonedStartup(what, failed->status);
+      }
+      log::error(what, {{"err", failed->status.message()}});
+      return nullptr;
+    }
+    return std::move(std::get<0>(started));
+  }
+  plugin::LoadOptions load = loadOptions(opts, registry, stop);
+  log::info("Loading the cloud provider",
+            {{"provider", opts.cloud_provider},
+             {"pluginDir", opts.cloud_provider_plugin_dir},
+             {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
+  auto loaded = plugin::PluginLoader::load(load);
+  if (!loaded.ok() && abandonedStartup(loaded.status())) {
+    exitAbandonedStartup("Cannot load the cloud provider", loaded.status());
+  }
+  if (!loaded.ok()) {
+    log::error("Cannot load the cloud provider", {{"err", loaded.status().message()}});
+    return nullptr;
+  }
+  log::info("Creating the cloud provider", {{"provider", (*loaded)->name}});
+  auto provider =
+      plugin::AbiProvider::create(*loaded, config, opts.cloud_config, provider_options);
+  if (!provider.ok() && abandonedStartup(provider.status())) {
+    exitAbandonedStartup("Cannot create the cloud provider", provider.status());
+  }
+  if (!provider.ok()) {
+    log::error("Cannot create the cloud provider", {{"err", provider.status().message()}});
+    return nullptr;
+  }
+  return std::move(provider).value();
+}
+
 }  // namespace
 
 int run(int argc, const char* const* argv) {
@@ -344,6 +430,9 @@ int run(int argc, const char* const* argv) {
     return 2;
   }
 
+  if (auto child_fd = plugin::isolation::childFdFromEnvironment()) {
+    return runProviderChild(opts, *child_fd);
+  }
   log::info("Starting cloud-controller-manager",
             {{"version", CCM_VERSION},
              {"pluginABI", fmt::format("{}.{}", CCM_ABI_MAJOR, CCM_ABI_MINOR)}});
@@ -366,37 +455,12 @@ int run(int argc, const char* const* argv) {
     log::error("Cannot start", {{"err", config.status().message()}});
     return 1;
   }
-  plugin::LoadOptions load;
-  load.plugin_dir = opts.cloud_provider_plugin_dir;
-  load.name = opts.cloud_provider;
-  load.registry = &registry;
-  load.start_timeout = opts.provider_start_timeout;
-  load.stop = stop.get_token();
-  log::info("Loading the cloud provider",
-            {{"provider", opts.cloud_provider},
-             {"pluginDir", opts.cloud_provider_plugin_dir},
-             {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
-  auto loaded = plugin::PluginLoader::load(load);
-  if (!loaded.ok() && abandonedStartup(loaded.status())) {
-    exitAbandonedStartup("Cannot load the cloud provider", loaded.status());
-  }
-  if (!loaded.ok()) {
-    log::error("Cannot load the cloud provider", {{"err", loaded.status().message()}});
+  std::unique_ptr<plugin::Provider> provider =
+      makeProvider(opts, *config, registry, stop, std::vector<std::string>(argv, argv + argc));
+  if (provider == nullptr) {
     return 1;
   }
-  plugin::ProviderOptions provider_options = providerOptions(opts, registry);
-  provider_options.stop = stop.get_token();
-  log::info("Creating the cloud provider", {{"provider", (*loaded)->name}});
-  auto provider =
-      plugin::AbiProvider::create(*loaded, *config, opts.cloud_config, provider_options);
-  if (!provider.ok() && abandonedStartup(provider.status())) {
-    exitAbandonedStartup("Cannot create the cloud provider", provider.status());
-  }
-  if (!provider.ok()) {
-    log::error("Cannot create the cloud provider", {{"err", provider.status().message()}});
-    return 1;
-  }
-  const plugin::ProviderInfo& info = (*provider)->info();
+  const plugin::ProviderInfo& info = provider->info();
   log::info("Loaded cloud provider", {{"provider", info.name},
                                       {"version", info.version},
                                       {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
@@ -437,8 +501,14 @@ int run(int argc, const char* const* argv) {
   events.start();
   // Declared before the manager, which removes its controllers' checks when it stops.
   server::HealthChecks health;
-  ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
+  ControllerManager manager(opts, **client, *provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
+  if (auto* isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(provider.get())) {
+    // Readiness only: the host restarts the child itself; a failing liveness probe would
+    // restart the whole pod for it.
+    (void)health.add(
+        "provider", [isolated] { return isolated->health(); }, server::Probes{false, false, true});
+  }
 
   std::unique_ptr<kube::KubeClient> authn_client;
   std::unique_ptr<kube::KubeClient> authz_client;
@@ -461,7 +531,7 @@ int run(int argc, const char* const* argv) {
   // Watches --cloud-config for changes (a rotated credential) while the process runs, leader
   // or not, so a standby takes over with current credentials. Declared after the provider:
   // it stops before the provider is destroyed.
-  ConfigReloader reloader(**provider, opts.cloud_config, *config, &registry);
+  ConfigReloader reloader(*provider, opts.cloud_config, *config, &registry);
   if (!opts.cloud_config.empty() && opts.cloud_config_reload_period.count() > 0) {
     reloader.start(opts.cloud_config_reload_period);
     log::infoV(1, "Watching the cloud config for changes",

@@ -40,6 +40,10 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
                   "Deadline of the provider's start-up calls (its entry point, then create with "
                   "--cloud-config). A provider that has not returned by then is given up on and "
                   "the process exits 1. Must be positive.");
+  fs->addString("provider-isolation", &o.provider_isolation, "none",
+                "Where the provider plugin runs: 'none' (in this process) or 'process' (in a "
+                "child process; a crash or hang there answers calls UNAVAILABLE while the "
+                "child is restarted with back-off, and the host keeps running).");
   fs->addDuration("cloud-config-reload-period", &o.cloud_config_reload_period, milliseconds(10000),
                   "How often the --cloud-config file is read to look for changes (e.g. a "
                   "rotated credential in a Secret); a change is handed to the provider without a "
@@ -334,6 +338,11 @@ Status validate(const Options& o) {
   auto bad = [](std::string msg) { return Status(Code::InvalidArgument, std::move(msg)); };
   if (o.cloud_provider.empty()) {
     return bad("--cloud-provider cannot be empty");
+  }
+  if (o.provider_isolation != "none" && o.provider_isolation != "process") {
+    return Status(Code::InvalidArgument,
+                  fmt::format("--provider-isolation={}: must be 'none' or 'process'",
+                              o.provider_isolation));
   }
   if (o.cloud_config_reload_period.count() < 0) {
     return bad("--cloud-config-reload-period cannot be negative (0 turns the watch off)");

@@ -71,6 +71,9 @@ struct Options {
   int32_t large_cluster_size_threshold = 50;
   milliseconds cloud_provider_call_timeout{0};
   milliseconds provider_start_timeout{120000};
+  // --provider-isolation: "none" (the plugin runs in this process) or "process" (in a child
+  // process the host supervises and restarts; host/plugin/isolation).
+  std::string provider_isolation = "none";
   milliseconds cloud_config_reload_period{10000};   // 0: the file is not watched
   milliseconds cloud_config_reload_timeout{60000};  // deadline of one reconfigure
 

@@ -195,7 +195,21 @@ Family<Histogram>* Registry::histogram(std::string_view name, std::string_view h
   return out;
 }
 
+void Registry::setExternalSource(std::function<std::string()> source) {
+  std::lock_guard lock(source_mu_);
+  external_source_ = std::move(source);
+}
+
 std::string Registry::exposition() const {
+  std::string out = ownExposition();
+  std::lock_guard lock(source_mu_);
+  if (external_source_) {
+    out += external_source_();
+  }
+  return out;
+}
+
+std::string Registry::ownExposition() const {
   std::string out;
   std::lock_guard lock(mu_);
   for (const auto& family : families_) {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,6 +133,12 @@ class Registry {
   // Prometheus text exposition of every family, sorted by name.
   std::string exposition() const;
 
+  // Text in the exposition format appended after this registry's own families by every
+  // exposition(): metrics kept elsewhere (the provider child process's, with
+  // --provider-isolation=process). The source is called without the registry's lock; setting
+  // another one (or an empty one) waits for a call in progress to end. One source at a time.
+  void setExternalSource(std::function<std::string()> source);
+
   // Test helper: the value of a counter or gauge child, or of a histogram's count; -1 when
   // absent.
   double valueForTest(std::string_view name, const std::vector<std::string>& values = {}) const;
@@ -144,9 +151,12 @@ class Registry {
     std::unique_ptr<Family<Histogram>> histogram;
   };
   static std::string helpText(std::string_view help, Stability stability);
+  std::string ownExposition() const;
 
   mutable std::mutex mu_;
   std::map<std::string, Entry, std::less<>> families_;  // guarded by mu_
+  mutable std::mutex source_mu_;                 // held while the source runs
+  std::function<std::string()> external_source_;  // guarded by source_mu_
 };
 
 template <typename T>

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ccm/provider_abi.h"
 
@@ -56,7 +57,7 @@ static void hang_forever(void) {
 }
 #endif
 
-#if defined(BREAK_CRASHES)
+#if defined(BREAK_CRASHES) || defined(BREAK_CRASHES_WHILE_MARKED)
 /* Where the crashing call writes: an address no process has mapped. Volatile, so the
  * compiler cannot see through it. */
 static int* volatile g_wild = (int*)(uintptr_t)16;
@@ -175,6 +176,15 @@ static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_n
 #elif defined(BREAK_CRASHES)
   /* A wild write: SIGSEGV inside the call. */
   *g_wild = 1;
+#elif defined(BREAK_CRASHES_WHILE_MARKED)
+  /* Crashes while the file CCM_KIT_CRASH_MARKER names exists, and works once it is gone: a
+   * test of recovery (the host restarts an isolated provider that crashed). */
+  {
+    const char* marker = getenv("CCM_KIT_CRASH_MARKER");
+    if (marker != NULL && access(marker, F_OK) == 0) {
+      *g_wild = 1;
+    }
+  }
 #elif defined(BREAK_ABORTS)
   abort();
 #elif defined(BREAK_OVERFLOWS)

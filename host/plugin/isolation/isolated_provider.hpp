@@ -1,0 +1,157 @@
+// IsolatedProvider: --provider-isolation=process. A Provider whose plugin runs in a child
+// process (child.hpp) that this object starts, supervises and restarts.
+//
+// Each call is sent to the child as one Call frame with a fresh id and answered by the Reply
+// with that id, so any number of calls are in flight at once (the child's adapter enforces
+// the plugin's declared concurrency and deadlines, as in-process).
+//
+// When the child dies (a crash: its crash line is in the log, as it shares the host's
+// stderr), the calls in flight and every new call answer UNAVAILABLE saying so, and the
+// child is started again after a growing, jittered back-off (first_backoff doubling up to
+// max_backoff; back to first_backoff once a child has run healthy_after). A call with no
+// answer by its deadline + grace + answer_bound means the child stopped answering: it is
+// killed (then restarted) and the call answers DEADLINE_EXCEEDED. A restarted child is
+// created with the last configuration the provider accepted (reconfigure).
+//
+// The first start (load, then create, in the child, under --provider-start-timeout) is
+// reported to start()'s caller as the in-process path reports it; later starts are logged.
+//
+// Stopping (the destructor): SIGTERM to the child, SIGKILL after stop_grace.
+//
+// THREAD: start() and the destructor on the main thread; every Provider method from any
+// thread. The children are started by the supervisor thread this object owns (their
+// parent-death signal is tied to the thread that started them, which lives as long as this).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "host/plugin/isolation/process.hpp"
+#include "host/plugin/isolation/wire.hpp"
+#include "host/plugin/provider.hpp"
+#include "host/plugin/provider_options.hpp"
+#include "host/runtime/metrics.hpp"
+
+namespace ccm::plugin::isolation {
+
+struct IsolationOptions {
+  std::string executable;         // the host binary
+  std::vector<std::string> argv;  // the host's own arguments (argv[0] included)
+  std::chrono::milliseconds first_backoff{1000};
+  std::chrono::milliseconds max_backoff{300000};
+  std::chrono::milliseconds healthy_after{600000};
+  std::chrono::milliseconds answer_bound{10000};
+  std::chrono::milliseconds stop_grace{5000};
+};
+
+enum class StartStep { Load, Create };
+
+struct StartFailure {
+  StartStep step = StartStep::Load;
+  Status status;
+};
+
+class IsolatedProvider final : public Provider {
+ public:
+  using StartResult = std::variant<std::unique_ptr<IsolatedProvider>, StartFailure>;
+  // Starts the child and waits for its provider to be created with config.
+  static StartResult start(IsolationOptions isolation, ProviderOptions options,
+                           std::string config, std::string config_source);
+  ~IsolatedProvider() override;
+  IsolatedProvider(const IsolatedProvider&) = delete;
+  IsolatedProvider& operator=(const IsolatedProvider&) = delete;
+
+  const ProviderInfo& info() const override { return info_; }
+
+  StatusOr<Existence> instanceExists(const NodeRef& node) override;
+  StatusOr<Power> instanceShutdown(const NodeRef& node) override;
+  StatusOr<std::optional<InstanceMetadata>> instanceMetadata(const NodeRef& node) override;
+  StatusOr<std::vector<MetadataResult>> instanceMetadataBatch(
+      std::span<const NodeRef> nodes) override;
+  StatusOr<std::optional<LoadBalancerStatus>> getLoadBalancer(std::string_view cluster_name,
+                                                              const ServiceRef& service) override;
+  StatusOr<std::string> getLoadBalancerName(std::string_view cluster_name,
+                                            const ServiceRef& service) override;
+  StatusOr<LoadBalancerStatus> ensureLoadBalancer(std::string_view cluster_name,
+                                                  const ServiceRef& service,
+                                                  std::span<const NodeRef> nodes) override;
+  Status updateLoadBalancer(std::string_view cluster_name, const ServiceRef& service,
+                            std::span<const NodeRef> nodes) override;
+  Status ensureLoadBalancerDeleted(std::string_view cluster_name,
+                                   const ServiceRef& service) override;
+  StatusOr<std::vector<Route>> listRoutes(std::string_view cluster_name) override;
+  Status createRoute(std::string_view cluster_name, std::string_view name_hint,
+                     const Route& route) override;
+  Status deleteRoute(std::string_view cluster_name, const Route& route) override;
+  void cancelAll() override;
+  Status reconfigure(std::string_view config) override;
+
+  // The "provider" health check: OK while the child serves; else what it is waiting for.
+  Status health() const;
+
+  // The child's metrics in the exposition format (the adapter's and the plugin's), asked for
+  // on each call and waited for at most kMetricsWait; empty while the child is not serving.
+  std::string childMetrics();
+
+ private:
+  enum class State { Starting, Up, Down, Stopped };
+  struct Pending {
+    std::condition_variable cv;
+    bool done = false;
+    std::string reply;  // the Reply (or Metrics) payload, when answered
+    Status failure;     // when the child went away first
+  };
+  // Writes a call's arguments after its id and method.
+  using Args = std::function<void(Writer&)>;
+
+  IsolatedProvider(IsolationOptions isolation, ProviderOptions options, std::string config,
+                   std::string config_source);
+  void supervise();
+  // Runs one child until it exits; returns how long it had served (0 if it never did).
+  std::chrono::steady_clock::duration runOnce(bool first);
+  void readLoop(int fd);
+  void killChild(std::string_view why);
+  StatusOr<std::string> roundTrip(Method method, std::string_view call_name,
+                                  std::chrono::milliseconds timeout, const Args& args);
+  std::string downMessageLocked() const;
+
+  IsolationOptions isolation_;
+  ProviderOptions options_;
+  std::string config_source_;
+  ProviderInfo info_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // state, start result and stop changes
+  State state_ = State::Starting;                 // guarded by mu_
+  std::string config_;                            // guarded by mu_: the last accepted one
+  pid_t pid_ = -1;                                // guarded by mu_: -1 once reaped
+  std::optional<StartFailure> start_failure_;     // guarded by mu_ (the current child's)
+  std::optional<ProviderInfo> ready_info_;        // guarded by mu_ (the current child's)
+  bool stopping_ = false;                         // guarded by mu_
+  bool cancelled_ = false;                        // guarded by mu_
+  bool first_done_ = false;                       // guarded by mu_
+  std::string last_exit_;                         // guarded by mu_
+  uint64_t restarts_ = 0;                         // guarded by mu_
+  std::chrono::steady_clock::time_point next_start_;  // guarded by mu_
+  uint64_t next_id_ = 1;                                      // guarded by mu_
+  std::map<uint64_t, std::shared_ptr<Pending>> pending_;      // guarded by mu_
+
+  std::mutex write_mu_;
+  int fd_ = -1;  // guarded by write_mu_: the host's end of the current child's socket
+
+  metrics::Counter* restarts_metric_ = nullptr;
+  metrics::Gauge* up_metric_ = nullptr;
+  std::thread supervisor_;
+};
+
+}  // namespace ccm::plugin::isolation

@@ -1,0 +1,107 @@
+// The wire of --provider-isolation=process: how the host and the provider child process talk
+// over their socketpair.
+//
+// A frame is a 4-byte little-endian length followed by that many bytes of payload (at most
+// kMaxFrame). A payload starts with its kind (one byte); the rest is a sequence of fields:
+// integers little-endian of fixed width, booleans one byte (0 or 1), strings and lists a
+// 4-byte count then the items. Nothing is trusted: every read is bounded by what is left of
+// the payload, and a payload that ends early, has bytes left over, or holds an impossible
+// value (a boolean of 7, a list longer than the bytes left) is refused as a whole.
+//
+// THREAD: Writer and Reader are values used by one thread; readFrame/writeFrame may be used
+// from several threads only if the caller serialises the writers (one frame at a time).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/plugin/provider.hpp"
+#include "host/runtime/status.hpp"
+
+namespace ccm::plugin::isolation {
+
+inline constexpr size_t kMaxFrame = size_t{64} << 20;  // 64 MiB
+
+enum class FrameKind : uint8_t {
+  Create = 1,       // host -> child: the configuration to create the provider with
+  Ready = 2,        // child -> host: the provider is created; its ProviderInfo
+  StartFailed = 3,  // child -> host: loading or creating failed; which step and why
+  Call = 4,         // host -> child: one Provider call (id, method, arguments)
+  Reply = 5,        // child -> host: its result (id, status, value when OK)
+  CancelAll = 6,    // host -> child: Provider::cancelAll
+  MetricsRequest = 7,  // host -> child: id; asks for the child's metrics
+  Metrics = 8,         // child -> host: id, the child's registry in the exposition format
+};
+
+enum class Method : uint8_t {
+  InstanceExists = 1,
+  InstanceShutdown = 2,
+  InstanceMetadata = 3,
+  InstanceMetadataBatch = 4,
+  GetLoadBalancer = 5,
+  GetLoadBalancerName = 6,
+  EnsureLoadBalancer = 7,
+  UpdateLoadBalancer = 8,
+  EnsureLoadBalancerDeleted = 9,
+  ListRoutes = 10,
+  CreateRoute = 11,
+  DeleteRoute = 12,
+  Reconfigure = 13,
+};
+inline constexpr uint8_t kLastMethod = 13;
+
+class Writer {
+ public:
+  explicit Writer(FrameKind kind) { u8(static_cast<uint8_t>(kind)); }
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v);
+  void u64(uint64_t v);
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void boolean(bool v) { u8(v ? 1 : 0); }
+  void str(std::string_view v);
+  void status(const Status& s);
+  const std::string& payload() const { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view payload) : in_(payload) {}
+  explicit Reader(std::string&& payload) = delete;  // would read a destroyed temporary
+  // Each read returns a zero value once the reader has failed; check ok() at the end.
+  uint8_t u8();
+  uint32_t u32();
+  uint64_t u64();
+  int32_t i32() { return static_cast<int32_t>(u32()); }
+  bool boolean();
+  std::string_view str();
+  Status status();
+  // A list count, refused when it cannot fit in what is left (each item takes at least
+  // min_item_size bytes).
+  uint32_t count(size_t min_item_size);
+  void fail(std::string_view why);
+  bool ok() const { return error_.empty(); }
+  // OK when every read succeeded and the payload is used up exactly.
+  Status finish() const;
+
+ private:
+  std::string_view in_;
+  size_t at_ = 0;
+  std::string error_;  // empty while every read succeeded
+};
+
+// Blocking frame I/O on a stream socket. readFrame: Unavailable on end of stream (clean, or
+// in the middle of a frame), InvalidArgument for a length over kMaxFrame or zero.
+StatusOr<std::string> readFrame(int fd);
+Status writeFrame(int fd, std::string_view payload);
+
+// The kind of a payload (its first byte), or nullopt for an empty payload or unknown kind.
+std::optional<FrameKind> frameKind(std::string_view payload);
+
+}  // namespace ccm::plugin::isolation
