@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,8 @@
 #include "host/plugin/crash_report.hpp"
 #include "host/plugin/lifecycle_call.hpp"
 #include "host/plugin/plugin_loader.hpp"
+#include "host/providers/provider_set.hpp"
+#include "host/providers/routing_rules.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/thread_name.hpp"
 #include "host/runtime/version.hpp"
@@ -312,6 +315,111 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   return code;
 }
 
+
+// One provider of --cloud-provider: its name, its --cloud-config and, once created, itself.
+struct ConfiguredProvider {
+  std::string name;
+  std::string config_path;
+  std::string config;
+  std::unique_ptr<plugin::AbiProvider> provider;
+};
+
+// The providers of --cloud-provider with their --cloud-config paths; with several, the routing
+// flags are checked too (they name listed providers only).
+StatusOr<std::vector<ConfiguredProvider>> configuredProviders(const options::Options& opts) {
+  auto names = providers::parseProviderList(opts.cloud_provider);
+  if (!names.ok()) {
+    return names.status();
+  }
+  auto paths = providers::parseCloudConfigs(opts.cloud_config, *names);
+  if (!paths.ok()) {
+    return paths.status();
+  }
+  auto rules = providers::buildRules(*names, opts.provider_node_selectors, opts.provider_discovery,
+                                     opts.load_balancer_class_providers, opts.load_balancer_nodes);
+  if (!rules.ok()) {
+    return rules.status();
+  }
+  std::vector<ConfiguredProvider> out;
+  for (size_t i = 0; i < names->size(); ++i) {
+    out.push_back({(*names)[i], (*paths)[i], {}, nullptr});
+  }
+  return out;
+}
+
+// Reads the config, loads the plugin and creates the provider. Returns the exit code on
+// failure (0 on success); exits at once when a start-up call was abandoned.
+int createProvider(const options::Options& opts, ConfiguredProvider& c,
+                   metrics::Registry& registry, std::stop_token stop) {
+  auto config = readCloudConfig(c.config_path);
+  if (!config.ok()) {
+    log::error("Cannot start", {{"err", config.status().message()}});
+    return 1;
+  }
+  c.config = std::move(config).value();
+  plugin::LoadOptions load;
+  load.plugin_dir = opts.cloud_provider_plugin_dir;
+  load.name = c.name;
+  load.registry = &registry;
+  load.start_timeout = opts.provider_start_timeout;
+  load.stop = stop;
+  log::info("Loading the cloud provider",
+            {{"provider", c.name},
+             {"pluginDir", opts.cloud_provider_plugin_dir},
+             {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
+  auto loaded = plugin::PluginLoader::load(load);
+  if (!loaded.ok() && abandonedStartup(loaded.status())) {
+    exitAbandonedStartup("Cannot load the cloud provider", loaded.status());
+  }
+  if (!loaded.ok()) {
+    log::error("Cannot load the cloud provider", {{"err", loaded.status().message()}});
+    return 1;
+  }
+  plugin::ProviderOptions provider_options = providerOptions(opts, registry);
+  provider_options.stop = stop;
+  log::info("Creating the cloud provider", {{"provider", (*loaded)->name}});
+  auto provider = plugin::AbiProvider::create(*loaded, c.config, c.config_path, provider_options);
+  if (!provider.ok() && abandonedStartup(provider.status())) {
+    exitAbandonedStartup("Cannot create the cloud provider", provider.status());
+  }
+  if (!provider.ok()) {
+    log::error("Cannot create the cloud provider", {{"err", provider.status().message()}});
+    return 1;
+  }
+  c.provider = std::move(provider).value();
+  const plugin::ProviderInfo& info = c.provider->info();
+  log::info("Loaded cloud provider", {{"provider", info.name},
+                                      {"version", info.version},
+                                      {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
+                                      {"path", info.path},
+                                      {"capabilities", info.capabilityList()},
+                                      {"providerIDPrefix", info.provider_id_prefix},
+                                      {"annotationDomain", info.annotation_domain},
+                                      {"metricNamespace", info.metric_namespace}});
+  return 0;
+}
+
+// With several providers, the set that routes among them (checked: providerID prefixes);
+// null with one provider, which the controllers then use directly as before.
+StatusOr<std::unique_ptr<providers::ProviderSet>> providerSet(
+    const options::Options& opts, const std::vector<ConfiguredProvider>& configured) {
+  if (configured.size() < 2) {
+    return std::unique_ptr<providers::ProviderSet>();
+  }
+  std::vector<std::string> names;
+  std::vector<plugin::Provider*> members;
+  for (const auto& c : configured) {
+    names.push_back(c.name);
+    members.push_back(c.provider.get());
+  }
+  auto rules = providers::buildRules(names, opts.provider_node_selectors, opts.provider_discovery,
+                                     opts.load_balancer_class_providers, opts.load_balancer_nodes);
+  if (!rules.ok()) {
+    return rules.status();
+  }
+  return providers::ProviderSet::create(std::move(members), std::move(rules).value());
+}
+
 }  // namespace
 
 int run(int argc, const char* const* argv) {
@@ -335,6 +443,14 @@ int run(int argc, const char* const* argv) {
       {opts.logging_format == "json" ? log::Format::Json : log::Format::Text, opts.verbosity, 2});
   plugin::installCrashHandlers(opts.logging_format == "json" ? plugin::CrashLineFormat::Json
                                                              : plugin::CrashLineFormat::Text);
+  // A class mapped to a provider is one the service controller handles.
+  for (const auto& item : opts.load_balancer_class_providers) {
+    std::string cls = item.substr(0, item.find('='));
+    if (std::find(opts.load_balancer_classes.begin(), opts.load_balancer_classes.end(), cls) ==
+        opts.load_balancer_classes.end()) {
+      opts.load_balancer_classes.push_back(cls);
+    }
+  }
   Status valid = options::validate(opts);
   if (valid.ok()) {
     valid = controllers::validateControllersFlag(opts.controllers);
@@ -361,50 +477,25 @@ int run(int argc, const char* const* argv) {
   // Signals work from here on, also while a start-up call into the provider runs.
   std::stop_source stop;
   SignalWatcher signals(stop);
-  auto config = readCloudConfig(opts.cloud_config);
-  if (!config.ok()) {
-    log::error("Cannot start", {{"err", config.status().message()}});
+  auto configured = configuredProviders(opts);
+  if (!configured.ok()) {
+    printErr(fmt::format("Error: {}\nRun '{} --help' for usage.\n", configured.status().message(),
+                         kProgram));
+    return 2;
+  }
+  for (auto& c : *configured) {
+    if (int code = createProvider(opts, c, registry, stop.get_token()); code != 0) {
+      return code;
+    }
+  }
+  // With several providers, the controllers see one Provider that routes each call.
+  auto routed = providerSet(opts, *configured);
+  if (!routed.ok()) {
+    log::error("Cannot combine the cloud providers", {{"err", routed.status().message()}});
     return 1;
   }
-  plugin::LoadOptions load;
-  load.plugin_dir = opts.cloud_provider_plugin_dir;
-  load.name = opts.cloud_provider;
-  load.registry = &registry;
-  load.start_timeout = opts.provider_start_timeout;
-  load.stop = stop.get_token();
-  log::info("Loading the cloud provider",
-            {{"provider", opts.cloud_provider},
-             {"pluginDir", opts.cloud_provider_plugin_dir},
-             {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
-  auto loaded = plugin::PluginLoader::load(load);
-  if (!loaded.ok() && abandonedStartup(loaded.status())) {
-    exitAbandonedStartup("Cannot load the cloud provider", loaded.status());
-  }
-  if (!loaded.ok()) {
-    log::error("Cannot load the cloud provider", {{"err", loaded.status().message()}});
-    return 1;
-  }
-  plugin::ProviderOptions provider_options = providerOptions(opts, registry);
-  provider_options.stop = stop.get_token();
-  log::info("Creating the cloud provider", {{"provider", (*loaded)->name}});
-  auto provider =
-      plugin::AbiProvider::create(*loaded, *config, opts.cloud_config, provider_options);
-  if (!provider.ok() && abandonedStartup(provider.status())) {
-    exitAbandonedStartup("Cannot create the cloud provider", provider.status());
-  }
-  if (!provider.ok()) {
-    log::error("Cannot create the cloud provider", {{"err", provider.status().message()}});
-    return 1;
-  }
-  const plugin::ProviderInfo& info = (*provider)->info();
-  log::info("Loaded cloud provider", {{"provider", info.name},
-                                      {"version", info.version},
-                                      {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
-                                      {"path", info.path},
-                                      {"capabilities", info.capabilityList()},
-                                      {"providerIDPrefix", info.provider_id_prefix},
-                                      {"annotationDomain", info.annotation_domain},
-                                      {"metricNamespace", info.metric_namespace}});
+  plugin::Provider& provider =
+      *routed ? static_cast<plugin::Provider&>(**routed) : *configured->front().provider;
 
   if (opts.check_config) {
     if (opts.secure_port != 0) {
@@ -417,12 +508,15 @@ int run(int argc, const char* const* argv) {
         return 1;
       }
     }
-    std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\nconfiguration "
-                           "valid\n",
-                           info.name, info.version, info.abi_major, info.abi_minor, info.path,
-                           info.capabilityList())
-                   .c_str(),
-               stdout);
+    for (const auto& c : *configured) {
+      const plugin::ProviderInfo& info = c.provider->info();
+      std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\n"
+                             "configuration valid\n",
+                             info.name, info.version, info.abi_major, info.abi_minor, info.path,
+                             info.capabilityList())
+                     .c_str(),
+                 stdout);
+    }
     return 0;
   }
 
@@ -437,7 +531,7 @@ int run(int argc, const char* const* argv) {
   events.start();
   // Declared before the manager, which removes its controllers' checks when it stops.
   server::HealthChecks health;
-  ControllerManager manager(opts, **client, **provider, events, registry, Clock::real());
+  ControllerManager manager(opts, **client, provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
 
   std::unique_ptr<kube::KubeClient> authn_client;
@@ -461,11 +555,17 @@ int run(int argc, const char* const* argv) {
   // Watches --cloud-config for changes (a rotated credential) while the process runs, leader
   // or not, so a standby takes over with current credentials. Declared after the provider:
   // it stops before the provider is destroyed.
-  ConfigReloader reloader(**provider, opts.cloud_config, *config, &registry);
-  if (!opts.cloud_config.empty() && opts.cloud_config_reload_period.count() > 0) {
-    reloader.start(opts.cloud_config_reload_period);
-    log::infoV(1, "Watching the cloud config for changes",
-               {{"path", opts.cloud_config}, {"period", opts.cloud_config_reload_period}});
+  std::vector<std::unique_ptr<ConfigReloader>> reloaders;
+  for (const auto& c : *configured) {
+    reloaders.push_back(
+        std::make_unique<ConfigReloader>(*c.provider, c.config_path, c.config, &registry));
+    if (!c.config_path.empty() && opts.cloud_config_reload_period.count() > 0) {
+      reloaders.back()->start(opts.cloud_config_reload_period);
+      log::infoV(1, "Watching the cloud config for changes",
+                 {{"provider", c.name},
+                  {"path", c.config_path},
+                  {"period", opts.cloud_config_reload_period}});
+    }
   }
 
   server::SecureServer secure(server::serverOptionsFrom(opts), {.health = &health,

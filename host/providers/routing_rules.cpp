@@ -171,7 +171,19 @@ StatusOr<RoutingRules> buildRules(const std::vector<std::string>& providers,
                                   std::string_view discovery, const std::vector<std::string>& classes,
                                   std::string_view load_balancer_nodes) {
   RoutingRules rules;
-  auto selectors = parseNamedValues("--provider-node-selector", node_selectors);
+  // The flag's values arrive split on commas, and a selector has commas between its
+  // requirements: an item that does not start with a listed provider's "NAME=" continues the
+  // previous one's selector.
+  std::vector<std::string> joined;
+  for (const auto& item : node_selectors) {
+    std::string_view name = text::trimSpace(std::string_view(item).substr(0, item.find('=')));
+    if (!joined.empty() && (item.find('=') == std::string::npos || !listed(providers, name))) {
+      joined.back() += "," + item;
+    } else {
+      joined.push_back(item);
+    }
+  }
+  auto selectors = parseNamedValues("--provider-node-selector", joined);
   if (!selectors.ok()) {
     return selectors.status();
   }

@@ -76,6 +76,13 @@ TEST_CASE("routing rules name only listed providers and known modes") {
   CHECK(rules->classes[0].load_balancer_class == "example.com/b");
   CHECK(rules->load_balancer_all_nodes);
 
+  // The flag splits values on commas; the parts of one selector are joined again.
+  auto split = buildRules(providers, {"a=cloud=a", "zone", "b=cloud=b", "!gpu"}, "", {}, "");
+  REQUIRE(split.ok());
+  REQUIRE(split->node_selectors.size() == 2);
+  CHECK(split->node_selectors[0].selector.text() == "cloud=a,zone");
+  CHECK(split->node_selectors[1].selector.text() == "cloud=b,!gpu");
+
   auto defaults = buildRules(providers, {}, "", {}, "");
   REQUIRE(defaults.ok());
   CHECK_FALSE(defaults->discover_by_existence);
