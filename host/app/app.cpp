@@ -529,6 +529,15 @@ int run(int argc, const char* const* argv) {
   event_options.metrics = &registry;
   kube::EventBroadcaster events(**client, event_options);
   events.start();
+  if (*routed) {
+    // A node no provider (or several) claims: a Warning event on it, and no action.
+    (*routed)->setNodeWarning(
+        [recorder = std::make_shared<kube::EventRecorder>(events.recorder("cloud-provider-router"))](
+            std::string_view node, std::string_view uid, const std::string& why) {
+          recorder->event({"Node", "", std::string(node), std::string(uid), "v1", "", ""},
+                          kube::EventType::Warning, "ProviderNotDetermined", why);
+        });
+  }
   // Declared before the manager, which removes its controllers' checks when it stops.
   server::HealthChecks health;
   ControllerManager manager(opts, **client, provider, events, registry, Clock::real());

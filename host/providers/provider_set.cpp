@@ -140,6 +140,30 @@ void ProviderSet::remember(std::string_view node_name, size_t member) {
 }
 
 StatusOr<size_t> ProviderSet::ownerOf(const plugin::NodeRef& node) {
+  auto owner = resolve(node);
+  // Only a verdict about ownership is warned about; a provider's error (discovery) is not.
+  bool verdict = owner.ok() || owner.status().code() == Code::FailedPrecondition;
+  if (!warn_ || !verdict) {
+    return owner;
+  }
+  std::string uid(node.uid);
+  bool tell = false;
+  {
+    std::lock_guard lock(mu_);
+    if (owner.ok()) {
+      warned_.erase(uid);
+    } else if (auto it = warned_.find(uid); it == warned_.end() || it->second != owner.status().message()) {
+      warned_[uid] = owner.status().message();
+      tell = true;
+    }
+  }
+  if (tell) {
+    warn_(node.name, node.uid, owner.status().message());
+  }
+  return owner;
+}
+
+StatusOr<size_t> ProviderSet::resolve(const plugin::NodeRef& node) {
   if (!node.provider_id.empty()) {
     auto owner = ownerByPrefix(node.provider_id);
     if (!owner) {

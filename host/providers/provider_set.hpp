@@ -14,6 +14,7 @@
 // memory of node owners and route owners is guarded by a mutex).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,12 @@ class ProviderSet final : public plugin::Provider {
   // `members` (not owned) outlive the set; at least two, with non-overlapping prefixes.
   static StatusOr<std::unique_ptr<ProviderSet>> create(std::vector<plugin::Provider*> members,
                                                        RoutingRules rules);
+
+  // Told (once per node and message, until the node routes again) when a node has no single
+  // owner: the app turns it into a Warning event on the node. Set before the controllers run.
+  using NodeWarning =
+      std::function<void(std::string_view node, std::string_view uid, const std::string& why)>;
+  void setNodeWarning(NodeWarning warn) { warn_ = std::move(warn); }
 
   const plugin::ProviderInfo& info() const override { return info_; }
 
@@ -76,6 +83,8 @@ class ProviderSet final : public plugin::Provider {
   // earlier discovery found. nullopt: unknown.
   std::optional<size_t> knownOwner(const plugin::NodeRef& node) const;
   void remember(std::string_view node_name, size_t member);
+  // ownerOf without the warning; ownerOf reports what this returns.
+  StatusOr<size_t> resolve(const plugin::NodeRef& node);
   // The node as that member may see it (object_json only when the member asked for it).
   static plugin::NodeRef forMember(const plugin::NodeRef& node, bool wants_json);
   plugin::ServiceRef serviceFor(const plugin::ServiceRef& service, size_t member) const;
@@ -90,6 +99,8 @@ class ProviderSet final : public plugin::Provider {
   mutable std::mutex mu_;
   std::unordered_map<std::string, size_t> node_owner_;   // node name -> member (last routed)
   std::unordered_map<std::string, size_t> discovered_;   // node uid -> member (discovery)
+  std::unordered_map<std::string, std::string> warned_;  // node uid -> last warning
+  NodeWarning warn_;
   std::unordered_map<std::string, size_t> route_owner_;  // route name -> member
 };
 

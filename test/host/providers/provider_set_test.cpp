@@ -211,6 +211,28 @@ TEST_CASE("a node without providerID is routed by node selector; none or two is 
   CHECK(g.b.calls.empty());
 }
 
+TEST_CASE("a node without a single owner is warned about once per change") {
+  Fixture f(rulesFor({"cloud-b=cloud=b"}, "", {}));
+  std::vector<std::string> warnings;
+  f.set->setNodeWarning([&](std::string_view node, std::string_view uid, const std::string& why) {
+    warnings.push_back(fmt::format("{}/{}: {}", node, uid, why));
+  });
+  Node n{"node-x", "", {{"cloud", "x"}}, {}};
+  CHECK_FALSE(f.set->instanceMetadata(n.ref()).ok());
+  CHECK_FALSE(f.set->instanceExists(n.ref()).ok());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("node-x/uid-node-x: node node-x has no providerID"));
+  n.label_values = {{"cloud", "b"}};
+  CHECK(f.set->instanceMetadata(n.ref()).ok());
+  n.label_values = {};
+  CHECK_FALSE(f.set->instanceMetadata(n.ref()).ok());
+  CHECK(warnings.size() == 2);
+  n.provider_id = "c://1";
+  CHECK_FALSE(f.set->instanceExists(n.ref()).ok());
+  REQUIRE(warnings.size() == 3);
+  CHECK(warnings[2].find("which no loaded provider owns") != std::string::npos);
+}
+
 TEST_CASE("discovery asks every provider and needs exactly one EXISTS") {
   Fixture f(rulesFor({}, "exists", {}));
   f.b.instances = {"node-b"};
