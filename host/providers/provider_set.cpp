@@ -85,13 +85,7 @@ ProviderSet::ProviderSet(std::vector<plugin::Provider*> members, RoutingRules ru
   info_.name = fmt::format("{}", fmt::join(names, ","));
   info_.abi_major = members_.front()->info().abi_major;
   info_.abi_minor = members_.front()->info().abi_minor;
-  // The annotation domain of load-balancer status annotations: shared only when all agree.
-  info_.annotation_domain = members_.front()->info().annotation_domain;
-  for (const auto* m : members_) {
-    if (m->info().annotation_domain != info_.annotation_domain) {
-      info_.annotation_domain.clear();
-    }
-  }
+  // No set-wide annotation domain: each Service's is its provider's (annotationDomainFor).
 }
 
 std::string ProviderSet::loadedList() const {
@@ -249,9 +243,13 @@ StatusOr<size_t> ProviderSet::resolve(const plugin::NodeRef& node) {
 }
 
 size_t ProviderSet::ownerOf(const plugin::ServiceRef& service) const {
-  if (!service.load_balancer_class.empty()) {
+  return ownerOfClass(service.load_balancer_class);
+}
+
+size_t ProviderSet::ownerOfClass(std::string_view load_balancer_class) const {
+  if (!load_balancer_class.empty()) {
     for (const auto& r : rules_.classes) {
-      if (r.load_balancer_class == service.load_balancer_class) {
+      if (r.load_balancer_class == load_balancer_class) {
         for (size_t i = 0; i < members_.size(); ++i) {
           if (members_[i]->info().name == r.provider) {
             return i;
@@ -261,6 +259,10 @@ size_t ProviderSet::ownerOf(const plugin::ServiceRef& service) const {
     }
   }
   return 0;
+}
+
+std::string_view ProviderSet::annotationDomainFor(std::string_view load_balancer_class) const {
+  return members_[ownerOfClass(load_balancer_class)]->info().annotation_domain;
 }
 
 plugin::NodeRef ProviderSet::forMember(const plugin::NodeRef& node, bool wants_json) {

@@ -40,6 +40,7 @@ class ProviderSet final : public plugin::Provider {
   void setNodeWarning(NodeWarning warn) { warn_ = std::move(warn); }
 
   const plugin::ProviderInfo& info() const override { return info_; }
+  std::string_view annotationDomainFor(std::string_view load_balancer_class) const override;
 
   StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef& node) override;
   StatusOr<plugin::Power> instanceShutdown(const plugin::NodeRef& node) override;
@@ -72,6 +73,7 @@ class ProviderSet final : public plugin::Provider {
   StatusOr<size_t> ownerOf(const plugin::NodeRef& node);
   // The member that serves the Service's load balancer.
   size_t ownerOf(const plugin::ServiceRef& service) const;
+  size_t ownerOfClass(std::string_view load_balancer_class) const;
   const plugin::Provider& member(size_t i) const { return *members_[i]; }
 
  private:

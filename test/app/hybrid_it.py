@@ -77,11 +77,22 @@ class HybridClusterTest(unittest.TestCase):
                            {"metadata": {"name": name}, "spec": spec})
             wait_for(lambda: [lb for lb in c.cloud_state()["loadBalancers"]
                               if lb["service"] == "web"], "the fake-cloud load balancer")
+            def ingress(name):
+                svc = c.api.get("/api/v1/namespaces/default/services/" + name)
+                return ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress")
+            wait_for(lambda: ingress("web"), "the fake-cloud load balancer's address")
+            # Its provider's annotations are written (the domain is the serving provider's).
+            def provider_annotations():
+                svc = c.api.get("/api/v1/namespaces/default/services/web")
+                return [k for k in (svc["metadata"].get("annotations") or {})
+                        if k.startswith("fake-cloud.ccm.io/")]
+            wait_for(provider_annotations, "fake-cloud's annotations on its Service")
             failed = wait_for(lambda: [e for e in c.events()
                                        if e["involvedObject"]["name"] == "web-m"
                                        and e["type"] == "Warning"],
                               "the minimal-class Service's error")
-            self.assertIn("minimal", failed[0]["message"])
+            self.assertIn("provider minimal", failed[0]["message"])
+            self.assertFalse(ingress("web-m"))
             lbs = c.cloud_state()["loadBalancers"]
             self.assertEqual([lb["service"] for lb in lbs], ["web"], lbs)
             # Its backends are fake-cloud's nodes only.

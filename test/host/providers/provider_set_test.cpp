@@ -328,6 +328,12 @@ TEST_CASE("a Service goes to its class's provider and gets that provider's nodes
   CHECK(deleted.code() == Code::Unavailable);
   CHECK(deleted.message() == "provider cloud-b: try later");
 
+  f.a.mutableInfo().annotation_domain = "a.example.com";
+  f.b.mutableInfo().annotation_domain = "b.example.com";
+  CHECK(f.set->annotationDomainFor("") == "a.example.com");
+  CHECK(f.set->annotationDomainFor("example.com/b") == "b.example.com");
+  CHECK(f.set->annotationDomainFor("example.com/other") == "a.example.com");
+
   Fixture all(rulesFor({}, "", {}, "all"));
   REQUIRE(all.set->ensureLoadBalancer("k", plain, refs).ok());
   CHECK(all.a.lb_nodes == std::vector<std::string>{"a1", "b1", "x1"});
