@@ -349,11 +349,13 @@ StatusOr<std::vector<ConfiguredProvider>> configuredProviders(const options::Opt
 
 // Reads the config, loads the plugin and creates the provider. Returns the exit code on
 // failure (0 on success); exits at once when a start-up call was abandoned.
-int createProvider(const options::Options& opts, ConfiguredProvider& c,
+// `several`: errors name the provider (the plugin's own errors always do).
+int createProvider(const options::Options& opts, ConfiguredProvider& c, bool several,
                    metrics::Registry& registry, std::stop_token stop) {
   auto config = readCloudConfig(c.config_path);
   if (!config.ok()) {
-    log::error("Cannot start", {{"err", config.status().message()}});
+    Status st = several ? config.status().withPrefix("provider " + c.name) : config.status();
+    log::error("Cannot start", {{"err", st.message()}});
     return 1;
   }
   c.config = std::move(config).value();
@@ -484,7 +486,7 @@ int run(int argc, const char* const* argv) {
     return 2;
   }
   for (auto& c : *configured) {
-    if (int code = createProvider(opts, c, registry, stop.get_token()); code != 0) {
+    if (int code = createProvider(opts, c, configured->size() > 1, registry, stop.get_token()); code != 0) {
       return code;
     }
   }

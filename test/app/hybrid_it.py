@@ -6,6 +6,7 @@ nodes are untouched; a node whose provider is not loaded is never deleted; a nod
 claims gets a Warning event and is left alone; Services and routes go to their provider."""
 import os
 import shutil
+import subprocess
 import sys
 import time
 import unittest
@@ -26,10 +27,7 @@ class HybridClusterTest(unittest.TestCase):
 
     def test_two_providers_serve_one_cluster(self):
         with Cluster() as c:
-            plugins = os.path.join(c.tmp, "plugins")
-            os.mkdir(plugins, 0o755)
-            for so in (FAKE, MINIMAL):
-                shutil.copy(so, plugins)
+            plugins = self.plugin_dir(c)
             machines = os.path.join(c.tmp, "machines.txt")
             with open(machines, "w") as f:
                 f.write("node-a zone-m small 10.10.0.1\n")
@@ -117,6 +115,45 @@ class HybridClusterTest(unittest.TestCase):
             self.assertEqual(deleting, ["fc-2"])
             self.assertTrue(ccm.alive(), ccm.output()[-3000:])
             self.assertEqual(ccm.stop(), 0)
+
+    def plugin_dir(self, c):
+        plugins = os.path.join(c.tmp, "plugins")
+        os.mkdir(plugins, 0o755)
+        for so in (FAKE, MINIMAL):
+            shutil.copy(so, plugins)
+        return plugins
+
+    def test_check_config_checks_and_names_every_provider(self):
+        with Cluster() as c:
+            plugins = self.plugin_dir(c)
+            machines = os.path.join(c.tmp, "machines.txt")
+            with open(machines, "w") as f:
+                f.write("node-a zone-m small 10.10.0.1\n")
+            cloud = c.fake_cloud(autoInstances={"zones": ["z"]})
+            base = c.ccm_args(cloud, plugin_dir=plugins) + ["--check-config",
+                                                             "--cloud-provider=fake-cloud,minimal"]
+            r = subprocess.run(base + ["--cloud-config=fake-cloud=%s,minimal=%s"
+                                       % (cloud, machines)],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            blocks = r.stdout.split("configuration valid\n")
+            self.assertTrue(blocks[0].startswith("provider fake-cloud "), r.stdout)
+            self.assertTrue(blocks[1].startswith("provider minimal "), r.stdout)
+            self.assertEqual(blocks[2], "")
+            # minimal's config cannot be read: the error names it.
+            r = subprocess.run(base + ["--cloud-config=fake-cloud=%s,minimal=/no/such/file"
+                                       % cloud],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("provider minimal: cannot read --cloud-config=/no/such/file", r.stderr)
+            # A plain path is ambiguous with several providers; a rule naming an unlisted
+            # provider is a bad command line.
+            for bad, want in ((["--cloud-config=" + cloud], "NAME=PATH"),
+                              (["--cloud-config=fake-cloud=" + cloud,
+                                "--provider-node-selector=openstack=x"], "openstack")):
+                r = subprocess.run(base + bad, capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(want, r.stderr)
 
 
 if __name__ == "__main__":
