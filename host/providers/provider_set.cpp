@@ -287,7 +287,11 @@ std::vector<plugin::NodeRef> ProviderSet::nodesFor(size_t member,
   bool json = members_[member]->info().load_balancer.wants_object_json;
   std::vector<plugin::NodeRef> out;
   for (const auto& n : nodes) {
-    if (rules_.load_balancer_all_nodes || knownOwner(n) == member) {
+    std::optional<size_t> owner = knownOwner(n);
+    if (owner && !n.provider_id.empty()) {
+      remember(n.name, *owner);  // for the routes of nodes no other call has named yet
+    }
+    if (rules_.load_balancer_all_nodes || owner == member) {
       out.push_back(forMember(n, json));
     }
   }

@@ -363,11 +363,19 @@ TEST_CASE("routes: listed from every provider, created and deleted by their owne
   wanted.destination_cidr = "10.0.2.0/24";
   auto unknown = f.set->createRoute("k", "hint", wanted);
   CHECK(unknown.code() == Code::Unavailable);
+  // A load-balancer update naming a node tells its owner too.
+  Node a3{"a3", "a://a3", {}, {}};
+  std::array<plugin::NodeRef, 1> lb_nodes{a3.ref()};
+  plugin::ServiceRef svc;
+  svc.name = "s";
+  REQUIRE(f.set->updateLoadBalancer("k", svc, lb_nodes).ok());
+  REQUIRE(f.set->createRoute("k", "hint", route("", "a3")).ok());
+  CHECK(f.a.calls.back() == "createRoute:a3");
   Node b2{"b2", "b://b2", {}, {}};
   REQUIRE(f.set->instanceExists(b2.ref()).ok());
   REQUIRE(f.set->createRoute("k", "hint", wanted).ok());
   CHECK(f.b.calls.back() == "createRoute:b2");
-  CHECK(f.a.calls == std::vector<std::string>{"list:"});
+  CHECK(f.a.calls == std::vector<std::string>{"list:", "update:s", "createRoute:a3"});
 }
 
 TEST_CASE("a set refuses overlapping prefixes and rules naming unloaded providers") {
