@@ -123,14 +123,16 @@ struct Node {
   std::string provider_id;
   std::vector<std::pair<std::string, std::string>> label_values;
   std::vector<plugin::KeyValueRef> labels;
+  std::string uid;
   plugin::NodeRef ref() {
+    uid = "uid-" + name;
     labels.clear();
     for (const auto& [k, v] : label_values) {
       labels.push_back({k, v});
     }
     plugin::NodeRef r;
     r.name = name;
-    r.uid = "uid-" + name;
+    r.uid = uid;
     r.provider_id = provider_id;
     r.labels = labels;
     return r;
@@ -159,14 +161,14 @@ RoutingRules rulesFor(std::vector<std::string> selectors, std::string_view disco
 TEST_CASE("a node with a providerID goes to the provider owning its prefix") {
   Fixture f;
   f.b.instances = {"b://vm-1"};
-  Node n{"node-b", "b://vm-1", {}, {}};
+  Node n{"node-b", "b://vm-1", {}, {}, {}};
   auto exists = f.set->instanceExists(n.ref());
   REQUIRE(exists.ok());
   CHECK(*exists == plugin::Existence::Exists);
   CHECK(f.a.calls.empty());
   CHECK(f.b.calls == std::vector<std::string>{"exists:node-b"});
 
-  Node gone{"node-a", "a://vm-9", {}, {}};
+  Node gone{"node-a", "a://vm-9", {}, {}, {}};
   auto missing = f.set->instanceExists(gone.ref());
   REQUIRE(missing.ok());
   CHECK(*missing == plugin::Existence::NotFound);
@@ -175,7 +177,7 @@ TEST_CASE("a node with a providerID goes to the provider owning its prefix") {
 
 TEST_CASE("a node whose providerID no loaded provider owns gets an error, never NOT_FOUND") {
   Fixture f;
-  Node n{"node-c", "c://vm-1", {}, {}};
+  Node n{"node-c", "c://vm-1", {}, {}, {}};
   auto exists = f.set->instanceExists(n.ref());
   REQUIRE_FALSE(exists.ok());
   CHECK(exists.status().code() == Code::FailedPrecondition);
@@ -189,21 +191,21 @@ TEST_CASE("a node whose providerID no loaded provider owns gets an error, never 
 
 TEST_CASE("a node without providerID is routed by node selector; none or two is an error") {
   Fixture f(rulesFor({"cloud-b=cloud=b", "cloud-a=cloud=a"}, "", {}));
-  Node nb{"node-b", "", {{"cloud", "b"}}, {}};
+  Node nb{"node-b", "", {{"cloud", "b"}}, {}, {}};
   auto md = f.set->instanceMetadata(nb.ref());
   REQUIRE(md.ok());
   REQUIRE(md->has_value());
   CHECK((*md)->provider_id == "b://node-b");
   CHECK(f.a.calls.empty());
 
-  Node none{"node-x", "", {{"cloud", "x"}}, {}};
+  Node none{"node-x", "", {{"cloud", "x"}}, {}, {}};
   auto unclaimed = f.set->instanceMetadata(none.ref());
   REQUIRE_FALSE(unclaimed.ok());
   CHECK(unclaimed.status().code() == Code::FailedPrecondition);
   CHECK(unclaimed.status().message().find("no provider's node selector") != std::string::npos);
 
   Fixture g(rulesFor({"cloud-a=role", "cloud-b=cloud=b"}, "", {}));
-  Node both{"node-y", "", {{"cloud", "b"}, {"role", "x"}}, {}};
+  Node both{"node-y", "", {{"cloud", "b"}, {"role", "x"}}, {}, {}};
   auto twice = g.set->instanceMetadata(both.ref());
   REQUIRE_FALSE(twice.ok());
   CHECK(twice.status().message().find("cloud-a, cloud-b") != std::string::npos);
@@ -217,7 +219,7 @@ TEST_CASE("a node without a single owner is warned about once per change") {
   f.set->setNodeWarning([&](std::string_view node, std::string_view uid, const std::string& why) {
     warnings.push_back(fmt::format("{}/{}: {}", node, uid, why));
   });
-  Node n{"node-x", "", {{"cloud", "x"}}, {}};
+  Node n{"node-x", "", {{"cloud", "x"}}, {}, {}};
   CHECK_FALSE(f.set->instanceMetadata(n.ref()).ok());
   CHECK_FALSE(f.set->instanceExists(n.ref()).ok());
   REQUIRE(warnings.size() == 1);
@@ -236,7 +238,7 @@ TEST_CASE("a node without a single owner is warned about once per change") {
 TEST_CASE("discovery asks every provider and needs exactly one EXISTS") {
   Fixture f(rulesFor({}, "exists", {}));
   f.b.instances = {"node-b"};
-  Node nb{"node-b", "", {}, {}};
+  Node nb{"node-b", "", {}, {}, {}};
   auto md = f.set->instanceMetadata(nb.ref());
   REQUIRE(md.ok());
   CHECK((*md)->provider_id == "b://node-b");
@@ -248,19 +250,19 @@ TEST_CASE("discovery asks every provider and needs exactly one EXISTS") {
 
   f.a.instances = {"node-2"};
   f.b.instances = {"node-2"};
-  Node two{"node-2", "", {}, {}};
+  Node two{"node-2", "", {}, {}, {}};
   auto claimed_twice = f.set->instanceMetadata(two.ref());
   REQUIRE_FALSE(claimed_twice.ok());
   CHECK(claimed_twice.status().message().find("several providers (cloud-a, cloud-b)") !=
         std::string::npos);
 
-  Node nobody{"node-0", "", {}, {}};
+  Node nobody{"node-0", "", {}, {}, {}};
   auto unclaimed = f.set->instanceExists(nobody.ref());
   REQUIRE_FALSE(unclaimed.ok());
   CHECK(unclaimed.status().code() == Code::FailedPrecondition);
 
   f.b.exists_error = Status(Code::Unavailable, "api down");
-  Node unsure{"node-u", "", {}, {}};
+  Node unsure{"node-u", "", {}, {}, {}};
   auto err = f.set->instanceExists(unsure.ref());
   REQUIRE_FALSE(err.ok());
   CHECK(err.status().message().find("provider cloud-b: api down") != std::string::npos);
@@ -268,8 +270,8 @@ TEST_CASE("discovery asks every provider and needs exactly one EXISTS") {
 
 TEST_CASE("a batch is split per provider and answered in the caller's order") {
   Fixture f;
-  std::array<Node, 4> nodes{Node{"n1", "b://n1", {}, {}}, Node{"n2", "a://n2", {}, {}},
-                            Node{"n3", "z://n3", {}, {}}, Node{"broken", "a://broken", {}, {}}};
+  std::array<Node, 4> nodes{Node{"n1", "b://n1", {}, {}, {}}, Node{"n2", "a://n2", {}, {}, {}},
+                            Node{"n3", "z://n3", {}, {}, {}}, Node{"broken", "a://broken", {}, {}, {}}};
   std::vector<plugin::NodeRef> refs;
   for (auto& n : nodes) {
     refs.push_back(n.ref());
@@ -297,8 +299,8 @@ TEST_CASE("a batch is split per provider and answered in the caller's order") {
 
 TEST_CASE("a Service goes to its class's provider and gets that provider's nodes") {
   Fixture f(rulesFor({}, "", {"example.com/b=cloud-b"}));
-  std::array<Node, 3> nodes{Node{"a1", "a://a1", {}, {}}, Node{"b1", "b://b1", {}, {}},
-                            Node{"x1", "", {}, {}}};
+  std::array<Node, 3> nodes{Node{"a1", "a://a1", {}, {}, {}}, Node{"b1", "b://b1", {}, {}, {}},
+                            Node{"x1", "", {}, {}, {}}};
   std::vector<plugin::NodeRef> refs;
   for (auto& n : nodes) {
     refs.push_back(n.ref());
@@ -364,14 +366,14 @@ TEST_CASE("routes: listed from every provider, created and deleted by their owne
   auto unknown = f.set->createRoute("k", "hint", wanted);
   CHECK(unknown.code() == Code::Unavailable);
   // A load-balancer update naming a node tells its owner too.
-  Node a3{"a3", "a://a3", {}, {}};
+  Node a3{"a3", "a://a3", {}, {}, {}};
   std::array<plugin::NodeRef, 1> lb_nodes{a3.ref()};
   plugin::ServiceRef svc;
   svc.name = "s";
   REQUIRE(f.set->updateLoadBalancer("k", svc, lb_nodes).ok());
   REQUIRE(f.set->createRoute("k", "hint", route("", "a3")).ok());
   CHECK(f.a.calls.back() == "createRoute:a3");
-  Node b2{"b2", "b://b2", {}, {}};
+  Node b2{"b2", "b://b2", {}, {}, {}};
   REQUIRE(f.set->instanceExists(b2.ref()).ok());
   REQUIRE(f.set->createRoute("k", "hint", wanted).ok());
   CHECK(f.b.calls.back() == "createRoute:b2");
