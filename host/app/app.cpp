@@ -315,7 +315,6 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   return code;
 }
 
-
 // One provider of --cloud-provider: its name, its --cloud-config and, once created, itself.
 struct ConfiguredProvider {
   std::string name;
