@@ -113,6 +113,19 @@ class HybridClusterTest(unittest.TestCase):
                 self.assertTrue(c.node_exists(name), name)
             deleting = [e["involvedObject"]["name"] for e in c.events("DeletingNode")]
             self.assertEqual(deleting, ["fc-2"])
+            # Zones are kept per provider: minimal's only zone is fully disrupted (node-a is
+            # NotReady), which did not stop fake-cloud's deletion.
+            self.assertNotIn("Every zone is fully disrupted", ccm.output())
+            # Every fake-cloud node NotReady and its VM gone, while minimal's node is Ready:
+            # that looks like a partition of fake-cloud's nodes, so nothing of it is deleted
+            # (with one set of zones for all providers, minimal's Ready node would hide it).
+            c.update_cloud(instances=[{"name": "fc-1", "state": "absent"},
+                                      {"name": "fc-2", "state": "absent"}])
+            c.set_ready(["node-a"], "True")
+            c.set_ready(["fc-1"], "False")
+            wait_for(lambda: 'Every zone of a provider is fully disrupted' in ccm.output()
+                     and 'provider="fake://"' in ccm.output(), "fake-cloud's zones protected")
+            self.assertTrue(c.node_exists("fc-1"))
             self.assertTrue(ccm.alive(), ccm.output()[-3000:])
             self.assertEqual(ccm.stop(), 0)
 
