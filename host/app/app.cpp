@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -26,11 +27,13 @@
 #include "host/options/options.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/crash_report.hpp"
+#include "host/plugin/lifecycle_call.hpp"
+#include "host/plugin/plugin_loader.hpp"
 #include "host/plugin/isolation/child.hpp"
 #include "host/plugin/isolation/isolated_provider.hpp"
 #include "host/plugin/isolation/process.hpp"
-#include "host/plugin/lifecycle_call.hpp"
-#include "host/plugin/plugin_loader.hpp"
+#include "host/providers/provider_set.hpp"
+#include "host/providers/routing_rules.hpp"
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/thread_name.hpp"
 #include "host/runtime/version.hpp"
@@ -315,12 +318,43 @@ int runElected(ControllerManager& manager, std::stop_source& stop, kube::KubeCli
   return code;
 }
 
+// One provider of --cloud-provider: its name, its --cloud-config and, once created, itself.
+struct ConfiguredProvider {
+  std::string name;
+  std::string config_path;
+  std::string config;
+  std::unique_ptr<plugin::Provider> provider;
+};
+
+// The providers of --cloud-provider with their --cloud-config paths; with several, the routing
+// flags are checked too (they name listed providers only).
+StatusOr<std::vector<ConfiguredProvider>> configuredProviders(const options::Options& opts) {
+  auto names = providers::parseProviderList(opts.cloud_provider);
+  if (!names.ok()) {
+    return names.status();
+  }
+  auto paths = providers::parseCloudConfigs(opts.cloud_config, *names);
+  if (!paths.ok()) {
+    return paths.status();
+  }
+  auto rules = providers::buildRules(*names, opts.provider_node_selectors, opts.provider_discovery,
+                                     opts.load_balancer_class_providers, opts.load_balancer_nodes);
+  if (!rules.ok()) {
+    return rules.status();
+  }
+  std::vector<ConfiguredProvider> out;
+  for (size_t i = 0; i < names->size(); ++i) {
+    out.push_back({(*names)[i], (*paths)[i], {}, nullptr});
+  }
+  return out;
+}
+
 // The parts of the start-up the provider child process shares with the host.
-plugin::LoadOptions loadOptions(const options::Options& opts, metrics::Registry& registry,
-                                const std::stop_source& stop) {
+plugin::LoadOptions loadOptions(const options::Options& opts, const std::string& name,
+                                metrics::Registry& registry, const std::stop_source& stop) {
   plugin::LoadOptions load;
   load.plugin_dir = opts.cloud_provider_plugin_dir;
-  load.name = opts.cloud_provider;
+  load.name = name;
   load.registry = &registry;
   load.start_timeout = opts.provider_start_timeout;
   load.stop = stop.get_token();
@@ -328,53 +362,87 @@ plugin::LoadOptions loadOptions(const options::Options& opts, metrics::Registry&
 }
 
 // --provider-isolation=process, in the child: serve the host's calls (host/plugin/isolation).
+// The host names the child's one provider with a last --cloud-provider flag.
 int runProviderChild(const options::Options& opts, int fd) {
   metrics::Registry registry;  // lives until the process ends (runChild does not return then)
   std::stop_source stop;
-  return plugin::isolation::runChild(fd, loadOptions(opts, registry, stop),
+  return plugin::isolation::runChild(fd, loadOptions(opts, opts.cloud_provider, registry, stop),
                                      providerOptions(opts, registry));
 }
 
-// The provider, as --provider-isolation asks: loaded and created in this process, or in a
-// supervised child process. A failure is logged and gives nullptr (exit 1); a start-up call
-// that was given up on leaves the process at once.
-std::unique_ptr<plugin::Provider> makeProvider(const options::Options& opts,
-                                               const std::string& config,
-                                               metrics::Registry& registry,
-                                               const std::stop_source& stop,
-                                               std::vector<std::string> argv) {
+void logLoaded(const plugin::ProviderInfo& info) {
+  log::info("Loaded cloud provider", {{"provider", info.name},
+                                      {"version", info.version},
+                                      {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
+                                      {"path", info.path},
+                                      {"capabilities", info.capabilityList()},
+                                      {"providerIDPrefix", info.provider_id_prefix},
+                                      {"annotationDomain", info.annotation_domain},
+                                      {"metricNamespace", info.metric_namespace}});
+}
+
+// --provider-isolation=process: the provider in a supervised child process, which is this
+// binary again with the host's flags and a last --cloud-provider naming this one provider. A
+// failure is logged and gives nullptr (exit 1); a start-up call that was given up on leaves
+// the process at once.
+std::unique_ptr<plugin::Provider> startIsolated(const options::Options& opts,
+                                                const ConfiguredProvider& c,
+                                                std::vector<std::string> argv,
+                                                const plugin::ProviderOptions& provider_options) {
+  auto exe = plugin::isolation::selfExecutable();
+  if (!exe.ok()) {
+    log::error("Cannot start the provider process", {{"err", exe.status().message()}});
+    return nullptr;
+  }
+  plugin::isolation::IsolationOptions isolation;
+  isolation.executable = *exe;
+  isolation.argv = std::move(argv);
+  isolation.argv.push_back("--cloud-provider=" + c.name);
+  log::info("Starting the cloud provider in a child process",
+            {{"provider", c.name},
+             {"pluginDir", opts.cloud_provider_plugin_dir},
+             {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
+  auto started = plugin::isolation::IsolatedProvider::start(isolation, provider_options, c.config,
+                                                            c.config_path);
+  if (auto* failed = std::get_if<plugin::isolation::StartFailure>(&started)) {
+    const char* what = failed->step == plugin::isolation::StartStep::Load
+                           ? "Cannot load the cloud provider"
+                           : "Cannot create the cloud provider";
+    if (abandonedStartup(failed->status)) {
+      exitAbandonedStartup(what, failed->status);
+    }
+    log::error(what, {{"err", failed->status.message()}});
+    return nullptr;
+  }
+  return std::move(std::get<0>(started));
+}
+
+// Reads the config, loads the plugin and creates the provider. Returns the exit code on
+// failure (0 on success); exits at once when a start-up call was abandoned.
+// `several`: errors name the provider (the plugin's own errors always do).
+int createProvider(const options::Options& opts, ConfiguredProvider& c, bool several,
+                   metrics::Registry& registry, const std::stop_source& stop,
+                   std::vector<std::string> argv) {
+  auto config = readCloudConfig(c.config_path);
+  if (!config.ok()) {
+    Status st = several ? config.status().withPrefix("provider " + c.name) : config.status();
+    log::error("Cannot start", {{"err", st.message()}});
+    return 1;
+  }
+  c.config = std::move(config).value();
   plugin::ProviderOptions provider_options = providerOptions(opts, registry);
   provider_options.stop = stop.get_token();
   if (opts.provider_isolation == "process") {
-    auto exe = plugin::isolation::selfExecutable();
-    if (!exe.ok()) {
-      log::error("Cannot start the provider process", {{"err", exe.status().message()}});
-      return nullptr;
+    c.provider = startIsolated(opts, c, std::move(argv), provider_options);
+    if (c.provider == nullptr) {
+      return 1;
     }
-    plugin::isolation::IsolationOptions isolation;
-    isolation.executable = *exe;
-    isolation.argv = std::move(argv);
-    log::info("Starting the cloud provider in a child process",
-              {{"provider", opts.cloud_provider},
-               {"pluginDir", opts.cloud_provider_plugin_dir},
-               {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
-    auto started = plugin::isolation::IsolatedProvider::start(isolation, provider_options,
-                                                              config, opts.cloud_config);
-    if (auto* failed = std::get_if<plugin::isolation::StartFailure>(&started)) {
-      const char* what = failed->step == plugin::isolation::StartStep::Load
-                             ? "Cannot load the cloud provider"
-                             : "Cannot create the cloud provider";
-      if (abandonedStartup(failed->status)) {
-        exitAbandonedStartup(what, failed->status);
-      }
-      log::error(what, {{"err", failed->status.message()}});
-      return nullptr;
-    }
-    return std::move(std::get<0>(started));
+    logLoaded(c.provider->info());
+    return 0;
   }
-  plugin::LoadOptions load = loadOptions(opts, registry, stop);
+  plugin::LoadOptions load = loadOptions(opts, c.name, registry, stop);
   log::info("Loading the cloud provider",
-            {{"provider", opts.cloud_provider},
+            {{"provider", c.name},
              {"pluginDir", opts.cloud_provider_plugin_dir},
              {"startTimeout", plugin::describeTimeout(opts.provider_start_timeout)}});
   auto loaded = plugin::PluginLoader::load(load);
@@ -383,19 +451,41 @@ std::unique_ptr<plugin::Provider> makeProvider(const options::Options& opts,
   }
   if (!loaded.ok()) {
     log::error("Cannot load the cloud provider", {{"err", loaded.status().message()}});
-    return nullptr;
+    return 1;
   }
   log::info("Creating the cloud provider", {{"provider", (*loaded)->name}});
-  auto provider =
-      plugin::AbiProvider::create(*loaded, config, opts.cloud_config, provider_options);
+  auto provider = plugin::AbiProvider::create(*loaded, c.config, c.config_path, provider_options);
   if (!provider.ok() && abandonedStartup(provider.status())) {
     exitAbandonedStartup("Cannot create the cloud provider", provider.status());
   }
   if (!provider.ok()) {
     log::error("Cannot create the cloud provider", {{"err", provider.status().message()}});
-    return nullptr;
+    return 1;
   }
-  return std::move(provider).value();
+  c.provider = std::move(provider).value();
+  logLoaded(c.provider->info());
+  return 0;
+}
+
+// With several providers, the set that routes among them (checked: providerID prefixes);
+// null with one provider, which the controllers then use directly as before.
+StatusOr<std::unique_ptr<providers::ProviderSet>> providerSet(
+    const options::Options& opts, const std::vector<ConfiguredProvider>& configured) {
+  if (configured.size() < 2) {
+    return std::unique_ptr<providers::ProviderSet>();
+  }
+  std::vector<std::string> names;
+  std::vector<plugin::Provider*> members;
+  for (const auto& c : configured) {
+    names.push_back(c.name);
+    members.push_back(c.provider.get());
+  }
+  auto rules = providers::buildRules(names, opts.provider_node_selectors, opts.provider_discovery,
+                                     opts.load_balancer_class_providers, opts.load_balancer_nodes);
+  if (!rules.ok()) {
+    return rules.status();
+  }
+  return providers::ProviderSet::create(std::move(members), std::move(rules).value());
 }
 
 }  // namespace
@@ -421,6 +511,14 @@ int run(int argc, const char* const* argv) {
       {opts.logging_format == "json" ? log::Format::Json : log::Format::Text, opts.verbosity, 2});
   plugin::installCrashHandlers(opts.logging_format == "json" ? plugin::CrashLineFormat::Json
                                                              : plugin::CrashLineFormat::Text);
+  // A class mapped to a provider is one the service controller handles.
+  for (const auto& item : opts.load_balancer_class_providers) {
+    std::string cls = item.substr(0, item.find('='));
+    if (std::find(opts.load_balancer_classes.begin(), opts.load_balancer_classes.end(), cls) ==
+        opts.load_balancer_classes.end()) {
+      opts.load_balancer_classes.push_back(cls);
+    }
+  }
   Status valid = options::validate(opts);
   if (valid.ok()) {
     valid = controllers::validateControllersFlag(opts.controllers);
@@ -450,25 +548,27 @@ int run(int argc, const char* const* argv) {
   // Signals work from here on, also while a start-up call into the provider runs.
   std::stop_source stop;
   SignalWatcher signals(stop);
-  auto config = readCloudConfig(opts.cloud_config);
-  if (!config.ok()) {
-    log::error("Cannot start", {{"err", config.status().message()}});
+  auto configured = configuredProviders(opts);
+  if (!configured.ok()) {
+    printErr(fmt::format("Error: {}\nRun '{} --help' for usage.\n", configured.status().message(),
+                         kProgram));
+    return 2;
+  }
+  for (auto& c : *configured) {
+    if (int code = createProvider(opts, c, configured->size() > 1, registry, stop,
+                                  std::vector<std::string>(argv, argv + argc));
+        code != 0) {
+      return code;
+    }
+  }
+  // With several providers, the controllers see one Provider that routes each call.
+  auto routed = providerSet(opts, *configured);
+  if (!routed.ok()) {
+    log::error("Cannot combine the cloud providers", {{"err", routed.status().message()}});
     return 1;
   }
-  std::unique_ptr<plugin::Provider> provider =
-      makeProvider(opts, *config, registry, stop, std::vector<std::string>(argv, argv + argc));
-  if (provider == nullptr) {
-    return 1;
-  }
-  const plugin::ProviderInfo& info = provider->info();
-  log::info("Loaded cloud provider", {{"provider", info.name},
-                                      {"version", info.version},
-                                      {"abi", fmt::format("{}.{}", info.abi_major, info.abi_minor)},
-                                      {"path", info.path},
-                                      {"capabilities", info.capabilityList()},
-                                      {"providerIDPrefix", info.provider_id_prefix},
-                                      {"annotationDomain", info.annotation_domain},
-                                      {"metricNamespace", info.metric_namespace}});
+  plugin::Provider& provider =
+      *routed ? static_cast<plugin::Provider&>(**routed) : *configured->front().provider;
 
   if (opts.check_config) {
     if (opts.secure_port != 0) {
@@ -481,12 +581,15 @@ int run(int argc, const char* const* argv) {
         return 1;
       }
     }
-    std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\nconfiguration "
-                           "valid\n",
-                           info.name, info.version, info.abi_major, info.abi_minor, info.path,
-                           info.capabilityList())
-                   .c_str(),
-               stdout);
+    for (const auto& c : *configured) {
+      const plugin::ProviderInfo& info = c.provider->info();
+      std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\n"
+                             "configuration valid\n",
+                             info.name, info.version, info.abi_major, info.abi_minor, info.path,
+                             info.capabilityList())
+                     .c_str(),
+                 stdout);
+    }
     return 0;
   }
 
@@ -499,15 +602,27 @@ int run(int argc, const char* const* argv) {
   event_options.metrics = &registry;
   kube::EventBroadcaster events(**client, event_options);
   events.start();
+  if (*routed) {
+    // A node no provider (or several) claims: a Warning event on it, and no action.
+    (*routed)->setNodeWarning(
+        [recorder = std::make_shared<kube::EventRecorder>(events.recorder("cloud-provider-router"))](
+            std::string_view node, std::string_view uid, const std::string& why) {
+          recorder->event({"Node", "", std::string(node), std::string(uid), "v1", "", ""},
+                          kube::EventType::Warning, "ProviderNotDetermined", why);
+        });
+  }
   // Declared before the manager, which removes its controllers' checks when it stops.
   server::HealthChecks health;
-  ControllerManager manager(opts, **client, *provider, events, registry, Clock::real());
+  ControllerManager manager(opts, **client, provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
-  if (auto* isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(provider.get())) {
-    // Readiness only: the host restarts the child itself; a failing liveness probe would
-    // restart the whole pod for it.
-    (void)health.add(
-        "provider", [isolated] { return isolated->health(); }, server::Probes{false, false, true});
+  for (const auto& c : *configured) {
+    if (auto* isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(c.provider.get())) {
+      // Readiness only: the host restarts the child itself; a failing liveness probe would
+      // restart the whole pod for it.
+      (void)health.add(
+          configured->size() > 1 ? "provider-" + c.name : std::string("provider"),
+          [isolated] { return isolated->health(); }, server::Probes{false, false, true});
+    }
   }
 
   std::unique_ptr<kube::KubeClient> authn_client;
@@ -531,11 +646,17 @@ int run(int argc, const char* const* argv) {
   // Watches --cloud-config for changes (a rotated credential) while the process runs, leader
   // or not, so a standby takes over with current credentials. Declared after the provider:
   // it stops before the provider is destroyed.
-  ConfigReloader reloader(*provider, opts.cloud_config, *config, &registry);
-  if (!opts.cloud_config.empty() && opts.cloud_config_reload_period.count() > 0) {
-    reloader.start(opts.cloud_config_reload_period);
-    log::infoV(1, "Watching the cloud config for changes",
-               {{"path", opts.cloud_config}, {"period", opts.cloud_config_reload_period}});
+  std::vector<std::unique_ptr<ConfigReloader>> reloaders;
+  for (const auto& c : *configured) {
+    reloaders.push_back(
+        std::make_unique<ConfigReloader>(*c.provider, c.config_path, c.config, &registry));
+    if (!c.config_path.empty() && opts.cloud_config_reload_period.count() > 0) {
+      reloaders.back()->start(opts.cloud_config_reload_period);
+      log::infoV(1, "Watching the cloud config for changes",
+                 {{"provider", c.name},
+                  {"path", c.config_path},
+                  {"period", opts.cloud_config_reload_period}});
+    }
   }
 
   server::SecureServer secure(server::serverOptionsFrom(opts), {.health = &health,

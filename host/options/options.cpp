@@ -25,10 +25,27 @@ std::unique_ptr<FlagSet> makeFlagSet(Options& o, const std::string& default_plug
   fs->setGroup("Cloud provider flags");
   fs->addString("cloud-provider", &o.cloud_provider, "",
                 "The provider for cloud services: the name of a provider plugin, loaded from "
-                "<cloud-provider-plugin-dir>/<name>.so.");
+                "<cloud-provider-plugin-dir>/<name>.so. Several comma-separated names load "
+                "several providers into one host (a hybrid cluster).");
   fs->addString("cloud-config", &o.cloud_config, "",
                 "The path to the cloud provider configuration file. Empty string for no "
-                "configuration file.");
+                "configuration file. With several providers: NAME=PATH,NAME=PATH.");
+  fs->addStrings("provider-node-selector", &o.provider_node_selectors, {},
+                 "With several --cloud-provider: NAME=label-selector (repeatable); a node without "
+                 "a providerID belongs to the provider whose selector matches its labels "
+                 "(key=value, key!=value, key, !key; comma-separated requirements all hold).");
+  fs->addString("provider-discovery", &o.provider_discovery, "none",
+                "With several --cloud-provider: how a node without a providerID that no "
+                "--provider-node-selector matches finds its provider: none (it is left alone) "
+                "or exists (every provider is asked whether the instance exists; exactly one "
+                "must say so).");
+  fs->addStrings("load-balancer-class-provider", &o.load_balancer_class_providers, {},
+                 "With several --cloud-provider: CLASS=NAME (repeatable); Services of that "
+                 "spec.loadBalancerClass go to provider NAME (and the service controller handles "
+                 "the class). Services without a class go to the first provider.");
+  fs->addString("load-balancer-nodes", &o.load_balancer_nodes, "own",
+                "With several --cloud-provider: the nodes passed to a provider's load balancers: "
+                "own (only the nodes that provider owns) or all.");
   fs->addString("cloud-provider-plugin-dir", &o.cloud_provider_plugin_dir, default_plugin_dir,
                 "Directory holding provider plugins (<name>.so). The directory and the plugin "
                 "must not be writable by other users.");

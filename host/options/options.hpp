@@ -24,6 +24,11 @@ struct Options {
   std::string cloud_provider;
   std::string cloud_config;
   std::string cloud_provider_plugin_dir;
+  // Several providers in one host (--cloud-provider=a,b; see host/providers/routing_rules.hpp).
+  std::vector<std::string> provider_node_selectors;        // NAME=label-selector
+  std::string provider_discovery;                           // "none" or "exists"
+  std::vector<std::string> load_balancer_class_providers;  // CLASS=NAME
+  std::string load_balancer_nodes;                          // "own" or "all"
   bool check_config = false;
   std::string external_cloud_volume_plugin;
   bool use_service_account_credentials = false;

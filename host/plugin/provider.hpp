@@ -159,6 +159,14 @@ class Provider {
                              const Route& route) = 0;
   virtual Status deleteRoute(std::string_view cluster_name, const Route& route) = 0;
 
+  // The annotation domain of the provider serving load balancers of that class ("" = no
+  // class): the only domain whose Service annotations the host writes for it. One provider
+  // serves every class; a set of providers (host/providers) answers per class.
+  virtual std::string_view annotationDomainFor(std::string_view load_balancer_class) const {
+    (void)load_balancer_class;
+    return info().annotation_domain;
+  }
+
   // Cancels every call in flight (is_cancelled turns true) and refuses new ones. Used on
   // shutdown and on lost leadership. THREAD: any.
   virtual void cancelAll() = 0;

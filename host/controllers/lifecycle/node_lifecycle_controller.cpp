@@ -52,7 +52,9 @@ ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold)
 }
 
 NodeLifecycleController::NodeLifecycleController(ControllerContext& context)
-    : ctx_(context), recorder_(context.events.recorder("cloud-node-lifecycle-controller")) {}
+    : ctx_(context),
+      per_provider_zones_(context.options.cloud_provider.find(',') != std::string::npos),
+      recorder_(context.events.recorder("cloud-node-lifecycle-controller")) {}
 
 NodeLifecycleController::~NodeLifecycleController() {
   stop();
@@ -66,6 +68,23 @@ std::string NodeLifecycleController::zoneOf(const kube::Node& node) {
     return std::string(*z);
   }
   return "";
+}
+
+std::string NodeLifecycleController::zoneKey(const kube::Node& node) const {
+  if (!per_provider_zones_) {
+    return zoneOf(node);
+  }
+  std::string_view id = node.provider_id;
+  size_t end = id.find("://");
+  std::string_view scheme = end == std::string_view::npos ? "" : id.substr(0, end + 3);
+  return std::string(scheme) + "|" + zoneOf(node);
+}
+
+std::string_view NodeLifecycleController::providerOfZone(std::string_view zone_key) const {
+  if (!per_provider_zones_) {
+    return "";
+  }
+  return zone_key.substr(0, zone_key.find('|'));
 }
 
 void NodeLifecycleController::start() {
@@ -220,17 +239,19 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   // Zones, their health and the deletion rate each may use.
   std::map<std::string, std::pair<int, int>> counts;  // zone -> (ready, not ready)
   for (const auto& n : nodes) {
-    auto& c = counts[zoneOf(*n)];
+    auto& c = counts[zoneKey(*n)];
     (isReady(*n) ? c.first : c.second)++;
   }
   std::map<std::string, ZoneStatus> zones;
-  bool all_full = !counts.empty();
+  // Per provider (one, "", unless several are loaded): is every zone of it fully disrupted?
+  std::map<std::string, bool, std::less<>> all_full;
   for (const auto& [zone, c] : counts) {
     ZoneStatus z;
     z.size = c.first + c.second;
     z.not_ready = c.second;
     z.state = computeZoneState(c.first, c.second, o.unhealthy_zone_threshold);
-    all_full = all_full && z.state == ZoneState::FullDisruption;
+    bool& full = all_full.try_emplace(std::string(providerOfZone(zone)), true).first->second;
+    full = full && z.state == ZoneState::FullDisruption;
     switch (z.state) {
       case ZoneState::Normal:
       case ZoneState::FullDisruption:
@@ -243,8 +264,8 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     }
     zones[zone] = z;
   }
-  if (all_full) {
-    for (auto& [zone, z] : zones) {
+  for (auto& [zone, z] : zones) {
+    if (all_full.find(providerOfZone(zone))->second) {
       z.deletion_rate = 0;
     }
   }
@@ -381,7 +402,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     std::lock_guard lock(mu_);
     queued_.clear();
     for (const auto& [first, i] : due) {
-      queued_[zoneOf(*nodes[i])].push_back(nodes[i]);
+      queued_[zoneKey(*nodes[i])].push_back(nodes[i]);
     }
   }
   deleteQueued();
@@ -391,7 +412,8 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
       auto z = zones_.find(zone);
       ZoneState state = z == zones_.end() ? ZoneState::Normal : z->second.state;
       double rate = z == zones_.end() ? 0 : z->second.deletion_rate;
-      DeferralReason why = deferralReason(state, all_full);
+      auto full = all_full.find(providerOfZone(zone));
+      DeferralReason why = deferralReason(state, full != all_full.end() && full->second);
       for (const auto& c : q) {
         if (deferred != nullptr) {
           deferred->labels({zone, std::string(deferralReasonName(why))}).inc();
@@ -405,11 +427,25 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
       }
     }
   }
-  if (all_full && !due.empty()) {
-    log::warning(
-        "Every zone is fully disrupted: not deleting any node (this looks like a "
-        "partition between the API server and the nodes, not a cloud event)",
-        {{"candidates", due.size()}});
+  for (const auto& [provider, full] : all_full) {
+    size_t candidates = 0;
+    for (const auto& [first, i] : due) {
+      candidates += providerOfZone(zoneKey(*nodes[i])) == provider ? 1 : 0;
+    }
+    if (!full || candidates == 0) {
+      continue;
+    }
+    if (per_provider_zones_) {
+      log::warning(
+          "Every zone of a provider is fully disrupted: not deleting any of its nodes (this "
+          "looks like a partition between the API server and its nodes, not a cloud event)",
+          {{"provider", provider}, {"candidates", candidates}});
+    } else {
+      log::warning(
+          "Every zone is fully disrupted: not deleting any node (this looks like a "
+          "partition between the API server and the nodes, not a cloud event)",
+          {{"candidates", due.size()}});
+    }
   }
 }
 
@@ -449,7 +485,7 @@ std::string_view deferralMessage(DeferralReason reason) {
 }
 
 void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>& node) {
-  std::string zone = zoneOf(*node);
+  std::string zone = zoneKey(*node);
   recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "DeletingNode",
                    "Deleting node {} because it does not exist in the cloud provider", node->name);
   log::info("Deleting node because its instance does not exist in the cloud provider",

@@ -97,8 +97,14 @@ class NodeLifecycleController final : public Controller {
   bool takeToken(const std::string& zone, Clock::MonoTime now);
   void deleteNode(const std::shared_ptr<const kube::Node>& node);
   static std::string zoneOf(const kube::Node& node);
+  // The zone as budgets and states are kept: zoneOf, or with several providers (a hybrid
+  // cluster) "<providerID scheme>|<zone>", so each provider's zones are its own.
+  std::string zoneKey(const kube::Node& node) const;
+  // The provider part of a zoneKey ("" with one provider).
+  std::string_view providerOfZone(std::string_view zone_key) const;
 
   ControllerContext& ctx_;
+  bool per_provider_zones_ = false;  // several --cloud-provider
   kube::EventRecorder recorder_;
   std::jthread thread_;
   // When the monitor loop last started or finished a pass (clock ticks; 0 before start).

@@ -822,7 +822,8 @@ Status ServiceController::patchAnnotations(const std::string& key, const kube::S
   }
   // The host checked every key against the provider's domain when the status was emitted;
   // checked again here, so no write can ever touch an annotation outside it.
-  const std::string& domain = context_.provider.info().annotation_domain;
+  std::string_view domain = context_.provider.annotationDomainFor(
+      svc.has_load_balancer_class ? std::string_view(svc.load_balancer_class) : "");
   std::map<std::string, std::optional<std::string>> changes;
   for (const auto& [k, v] : status.annotations) {
     if (auto e = sdk::checkAnnotationKey(k, domain); !e.empty()) {
