@@ -21,11 +21,20 @@ enum class MetricKind { Counter, Gauge, Histogram };
 
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
+// "message key=\"value\" ..." (klog's structured text form).
+std::string formatLog(std::string_view message, const Fields& fields);
+
 // THREAD: every method may be called from any thread.
 class HostEnv {
  public:
   virtual ~HostEnv() = default;
   virtual void log(LogLevel level, std::string_view message) = 0;
+  // A message with structured key/value fields. A host that keeps fields apart (ABI 1.1's
+  // log_fields: JSON logs get them as keys) overrides this; the default appends them to the
+  // text in klog's form.
+  virtual void logFields(LogLevel level, std::string_view message, const Fields& fields) {
+    log(level, formatLog(message, fields));
+  }
   virtual bool isCancelled(uint64_t call_id) = 0;
   virtual int64_t monotonicNs() = 0;
   virtual int64_t unixNs() = 0;
@@ -35,12 +44,14 @@ class HostEnv {
                       const Fields& labels, double value) = 0;
 };
 
-// "message key=\"value\" ..." (klog's structured text form).
-std::string formatLog(std::string_view message, const Fields& fields);
 
 inline void logAt(HostEnv& env, LogLevel level, std::string_view message,
                   const Fields& fields = {}) {
-  env.log(level, formatLog(message, fields));
+  if (fields.empty()) {
+    env.log(level, message);
+  } else {
+    env.logFields(level, message, fields);
+  }
 }
 
 // One call from the host. OWNERSHIP: refers to env, which outlives every call.

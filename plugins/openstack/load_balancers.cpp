@@ -26,14 +26,6 @@ namespace {
 constexpr auto kFeaturesTtl = std::chrono::hours(1);
 
 // A Service with a loadBalancerClass is some other controller's.
-Status checkNoLoadBalancerClass(const KubeService& svc) {
-  if (!svc.load_balancer_class.empty()) {
-    return Status(Code::ImplementedElsewhere,
-                  "Service has loadBalancerClass " + svc.load_balancer_class);
-  }
-  return {};
-}
-
 // What this provider cannot build for a Service.
 Status checkSupported(const LbSettings& s, const KubeService& svc) {
   if (svc.ports.empty()) {
@@ -338,7 +330,6 @@ Status LoadBalancers::remove(const CallContext& call, const std::string& cluster
 StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std::string& cluster,
                                              const KubeService& svc,
                                              const std::vector<KubeNode>& nodes) {
-  CCM_OS_RETURN_IF_ERROR(checkNoLoadBalancerClass(svc));
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
   CCM_OS_RETURN_IF_ERROR(checkSupported(settings, svc));
@@ -434,7 +425,6 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
 
 Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
                                  const KubeService& svc, const std::vector<KubeNode>& nodes) {
-  CCM_OS_RETURN_IF_ERROR(checkNoLoadBalancerClass(svc));
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
   if (wantsDualStack(svc)) {

@@ -29,26 +29,29 @@ constexpr uint32_t kMaxBatchSize = 500;
 constexpr uint32_t kLoadBalancerConcurrency = 8;
 constexpr uint32_t kRoutesConcurrency = 8;
 
+ccm_log_level abiLevel(LogLevel level) {
+  switch (level) {
+    case LogLevel::Error:
+      return CCM_LOG_ERROR;
+    case LogLevel::Warning:
+      return CCM_LOG_WARNING;
+    case LogLevel::Info:
+      return CCM_LOG_INFO;
+    case LogLevel::Debug:
+      return CCM_LOG_DEBUG;
+  }
+  return CCM_LOG_INFO;
+}
+
 // HostEnv over the SDK's Host (the services table the host gave at negotiation).
 class SdkHostEnv final : public HostEnv {
  public:
   void log(LogLevel level, std::string_view message) override {
-    ccm_log_level l = CCM_LOG_INFO;
-    switch (level) {
-      case LogLevel::Error:
-        l = CCM_LOG_ERROR;
-        break;
-      case LogLevel::Warning:
-        l = CCM_LOG_WARNING;
-        break;
-      case LogLevel::Info:
-        l = CCM_LOG_INFO;
-        break;
-      case LogLevel::Debug:
-        l = CCM_LOG_DEBUG;
-        break;
-    }
-    host().log(l, message);
+    host().log(abiLevel(level), message);
+  }
+  // Fields stay fields (ABI 1.1 log_fields); the SDK appends them to the text for a 1.0 host.
+  void logFields(LogLevel level, std::string_view message, const Fields& fields) override {
+    host().logFields(abiLevel(level), message, fields);
   }
   bool isCancelled(uint64_t call_id) override {
     const sdk::Host& h = host();

@@ -287,6 +287,44 @@ class LoadBalancerTest(unittest.TestCase):
                          % (ns, name, CLUSTER))
         return fips[0]["floating_ip_address"]
 
+    def test_a_claimed_load_balancer_class_is_served_and_others_left_alone(self):
+        # Beside MetalLB: ccm claims one class (and Services without one); a Service of
+        # another class gets nothing from Octavia, no finalizer and no event.
+        servers = [server("node-00001", "10.0.0.51")]
+        with Cluster(nodes=1) as c, OsSim(c.tmp, {"servers": servers}) as sim:
+            conf = sim.cloud_conf(os.path.join(c.tmp, "cloud.conf"),
+                                  "[LoadBalancer]\nsubnet-id = %s\nfloating-network-id = %s\n"
+                                  % (LB_SUBNET, FIP_NETWORK))
+            ccm = c.start_ccm(conf, extra=["--load-balancer-class=openstack.example.com/octavia"],
+                              provider="openstack")
+            wait_for(lambda: all_initialized(c, 1), "the node initialised")
+
+            def service(name, cls=None):
+                spec = {"type": "LoadBalancer", "selector": {"app": name},
+                        "ports": [{"port": 80, "protocol": "TCP"}]}
+                if cls:
+                    spec["loadBalancerClass"] = cls
+                return c.api.post("/api/v1/namespaces/default/services",
+                                  {"metadata": {"name": name}, "spec": spec})
+
+            service("claimed", "openstack.example.com/octavia")
+            service("plain")
+            service("metallb", "metallb.io/metallb")
+
+            def ingress(name):
+                svc = c.api.get("/api/v1/namespaces/default/services/" + name)
+                return (svc["status"].get("loadBalancer") or {}).get("ingress") or []
+            wait_for(lambda: ingress("claimed") and ingress("plain"), "the claimed ingresses")
+            names = sorted(lb["name"] for lb in sim.state()["loadbalancers"])
+            self.assertEqual(names, ["kube_service_kubernetes_default_claimed",
+                                     "kube_service_kubernetes_default_plain"])
+            other = c.api.get("/api/v1/namespaces/default/services/metallb")
+            self.assertEqual(ingress("metallb"), [])
+            self.assertNotIn("finalizers", other["metadata"])
+            self.assertFalse([e for e in c.events() if
+                              e.get("involvedObject", {}).get("name") == "metallb"])
+            self.assertEqual(ccm.stop(), 0)
+
     def test_service_load_balancer_lifecycle(self):
         # Every change leaves the load balancer PENDING_* for one more GET; deletion is one
         # cascade call.

@@ -58,16 +58,6 @@ struct Fixture {
     return s;
   }
 
-  const rapidjson::Value* byName(const rapidjson::Document& st, const char* kind,
-                                 const std::string& name) {
-    for (const auto& o : st[kind].GetArray()) {
-      if (str(o, "name") == name) {
-        return &o;
-      }
-    }
-    return nullptr;
-  }
-
   std::set<std::string> members(const rapidjson::Document& st, const std::string& lb_name) {
     std::set<std::string> out;
     const auto* pool = byName(st, "pools", "pool_0_" + lb_name);

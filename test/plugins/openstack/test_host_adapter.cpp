@@ -227,3 +227,31 @@ TEST_CASE_FIXTURE(Fixture, "the host's log never shows the password") {
   }
   CHECK(warned);
 }
+
+TEST_CASE_FIXTURE(Fixture, "the provider's details reach the host as structured fields") {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  log::Config saved = log::currentConfig();
+  log::Config json = saved;
+  json.format = log::Format::Json;
+  log::configure(json);
+  log::setSinkForTest([&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.emplace_back(line);
+  });
+  auto p = provider(cloudConf(sim));
+  log::setSinkForTest(nullptr);
+  log::configure(saved);
+  std::string ready;
+  for (const auto& l : lines) {
+    if (l.find("OpenStack provider ready") != std::string::npos) {
+      ready = l;
+    }
+  }
+  REQUIRE_MESSAGE(!ready.empty(), "no ready line among " << lines.size());
+  // Keys of the JSON line, not key="value" text packed into the message.
+  CHECK(ready.find(R"(OpenStack provider ready",)") != std::string::npos);  // the whole msg
+  CHECK(ready.find(R"("region":"RegionOne")") != std::string::npos);
+  CHECK(ready.find(R"("routes":")") != std::string::npos);
+  CHECK(ready.find("region=") == std::string::npos);
+}

@@ -13,11 +13,6 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-const char* kLbSection =
-    "[LoadBalancer]\n"
-    "subnet-id = sub-private\n"
-    "floating-network-id = net-public\n";
-
 const std::string kName = "kube_service_kubernetes_default_web";
 const std::string kTlsAnnotation = "loadbalancer.openstack.org/default-tls-container-ref";
 const std::string kSniAnnotation = "loadbalancer.openstack.org/sni-container-refs";
@@ -52,16 +47,6 @@ struct Fixture {
       s.annotations = {{kTlsAnnotation, ref}};
     }
     return s;
-  }
-
-  const rapidjson::Value* byName(const rapidjson::Document& st, const char* kind,
-                                 const std::string& name) {
-    for (const auto& o : st[kind].GetArray()) {
-      if (str(o, "name") == name) {
-        return &o;
-      }
-    }
-    return nullptr;
   }
 
   static std::set<std::string> strings(const rapidjson::Value& v) {

@@ -12,11 +12,6 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-const char* kLbSection =
-    "[LoadBalancer]\n"
-    "subnet-id = sub-private\n"
-    "floating-network-id = net-public\n";
-
 struct Fixture {
   SimProcess& sim = SimProcess::shared();
   FakeHost& host = FakeHost::instance();
@@ -63,16 +58,6 @@ struct Fixture {
                  std::to_string(m["protocol_port"].GetInt()));
     }
     return out;
-  }
-
-  const rapidjson::Value* byName(const rapidjson::Document& st, const char* kind,
-                                 const std::string& name) {
-    for (const auto& o : st[kind].GetArray()) {
-      if (str(o, "name") == name) {
-        return &o;
-      }
-    }
-    return nullptr;
   }
 
   std::string annotation(const std::string& short_name) {
@@ -814,9 +799,15 @@ TEST_CASE_FIXTURE(Fixture, "cluster name and loadBalancerClass") {
   auto r = p().ensureSettled(web(), nodes, 10, "prod");
   REQUIRE(r.ok());
   CHECK(str(onlyLb(state()), "name") == "kube_service_prod_default_web");
+  // The host hands over only Services of a class it claims (--load-balancer-class): one that
+  // arrives with a class is served like any other.
   TService s = web();
-  s.load_balancer_class = "example.com/other";
-  CHECK(p().ensure(s, nodes).status == CCM_STATUS_IMPLEMENTED_ELSEWHERE);
+  s.name = "classed";
+  s.uid = "uid-classed";
+  s.load_balancer_class = "example.com/openstack";
+  auto classed = p().ensureSettled(s, nodes, 10, "prod");
+  REQUIRE_MESSAGE(classed.ok(), classed.error);
+  CHECK(objects(state(), "loadbalancers").size() == 2);
 }
 
 TEST_CASE_FIXTURE(Fixture, "cancelled calls stop with CANCELLED") {

@@ -95,6 +95,24 @@ inline std::vector<const rapidjson::Value*> objects(const rapidjson::Document& s
   return out;
 }
 
+// The [LoadBalancer] section most load-balancer tests start from: VIPs on the private
+// subnet, floating IPs from the public network.
+inline constexpr const char* kLbSection =
+    "[LoadBalancer]\n"
+    "subnet-id = sub-private\n"
+    "floating-network-id = net-public\n";
+
+// The object of one kind named `name` in the simulator state, or nullptr.
+inline const rapidjson::Value* byName(const rapidjson::Document& state, const char* kind,
+                                      const std::string& name) {
+  for (const auto& o : state[kind].GetArray()) {
+    if (str(o, "name") == name) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
 // A shared provider against the shared simulator, re-created when the config changes.
 inline Provider& provider(const std::string& config) {
   static std::string current;
