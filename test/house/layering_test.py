@@ -20,6 +20,7 @@ LAYERS = [
     "host/runtime",
     "host/tls",
     "host/plugin",
+    "host/providers",  # several providers behind one Provider (routes calls among them)
     "host/options",
     "host/kube/api",
     "host/kube/config",
