@@ -133,6 +133,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   LbSettings s;
   std::string ns_name = svc.namespace_ + "/" + svc.name;
   s.lb_name = loadBalancerName(cluster, svc);
+  s.lb_name_suffix = "_" + svc.namespace_ + "_" + svc.name;
   std::string uid;
   for (char c : svc.uid) {
     if (c != '-') {

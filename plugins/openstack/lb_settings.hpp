@@ -23,6 +23,7 @@ inline constexpr const char* kSourceRangesAnnotation =
 struct LbSettings {
   // Names.
   std::string lb_name;          // kube_service_<cluster>_<namespace>_<name>, <= 255 bytes
+  std::string lb_name_suffix;   // _<namespace>_<name>: what lb_name has after the cluster
   std::string legacy_name;      // "a" + UID without dashes, 32 characters
   std::string description;      // LB description
   std::string fip_description;  // the marker on floating IPs this provider creates

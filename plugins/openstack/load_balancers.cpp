@@ -161,6 +161,14 @@ LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
   return status;
 }
 
+// kube_service_<other cluster>_<namespace>_<name>: namespaces and Service names have no '_',
+// so the last two parts name the same Service.
+bool madeForThisServiceByAnotherCluster(const std::string& lb_name, const LbSettings& s) {
+  constexpr std::string_view kPrefix = "kube_service_";
+  return lb_name != s.lb_name && lb_name.size() > kPrefix.size() + s.lb_name_suffix.size() &&
+         lb_name.starts_with(kPrefix) && lb_name.ends_with(s.lb_name_suffix);
+}
+
 }  // namespace
 
 std::string LoadBalancers::name(const std::string& cluster, const KubeService& svc) const {
@@ -199,6 +207,19 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
     auto lb = octavia_.getLoadBalancer(call, s.lb_id);
     if (lb.ok()) {
       found.owner = lb->name == s.lb_name || lb->name == s.legacy_name;
+      if (!found.owner && !lenient && madeForThisServiceByAnotherCluster(lb->name, s)) {
+        // The annotation this provider writes back, read after --cluster-name changed (or
+        // copied from another cluster's Service of the same name). Sharing it would add this
+        // Service's listeners beside its own on the same ports; renaming is not done. Deletion
+        // (lenient) goes on as for a shared load balancer: it removes nothing of it, and the
+        // finalizer is not held.
+        return Status(Code::FailedPrecondition,
+                      "load balancer " + s.lb_id + " (" + lb->name +
+                          ") was made for this Service under another cluster name; this "
+                          "provider does not rename load balancers: start ccm with that "
+                          "--cluster-name again, or remove the " + kAnnotationPrefix +
+                          "load-balancer-id annotation and delete the old load balancer");
+      }
       found.lb = std::move(lb).value();
       return found;
     }

@@ -714,6 +714,28 @@ TEST_CASE_FIXTURE(Fixture, "adoption: a missing load balancer ID is refused; del
   CHECK(p().remove(s).ok());
 }
 
+TEST_CASE_FIXTURE(Fixture, "an ID written back under another cluster name is refused, not shared") {
+  // The Service's load balancer, made while ccm ran with --cluster-name=old; its ID is what
+  // the host wrote back as the load-balancer-id annotation.
+  REQUIRE(p().ensureSettled(web(), nodes, 10, "old").ok());
+  auto before = state();
+  std::string id = str(onlyLb(before), "id");
+  size_t listeners = objects(before, "listeners").size();
+  TService s = web();
+  s.annotations = {{annotation("load-balancer-id"), id}};
+  auto r = p().ensureSettled(s, nodes, 10, "new");
+  CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
+  CHECK(r.error.find("another cluster name") != std::string::npos);
+  CHECK(r.error.find("kube_service_old_default_web") != std::string::npos);
+  auto after = state();
+  CHECK(objects(after, "loadbalancers").size() == 1);
+  CHECK(objects(after, "listeners").size() == listeners);
+  // Deleting the Service is not held up, and removes nothing of the old load balancer.
+  CHECK(p().removeSettled(s, 10, "new").ok());
+  CHECK(objects(state(), "loadbalancers").size() == 1);
+  CHECK(objects(state(), "listeners").size() == listeners);
+}
+
 TEST_CASE_FIXTURE(Fixture, "busy Octavia: FAILED_PRECONDITION with a retry-after, then done") {
   sim.config(R"({"hold_pending":true})");
   auto& prov = p("ccm-active-wait-timeout = 0s\n");
