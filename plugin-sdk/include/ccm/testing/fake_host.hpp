@@ -254,13 +254,10 @@ class FakeHost {
     if (!batch_) {
       return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
     }
-    std::vector<NodeBuffers> nb(nodes.begin(), nodes.end());
-    std::vector<const ccm_node*> ptrs;
-    for (auto& n : nb) {
-      ptrs.push_back(&n.node);
-    }
+    NodeListBuffers nl(nodes);
     ccm_call call = begin(nodes.size());
-    Status s = end(batch_->instance_metadata_batch(provider_, &call, ptrs.data(), ptrs.size()));
+    Status s =
+        end(batch_->instance_metadata_batch(provider_, &call, nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
@@ -320,14 +317,10 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    std::vector<NodeBuffers> nb(nodes.begin(), nodes.end());
-    std::vector<const ccm_node*> ptrs;
-    for (auto& n : nb) {
-      ptrs.push_back(&n.node);
-    }
+    NodeListBuffers nl(nodes);
     ccm_call call = begin();
     Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
-                                             ptrs.data(), ptrs.size()));
+                                             nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
@@ -344,14 +337,10 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    std::vector<NodeBuffers> nb(nodes.begin(), nodes.end());
-    std::vector<const ccm_node*> ptrs;
-    for (auto& n : nb) {
-      ptrs.push_back(&n.node);
-    }
+    NodeListBuffers nl(nodes);
     ccm_call call = begin();
     return end(lb_->update_load_balancer(provider_, &call, str(cluster), &sb.service,
-                                         ptrs.data(), ptrs.size()));
+                                         nl.ptrs.data(), nl.ptrs.size()));
   }
 
   Status ensureLoadBalancerDeleted(const Service& svc, std::string_view cluster = "kubernetes") {
@@ -449,6 +438,21 @@ class FakeHost {
     std::vector<ccm_node_address> addresses;
     ccm_node_info info{};
     ccm_node node{};
+  };
+
+  // Owned C views of a list of Nodes, and the pointer array the ABI takes. Not copyable: the
+  // pointers point into buffers.
+  struct NodeListBuffers {
+    explicit NodeListBuffers(const std::vector<Node>& nodes)
+        : buffers(nodes.begin(), nodes.end()) {
+      for (auto& n : buffers) {
+        ptrs.push_back(&n.node);
+      }
+    }
+    NodeListBuffers(const NodeListBuffers&) = delete;
+    NodeListBuffers& operator=(const NodeListBuffers&) = delete;
+    std::vector<NodeBuffers> buffers;
+    std::vector<const ccm_node*> ptrs;
   };
 
   // Owned C view of a Service.
