@@ -157,7 +157,8 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
     if isolated:
         rows.append(row(s, case, "provider process CPU total", child_cpu, "CPU-s", load=load,
                         note="the plugin's child process, beside the host's own CPU above; "
-                        "provider calls are counted in the child, so the calls row reads 0"))
+                        "the calls row counts the child's calls, merged into the host's "
+                        "/metrics"))
         rows.append(row(s, case, "host + provider process CPU per 1,000 nodes",
                         (cpu1 - cpu0 + child_cpu) * 1000 / nodes, "CPU-s", load=load))
     if qps > 0:
