@@ -326,9 +326,14 @@ struct ConfiguredProvider {
   std::unique_ptr<plugin::Provider> provider;
 };
 
-// The providers of --cloud-provider with their --cloud-config paths; with several, the routing
-// flags are checked too (they name listed providers only).
-StatusOr<std::vector<ConfiguredProvider>> configuredProviders(const options::Options& opts) {
+// The providers of --cloud-provider with their --cloud-config paths, and the routing rules
+// among them (checked before any plugin is loaded: they name listed providers only).
+struct Configured {
+  std::vector<ConfiguredProvider> providers;
+  providers::RoutingRules rules;
+};
+
+StatusOr<Configured> configuredProviders(const options::Options& opts) {
   auto names = providers::parseProviderList(opts.cloud_provider);
   if (!names.ok()) {
     return names.status();
@@ -342,9 +347,9 @@ StatusOr<std::vector<ConfiguredProvider>> configuredProviders(const options::Opt
   if (!rules.ok()) {
     return rules.status();
   }
-  std::vector<ConfiguredProvider> out;
+  Configured out{{}, std::move(rules).value()};
   for (size_t i = 0; i < names->size(); ++i) {
-    out.push_back({(*names)[i], (*paths)[i], {}, nullptr});
+    out.providers.push_back({(*names)[i], (*paths)[i], {}, nullptr});
   }
   return out;
 }
@@ -469,23 +474,15 @@ int createProvider(const options::Options& opts, ConfiguredProvider& c, bool sev
 
 // With several providers, the set that routes among them (checked: providerID prefixes);
 // null with one provider, which the controllers then use directly as before.
-StatusOr<std::unique_ptr<providers::ProviderSet>> providerSet(
-    const options::Options& opts, const std::vector<ConfiguredProvider>& configured) {
-  if (configured.size() < 2) {
+StatusOr<std::unique_ptr<providers::ProviderSet>> providerSet(const Configured& configured) {
+  if (configured.providers.size() < 2) {
     return std::unique_ptr<providers::ProviderSet>();
   }
-  std::vector<std::string> names;
   std::vector<plugin::Provider*> members;
-  for (const auto& c : configured) {
-    names.push_back(c.name);
+  for (const auto& c : configured.providers) {
     members.push_back(c.provider.get());
   }
-  auto rules = providers::buildRules(names, opts.provider_node_selectors, opts.provider_discovery,
-                                     opts.load_balancer_class_providers, opts.load_balancer_nodes);
-  if (!rules.ok()) {
-    return rules.status();
-  }
-  return providers::ProviderSet::create(std::move(members), std::move(rules).value());
+  return providers::ProviderSet::create(std::move(members), configured.rules);
 }
 
 }  // namespace
@@ -554,21 +551,21 @@ int run(int argc, const char* const* argv) {
                          kProgram));
     return 2;
   }
-  for (auto& c : *configured) {
-    if (int code = createProvider(opts, c, configured->size() > 1, registry, stop,
+  for (auto& c : configured->providers) {
+    if (int code = createProvider(opts, c, configured->providers.size() > 1, registry, stop,
                                   std::vector<std::string>(argv, argv + argc));
         code != 0) {
       return code;
     }
   }
   // With several providers, the controllers see one Provider that routes each call.
-  auto routed = providerSet(opts, *configured);
+  auto routed = providerSet(*configured);
   if (!routed.ok()) {
     log::error("Cannot combine the cloud providers", {{"err", routed.status().message()}});
     return 1;
   }
   plugin::Provider& provider =
-      *routed ? static_cast<plugin::Provider&>(**routed) : *configured->front().provider;
+      *routed ? static_cast<plugin::Provider&>(**routed) : *configured->providers.front().provider;
 
   if (opts.check_config) {
     if (opts.secure_port != 0) {
@@ -581,7 +578,7 @@ int run(int argc, const char* const* argv) {
         return 1;
       }
     }
-    for (const auto& c : *configured) {
+    for (const auto& c : configured->providers) {
       const plugin::ProviderInfo& info = c.provider->info();
       std::fputs(fmt::format("provider {} {} (ABI {}.{}) from {}\ncapabilities: {}\n"
                              "configuration valid\n",
@@ -615,12 +612,12 @@ int run(int argc, const char* const* argv) {
   server::HealthChecks health;
   ControllerManager manager(opts, **client, provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
-  for (const auto& c : *configured) {
+  for (const auto& c : configured->providers) {
     if (auto* isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(c.provider.get())) {
       // Readiness only: the host restarts the child itself; a failing liveness probe would
       // restart the whole pod for it.
       (void)health.add(
-          configured->size() > 1 ? "provider-" + c.name : std::string("provider"),
+          configured->providers.size() > 1 ? "provider-" + c.name : std::string("provider"),
           [isolated] { return isolated->health(); }, server::Probes{false, false, true});
     }
   }
@@ -647,7 +644,7 @@ int run(int argc, const char* const* argv) {
   // or not, so a standby takes over with current credentials. Declared after the provider:
   // it stops before the provider is destroyed.
   std::vector<std::unique_ptr<ConfigReloader>> reloaders;
-  for (const auto& c : *configured) {
+  for (const auto& c : configured->providers) {
     reloaders.push_back(
         std::make_unique<ConfigReloader>(*c.provider, c.config_path, c.config, &registry));
     if (!c.config_path.empty() && opts.cloud_config_reload_period.count() > 0) {
