@@ -60,6 +60,8 @@ InstanceMetadataBatch::Result InstanceMetadataBatch::read(const Finished<Out>& d
     } else if (!done.status.ok()) {
       results.emplace_back(done.status);
     } else {
+      done.violation("missing_output", "instance_metadata_batch returned OK without a result "
+                                       "for every node");
       results.emplace_back(Status(
           Code::Unavailable,
           fmt::format("provider {} returned no result for node {}", done.provider, nodes[i].name)));
@@ -77,6 +79,7 @@ GetLoadBalancer::Result GetLoadBalancer::read(const Finished<Out>& done) {
 
 GetLoadBalancerName::Result GetLoadBalancerName::read(const Finished<Out>& done) {
   if (!done.state->string_value) {
+    done.violation("missing_output", "get_load_balancer_name returned OK without a name");
     return Status(Code::Internal,
                   "provider returned OK from get_load_balancer_name without a "
                   "name");

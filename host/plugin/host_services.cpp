@@ -441,6 +441,11 @@ bool HostServices::emitInstanceMetadata(ccm_host_handle host, uint64_t call_id, 
   auto declared = self.declarations(host);
   std::string problem = sdk::acceptMetadata(
       metadata, declared ? std::string_view(declared->provider_id_prefix) : "", &m);
+  if (!problem.empty() && state->expected_items != 1) {
+    // One node's result is void; the plugin broke the contract all the same (counted, so
+    // ccm-provider-check fails it).
+    self.violation(host, "invalid_output", "invalid instance metadata in a batch: " + problem);
+  }
   std::lock_guard lock(state->mu);
   if (!problem.empty()) {
     if (state->expected_items == 1) {

@@ -2,6 +2,7 @@
 // member ports it is attached to, and its deletion.
 #include "plugins/openstack/lb_security_groups.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -271,6 +272,12 @@ Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::s
 }
 
 Status detach(const LbRun& run, const SecurityGroup& group, const Port& port) {
+  // The port list was asked for by security group; a Neutron that ignores that filter must
+  // not make us rewrite ports that never had the group.
+  if (std::find(port.security_groups.begin(), port.security_groups.end(), group.id) ==
+      port.security_groups.end()) {
+    return {};
+  }
   Status st = run.neutron().setPortSecurityGroups(run.call(), port.id,
                                                   without(port.security_groups, group.id));
   if (!st.ok() && st.code() != Code::NotFound) {

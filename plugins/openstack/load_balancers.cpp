@@ -386,7 +386,10 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
     CCM_OS_ASSIGN_OR_RETURN(Placed placed6, ensurePlaced(call, cluster, ipv6Service(svc), nodes,
                                                          std::move(v6), found6, false));
     ipv6 = placed6.status.address;
-  } else {
+  } else if (!wantsDualStack(svc) || !ipv6.empty()) {
+    // Only once the Service no longer asks for IPv6, or the IPv6 VIP is on the main load
+    // balancer: a PreferDualStack fallback to IPv4 (no IPv6 subnet found this time) must not
+    // delete the load balancer that publishes its IPv6 address.
     CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
   }
   addIpv6Ingress(placed.status, ipv6, plan.ipv6_first);

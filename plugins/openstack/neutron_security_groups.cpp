@@ -129,7 +129,10 @@ Status NeutronClient::createSecurityGroupRule(const CallContext& call,
   Json body = Json::object().set("security_group_rule", std::move(r));
   auto resp = os_.request(call, Service::Network, "POST", "security-group-rules", &body,
                           "security_group_rule_create");
-  if (!resp.ok() && resp.status().code() == Code::Aborted) {
+  // Only Neutron's SecurityGroupRuleExists (409, "Security group rule already exists") is
+  // "done already"; another 409 (OverQuota: "Quota exceeded ...") is a failure.
+  if (!resp.ok() && resp.status().code() == Code::Aborted &&
+      resp.status().message().find("already exists") != std::string::npos) {
     return Status(Code::AlreadyExists, resp.status().message());
   }
   return resp.ok() ? Status() : resp.status();

@@ -265,8 +265,12 @@ class FakeHost {
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (item_errors_[i]) {
         out.emplace_back(*item_errors_[i]);
-      } else {
+      } else if (metadata_[i]) {
         out.emplace_back(std::move(metadata_[i]));
+      } else {
+        // As the host answers a node the plugin gave no result for.
+        out.emplace_back(Error::unavailable("provider returned no result for node " +
+                                            nodes[i].name));
       }
     }
     return out;
