@@ -306,7 +306,21 @@ StatusOr<plugin::Existence> ProviderSet::instanceExists(const plugin::NodeRef& n
     return owner.status();
   }
   plugin::Provider& p = *members_[*owner];
-  return named(p, p.instanceExists(forMember(node, p.info().instances.wants_object_json)));
+  auto exists = named(p, p.instanceExists(forMember(node, p.info().instances.wants_object_json)));
+  if (exists.ok() && *exists == plugin::Existence::NotFound && node.provider_id.empty() &&
+      !discoveredBy(node.uid, *owner)) {
+    // Owned by a label only: a node that lost (or never had) the label of its real cloud
+    // would be looked up in the wrong one, so "not found there" is no proof it is gone. Only
+    // a providerID prefix or an EXISTS answer (discovery) makes a NOT_FOUND count.
+    return plugin::Existence::Unknown;
+  }
+  return exists;
+}
+
+bool ProviderSet::discoveredBy(std::string_view uid, size_t member) const {
+  std::lock_guard lock(mu_);
+  auto it = discovered_.find(std::string(uid));
+  return it != discovered_.end() && it->second == member;
 }
 
 StatusOr<plugin::Power> ProviderSet::instanceShutdown(const plugin::NodeRef& node) {

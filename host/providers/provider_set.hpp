@@ -83,6 +83,8 @@ class ProviderSet final : public plugin::Provider {
   std::optional<size_t> ownerByPrefix(std::string_view provider_id) const;
   // The node's owner without asking any provider: prefix, then selectors, then what an
   // earlier discovery found. nullopt: unknown.
+  // True when discovery (an EXISTS answer) made `member` the owner of the node with `uid`.
+  bool discoveredBy(std::string_view uid, size_t member) const;
   std::optional<size_t> knownOwner(const plugin::NodeRef& node) const;
   void remember(std::string_view node_name, size_t member);
   // ownerOf without the warning; ownerOf reports what this returns.

@@ -213,6 +213,28 @@ TEST_CASE("a node without providerID is routed by node selector; none or two is 
   CHECK(g.b.calls.empty());
 }
 
+TEST_CASE("NOT_FOUND for a node owned by a label only is no proof; by prefix or discovery it is") {
+  Fixture f(rulesFor({"cloud-b=cloud=b"}, "exists", {}));
+  // A label-routed node that the labelled cloud does not know: maybe its label is wrong.
+  Node labelled{"node-l", "", {{"cloud", "b"}}, {}, {}};
+  auto e = f.set->instanceExists(labelled.ref());
+  REQUIRE(e.ok());
+  CHECK(*e == plugin::Existence::Unknown);
+  // With its providerID, the owner's NOT_FOUND stands.
+  Node by_prefix{"node-p", "b://node-p", {}, {}, {}};
+  e = f.set->instanceExists(by_prefix.ref());
+  REQUIRE(e.ok());
+  CHECK(*e == plugin::Existence::NotFound);
+  // Found by discovery (its cloud said EXISTS), then gone: NOT_FOUND stands too.
+  f.b.instances = {"node-d"};
+  Node discovered{"node-d", "", {}, {}, {}};
+  REQUIRE(f.set->instanceMetadata(discovered.ref()).ok());
+  f.b.instances = {};
+  e = f.set->instanceExists(discovered.ref());
+  REQUIRE(e.ok());
+  CHECK(*e == plugin::Existence::NotFound);
+}
+
 TEST_CASE("a node without a single owner is warned about once per change") {
   Fixture f(rulesFor({"cloud-b=cloud=b"}, "", {}));
   std::vector<std::string> warnings;
