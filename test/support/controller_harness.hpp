@@ -130,6 +130,7 @@ class FakeProvider final : public plugin::Provider {
     std::string node;  // routes
     std::string cidr;  // routes
     std::string name_hint;
+    std::string load_balancer_class;  // the Service's spec.loadBalancerClass as passed
   };
   struct Lb {
     std::string service;
@@ -415,6 +416,7 @@ class FakeProvider final : public plugin::Provider {
     c.uid = std::string(svc.uid);
     c.nodes = names(nodes);
     c.cluster = std::string(cluster);
+    c.load_balancer_class = std::string(svc.load_balancer_class);
     for (const auto& p : svc.ports) {
       c.ports.push_back(std::string(p.name) + "/" + std::string(p.protocol) + "/" +
                         std::to_string(p.port) + "/" + std::to_string(p.node_port));

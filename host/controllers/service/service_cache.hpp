@@ -38,6 +38,9 @@ struct CachedService {
   // A version of this UID synced before wanted a load balancer (so one may exist after a
   // type change, whatever status.loadBalancer says: the API server clears it on the change).
   bool wanted_load_balancer = false;
+  // The spec.loadBalancerClass of the last such version: the API server clears the class with
+  // the type change, and cleanup must reach the provider the class chose.
+  std::string wanted_class;
   // We added the finalizer (it may not show in the cache yet), and the resourceVersion of
   // the snapshot that patch was based on.
   bool finalizer_added = false;

@@ -537,6 +537,7 @@ Status ServiceController::processServiceCreateOrUpdate(
   CachedService e = entry ? std::move(*entry) : CachedService{};
   if (e.service && wantsLoadBalancer(*e.service, classes_)) {
     e.wanted_load_balancer = true;
+    e.wanted_class = std::string(e.service->load_balancer_class);
   }
   e.service = svc;
   e.ensured = false;
@@ -591,7 +592,14 @@ std::pair<ServiceController::Op, Status> ServiceController::deletePath(
   // cloud call (upstream asks GetLoadBalancer for every such Service).
   if (has_finalizer || attempted || !svc->ingress.empty()) {
     ServiceRefHolder holder(svc);
-    auto exists = context_.provider.getLoadBalancer(cluster_name_, holder.ref());
+    plugin::ServiceRef cleanup = holder.ref();
+    // The API server clears spec.loadBalancerClass when the type changes away from
+    // LoadBalancer; the load balancer was made for the class of the last version we saw
+    // (with several providers, the class chooses the provider that made it).
+    if (cleanup.load_balancer_class.empty() && entry) {
+      cleanup.load_balancer_class = entry->wanted_class;
+    }
+    auto exists = context_.provider.getLoadBalancer(cluster_name_, cleanup);
     if (!exists.ok()) {
       return {Op::Delete,
               wrap("failed to check if load balancer exists before cleanup", exists.status())};
@@ -600,7 +608,7 @@ std::pair<ServiceController::Op, Status> ServiceController::deletePath(
       log::infoV(2, "Deleting existing load balancer", {{"service", key}});
       recorder_.event(ref, kube::EventType::Normal, "DeletingLoadBalancer",
                       "Deleting load balancer");
-      Status st = context_.provider.ensureLoadBalancerDeleted(cluster_name_, holder.ref());
+      Status st = context_.provider.ensureLoadBalancerDeleted(cluster_name_, cleanup);
       if (!st.ok()) {
         if (st.code() != Code::ImplementedElsewhere) {
           return {Op::Delete, wrap("failed to delete load balancer", st)};

@@ -210,6 +210,31 @@ TEST_CASE("sync with --load-balancer-class: claimed and unclassed get a load bal
   CHECK(patches[1].body.find("\"ingress\":[{\"ip\"") != std::string::npos);
 }
 
+TEST_CASE("cleanup after a type change uses the class the load balancer was made for") {
+  // The API server clears spec.loadBalancerClass with the type change; with several
+  // providers the class chooses the provider, so cleanup must keep the old one.
+  Harness h;
+  h.options.load_balancer_classes = {"ccm.example.com/cloud"};
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  SvcSpec s;
+  s.lb_class = "ccm.example.com/cloud";
+  h.addService(s);
+  drain(*c);
+  REQUIRE(h.provider.loadBalancers().size() == 1);
+  s.type = "ClusterIP";
+  s.ports[0].node_port = 0;
+  s.lb_class.reset();
+  s.finalizers = {std::string(kFinalizer)};
+  s.rv = "2";
+  h.updateService(s);
+  drain(*c);
+  auto deletes = h.provider.calls("delete");
+  REQUIRE(deletes.size() == 1);
+  CHECK(deletes[0].load_balancer_class == "ccm.example.com/cloud");
+  CHECK(h.provider.loadBalancers().empty());
+}
+
 TEST_CASE("sync with --load-balancer-class: other classes are never touched") {
   for (bool class_only : {false, true}) {
     CAPTURE(class_only);
