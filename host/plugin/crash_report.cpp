@@ -35,6 +35,9 @@ constexpr size_t kSignalCount = sizeof(kSignals) / sizeof(kSignals[0]);
 struct sigaction g_previous[kSignalCount];
 std::atomic<bool> g_installed{false};
 std::atomic<bool> g_json{false};
+// Set by the first fatal signal: a sanitizer's report ends in abort(), which must not print a
+// second crash line for the same crash.
+std::atomic<bool> g_reported{false};
 
 // A bounded line builder over a stack buffer (no allocation).
 class Line {
@@ -115,7 +118,9 @@ void onFatalSignal(int sig, siginfo_t* info, void* context) {
   if (index == kSignalCount) {
     return;
   }
-  writeCrashLine(kSignalNames[index]);
+  if (!g_reported.exchange(true)) {
+    writeCrashLine(kSignalNames[index]);
+  }
   const struct sigaction& before = g_previous[index];
   // Hand the signal to the handler that was there before (AddressSanitizer's report).
   if ((before.sa_flags & SA_SIGINFO) != 0 && before.sa_sigaction != nullptr) {
