@@ -4,10 +4,13 @@
     ./dev bench                       # everything (about 7 minutes on 2 cores)
     ./dev bench --quick               # smaller runs (about 4 minutes)
     ./dev bench burst lifecycle       # only these scenarios
+    ./dev bench scale                 # the node burst at 10,000, 25,000 and 100,000 nodes
+    ./dev bench scale --sizes 5000    # ... at these sizes (or BENCH_SIZES=5000,10000)
     python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
 
 Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6),
-isolation (7).
+isolation (7); `scale` (the unthrottled burst at each of --sizes, with host and kubesim CPU
+and RSS per node and the bytes per cached node) runs only when named.
 Every figure is printed beside its bound (a target the project set itself) as a ratio measured in the
 same run, with the machine's load average when it was taken. No upstream figure is printed:
 these runs are against kubesim, and upstream's figures were measured against a real
@@ -30,6 +33,19 @@ import benchlib  # noqa: E402
 import scenarios  # noqa: E402
 
 ALL = ["burst", "steady", "lb", "routes", "lifecycle", "kubesim", "isolation"]
+# Run only when named: 100,000 nodes take long and need several GiB (kubesim and the check).
+EXTRA = ["scale"]
+DEFAULT_SIZES = "10000,25000,100000"
+
+
+def parse_sizes(text):
+    try:
+        sizes = [int(x.replace("_", "")) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise SystemExit("--sizes: %r is not a comma-separated list of node counts" % text)
+    if not sizes or any(n <= 0 for n in sizes):
+        raise SystemExit("--sizes: %r: give one or more positive node counts" % text)
+    return sizes
 
 def median_rows(runs):
     """Merges repeated runs of one case: the median value, the range in the note. The other
@@ -88,10 +104,12 @@ def run_scenario(name, args):
         return scenarios.lifecycle(per_zone=500, vanish=500, rate=10.0)
     if name == "kubesim":
         return scenarios.kubesim_bench(args.build_dir, seconds=3 if quick else 10)
+    if name == "scale":
+        return scenarios.scale(args.sizes)
     if name == "isolation":
         return scenarios.isolation(args.build_dir, nodes=1000 if quick else 5000,
                                    calls=1000 if quick else 5000)
-    raise SystemExit("unknown scenario %r (known: %s)" % (name, ", ".join(ALL)))
+    raise SystemExit("unknown scenario %r (known: %s)" % (name, ", ".join(ALL + EXTRA)))
 
 
 def verdict(r):
@@ -152,15 +170,19 @@ def main():
                    help="runs per short node burst (median reported; default 3, quick 1)")
     p.add_argument("--out", default=os.path.join(benchlib.ROOT, "bench", "out",
                                                   "results.json"))
-    p.add_argument("scenarios", nargs="*", help=", ".join(ALL))
+    p.add_argument("--sizes", default=os.environ.get("BENCH_SIZES", DEFAULT_SIZES),
+                   help="node counts of the scale scenario, comma-separated (default "
+                   "$BENCH_SIZES or %s)" % DEFAULT_SIZES)
+    p.add_argument("scenarios", nargs="*", help=", ".join(ALL + EXTRA))
     args = p.parse_args()
+    args.sizes = parse_sizes(args.sizes)
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
     benchlib.configure(args.build_dir)
     names = args.scenarios or ALL
     for n in names:
-        if n not in ALL:
-            raise SystemExit("unknown scenario %r (known: %s)" % (n, ", ".join(ALL)))
+        if n not in ALL + EXTRA:
+            raise SystemExit("unknown scenario %r (known: %s)" % (n, ", ".join(ALL + EXTRA)))
     rows = []
     failures = []
     started = time.time()

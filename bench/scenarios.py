@@ -60,11 +60,13 @@ def thread_split(before, after, per=1, least=0.005):
 # ---- 1. node initialisation burst ----------------------------------------------------------------
 
 def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
-               floor_ratio=None, isolated=False):
+               floor_ratio=None, isolated=False, per_node=False):
     """`nodes` kubelets register at once; time until the cloud-node controller has
     initialised the last one, with the host's CPU, API writes and provider calls. With
     `isolated`, the plugin runs in a child process (--provider-isolation=process) and the
-    child's CPU is reported beside the host's."""
+    child's CPU is reported beside the host's. With `per_node` (the scale scenario), the
+    costs per node are added: host and kubesim CPU and RSS growth, and the bytes the host's
+    node cache holds per node."""
     qps_label = "unthrottled" if qps < 0 else "QPS %g/%d" % (qps, burst)
     case = "%d nodes, %d ms cloud, %s" % (nodes, latency_ms, qps_label)
     if isolated:
@@ -89,6 +91,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         sim = env.kubesim_proc()
         m0 = env.metrics()
         cpu0, sim_cpu0 = ccm.cpu_seconds(), sim.cpu_seconds()
+        rss0, sim_rss0 = ccm.rss_bytes(), sim.rss_bytes()
         threads0 = ccm.thread_cpu()
         wakeups0 = ccm.wakeups()
         load = benchlib.load_average()
@@ -105,6 +108,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         # host goes quiet.
         cpu1, threads1, wakeups1 = ccm.cpu_when_quiet()
         sim_cpu1 = sim.cpu_seconds()
+        rss1, sim_rss1, sim_hwm = ccm.rss_bytes(), sim.rss_bytes(), sim.hwm_bytes()
         child_cpu = child.cpu_seconds() - child_cpu0 if child else 0.0
         env.profile_stop()
         # Events are sent asynchronously (and wait for tokens too): count the writes once
@@ -154,6 +158,25 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
             load=load, note="compact JSON as served, %d nodes" % len(node_list)),
         row(s, case, "nodes registered by kubesim in", t_registered - t0, "s", load=load),
     ]
+    if per_node:
+        cached = m2.sum("ccm_informer_cached_objects", resource="nodes")
+        cached_bytes = m2.sum("ccm_informer_cached_bytes", resource="nodes")
+        rows += [
+            row(s, case, "host CPU per node", (cpu1 - cpu0) * 1e6 / nodes, "us", load=load,
+                note="until quiet"),
+            row(s, case, "host RSS growth per node", (rss1 - rss0) / nodes, "bytes", load=load,
+                note="VmRSS after the burst %.1f MiB, before %.1f MiB"
+                % (rss1 / 1048576.0, rss0 / 1048576.0)),
+            row(s, case, "bytes per cached node", cached_bytes / max(1.0, cached), "bytes",
+                load=load, note="ccm_informer_cached_bytes / ccm_informer_cached_objects "
+                "(%d nodes cached): each Node's own heap, interned strings not counted"
+                % cached),
+            row(s, case, "kubesim CPU per node", (sim_cpu1 - sim_cpu0) * 1e6 / nodes, "us",
+                load=load, note="registering the nodes, serving ccm's writes and the watch"),
+            row(s, case, "kubesim RSS growth per node", (sim_rss1 - sim_rss0) / nodes,
+                "bytes", load=load, note="kubesim VmRSS after %.0f MiB (peak %.0f MiB)"
+                % (sim_rss1 / 1048576.0, sim_hwm / 1048576.0)),
+        ]
     if isolated:
         rows.append(row(s, case, "provider process CPU total", child_cpu, "CPU-s", load=load,
                         note="the plugin's child process, beside the host's own CPU above; "
@@ -167,6 +190,32 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
                         % floor, elapsed, "s",
                         floor * floor_ratio if floor_ratio else None, load=load,
                         note="floor %.1f s" % floor))
+    return rows
+
+
+def scale(sizes):
+    """The unthrottled burst (0 ms cloud) at each size, with its cost per node; then how each
+    per-node cost grew from the smallest size to the largest (1.0 = linear growth)."""
+    rows, by_size = [], {}
+    for n in sizes:
+        got = node_burst(n, 0, -1, per_node=True)
+        rows += got
+        by_size[n] = {r["metric"]: r["value"] for r in got}
+    if len(sizes) > 1:
+        lo, hi = min(sizes), max(sizes)
+        case = "growth %d -> %d nodes" % (lo, hi)
+        load = benchlib.load_average()
+        for metric in ("host CPU per node", "bytes per cached node", "host RSS growth per node",
+                       "kubesim CPU per node", "kubesim RSS growth per node"):
+            a, b = by_size[lo].get(metric), by_size[hi].get(metric)
+            if a and b:
+                rows.append(row("1 node burst", case, metric + ", largest / smallest", b / a,
+                                "x", load=load, note="%.4g at %d nodes, %.4g at %d" %
+                                (a, lo, b, hi)))
+        times = {n: by_size[n]["time to last node initialised"] for n in sizes}
+        rows.append(row("1 node burst", case, "nodes initialised per second, largest / smallest",
+                        (hi / times[hi]) / (lo / times[lo]), "x", load=load,
+                        note=", ".join("%d: %.0f/s" % (n, n / times[n]) for n in sizes)))
     return rows
 
 

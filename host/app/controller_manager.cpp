@@ -35,8 +35,10 @@ Status ControllerManager::start() {
     if (stopped_) {
       return Status(Code::Cancelled, "stopping");
     }
-    nodes_ = std::make_unique<kube::NodeInformer>(&client_);
-    services_ = std::make_unique<kube::ServiceInformer>(&client_);
+    kube::InformerOptions informer_options;
+    informer_options.metrics = &metrics_;
+    nodes_ = std::make_unique<kube::NodeInformer>(&client_, informer_options);
+    services_ = std::make_unique<kube::ServiceInformer>(&client_, informer_options);
     nodes = nodes_.get();
     services = services_.get();
     nodes->start();

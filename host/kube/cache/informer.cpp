@@ -20,6 +20,7 @@
 #include "host/kube/objects/service_decoder.hpp"
 #include "host/kube/transport/kube_client.hpp"
 #include "host/log/log.hpp"
+#include "host/runtime/metrics.hpp"
 #include "host/runtime/rate_limiter.hpp"
 #include "host/runtime/thread_name.hpp"
 
@@ -42,6 +43,13 @@ struct Traits<Service> {
   static constexpr std::string_view kPath = "/api/v1/services";
   static constexpr std::string_view kName = "services";
 };
+
+// Heap bytes one cached object holds on its own (Informer::cachedBytes): the object, its
+// arena, and the control block of make_shared (about two pointers).
+template <typename T>
+size_t ownBytes(const T& obj) {
+  return sizeof(T) + obj.arenaBytes() + 2 * sizeof(void*);
+}
 
 // What the watch loop wants next.
 enum class After { Rewatch, Relist, Stop };
@@ -76,6 +84,20 @@ struct Informer<T>::Impl {
         backoff(options.initial_backoff, options.max_backoff, options.backoff_reset, 1.0, clk,
                 random) {
     path = options.path.empty() ? std::string(Traits<T>::kPath) : options.path;
+    if (options.metrics != nullptr) {
+      std::string resource(Traits<T>::kName);
+      if (auto* g = options.metrics->gauge("ccm_informer_cached_objects",
+                                           "Objects in an informer's cache.", {"resource"})) {
+        objects_gauge = &g->labels({resource});
+      }
+      if (auto* g = options.metrics->gauge(
+              "ccm_informer_cached_bytes",
+              "Heap bytes the objects in an informer's cache hold on their own (shared "
+              "interned strings not counted).",
+              {"resource"})) {
+        bytes_gauge = &g->labels({resource});
+      }
+    }
   }
 
   KubeClient* client;
@@ -86,6 +108,9 @@ struct Informer<T>::Impl {
   // The cache. Written only by the informer thread (or injectForTest); read by anyone.
   mutable std::shared_mutex store_mu;
   std::unordered_map<std::string_view, Ptr> store;  // guarded by store_mu; keys view values
+  std::atomic<size_t> store_bytes{0};  // ownBytes() of every cached object
+  metrics::Gauge* objects_gauge = nullptr;
+  metrics::Gauge* bytes_gauge = nullptr;
 
   // Handlers; dispatch happens with this mutex held, so handlers see events one at a time.
   mutable std::mutex handlers_mu;
@@ -121,6 +146,7 @@ struct Informer<T>::Impl {
     auto it = store.find(obj->key());
     if (it == store.end()) {
       store.emplace(obj->key(), obj);
+      accountLocked(ownBytes(*obj), 0);
       return nullptr;
     }
     Ptr old = std::move(it->second);
@@ -128,6 +154,7 @@ struct Informer<T>::Impl {
     node.key() = obj->key();
     node.mapped() = obj;
     store.insert(std::move(node));
+    accountLocked(ownBytes(*obj), ownBytes(*old));
     return old;
   }
 
@@ -139,7 +166,20 @@ struct Informer<T>::Impl {
     }
     Ptr old = std::move(it->second);
     store.erase(it);
+    accountLocked(0, ownBytes(*old));
     return old;
+  }
+
+  // Keeps store_bytes and the gauges in step with the store (store_mu held exclusively).
+  void accountLocked(size_t added, size_t removed) {
+    size_t bytes = store_bytes.load(std::memory_order_relaxed) + added - removed;
+    store_bytes.store(bytes, std::memory_order_relaxed);
+    if (objects_gauge != nullptr) {
+      objects_gauge->set(static_cast<double>(store.size()));
+    }
+    if (bytes_gauge != nullptr) {
+      bytes_gauge->set(static_cast<double>(bytes));
+    }
   }
 
   std::vector<Ptr> snapshot() const {
@@ -391,8 +431,10 @@ struct Informer<T>::Impl {
       std::unique_lock lock(store_mu);
       for (auto it = store.begin(); it != store.end();) {
         if (!seen.contains(it->first)) {
+          size_t bytes = ownBytes(*it->second);
           deleted.push_back(std::move(it->second));
           it = store.erase(it);
+          accountLocked(0, bytes);
         } else {
           ++it;
         }
@@ -666,6 +708,11 @@ template <typename T>
 size_t Informer<T>::size() const {
   std::shared_lock lock(impl_->store_mu);
   return impl_->store.size();
+}
+
+template <typename T>
+size_t Informer<T>::cachedBytes() const {
+  return impl_->store_bytes.load(std::memory_order_relaxed);
 }
 
 template <typename T>

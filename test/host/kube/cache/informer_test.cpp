@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "host/log/log.hpp"
+#include "host/runtime/metrics.hpp"
 #include "test/support/fake_api_server.hpp"
 #include "test/support/kube_test_util.hpp"
 
@@ -644,6 +645,67 @@ TEST_CASE("a detached informer is fed by injectForTest") {
   CHECK(model.adds == 1);
   CHECK(model.updates == 1);
   CHECK(model.deletes == 1);
+}
+
+TEST_CASE("the cache's size follows adds, updates, deletes and relists, in bytes and on /metrics") {
+  metrics::Registry registry;
+  InformerOptions options;
+  options.metrics = &registry;
+  NodeInformer inf(nullptr, options);
+  inf.start();
+  auto bytes = [&] { return registry.valueForTest("ccm_informer_cached_bytes", {"nodes"}); };
+  auto objects = [&] { return registry.valueForTest("ccm_informer_cached_objects", {"nodes"}); };
+  CHECK(inf.cachedBytes() == 0);
+  auto small = *decodeNode(R"({"metadata":{"name":"n1","resourceVersion":"1"}})");
+  auto big = *decodeNode(R"({"metadata":{"name":"n1","resourceVersion":"2","labels":{"a":"b"},)"
+                         R"("annotations":{"note":")" +
+                         std::string(4000, 'x') + R"("}}})");
+  auto other = *decodeNode(R"({"metadata":{"name":"n2","resourceVersion":"3"}})");
+  inf.injectForTest("ADDED", small);
+  size_t one = inf.cachedBytes();
+  CHECK(one >= sizeof(Node) + small->arenaBytes());
+  CHECK(bytes() == static_cast<double>(one));
+  CHECK(objects() == 1);
+  // An update replaces the old object's bytes with the new one's (the 4,000-byte annotation
+  // is the Node's own; nothing of the old version stays counted).
+  inf.injectForTest("MODIFIED", big);
+  size_t updated = inf.cachedBytes();
+  CHECK(updated - one == big->arenaBytes() - small->arenaBytes());
+  CHECK(updated > 4000);
+  inf.injectForTest("ADDED", other);
+  CHECK(objects() == 2);
+  size_t with_other = inf.cachedBytes();
+  inf.injectForTest("DELETED", big);
+  CHECK(inf.cachedBytes() == with_other - updated);
+  CHECK(objects() == 1);
+  CHECK(bytes() == static_cast<double>(inf.cachedBytes()));
+  CHECK(inf.cachedBytes() < 4000);
+  inf.injectForTest("DELETED", other);
+  CHECK(inf.cachedBytes() == 0);
+  CHECK(bytes() == 0);
+  CHECK(objects() == 0);
+}
+
+TEST_CASE("a relist that drops objects takes their bytes off the cache's size") {
+  FakeApiServer server;
+  for (const char* n : {"keep", "remove"}) {
+    server.upsert(kNodes, n, nodeJson(n));
+  }
+  auto client = makeClient(server.url());
+  Model model;
+  NodeInformer inf(client.get(), fastOptions());
+  startSynced(inf, model);
+  REQUIRE(waitUntil([&] { return server.openWatches() == 1; }));
+  size_t two = inf.cachedBytes();
+  size_t keep_bytes = sizeof(Node) + inf.get("keep")->arenaBytes() + 2 * sizeof(void*);
+  CHECK(two == keep_bytes + sizeof(Node) + inf.get("remove")->arenaBytes() + 2 * sizeof(void*));
+  server.stop();
+  server.remove(kNodes, "remove");
+  server.compact();
+  server.restart();
+  REQUIRE(waitUntil([&] { return converged(server, inf, model); }));
+  CHECK(model.unknown_deletes == 1);
+  CHECK(inf.cachedBytes() == keep_bytes);
 }
 
 }  // namespace ccm::kube

@@ -273,6 +273,66 @@ TEST_CASE("the raw skipper finds the closing bracket wherever the input is cut")
   }
 }
 
+TEST_CASE("the raw skipper's 64-byte steps give the byte-by-byte answer") {
+  // Long inputs fed in long pieces, so that most of the scan takes the 64-byte block step:
+  // managedFields-like soup (a quote or bracket every few bytes), strings that span blocks and
+  // pieces, and in some rounds no backslash at all (every block takes the step), in others a
+  // few (those blocks are walked byte by byte, the rest still step).
+  uint64_t seed = 0x2545f4914f6cdd1dULL;
+  auto next = [&seed](uint32_t bound) {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return static_cast<uint32_t>(seed % bound);
+  };
+  const char soup[] = {'"', '{', '}', '[', ']', 'f', ':', ',', '.'};
+  int ended_inside = 0;
+  for (int round = 0; round < 20000; ++round) {
+    bool backslashes = round % 3 == 0;
+    std::string s;
+    size_t len = 64 + next(900);
+    // Open containers first, so the outer one tends to close late, past several blocks.
+    for (uint32_t k = next(12); k > 0; --k) {
+      s.append(next(2) == 0 ? "{\"f:a\":" : "[");
+    }
+    while (s.size() < len) {
+      uint32_t pick = next(16);
+      if (pick == 0) {
+        s.append(next(90), static_cast<char>('b' + next(20)));  // a plain run
+      } else if (pick == 1 && backslashes) {
+        s.push_back('\\');
+      } else if (pick == 2) {
+        s.append("\"f:[x]{y}\":{}");  // brackets inside a key
+      } else {
+        s.push_back(soup[next(sizeof soup)]);
+      }
+    }
+    bool outer_is_array = next(2) == 1;
+    ReferenceSkip want = referenceSkip(s, outer_is_array);
+    detail::RawSkipper skipper;
+    skipper.start(outer_is_array);
+    size_t pos = 0;
+    size_t found = std::string::npos;
+    while (pos < s.size()) {
+      size_t piece = std::min<size_t>(s.size() - pos, 1 + next(400));
+      size_t used = skipper.feed(s.data() + pos, piece);
+      if (used < piece) {
+        found = pos + used;
+        break;
+      }
+      pos += piece;
+    }
+    if (want.close != std::string::npos && want.close >= 64) {
+      ++ended_inside;
+    }
+    INFO("input: ", s, " outer array: ", outer_is_array);
+    REQUIRE(found == want.close);
+    REQUIRE(skipper.failed() == want.failed);
+  }
+  // The rounds did exercise the block step: many closed past the first block.
+  CHECK(ended_inside > 1000);
+}
+
 TEST_CASE("a Service decodes, keeping its JSON without managedFields") {
   auto r = decodeService(readTestdata("service.json"));
   REQUIRE(r.ok());
