@@ -1,5 +1,6 @@
 // Node: the compact, immutable form of a core/v1 Node kept in the informer cache. Only the
-// fields the cloud controllers read are kept (no images, capacity, volumes, managedFields).
+// fields the cloud controllers read are kept (no images, capacity, volumes, managedFields,
+// and of the conditions only those in kKeptNodeConditions, without messages).
 //
 // Every string is a std::string_view into storage the Node shares (its own arena, plus a
 // StringPool of repeated strings), so a Node and its copies stay valid as long as any copy
@@ -40,11 +41,16 @@ struct NodeAddress {
   std::string_view address;
 };
 
+// Of status.conditions only the types a controller reads are kept (the lifecycle
+// controller's Ready, the route controller's NetworkUnavailable), without their messages:
+// kubelets report four or five conditions, and the others (MemoryPressure, DiskPressure,
+// PIDPressure) and every message would be a third of a cached node's own bytes.
+inline constexpr std::string_view kKeptNodeConditions[] = {"Ready", "NetworkUnavailable"};
+
 struct NodeCondition {
-  std::string_view type;    // Ready, NetworkUnavailable, ...
+  std::string_view type;    // one of kKeptNodeConditions
   std::string_view status;  // True | False | Unknown
   std::string_view reason;
-  std::string_view message;
   int64_t last_heartbeat_time = 0;
   int64_t last_transition_time = 0;
 };
@@ -83,7 +89,7 @@ class Node {
   bool unschedulable = false;
   // status
   std::span<const NodeAddress> addresses;
-  std::span<const NodeCondition> conditions;
+  std::span<const NodeCondition> conditions;  // only kKeptNodeConditions
   NodeSystemInfo node_info;
 
   // The informer's cache key (the name).

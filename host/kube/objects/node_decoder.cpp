@@ -44,7 +44,6 @@ enum Field : int {
   kFAddress,
   kFStatusValue,
   kFReason,
-  kFMessage,
   kFHeartbeat,
   kFTransition,
   kFInfo0,  // kFInfo0 + index into kInfoKeys
@@ -58,6 +57,11 @@ constexpr std::string_view kInfoKeys[10] = {
     "kubeletVersion", "kubeProxyVersion", "operatingSystem",
     "architecture",
 };
+
+bool keptCondition(std::string_view type) {
+  return std::find(std::begin(kKeptNodeConditions), std::end(kKeptNodeConditions), type) !=
+         std::end(kKeptNodeConditions);
+}
 
 }  // namespace
 
@@ -154,9 +158,6 @@ int NodeDecoder::key(int ctx, std::string_view k) {
       if (k == "reason") {
         return kFReason;
       }
-      if (k == "message") {
-        return kFMessage;
-      }
       if (k == "lastHeartbeatTime") {
         return kFHeartbeat;
       }
@@ -219,6 +220,7 @@ int NodeDecoder::child(int ctx, int field, bool is_array) {
         return 0;
       }
       condition_ = RawCondition{};
+      condition_unwanted_ = false;
       return kCondition;
     default:
       return 0;
@@ -279,11 +281,17 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
       }
       return;
     case kCondition:
-      if (!v.isString()) {
+      // A condition whose type came first (as API servers write it) and is not kept reads
+      // nothing more; one whose type comes later is dropped at its end.
+      if (!v.isString() || condition_unwanted_) {
         return;
       }
       switch (field) {
         case kFType:
+          if (!keptCondition(v.s)) {
+            condition_unwanted_ = true;
+            return;
+          }
           condition_.type = text_.intern(pool, v.s);
           break;
         case kFStatusValue:
@@ -291,9 +299,6 @@ void NodeDecoder::value(int ctx, int field, const Scalar& v) {
           break;
         case kFReason:
           condition_.reason = text_.intern(pool, v.s);
-          break;
-        case kFMessage:
-          condition_.message = text_.intern(pool, v.s, 160);
           break;
         case kFHeartbeat:
           condition_.heartbeat = detail::timestampOf(v);
@@ -325,7 +330,9 @@ void NodeDecoder::end(int ctx) {
       addresses_.push_back(address_);
       break;
     case kCondition:
-      conditions_.push_back(condition_);
+      if (!condition_unwanted_ && keptCondition(text_.view(condition_.type))) {
+        conditions_.push_back(condition_);
+      }
       break;
     default:
       break;
@@ -371,8 +378,7 @@ std::shared_ptr<const Node> NodeDecoder::finish() {
   node->addresses = {dp, dn};
   auto [np, nn] = detail::fillArray<NodeCondition>(
       arena, conditions_off, conditions_, [&r](const RawCondition& c) {
-        return NodeCondition{r(c.type),    r(c.status), r(c.reason),
-                             r(c.message), c.heartbeat, c.transition};
+        return NodeCondition{r(c.type), r(c.status), r(c.reason), c.heartbeat, c.transition};
       });
   node->conditions = {np, nn};
   NodeSystemInfo& info = node->node_info;

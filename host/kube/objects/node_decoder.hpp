@@ -55,7 +55,7 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
     detail::SRef type, address;
   };
   struct RawCondition {
-    detail::SRef type, status, reason, message;
+    detail::SRef type, status, reason;
     int64_t heartbeat = 0, transition = 0;
   };
 
@@ -74,6 +74,7 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
   RawTaint taint_;
   RawAddress address_;
   RawCondition condition_;
+  bool condition_unwanted_ = false;  // the condition being read has a type not kept
 };
 
 }  // namespace ccm::kube

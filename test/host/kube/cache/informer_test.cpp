@@ -289,7 +289,8 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
     REQUIRE(a.addresses.size() == 3);
     CHECK(a.addresses[2].address == b.addresses[2].address);
     REQUIRE(a.conditions.size() == b.conditions.size());
-    CHECK(a.condition("Ready")->message == "kubelet is posting ready status");
+    CHECK(a.condition("Ready")->reason == "KubeletReady");
+    CHECK(a.condition("MemoryPressure") == nullptr);
     CHECK(a.node_info.kubelet_version == b.node_info.kubelet_version);
     CHECK(a.node_info.architecture == "amd64");
   }

@@ -70,12 +70,14 @@ TEST_CASE("a realistic Node decodes into every field the controllers use") {
   REQUIRE(n.addresses.size() == 3);
   CHECK(n.addresses[0].type == "InternalIP");
   CHECK(n.addresses[0].address == "10.0.12.34");
-  REQUIRE(n.conditions.size() == 4);
+  // Of the four conditions only Ready is kept (MemoryPressure, DiskPressure and PIDPressure
+  // are read by no controller), without its message.
+  REQUIRE(n.conditions.size() == 1);
   const NodeCondition* ready = n.condition("Ready");
   REQUIRE(ready != nullptr);
+  CHECK(n.condition("MemoryPressure") == nullptr);
   CHECK(ready->status == "True");
   CHECK(ready->reason == "KubeletReady");
-  CHECK(ready->message == "kubelet is posting ready status");
   CHECK(ready->last_heartbeat_time == 1784887500);
   CHECK(ready->last_transition_time == 1784887230);
   CHECK(n.node_info.machine_id == "ec2a1b2c3d4e5f60718293a4b5c6d7e8");
@@ -131,6 +133,37 @@ TEST_CASE("resourceVersionOf reads metadata.resourceVersion and nothing that loo
   CHECK(resourceVersionOf(R"({"metadata":{"resourceVersion":"8","labels":{)") == "8");
 }
 
+TEST_CASE("only the conditions a controller reads are kept, whatever the key order") {
+  // Type first (as API servers write it), type last, a duplicate, an odd type; a kept type
+  // after an unwanted one must not inherit anything of it.
+  auto r = decodeNode(
+      R"({"metadata":{"name":"n"},"status":{"conditions":[)"
+      R"({"type":"DiskPressure","status":"True","reason":"KubeletHasDiskPressure"},)"
+      R"({"status":"False","reason":"RouteCreated","lastTransitionTime":"2026-01-02T03:04:05Z",)"
+      R"("type":"NetworkUnavailable"},)"
+      R"({"status":"True","reason":"X","type":"MemoryPressure"},)"
+      R"({"type":"Ready","lastHeartbeatTime":"2026-01-02T03:04:06Z"},)"
+      R"({"type":7,"status":"True"},{"type":"PIDPressure","message":")" +
+      std::string(10000, 'm') + R"("}]}})");
+  REQUIRE(r.ok());
+  const Node& n = **r;
+  REQUIRE(n.conditions.size() == 2);
+  const NodeCondition* net = n.condition("NetworkUnavailable");
+  REQUIRE(net != nullptr);
+  CHECK(net->status == "False");
+  CHECK(net->reason == "RouteCreated");
+  CHECK(net->last_transition_time == 1767323045);
+  const NodeCondition* ready = n.condition("Ready");
+  REQUIRE(ready != nullptr);
+  CHECK(ready->status.empty());
+  CHECK(ready->reason.empty());
+  CHECK(ready->last_heartbeat_time == 1767323046);
+  CHECK(n.condition("DiskPressure") == nullptr);
+  CHECK(n.condition("MemoryPressure") == nullptr);
+  // The 10,000-byte message of a dropped condition is not kept anywhere.
+  CHECK(n.arenaBytes() < 1000);
+}
+
 TEST_CASE("a Node survives the decoder being reused, and copies share storage") {
   NodeDecoder d;
   std::string a = readTestdata("node.json");
@@ -150,7 +183,7 @@ TEST_CASE("a Node survives the decoder being reused, and copies share storage") 
   Node copy = *first;
   first.reset();
   CHECK(copy.label("kubernetes.io/os") == "linux");
-  CHECK(copy.conditions.size() == 4);
+  CHECK(copy.conditions.size() == 1);
   // Repeated strings are shared through the pool.
   CHECK(second->label("kubernetes.io/os")->data() == copy.label("kubernetes.io/os")->data());
 }
