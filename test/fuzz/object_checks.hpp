@@ -2,7 +2,9 @@
 // or foreign memory) and checks the invariants the caches rely on.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <span>
 
 #include "host/kube/objects/node.hpp"
@@ -34,8 +36,11 @@ inline uint64_t touchNode(const kube::Node& n) {
   for (const auto& a : n.addresses)
     h += touch(a.type) + touch(a.address);
   for (const auto& c : n.conditions) {
-    h += touch(c.type) + touch(c.status) + touch(c.reason) + touch(c.message);
+    h += touch(c.type) + touch(c.status) + touch(c.reason);
     require(n.condition(c.type) != nullptr, "every condition is found by type");
+    const auto* kept_end = std::end(kube::kKeptNodeConditions);
+    require(std::find(std::begin(kube::kKeptNodeConditions), kept_end, c.type) != kept_end,
+            "only the conditions a controller reads are kept");
   }
   const auto& i = n.node_info;
   h += touch(i.machine_id) + touch(i.system_uuid) + touch(i.boot_id) + touch(i.kernel_version) +
