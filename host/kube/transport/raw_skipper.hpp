@@ -141,7 +141,7 @@ class RawSkipper {
     const __m128i open = _mm_set1_epi8('[');
     const __m128i close = _mm_set1_epi8(']');
     Masks m;
-    for (int b = 0; b < 4; ++b) {
+    for (size_t b = 0; b < 4; ++b) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * b));
       __m128i f = _mm_and_si128(v, fold);
       auto bits = [b](__m128i hit) {
