@@ -5,10 +5,9 @@
 
 #include <algorithm>
 
+#include "ccm/output_checks.hpp"
 #include "ccm/validation.hpp"
 #include "host/log/log.hpp"
-#include "host/plugin/abi_output_shape.hpp"
-#include "host/plugin/output_validation.hpp"
 #include "host/plugin/plugin_text.hpp"
 
 namespace ccm::plugin {
