@@ -157,8 +157,13 @@ TEST_CASE("ABI 1.1: metadata outside the declared providerID prefix is invalid o
   auto md = p->instanceMetadata(n.ref());
   REQUIRE(md.ok());
   CHECK((*md)->provider_id == "kit://vm-1");
-  n.provider_id = "other://vm-1";
+  n.provider_id = "other://vm-1";  // not one of v11's: it answers one inside its prefix
   md = p->instanceMetadata(n.ref());
+  REQUIRE(md.ok());
+  CHECK((*md)->provider_id == "kit://vm-1");
+  // A plugin answering outside its declared prefix is refused.
+  auto bad = provider("out-of-prefix", reg);
+  md = bad->instanceMetadata(n.ref());
   CHECK(md.status().code() == Code::Internal);
   CHECK_MESSAGE(md.status().message().find("providerID \"other://vm-1\" does not start with the "
                                            "provider's declared prefix \"kit://\"") !=

@@ -53,8 +53,9 @@ BROKEN = {
     "stray-thread": "emitted output for a call that had already returned",
     "throws-raw": "threw an exception across the plugin ABI",
     "unknown-status": "unknown status code 777",
-    # Its metadata for a node without a providerID is outside its own declared prefix.
-    "v11": "does not start with the provider's declared prefix \"kit://\"",
+    # Its metadata is outside its own declared prefix.
+    "out-of-prefix": "providerID \"other://vm-1\" does not start with the provider's declared "
+                     "prefix \"kit://\"",
     "wrong-major": "it speaks plugin ABI 2.0",
     "wrong-name": "it calls itself \"somebody-else\" but was loaded as \"wrong-name\"",
 }
@@ -63,7 +64,7 @@ BROKEN = {
 # crashes-while-marked crashes only while its marker file exists (the isolation tests set it):
 # without one it is sound.
 SOUND = ["baseline", "crashes-while-marked", "minor0-declares", "no-metadata", "no-provider-id",
-         "throws-sdk"]
+         "throws-sdk", "v11"]
 
 CONTRACT_GROUPS = ["load", "create", "ccm.instances/1 instance_metadata (253-byte name)",
                    "ccm.instances.batch/1 instance_metadata_batch (10000 nodes)",
