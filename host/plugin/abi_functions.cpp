@@ -74,7 +74,15 @@ GetLoadBalancer::Result GetLoadBalancer::read(const Finished<Out>& done) {
   if (!*done.out) {
     return std::optional<LoadBalancerStatus>();
   }
-  return std::optional<LoadBalancerStatus>(done.state->lb_status.value_or(LoadBalancerStatus{}));
+  if (!done.state->lb_status) {
+    // "Exists" with no status would publish an empty one: the Service would lose its
+    // ingress. A broken contract, not an answer.
+    done.violation("missing_output", "get_load_balancer returned exists without a status");
+    return Status(Code::Internal,
+                  "provider returned OK from get_load_balancer with exists set but without a "
+                  "load balancer status");
+  }
+  return std::optional<LoadBalancerStatus>(std::move(*done.state->lb_status));
 }
 
 GetLoadBalancerName::Result GetLoadBalancerName::read(const Finished<Out>& done) {

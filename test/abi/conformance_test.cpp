@@ -352,4 +352,13 @@ TEST_CASE("malformed output becomes a clear INTERNAL error") {
   st = ns->ensureLoadBalancer("kubernetes", svc.ref(), {});
   CHECK(st.status().code() == Code::Internal);
   CHECK(st.status().message().find("without a load balancer status") != std::string::npos);
+  // "Exists" without a status is no answer either: an error and a counted violation.
+  double before = reg.valueForTest("ccm_provider_contract_violations_total", {"missing_output"});
+  auto got = ns->getLoadBalancer("kubernetes", svc.ref());
+  CHECK(got.status().code() == Code::Internal);
+  CHECK_MESSAGE(got.status().message().find("from get_load_balancer with exists set but without "
+                                            "a load balancer status") != std::string::npos,
+                got.status().message());
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"missing_output"}) ==
+        before + 1);
 }

@@ -124,6 +124,9 @@ TEST_CASE("missing output, unknown status codes and foreign providerIDs") {
     REQUIRE(host.create("").ok());
     expectError(host.ensureLoadBalancer(testing::Service{}, {}), CCM_STATUS_INTERNAL,
                 "provider returned OK from ensure_load_balancer without a load balancer status");
+    expectError(host.getLoadBalancer(testing::Service{}), CCM_STATUS_INTERNAL,
+                "provider returned OK from get_load_balancer with exists set but without a load "
+                "balancer status");
   }
   {
     FakeHost host(FakeHost::load(kit("unknown-status")));

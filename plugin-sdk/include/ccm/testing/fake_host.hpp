@@ -293,7 +293,9 @@ class FakeHost {
       return std::optional<LoadBalancerStatus>();
     }
     if (!lb_status_) {
-      return Error::internal("get_load_balancer returned exists without a status");
+      return Error::internal(
+          "provider returned OK from get_load_balancer with exists set but without a load "
+          "balancer status");
     }
     return std::optional<LoadBalancerStatus>(std::move(*lb_status_));
   }
