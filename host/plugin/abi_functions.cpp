@@ -5,32 +5,34 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <initializer_list>
 #include <utility>
+
+#include "ccm/output_checks.hpp"
 
 namespace ccm::plugin::abi {
 
 namespace {
 
-// The value the plugin wrote when it is one E knows (E's values are the ABI's), else Unknown.
-template <typename E>
-E knownOrUnknown(int32_t written, std::initializer_list<E> known) {
-  for (E e : known) {
-    if (static_cast<int32_t>(e) == written) {
-      return e;
-    }
+// A value outside the ABI's set: a counted violation, and the call fails as INTERNAL.
+template <typename E, typename Accept>
+StatusOr<E> readEnum(const Finished<int32_t>& done, Accept accept) {
+  E value{};
+  if (std::string problem = accept(*done.out, &value); !problem.empty()) {
+    done.violation("invalid_output", problem);
+    return Status(Code::Internal,
+                  fmt::format("provider {} returned invalid output: {}", done.provider, problem));
   }
-  return E::Unknown;
+  return value;
 }
 
 }  // namespace
 
 InstanceExists::Result InstanceExists::read(const Finished<Out>& done) {
-  return knownOrUnknown(*done.out, {Existence::Exists, Existence::NotFound});
+  return readEnum<Existence>(done, sdk::acceptExistence);
 }
 
 InstanceShutdown::Result InstanceShutdown::read(const Finished<Out>& done) {
-  return knownOrUnknown(*done.out, {Power::Running, Power::Shutdown});
+  return readEnum<Power>(done, sdk::acceptPower);
 }
 
 InstanceMetadata::Result InstanceMetadata::read(const Finished<Out>& done) {

@@ -348,6 +348,20 @@ TEST_CASE("malformed output becomes a clear INTERNAL error") {
   CHECK(st.status().message().find("ingress[0].ip \"not-an-ip\" is not an IP address") !=
         std::string::npos);
 
+  // An existence or power state outside the ABI's set is refused, never read as a state.
+  auto be = provider("bad-existence", reg);
+  double invalid = reg.valueForTest("ccm_provider_contract_violations_total", {"invalid_output"});
+  auto ex = be->instanceExists(n.ref());
+  CHECK(ex.status().code() == Code::Internal);
+  CHECK_MESSAGE(ex.status().message().find("instance_exists wrote existence 7") !=
+                    std::string::npos,
+                ex.status().message());
+  auto pw = be->instanceShutdown(n.ref());
+  CHECK(pw.status().code() == Code::Internal);
+  CHECK(pw.status().message().find("instance_shutdown wrote power state 9") != std::string::npos);
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"invalid_output"}) ==
+        invalid + 2);
+
   auto ns = provider("no-status", reg);
   st = ns->ensureLoadBalancer("kubernetes", svc.ref(), {});
   CHECK(st.status().code() == Code::Internal);

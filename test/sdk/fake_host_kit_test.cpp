@@ -129,6 +129,12 @@ TEST_CASE("missing output, unknown status codes and foreign providerIDs") {
                 "balancer status");
   }
   {
+    FakeHost host(FakeHost::load(kit("bad-existence")));
+    REQUIRE(host.create("").ok());
+    expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,
+                "instance_exists wrote existence 7, which is not one of");
+  }
+  {
     FakeHost host(FakeHost::load(kit("unknown-status")));
     REQUIRE(host.create("").ok());
     expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,

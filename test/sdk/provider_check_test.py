@@ -27,6 +27,7 @@ BROKEN = {
     "bad-domain": "malformed ccm_plugin.annotation_domain",
     "bad-namespace": "malformed ccm_plugin.metric_namespace",
     "bad-prefix": "malformed ccm_plugin.provider_id_prefix",
+    "bad-existence": "instance_exists wrote existence 7, which is not one of",
     "bad-version": "has a control character",
     "crashes": "in ccm.instances/1 instance_metadata",
     "entry-v2": "it was built for plugin ABI 2",

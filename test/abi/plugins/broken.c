@@ -109,7 +109,11 @@ static ccm_status exists_fn(ccm_provider* p, const ccm_call* call, const ccm_nod
                        NULL, 0, 1);
   }
 #endif
+#if defined(BREAK_BAD_EXISTENCE)
+  *out = (ccm_existence)7; /* none of the ABI's values */
+#else
   *out = CCM_EXISTENCE_EXISTS;
+#endif
   return CCM_STATUS_OK;
 #endif
 }
@@ -119,7 +123,11 @@ static ccm_status shutdown_fn(ccm_provider* p, const ccm_call* call, const ccm_n
   (void)p;
   (void)call;
   (void)node;
+#if defined(BREAK_BAD_EXISTENCE)
+  *out = (ccm_power)9; /* none of the ABI's values */
+#else
   *out = CCM_POWER_RUNNING;
+#endif
   return CCM_STATUS_OK;
 }
 

@@ -217,7 +217,11 @@ class FakeHost {
     if (!s.ok()) {
       return s.error();
     }
-    return static_cast<Existence>(out);
+    Existence existence{};
+    if (std::string e = acceptExistence(static_cast<int32_t>(out), &existence); !e.empty()) {
+      return Error::internal("provider " + std::string(name()) + " returned invalid output: " + e);
+    }
+    return existence;
   }
 
   Result<Power> instanceShutdown(const Node& node) {
@@ -231,7 +235,11 @@ class FakeHost {
     if (!s.ok()) {
       return s.error();
     }
-    return static_cast<Power>(out);
+    Power power{};
+    if (std::string e = acceptPower(static_cast<int32_t>(out), &power); !e.empty()) {
+      return Error::internal("provider " + std::string(name()) + " returned invalid output: " + e);
+    }
+    return power;
   }
 
   // std::nullopt: the provider has no metadata yet (OK without an answer).
