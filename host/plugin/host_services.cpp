@@ -65,16 +65,6 @@ bool validLogKey(std::string_view key) {
 constexpr size_t kMaxLogFields = 32;
 constexpr size_t kMaxLogFieldBytes = size_t{4} * 1024;
 
-std::string_view outputName(OutputKind k) {
-  switch (k) {
-    case OutputKind::None: return "no output";
-    case OutputKind::Metadata: return "instance metadata";
-    case OutputKind::LbStatus: return "a load balancer status";
-    case OutputKind::Routes: return "routes";
-    case OutputKind::String: return "a string";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -236,10 +226,8 @@ std::shared_ptr<CallState> HostServices::callFor(ccm_host_handle host, uint64_t 
                                service, call_id));
     return nullptr;
   }
-  if (kind != OutputKind::None && state->output != kind) {
-    self.violation(host, "unexpected_output",
-                   fmt::format("{} called during a call that returns {}", service,
-                               outputName(state->output)));
+  if (std::string e = sdk::checkOutputKind(state->output, kind, service); !e.empty()) {
+    self.violation(host, "unexpected_output", e);
     return nullptr;
   }
   return state;

@@ -362,6 +362,11 @@ TEST_CASE("malformed output becomes a clear INTERNAL error") {
   CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"invalid_output"}) ==
         invalid + 2);
 
+  // An emit of a kind the call does not return is refused and counted.
+  auto wo = provider("wrong-output", reg);
+  REQUIRE(wo->instanceExists(n.ref()).ok());
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"unexpected_output"}) == 1);
+
   auto ns = provider("no-status", reg);
   st = ns->ensureLoadBalancer("kubernetes", svc.ref(), {});
   CHECK(st.status().code() == Code::Internal);

@@ -29,6 +29,7 @@ BROKEN = {
     "bad-prefix": "malformed ccm_plugin.provider_id_prefix",
     "bad-existence": "instance_exists wrote existence 7, which is not one of",
     "bad-version": "has a control character",
+    "wrong-output": "the host counted a contract violation (unexpected_output)",
     "crashes": "in ccm.instances/1 instance_metadata",
     "entry-v2": "it was built for plugin ABI 2",
     "hangs": "instance_metadata did not return within its 1s deadline; abandoned",

@@ -538,6 +538,32 @@ inline std::string acceptRoute(const ccm_route* route, Route* out) {
   return {};
 }
 
+// What kind of output a call may emit through the emit_* host services (anything else is a
+// contract violation: the emit is refused).
+enum class OutputKind { None, Metadata, LbStatus, Routes, String };
+
+inline std::string_view outputName(OutputKind k) {
+  switch (k) {
+    case OutputKind::None: return "no output";
+    case OutputKind::Metadata: return "instance metadata";
+    case OutputKind::LbStatus: return "a load balancer status";
+    case OutputKind::Routes: return "routes";
+    case OutputKind::String: return "a string";
+  }
+  return "?";
+}
+
+// Empty when `service` (an emit_* name) may emit `emitted` during a call that returns
+// `expected`; else what is wrong.
+inline std::string checkOutputKind(OutputKind expected, OutputKind emitted,
+                                   std::string_view service) {
+  if (emitted == OutputKind::None || emitted == expected) {
+    return {};
+  }
+  return std::string(service) + " called during a call that returns " +
+         std::string(outputName(expected));
+}
+
 // The answers of instance_exists and instance_shutdown, as the plugin wrote them. A value
 // outside the ABI's set is refused (the call fails as INTERNAL): it is not read as any state,
 // least of all NOT_FOUND, on which a Node is deleted.

@@ -248,7 +248,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
-    ccm_call call = begin(1);
+    ccm_call call = begin(1, OutputKind::Metadata);
     Status s = end(instances_->instance_metadata(provider_, &call, &b.node));
     if (!s.ok()) {
       return s.error();
@@ -263,7 +263,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
     }
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(nodes.size());
+    ccm_call call = begin(nodes.size(), OutputKind::Metadata);
     Status s =
         end(batch_->instance_metadata_batch(provider_, &call, nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
@@ -292,7 +292,7 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     bool exists = false;
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::LbStatus);
     Status s = end(lb_->get_load_balancer(provider_, &call, str(cluster), &sb.service, &exists));
     if (!s.ok()) {
       return s.error();
@@ -314,7 +314,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::String);
     Status s = end(lb_->get_load_balancer_name(provider_, &call, str(cluster), &sb.service));
     if (!s.ok()) {
       return s.error();
@@ -332,7 +332,7 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::LbStatus);
     Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
                                              nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
@@ -370,7 +370,7 @@ class FakeHost {
     if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::Routes);
     Status s = end(routes_table_->list_routes(provider_, &call, str(cluster)));
     if (!s.ok()) {
       return s.error();
@@ -538,8 +538,9 @@ class FakeHost {
     return *current();
   }
 
-  ccm_call begin(size_t items = 0) {
+  ccm_call begin(size_t items = 0, OutputKind output = OutputKind::None) {
     ++call_id_;
+    output_ = output;
     error_.clear();
     retry_after_ms_ = 0;
     metadata_.assign(items, std::nullopt);
@@ -577,6 +578,15 @@ class FakeHost {
   }
 
   bool live(uint64_t id) const { return in_call_ && id == call_id_; }
+  // As the host: an emit of another kind than the running call returns is refused (and here
+  // fails the call, so that the test sees it).
+  bool expects(OutputKind emitted, std::string_view service) {
+    if (std::string e = checkOutputKind(output_, emitted, service); !e.empty()) {
+      flag(e);
+      return false;
+    }
+    return true;
+  }
   // Records the first invalid output of the running call (the call then fails as INTERNAL).
   void flag(std::string problem) {
     if (violation_.empty()) {
@@ -619,7 +629,7 @@ class FakeHost {
       t.emit_instance_metadata = [](ccm_host_handle, uint64_t id, size_t index,
                                     const ccm_instance_metadata* md) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_instance_metadata")) {
           return false;
         }
         if (md == nullptr || index >= h.metadata_.size()) {
@@ -645,7 +655,8 @@ class FakeHost {
       t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t index, ccm_status st,
                              ccm_str message) {
         FakeHost& h = self();
-        if (!h.live(id) || index >= h.item_errors_.size()) {
+        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_item_error") ||
+            index >= h.item_errors_.size()) {
           return false;
         }
         h.item_errors_[index] =
@@ -654,7 +665,7 @@ class FakeHost {
       };
       t.emit_lb_status = [](ccm_host_handle, uint64_t id, const ccm_lb_status* s) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::LbStatus, "emit_lb_status")) {
           return false;
         }
         if (s == nullptr) {
@@ -673,7 +684,7 @@ class FakeHost {
       };
       t.emit_route = [](ccm_host_handle, uint64_t id, const ccm_route* r) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::Routes, "emit_route")) {
           return false;
         }
         if (r == nullptr) {
@@ -690,7 +701,7 @@ class FakeHost {
       };
       t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str value) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::String, "emit_string")) {
           return false;
         }
         std::string accepted;
@@ -728,6 +739,7 @@ class FakeHost {
   std::string annotation_domain_;
   std::string metric_namespace_;
   std::string violation_;  // first invalid output of the running call
+  OutputKind output_ = OutputKind::None;  // what the running call returns
   ccm_plugin plugin_{};
   ccm_provider* provider_ = nullptr;
   uint64_t call_id_ = 0;
