@@ -367,6 +367,11 @@ TEST_CASE("malformed output becomes a clear INTERNAL error") {
   REQUIRE(wo->instanceExists(n.ref()).ok());
   CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"unexpected_output"}) == 1);
 
+  // A metric with a name the host refuses is ignored and counted.
+  auto bm = provider("bad-metric", reg);
+  REQUIRE(bm->instanceExists(n.ref()).ok());
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"bad_metric"}) == 1);
+
   auto ns = provider("no-status", reg);
   st = ns->ensureLoadBalancer("kubernetes", svc.ref(), {});
   CHECK(st.status().code() == Code::Internal);

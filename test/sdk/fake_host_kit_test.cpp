@@ -135,6 +135,12 @@ TEST_CASE("missing output, unknown status codes and foreign providerIDs") {
                 "instance_exists wrote existence 7, which is not one of");
   }
   {
+    FakeHost host(FakeHost::load(kit("bad-metric")));
+    REQUIRE(host.create("").ok());
+    expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,
+                "metric \"Bad-Name\" has an invalid name or labels");
+  }
+  {
     FakeHost host(FakeHost::load(kit("wrong-output")));
     REQUIRE(host.create("").ok());
     expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,

@@ -28,6 +28,7 @@ BROKEN = {
     "bad-namespace": "malformed ccm_plugin.metric_namespace",
     "bad-prefix": "malformed ccm_plugin.provider_id_prefix",
     "bad-existence": "instance_exists wrote existence 7, which is not one of",
+    "bad-metric": "the host counted a contract violation (bad_metric)",
     "bad-version": "has a control character",
     "wrong-output": "the host counted a contract violation (unexpected_output)",
     "crashes": "in ccm.instances/1 instance_metadata",

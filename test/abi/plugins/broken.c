@@ -109,6 +109,9 @@ static ccm_status exists_fn(ccm_provider* p, const ccm_call* call, const ccm_nod
                        NULL, 0, 1);
   }
 #endif
+#if defined(BREAK_BAD_METRIC)
+  g_services->metric(g_host, CCM_METRIC_COUNTER, s("Bad-Name"), s("Checks."), NULL, 0, 1);
+#endif
 #if defined(BREAK_WRONG_OUTPUT)
   /* instance_exists returns no output: the host refuses this emit. */
   g_services->emit_string(g_host, call->call_id, s("surprise"));

@@ -46,6 +46,7 @@
 #include "ccm/negotiation.hpp"
 #include "ccm/output_checks.hpp"
 #include "ccm/provider_abi.h"
+#include "ccm/service_checks.hpp"
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
 
@@ -619,7 +620,15 @@ class FakeHost {
         return true;
       };
       t.metric = [](ccm_host_handle, ccm_metric_kind kind, ccm_str name, ccm_str,
-                    const ccm_kv*, size_t, double value) {
+                    const ccm_kv* labels, size_t label_count, double value) {
+        // As the host: a bad name or label is ignored (the host counts a bad_metric
+        // violation); here it also fails the running call, so that the test sees it.
+        if (std::string e = checkMetricCall(view(name), view(name).substr(0, 200), labels,
+                                            label_count);
+            !e.empty()) {
+          self().flag(e);
+          return;
+        }
         double& v = self().metrics_[std::string(view(name))];
         v = kind == CCM_METRIC_COUNTER ? v + value : value;
       };
@@ -714,7 +723,18 @@ class FakeHost {
       };
       t.log_fields = [](ccm_host_handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
                         size_t n) {
-        self().logs_.push_back({level, std::string(view(m)), toLabels(fields, n)});
+        // As the host: keys it would drop (isValidLogKey, or repeated) are dropped.
+        Labels kept;
+        for (const auto& [key, value] : toLabels(fields, n)) {
+          bool repeated = false;
+          for (const auto& k : kept) {
+            repeated = repeated || k.first == key;
+          }
+          if (isValidLogKey(key) && !repeated) {
+            kept.emplace_back(key, value);
+          }
+        }
+        self().logs_.push_back({level, std::string(view(m)), std::move(kept)});
       };
       return t;
     }();
