@@ -465,6 +465,17 @@ Status IsolatedProvider::send(std::string_view payload) {
     }
   }
   if (sent.code() == Code::DeadlineExceeded) {
+    {
+      // No call can reach this child any more: it is not serving, even before it is reaped.
+      std::lock_guard lock(mu_);
+      if (state_ == State::Up) {
+        state_ = State::Down;
+        last_exit_ = "it stopped taking messages";
+        if (up_metric_ != nullptr) {
+          up_metric_->set(0);
+        }
+      }
+    }
     killChild(fmt::format("it did not take a message within {}s",
                           inSeconds(isolation_.write_bound)));
     return Status(Code::Unavailable,
