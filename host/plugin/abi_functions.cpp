@@ -5,32 +5,34 @@
 #include <fmt/format.h>
 
 #include <cstdint>
-#include <initializer_list>
 #include <utility>
+
+#include "ccm/output_checks.hpp"
 
 namespace ccm::plugin::abi {
 
 namespace {
 
-// The value the plugin wrote when it is one E knows (E's values are the ABI's), else Unknown.
-template <typename E>
-E knownOrUnknown(int32_t written, std::initializer_list<E> known) {
-  for (E e : known) {
-    if (static_cast<int32_t>(e) == written) {
-      return e;
-    }
+// A value outside the ABI's set: a counted violation, and the call fails as INTERNAL.
+template <typename E, typename Accept>
+StatusOr<E> readEnum(const Finished<int32_t>& done, Accept accept) {
+  E value{};
+  if (std::string problem = accept(*done.out, &value); !problem.empty()) {
+    done.violation("invalid_output", problem);
+    return Status(Code::Internal,
+                  fmt::format("provider {} returned invalid output: {}", done.provider, problem));
   }
-  return E::Unknown;
+  return value;
 }
 
 }  // namespace
 
 InstanceExists::Result InstanceExists::read(const Finished<Out>& done) {
-  return knownOrUnknown(*done.out, {Existence::Exists, Existence::NotFound});
+  return readEnum<Existence>(done, sdk::acceptExistence);
 }
 
 InstanceShutdown::Result InstanceShutdown::read(const Finished<Out>& done) {
-  return knownOrUnknown(*done.out, {Power::Running, Power::Shutdown});
+  return readEnum<Power>(done, sdk::acceptPower);
 }
 
 InstanceMetadata::Result InstanceMetadata::read(const Finished<Out>& done) {
@@ -74,7 +76,15 @@ GetLoadBalancer::Result GetLoadBalancer::read(const Finished<Out>& done) {
   if (!*done.out) {
     return std::optional<LoadBalancerStatus>();
   }
-  return std::optional<LoadBalancerStatus>(done.state->lb_status.value_or(LoadBalancerStatus{}));
+  if (!done.state->lb_status) {
+    // "Exists" with no status would publish an empty one: the Service would lose its
+    // ingress. A broken contract, not an answer.
+    done.violation("missing_output", "get_load_balancer returned exists without a status");
+    return Status(Code::Internal,
+                  "provider returned OK from get_load_balancer with exists set but without a "
+                  "load balancer status");
+  }
+  return std::optional<LoadBalancerStatus>(std::move(*done.state->lb_status));
 }
 
 GetLoadBalancerName::Result GetLoadBalancerName::read(const Finished<Out>& done) {

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 
+#include "ccm/output_checks.hpp"
+#include "ccm/service_checks.hpp"
 #include "ccm/validation.hpp"
 #include "host/log/log.hpp"
-#include "host/plugin/abi_output_shape.hpp"
-#include "host/plugin/output_validation.hpp"
 #include "host/plugin/plugin_text.hpp"
 
 namespace ccm::plugin {
@@ -27,55 +27,10 @@ std::string sanitize(ccm_str s, size_t max_bytes) {
   return safeText(sdk::view(s), max_bytes);
 }
 
-bool validMetricName(std::string_view name) {
-  if (name.empty() || name.size() > 200) {
-    return false;
-  }
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
-    if (!ok) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// A log_fields key: [A-Za-z][A-Za-z0-9_.-]*, at most 64 bytes, and not a member the host
-// writes itself (JSON's ts/caller/msg/v/level, and provider).
-bool validLogKey(std::string_view key) {
-  if (key.empty() || key.size() > 64 ||
-      !((key[0] >= 'a' && key[0] <= 'z') || (key[0] >= 'A' && key[0] <= 'Z'))) {
-    return false;
-  }
-  for (char c : key) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '.' || c == '-';
-    if (!ok) {
-      return false;
-    }
-  }
-  for (std::string_view reserved : {"ts", "caller", "msg", "v", "level", "provider"}) {
-    if (key == reserved) {
-      return false;
-    }
-  }
-  return true;
-}
 
 constexpr size_t kMaxLogFields = 32;
 constexpr size_t kMaxLogFieldBytes = size_t{4} * 1024;
 
-std::string_view outputName(OutputKind k) {
-  switch (k) {
-    case OutputKind::None: return "no output";
-    case OutputKind::Metadata: return "instance metadata";
-    case OutputKind::LbStatus: return "a load balancer status";
-    case OutputKind::Routes: return "routes";
-    case OutputKind::String: return "a string";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -237,10 +192,8 @@ std::shared_ptr<CallState> HostServices::callFor(ccm_host_handle host, uint64_t 
                                service, call_id));
     return nullptr;
   }
-  if (kind != OutputKind::None && state->output != kind) {
-    self.violation(host, "unexpected_output",
-                   fmt::format("{} called during a call that returns {}", service,
-                               outputName(state->output)));
+  if (std::string e = sdk::checkOutputKind(state->output, kind, service); !e.empty()) {
+    self.violation(host, "unexpected_output", e);
     return nullptr;
   }
   return state;
@@ -279,7 +232,7 @@ void HostServices::logFields(ccm_host_handle host, ccm_log_level level, ccm_str 
   values.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     std::string_view key = sdk::view(fields[i].key);
-    if (!validLogKey(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
+    if (!sdk::isValidLogKey(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
       continue;
     }
     keys.emplace_back(key);
@@ -350,21 +303,15 @@ void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str na
                           const ccm_kv* labels, size_t label_count, double value) {
   auto& self = instance();
   std::string metric_name(sdk::view(name));
-  if (!validMetricName(metric_name) || label_count > 16 || (label_count > 0 && labels == nullptr)) {
-    self.violation(host, "bad_metric", fmt::format("metric \"{}\" has an invalid name or labels",
-                                                   sanitize(name, 200)));
+  if (std::string e = sdk::checkMetricCall(metric_name, sanitize(name, 200), labels, label_count);
+      !e.empty()) {
+    self.violation(host, "bad_metric", e);
     return;
   }
   std::vector<std::string> names;
   std::vector<std::string> values;
   for (size_t i = 0; i < label_count; ++i) {
-    std::string ln(sdk::view(labels[i].key));
-    if (!validMetricName(ln)) {
-      self.violation(host, "bad_metric", fmt::format("metric \"{}\": invalid label name \"{}\"",
-                                                     metric_name, sanitize(labels[i].key, 64)));
-      return;
-    }
-    names.push_back(std::move(ln));
+    names.emplace_back(sdk::view(labels[i].key));
     values.push_back(sanitize(labels[i].value, 256));
   }
   std::string help_text = sanitize(help, 1024);

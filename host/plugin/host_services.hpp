@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ccm/output_checks.hpp"
 #include "ccm/provider_abi.h"
 #include "ccm/types.hpp"
 #include "host/runtime/clock.hpp"
@@ -27,8 +28,9 @@
 
 namespace ccm::plugin {
 
-// What kind of output a call may emit (anything else is a contract violation).
-enum class OutputKind { None, Metadata, LbStatus, Routes, String };
+// What kind of output a call may emit (anything else is a contract violation): the SDK's, so
+// that the fake host checks it the same way.
+using sdk::OutputKind;
 
 // The host's record of one call into a plugin while it runs.
 struct CallState {

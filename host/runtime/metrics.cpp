@@ -4,7 +4,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string_view>
+#include <vector>
 
 namespace ccm::metrics {
 namespace {
@@ -71,6 +75,85 @@ std::string labelSet(const std::vector<std::string>& names, const std::vector<st
 }
 
 }  // namespace
+
+std::string mergeExpositions(const std::vector<std::string>& texts) {
+  struct MergedFamily {
+    std::string help;  // the "# HELP" line, newline included (empty when none was seen)
+    std::string type;  // the "# TYPE" line
+    std::vector<std::string> series;  // name{labels}, in the order first seen
+    std::map<std::string, double, std::less<>> values;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, MergedFamily, std::less<>> families;
+  auto family = [&](std::string_view name) -> MergedFamily& {
+    auto it = families.find(name);
+    if (it == families.end()) {
+      order.emplace_back(name);
+      it = families.emplace(std::string(name), MergedFamily{}).first;
+    }
+    return it->second;
+  };
+  for (const auto& text : texts) {
+    std::string current;  // the family the samples that follow belong to
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t end = text.find('\n', at);
+      std::string_view line(text.data() + at, (end == std::string::npos ? text.size() : end) - at);
+      at = end == std::string::npos ? text.size() : end + 1;
+      if (line.empty()) {
+        continue;
+      }
+      bool help = line.starts_with("# HELP ");
+      if (help || line.starts_with("# TYPE ")) {
+        std::string_view rest = line.substr(7);
+        current = std::string(rest.substr(0, rest.find(' ')));
+        MergedFamily& f = family(current);
+        std::string& slot = help ? f.help : f.type;
+        if (slot.empty()) {
+          slot = std::string(line) + "\n";
+        }
+        continue;
+      }
+      if (line.starts_with('#')) {
+        continue;  // another comment: not needed in the merged text
+      }
+      if (current.empty()) {
+        current = std::string(line.substr(0, line.find_first_of("{ ")));
+      }
+      size_t space = line.rfind(' ');
+      if (space == std::string_view::npos) {
+        continue;  // not a sample
+      }
+      std::string series(line.substr(0, space));
+      std::string value(line.substr(space + 1));
+      char* parsed_end = nullptr;
+      double v = std::strtod(value.c_str(), &parsed_end);
+      if (parsed_end == value.c_str()) {
+        continue;
+      }
+      MergedFamily& f = family(current);
+      auto [it, fresh] = f.values.emplace(series, v);
+      if (fresh) {
+        f.series.push_back(std::move(series));
+      } else {
+        it->second += v;  // the same series from several sources: summed
+      }
+    }
+  }
+  std::string out;
+  for (const auto& name : order) {
+    const MergedFamily& f = families.at(name);
+    out += f.help;
+    out += f.type;
+    for (const auto& series : f.series) {
+      out += series;
+      out += ' ';
+      out += formatValue(f.values.at(series));
+      out += '\n';
+    }
+  }
+  return out;
+}
 
 uint64_t AtomicDouble::toBits(double v) {
   uint64_t b;
@@ -195,18 +278,31 @@ Family<Histogram>* Registry::histogram(std::string_view name, std::string_view h
   return out;
 }
 
-void Registry::setExternalSource(std::function<std::string()> source) {
+Registry::SourceId Registry::addExternalSource(std::function<std::string()> source) {
   std::lock_guard lock(source_mu_);
-  external_source_ = std::move(source);
+  SourceId id = next_source_++;
+  external_sources_.emplace(id, std::move(source));
+  return id;
+}
+
+void Registry::removeExternalSource(SourceId id) {
+  std::lock_guard lock(source_mu_);
+  external_sources_.erase(id);
 }
 
 std::string Registry::exposition() const {
-  std::string out = ownExposition();
+  std::string own = ownExposition();
   std::lock_guard lock(source_mu_);
-  if (external_source_) {
-    out += external_source_();
+  if (external_sources_.empty()) {
+    return own;
   }
-  return out;
+  std::vector<std::string> texts;
+  texts.reserve(external_sources_.size() + 1);
+  texts.push_back(std::move(own));
+  for (const auto& source : external_sources_) {
+    texts.push_back(source.second());
+  }
+  return mergeExpositions(texts);
 }
 
 std::string Registry::ownExposition() const {

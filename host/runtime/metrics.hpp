@@ -111,6 +111,12 @@ class Family {
   std::map<std::vector<std::string>, std::unique_ptr<T>> children_;  // guarded by mu_
 };
 
+// Merges texts in the Prometheus exposition format into one: each family once, under the
+// first HELP/TYPE header seen for it, with the samples of every text, in the order families
+// were first seen. A series (name and labels) in several texts is listed once with the sum of
+// their values, as when those metrics share one registry. Other comment lines are dropped.
+std::string mergeExpositions(const std::vector<std::string>& texts);
+
 class Registry {
  public:
   Registry() = default;
@@ -133,11 +139,14 @@ class Registry {
   // Prometheus text exposition of every family, sorted by name.
   std::string exposition() const;
 
-  // Text in the exposition format appended after this registry's own families by every
-  // exposition(): metrics kept elsewhere (the provider child process's, with
-  // --provider-isolation=process). The source is called without the registry's lock; setting
-  // another one (or an empty one) waits for a call in progress to end. One source at a time.
-  void setExternalSource(std::function<std::string()> source);
+  // Sources of text in the exposition format merged into every exposition(): metrics kept
+  // elsewhere (each provider child process's, with --provider-isolation=process; one source
+  // per child), merged with mergeExpositions. Sources are called in the
+  // order they were added, without the registry's lock; removing one waits for a call in
+  // progress to end.
+  using SourceId = uint64_t;
+  SourceId addExternalSource(std::function<std::string()> source);
+  void removeExternalSource(SourceId id);
 
   // Test helper: the value of a counter or gauge child, or of a histogram's count; -1 when
   // absent.
@@ -155,8 +164,9 @@ class Registry {
 
   mutable std::mutex mu_;
   std::map<std::string, Entry, std::less<>> families_;  // guarded by mu_
-  mutable std::mutex source_mu_;                 // held while the source runs
-  std::function<std::string()> external_source_;  // guarded by source_mu_
+  mutable std::mutex source_mu_;  // held while the sources run
+  std::map<SourceId, std::function<std::string()>> external_sources_;  // guarded by source_mu_
+  SourceId next_source_ = 1;                                           // guarded by source_mu_
 };
 
 template <typename T>

@@ -13,8 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ccm/output_checks.hpp"
+
 #include "host/plugin/abi_provider.hpp"
-#include "host/plugin/output_validation.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/metrics.hpp"
 #include "test/fuzz/fuzz_support.hpp"
@@ -76,7 +77,7 @@ void checkStatus(const Status& st) {
 }
 
 void checkMetadata(const plugin::InstanceMetadata& m) {
-  require(plugin::validateMetadata(m).empty(), "accepted metadata is valid");
+  require(sdk::validateMetadata(m).empty(), "accepted metadata is valid");
 }
 
 }  // namespace
@@ -129,7 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto r = p.getLoadBalancer(script, service.ref());
       checkStatus(r.status());
       if (r.ok() && r->has_value()) {
-        require(plugin::validateLbStatus(**r).empty(), "accepted LB status is valid");
+        require(sdk::validateLbStatus(**r).empty(), "accepted LB status is valid");
       }
       break;
     }
@@ -137,7 +138,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto r = p.getLoadBalancerName(script, service.ref());
       checkStatus(r.status());
       if (r.ok())
-        require(plugin::validateText("name", *r, 1024).empty(), "valid LB name");
+        require(sdk::validateText("name", *r, 1024).empty(), "valid LB name");
       break;
     }
     case 6: {
@@ -145,7 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           p.ensureLoadBalancer(script, service.ref(), std::span<const plugin::NodeRef>(&ref, 1));
       checkStatus(r.status());
       if (r.ok())
-        require(plugin::validateLbStatus(*r).empty(), "accepted LB status is valid");
+        require(sdk::validateLbStatus(*r).empty(), "accepted LB status is valid");
       break;
     }
     case 7:
@@ -160,7 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       checkStatus(r.status());
       if (r.ok()) {
         for (const auto& route : *r) {
-          require(plugin::validateRoute(route).empty(), "accepted route is valid");
+          require(sdk::validateRoute(route).empty(), "accepted route is valid");
         }
       }
       break;

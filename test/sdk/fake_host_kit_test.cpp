@@ -69,15 +69,16 @@ TEST_CASE("the fake host refuses at create what the host refuses at load") {
 }
 
 TEST_CASE("playing a 1.0 host, the fake host reads no 1.1 declaration") {
-  // The v11 kit plugin falls back to minor 0 for a 1.0 host: its prefix is then not declared
-  // and its providerID is accepted, as the host does with a 1.0 plugin.
-  FakeHost host(FakeHost::load(kit("v11")), {.abi_minor = 0});
+  // The out-of-prefix kit plugin (v11 answering outside "kit://") falls back to minor 0 for a
+  // 1.0 host: its prefix is then not declared and its providerID is accepted, as the host does
+  // with a 1.0 plugin.
+  FakeHost host(FakeHost::load(kit("out-of-prefix")), {.abi_minor = 0});
   REQUIRE(host.create("").ok());
   CHECK(host.negotiatedMinor() == 0);
   CHECK(host.providerIdPrefix().empty());
   auto md = host.instanceMetadata(testing::Node{"node-1"});
   REQUIRE(md.ok());
-  CHECK(md.value()->provider_id == "broken://vm-1");
+  CHECK(md.value()->provider_id == "other://vm-1");
 }
 
 TEST_CASE("malformed output fails the call as INTERNAL with the host's message") {
@@ -123,6 +124,27 @@ TEST_CASE("missing output, unknown status codes and foreign providerIDs") {
     REQUIRE(host.create("").ok());
     expectError(host.ensureLoadBalancer(testing::Service{}, {}), CCM_STATUS_INTERNAL,
                 "provider returned OK from ensure_load_balancer without a load balancer status");
+    expectError(host.getLoadBalancer(testing::Service{}), CCM_STATUS_INTERNAL,
+                "provider returned OK from get_load_balancer with exists set but without a load "
+                "balancer status");
+  }
+  {
+    FakeHost host(FakeHost::load(kit("bad-existence")));
+    REQUIRE(host.create("").ok());
+    expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,
+                "instance_exists wrote existence 7, which is not one of");
+  }
+  {
+    FakeHost host(FakeHost::load(kit("bad-metric")));
+    REQUIRE(host.create("").ok());
+    expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,
+                "metric \"Bad-Name\" has an invalid name or labels");
+  }
+  {
+    FakeHost host(FakeHost::load(kit("wrong-output")));
+    REQUIRE(host.create("").ok());
+    expectError(host.instanceExists(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,
+                "emit_string called during a call that returns no output");
   }
   {
     FakeHost host(FakeHost::load(kit("unknown-status")));
@@ -131,10 +153,16 @@ TEST_CASE("missing output, unknown status codes and foreign providerIDs") {
                 "unknown status code 777: something odd");
   }
   {
-    FakeHost host(FakeHost::load(kit("v11")));
+    FakeHost sound(FakeHost::load(kit("v11")));
+    REQUIRE(sound.create("").ok());
+    auto md = sound.instanceMetadata(testing::Node{"node-1"});
+    REQUIRE(md.ok());
+    REQUIRE(md.value().has_value());
+    CHECK(md.value()->provider_id == "kit://vm-1");
+    FakeHost host(FakeHost::load(kit("out-of-prefix")));
     REQUIRE(host.create("").ok());
     expectError(host.instanceMetadata(testing::Node{"node-1"}), CCM_STATUS_INTERNAL,
-                "providerID \"broken://vm-1\" does not start with the provider's declared prefix "
+                "providerID \"other://vm-1\" does not start with the provider's declared prefix "
                 "\"kit://\"");
   }
 }

@@ -27,7 +27,10 @@ BROKEN = {
     "bad-domain": "malformed ccm_plugin.annotation_domain",
     "bad-namespace": "malformed ccm_plugin.metric_namespace",
     "bad-prefix": "malformed ccm_plugin.provider_id_prefix",
+    "bad-existence": "instance_exists wrote existence 7, which is not one of",
+    "bad-metric": "the host counted a contract violation (bad_metric)",
     "bad-version": "has a control character",
+    "wrong-output": "the host counted a contract violation (unexpected_output)",
     "crashes": "in ccm.instances/1 instance_metadata",
     "entry-v2": "it was built for plugin ABI 2",
     "hangs": "instance_metadata did not return within its 1s deadline; abandoned",
@@ -53,8 +56,9 @@ BROKEN = {
     "stray-thread": "emitted output for a call that had already returned",
     "throws-raw": "threw an exception across the plugin ABI",
     "unknown-status": "unknown status code 777",
-    # Its metadata for a node without a providerID is outside its own declared prefix.
-    "v11": "does not start with the provider's declared prefix \"kit://\"",
+    # Its metadata is outside its own declared prefix.
+    "out-of-prefix": "providerID \"other://vm-1\" does not start with the provider's declared "
+                     "prefix \"kit://\"",
     "wrong-major": "it speaks plugin ABI 2.0",
     "wrong-name": "it calls itself \"somebody-else\" but was loaded as \"wrong-name\"",
 }
@@ -63,7 +67,7 @@ BROKEN = {
 # crashes-while-marked crashes only while its marker file exists (the isolation tests set it):
 # without one it is sound.
 SOUND = ["baseline", "crashes-while-marked", "minor0-declares", "no-metadata", "no-provider-id",
-         "throws-sdk"]
+         "throws-sdk", "v11"]
 
 CONTRACT_GROUPS = ["load", "create", "ccm.instances/1 instance_metadata (253-byte name)",
                    "ccm.instances.batch/1 instance_metadata_batch (10000 nodes)",

@@ -1,5 +1,6 @@
 #include "host/plugin/isolation/child.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -94,6 +95,12 @@ std::optional<int> childFdFromEnvironment() {
   long fd = std::strtol(v, &end, 10);
   ::unsetenv(kChildFdVariable);
   if (end == v || *end != '\0' || fd < 0 || fd > 65535) {
+    return std::nullopt;
+  }
+  // The socket was inherited across exec, so it lacks close-on-exec; set it now, so that a
+  // process the plugin spawns cannot hold the channel to the host open.
+  int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
+  if (flags < 0 || ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC) != 0) {
     return std::nullopt;
   }
   return static_cast<int>(fd);

@@ -18,7 +18,9 @@ namespace ccm::plugin::isolation {
 inline constexpr const char* kChildFdVariable = "CCM_PROVIDER_CHILD_FD";
 
 // The socket this process was given when it runs as a provider child (the variable is then
-// removed from the environment, so the plugin's own children do not see it).
+// removed from the environment, and the socket made close-on-exec, so the plugin's own
+// children neither see it nor hold it open). nullopt when the variable is absent or does not
+// name an open descriptor.
 std::optional<int> childFdFromEnvironment();
 
 // Waits for the Create frame, loads and creates the provider (a failure is sent back as

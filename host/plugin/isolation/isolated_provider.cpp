@@ -86,7 +86,7 @@ IsolatedProvider::IsolatedProvider(IsolationOptions isolation, ProviderOptions o
         "1 while the provider child process serves calls (--provider-isolation=process).");
     restarts_metric_ = restarts != nullptr ? &restarts->noLabels() : nullptr;
     up_metric_ = up != nullptr ? &up->noLabels() : nullptr;
-    options_.registry->setExternalSource([this] { return childMetrics(); });
+    metrics_source_ = options_.registry->addExternalSource([this] { return childMetrics(); });
   }
 }
 
@@ -98,8 +98,17 @@ IsolatedProvider::StartResult IsolatedProvider::start(IsolationOptions isolation
   IsolatedProvider* raw = p.get();
   // A stop (SIGTERM/SIGINT) during the first start ends the child; the start then fails as
   // Cancelled.
-  std::stop_callback on_stop(raw->options_.stop,
-                             [raw] { raw->killChild("a stop was requested during start-up"); });
+  // The flag covers a stop that comes before the child's pid is known (or before start()).
+  std::stop_callback on_stop(raw->options_.stop, [raw] {
+    std::lock_guard lock(raw->mu_);
+    raw->start_cancelled_ = true;
+    if (raw->pid_ > 0) {
+      log::warning("Killing the provider process",
+                   {{"pid", raw->pid_}, {"reason", "a stop was requested during start-up"}});
+      ::kill(raw->pid_, SIGKILL);
+    }
+    raw->cv_.notify_all();
+  });
   raw->supervisor_ = std::thread([raw] { raw->supervise(); });
   std::unique_lock lock(raw->mu_);
   raw->cv_.wait(lock, [raw] { return raw->first_done_; });
@@ -117,19 +126,36 @@ IsolatedProvider::StartResult IsolatedProvider::start(IsolationOptions isolation
 
 IsolatedProvider::~IsolatedProvider() {
   if (options_.registry != nullptr) {
-    options_.registry->setExternalSource(nullptr);  // waits for a scrape in progress
+    options_.registry->removeExternalSource(metrics_source_);  // waits for a scrape
   }
   std::unique_lock lock(mu_);
   stopping_ = true;
   cancelled_ = true;
   cv_.notify_all();
-  if (pid_ > 0) {
-    ::kill(pid_, SIGTERM);
-    if (!cv_.wait_for(lock, isolation_.stop_grace, [this] { return pid_ <= 0; })) {
+  // Until the supervisor is done, every child it has published gets SIGTERM, then SIGKILL
+  // after stop_grace: one it spawned just as stopping_ was set is published after this
+  // point, and seen here then.
+  pid_t terminated = -1;
+  constexpr auto kNever = SteadyClock::time_point::max();
+  SteadyClock::time_point kill_at = kNever;
+  while (!supervisor_done_) {
+    if (pid_ > 0 && pid_ != terminated) {
+      ::kill(pid_, SIGTERM);
+      terminated = pid_;
+      kill_at = SteadyClock::now() + isolation_.stop_grace;
+    }
+    if (kill_at != kNever && SteadyClock::now() >= kill_at) {
+      kill_at = kNever;
       lock.unlock();
       killChild(fmt::format("it did not stop within {}s of SIGTERM",
                             inSeconds(isolation_.stop_grace)));
       lock.lock();
+      continue;
+    }
+    if (kill_at != kNever) {
+      cv_.wait_until(lock, kill_at);
+    } else {
+      cv_.wait(lock);
     }
   }
   lock.unlock();
@@ -140,6 +166,13 @@ IsolatedProvider::~IsolatedProvider() {
 
 void IsolatedProvider::supervise() {
   runtime::nameThisThread("provider-proc");
+  superviseUntilStopped();
+  std::lock_guard lock(mu_);
+  supervisor_done_ = true;
+  cv_.notify_all();
+}
+
+void IsolatedProvider::superviseUntilStopped() {
   std::mt19937_64 rng(std::random_device{}());
   milliseconds backoff = isolation_.first_backoff;
   bool first = true;
@@ -187,6 +220,18 @@ void IsolatedProvider::supervise() {
 }
 
 SteadyClock::duration IsolatedProvider::runOnce(bool first) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ || (first && start_cancelled_)) {
+      state_ = State::Down;
+      last_exit_ = "not started: the host is stopping";
+      if (first) {
+        start_failure_ = StartFailure{
+            StartStep::Load, Status(Code::Cancelled, "the provider process was not started")};
+      }
+      return {};
+    }
+  }
   auto spawned = spawnChild(isolation_.executable, isolation_.argv);
   if (!spawned.ok()) {
     std::lock_guard lock(mu_);
@@ -200,6 +245,9 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
   }
   const pid_t pid = spawned->pid;
   const int fd = spawned->fd;
+  if (isolation_.spawned_for_test) {
+    isolation_.spawned_for_test(pid);
+  }
   std::string config;
   {
     std::lock_guard lock(mu_);
@@ -207,7 +255,14 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
     state_ = State::Starting;
     start_failure_.reset();
     ready_info_.reset();
+    channel_open_ = true;
     config = config_;
+    if (first && start_cancelled_) {
+      log::warning("Killing the provider process",
+                   {{"pid", pid}, {"reason", "a stop was requested during start-up"}});
+      ::kill(pid, SIGKILL);
+    }
+    cv_.notify_all();  // the destructor stops a child published while it runs
   }
   {
     std::lock_guard write(write_mu_);
@@ -219,6 +274,11 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
   std::condition_variable reader_cv;
   std::thread reader([&, fd] {
     readLoop(fd);
+    {
+      std::lock_guard lock(mu_);
+      channel_open_ = false;
+      cv_.notify_all();
+    }
     std::lock_guard lock(reader_mu);
     reader_ended = true;
     reader_cv.notify_all();
@@ -227,15 +287,16 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
     Writer create(FrameKind::Create);
     create.str(config);
     create.str(config_source_);
-    std::lock_guard write(write_mu_);
-    (void)writeFrame(fd, create.payload());  // a child that died early is seen below
+    (void)send(create.payload());  // a child that died early is seen below
   }
 
   SteadyClock::time_point served_since{};
   {
     std::unique_lock lock(mu_);
-    auto started = [this] { return ready_info_.has_value() || start_failure_.has_value() ||
-                                   stopping_ || pid_ <= 0; };
+    auto started = [this, first] {
+      return ready_info_.has_value() || start_failure_.has_value() || stopping_ ||
+             !channel_open_ || (first && start_cancelled_);
+    };
     bool settled = true;
     if (options_.start_timeout.count() > 0) {
       // The child enforces the start-up deadline itself; this bound is for a child that
@@ -389,6 +450,42 @@ void IsolatedProvider::killChild(std::string_view why) {
   }
 }
 
+Status IsolatedProvider::send(std::string_view payload) {
+  Status sent;
+  {
+    std::lock_guard write(write_mu_);
+    if (fd_ < 0) {
+      return Status(Code::Unavailable, "the provider process is gone");
+    }
+    sent = writeFrame(fd_, payload, isolation_.write_bound);
+    if (sent.code() == Code::DeadlineExceeded) {
+      // Part of the frame may be in the stream: the channel is given up, so every later send
+      // fails at once instead of waiting here.
+      ::shutdown(fd_, SHUT_RDWR);
+    }
+  }
+  if (sent.code() == Code::DeadlineExceeded) {
+    {
+      // No call can reach this child any more: it is not serving, even before it is reaped.
+      std::lock_guard lock(mu_);
+      if (state_ == State::Up) {
+        state_ = State::Down;
+        last_exit_ = "it stopped taking messages";
+        if (up_metric_ != nullptr) {
+          up_metric_->set(0);
+        }
+      }
+    }
+    killChild(fmt::format("it did not take a message within {}s",
+                          inSeconds(isolation_.write_bound)));
+    return Status(Code::Unavailable,
+                  fmt::format("the provider process did not take the call within {}s ({}); it "
+                              "is killed and restarted",
+                              inSeconds(isolation_.write_bound), sent.message()));
+  }
+  return sent;
+}
+
 std::string IsolatedProvider::downMessageLocked() const {
   if (state_ == State::Starting) {
     return restarts_ == 0 ? "the provider process is starting"
@@ -423,11 +520,7 @@ std::string IsolatedProvider::childMetrics() {
   }
   Writer w(FrameKind::MetricsRequest);
   w.u64(id);
-  Status sent;
-  {
-    std::lock_guard write(write_mu_);
-    sent = fd_ < 0 ? Status(Code::Unavailable, "gone") : writeFrame(fd_, w.payload());
-  }
+  Status sent = send(w.payload());
   std::unique_lock lock(mu_);
   bool answered = sent.ok() && pending->cv.wait_for(lock, kMetricsWait,
                                                       [&] { return pending->done; });
@@ -468,12 +561,7 @@ StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_vie
   w.u64(id);
   w.u8(static_cast<uint8_t>(method));
   args(w);
-  Status sent;
-  {
-    std::lock_guard write(write_mu_);
-    sent = fd_ < 0 ? Status(Code::Unavailable, "the provider process is gone")
-                   : writeFrame(fd_, w.payload());
-  }
+  Status sent = send(w.payload());
   std::unique_lock lock(mu_);
   if (!sent.ok() && !pending->done) {
     pending_.erase(id);
@@ -651,10 +739,7 @@ void IsolatedProvider::cancelAll() {
     cancelled_ = true;
   }
   Writer w(FrameKind::CancelAll);
-  std::lock_guard write(write_mu_);
-  if (fd_ >= 0) {
-    (void)writeFrame(fd_, w.payload());
-  }
+  (void)send(w.payload());
 }
 
 Status IsolatedProvider::reconfigure(std::string_view config) {

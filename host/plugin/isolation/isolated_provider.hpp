@@ -16,17 +16,24 @@
 // The first start (load, then create, in the child, under --provider-start-timeout) is
 // reported to start()'s caller as the in-process path reports it; later starts are logged.
 //
-// Stopping (the destructor): SIGTERM to the child, SIGKILL after stop_grace.
+// Stopping (the destructor): SIGTERM to the child, SIGKILL after stop_grace; a child the
+// supervisor spawns while the destructor runs is stopped the same way. A stop requested
+// (options.stop) before or during the first start ends that start as Cancelled.
+//
+// Every frame to the child is sent within write_bound; a child that does not take one in time
+// is killed and restarted, so one stuck child never blocks callers for longer than that.
 //
 // THREAD: start() and the destructor on the main thread; every Provider method from any
 // thread. The children are started by the supervisor thread this object owns (their
 // parent-death signal is tied to the thread that started them, which lives as long as this).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +59,12 @@ struct IsolationOptions {
   std::chrono::milliseconds healthy_after{600000};
   std::chrono::milliseconds answer_bound{10000};
   std::chrono::milliseconds stop_grace{5000};
+  // How long one frame to the child may take to be sent. A child that does not take it in
+  // time (stopped, or not reading) is killed and restarted; the call fails.
+  std::chrono::milliseconds write_bound{10000};
+  // Test seam: called by the supervisor thread with each child's pid right after it was
+  // spawned, before anything else sees the pid.
+  std::function<void(pid_t)> spawned_for_test;
 };
 
 enum class StartStep { Load, Create };
@@ -117,6 +130,10 @@ class IsolatedProvider final : public Provider {
   IsolatedProvider(IsolationOptions isolation, ProviderOptions options, std::string config,
                    std::string config_source);
   void supervise();
+  void superviseUntilStopped();
+  // Sends one frame to the current child within write_bound; kills the child when it does
+  // not take the frame in time.
+  Status send(std::string_view payload);
   // Runs one child until it exits; returns how long it had served (0 if it never did).
   std::chrono::steady_clock::duration runOnce(bool first);
   void readLoop(int fd);
@@ -140,6 +157,9 @@ class IsolatedProvider final : public Provider {
   bool stopping_ = false;                         // guarded by mu_
   bool cancelled_ = false;                        // guarded by mu_
   bool first_done_ = false;                       // guarded by mu_
+  bool start_cancelled_ = false;                  // guarded by mu_: a stop during start()
+  bool channel_open_ = false;                     // guarded by mu_: the reader still reads
+  bool supervisor_done_ = false;                  // guarded by mu_
   std::string last_exit_;                         // guarded by mu_
   uint64_t restarts_ = 0;                         // guarded by mu_
   std::chrono::steady_clock::time_point next_start_;  // guarded by mu_
@@ -151,6 +171,7 @@ class IsolatedProvider final : public Provider {
 
   metrics::Counter* restarts_metric_ = nullptr;
   metrics::Gauge* up_metric_ = nullptr;
+  metrics::Registry::SourceId metrics_source_ = 0;
   std::thread supervisor_;
 };
 

@@ -1,9 +1,12 @@
 #include "host/plugin/isolation/wire.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -180,7 +183,7 @@ StatusOr<std::string> readFrame(int fd) {
   return payload;
 }
 
-Status writeFrame(int fd, std::string_view payload) {
+Status writeFrame(int fd, std::string_view payload, std::chrono::milliseconds bound) {
   if (payload.empty() || payload.size() > kMaxFrame) {
     return Status(Code::InvalidArgument,
                   fmt::format("frame of {} bytes not sent (1 to {} allowed)", payload.size(),
@@ -193,10 +196,25 @@ Status writeFrame(int fd, std::string_view payload) {
     frame.push_back(static_cast<char>(static_cast<uint8_t>(size >> (8 * i))));
   }
   frame.append(payload);
+  const bool bounded = bound.count() > 0;
+  const auto give_up = std::chrono::steady_clock::now() + bound;
   size_t done = 0;
   while (done < frame.size()) {
-    ssize_t n = ::send(fd, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, frame.data() + done, frame.size() - done,
+                       MSG_NOSIGNAL | (bounded ? MSG_DONTWAIT : 0));
     if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && bounded && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          give_up - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return Status(Code::DeadlineExceeded,
+                      fmt::format("the provider process took {} of {} bytes within {}ms",
+                                  done, frame.size(), bound.count()));
+      }
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, 60000)));
       continue;
     }
     if (n < 0) {

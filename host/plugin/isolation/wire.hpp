@@ -12,6 +12,7 @@
 // from several threads only if the caller serialises the writers (one frame at a time).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -99,7 +100,11 @@ class Reader {
 // Blocking frame I/O on a stream socket. readFrame: Unavailable on end of stream (clean, or
 // in the middle of a frame), InvalidArgument for a length over kMaxFrame or zero.
 StatusOr<std::string> readFrame(int fd);
-Status writeFrame(int fd, std::string_view payload);
+// Sends one frame. With a bound, a peer that does not take the whole frame within it gives
+// DeadlineExceeded; the stream may then hold part of the frame, so the caller must give the
+// connection up. Without one (zero), it waits as long as the peer does.
+Status writeFrame(int fd, std::string_view payload,
+                  std::chrono::milliseconds bound = std::chrono::milliseconds(0));
 
 // The kind of a payload (its first byte), or nullopt for an empty payload or unknown kind.
 std::optional<FrameKind> frameKind(std::string_view payload);

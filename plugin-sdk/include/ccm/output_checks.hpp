@@ -538,6 +538,58 @@ inline std::string acceptRoute(const ccm_route* route, Route* out) {
   return {};
 }
 
+// What kind of output a call may emit through the emit_* host services (anything else is a
+// contract violation: the emit is refused).
+enum class OutputKind { None, Metadata, LbStatus, Routes, String };
+
+inline std::string_view outputName(OutputKind k) {
+  switch (k) {
+    case OutputKind::None: return "no output";
+    case OutputKind::Metadata: return "instance metadata";
+    case OutputKind::LbStatus: return "a load balancer status";
+    case OutputKind::Routes: return "routes";
+    case OutputKind::String: return "a string";
+  }
+  return "?";
+}
+
+// Empty when `service` (an emit_* name) may emit `emitted` during a call that returns
+// `expected`; else what is wrong.
+inline std::string checkOutputKind(OutputKind expected, OutputKind emitted,
+                                   std::string_view service) {
+  if (emitted == OutputKind::None || emitted == expected) {
+    return {};
+  }
+  return std::string(service) + " called during a call that returns " +
+         std::string(outputName(expected));
+}
+
+// The answers of instance_exists and instance_shutdown, as the plugin wrote them. A value
+// outside the ABI's set is refused (the call fails as INTERNAL): it is not read as any state,
+// least of all NOT_FOUND, on which a Node is deleted.
+inline std::string acceptExistence(int32_t written, Existence* out) {
+  switch (written) {
+    case CCM_EXISTENCE_UNKNOWN: *out = Existence::Unknown; return {};
+    case CCM_EXISTENCE_EXISTS: *out = Existence::Exists; return {};
+    case CCM_EXISTENCE_NOT_FOUND: *out = Existence::NotFound; return {};
+    default:
+      return "instance_exists wrote existence " + std::to_string(written) +
+             ", which is not one of CCM_EXISTENCE_UNKNOWN, CCM_EXISTENCE_EXISTS, "
+             "CCM_EXISTENCE_NOT_FOUND";
+  }
+}
+
+inline std::string acceptPower(int32_t written, Power* out) {
+  switch (written) {
+    case CCM_POWER_UNKNOWN: *out = Power::Unknown; return {};
+    case CCM_POWER_RUNNING: *out = Power::Running; return {};
+    case CCM_POWER_SHUTDOWN: *out = Power::Shutdown; return {};
+    default:
+      return "instance_shutdown wrote power state " + std::to_string(written) +
+             ", which is not one of CCM_POWER_UNKNOWN, CCM_POWER_RUNNING, CCM_POWER_SHUTDOWN";
+  }
+}
+
 inline std::string acceptString(ccm_str value, std::string* out) {
   if (std::string e = checkStrShape("value", value); !e.empty()) {
     return e;

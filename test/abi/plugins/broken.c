@@ -5,7 +5,9 @@
  * Without a BREAK_ define this is a correct provider with instances and load balancers,
  * used as the baseline. With SPEAKS_1_1 it is a correct ABI 1.1 provider (the "v11" kit
  * plugin): it declares providerID prefix "kit://", annotation domain "kit.example.com" and
- * metric namespace "kit", logs with fields, and returns the annotations the test asks for.
+ * metric namespace "kit", logs with fields, and returns the annotations the test asks for;
+ * its providerIDs are inside its prefix. BREAK_OUT_OF_PREFIX is that provider answering a
+ * providerID outside its declared prefix (the "out-of-prefix" kit plugin).
  * The variants that hang, crash or emit malformed output do it in instance_metadata (and,
  * for output, in the load balancer calls too), or in the lifecycle call their name says. */
 #define _POSIX_C_SOURCE 200809L
@@ -20,6 +22,10 @@
 
 #ifndef PLUGIN_NAME
 #error "PLUGIN_NAME must be defined"
+#endif
+
+#if defined(BREAK_OUT_OF_PREFIX)
+#define SPEAKS_1_1
 #endif
 
 static ccm_host_handle g_host;
@@ -103,7 +109,18 @@ static ccm_status exists_fn(ccm_provider* p, const ccm_call* call, const ccm_nod
                        NULL, 0, 1);
   }
 #endif
+#if defined(BREAK_BAD_METRIC)
+  g_services->metric(g_host, CCM_METRIC_COUNTER, s("Bad-Name"), s("Checks."), NULL, 0, 1);
+#endif
+#if defined(BREAK_WRONG_OUTPUT)
+  /* instance_exists returns no output: the host refuses this emit. */
+  g_services->emit_string(g_host, call->call_id, s("surprise"));
+#endif
+#if defined(BREAK_BAD_EXISTENCE)
+  *out = (ccm_existence)7; /* none of the ABI's values */
+#else
   *out = CCM_EXISTENCE_EXISTS;
+#endif
   return CCM_STATUS_OK;
 #endif
 }
@@ -113,7 +130,11 @@ static ccm_status shutdown_fn(ccm_provider* p, const ccm_call* call, const ccm_n
   (void)p;
   (void)call;
   (void)node;
+#if defined(BREAK_BAD_EXISTENCE)
+  *out = (ccm_power)9; /* none of the ABI's values */
+#else
   *out = CCM_POWER_RUNNING;
+#endif
   return CCM_STATUS_OK;
 }
 
@@ -168,8 +189,16 @@ static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_n
   return CCM_STATUS_OK;
 #elif defined(BREAK_NO_PROVIDER_ID)
   md.provider_id = s("");
-#elif defined(SPEAKS_1_1) || defined(BREAK_MINOR0_DECLARES)
-  /* The node's own providerID when it has one (the test picks one outside the prefix). */
+#elif defined(BREAK_OUT_OF_PREFIX)
+  md.provider_id = s("other://vm-1"); /* outside the declared "kit://" */
+#elif defined(SPEAKS_1_1)
+  /* The node's own providerID when it is one of ours; else one inside the prefix. */
+  md.provider_id = s("kit://vm-1");
+  if (node->provider_id.size >= 6 && memcmp(node->provider_id.data, "kit://", 6) == 0) {
+    md.provider_id = node->provider_id;
+  }
+#elif defined(BREAK_MINOR0_DECLARES)
+  /* The node's own providerID when it has one (a 1.0 plugin has no prefix to keep). */
   if (node->provider_id.size > 0) {
     md.provider_id = node->provider_id;
   }
@@ -225,7 +254,11 @@ static ccm_status lb_get(ccm_provider* p, const ccm_call* call, ccm_str cluster,
   (void)call;
   (void)cluster;
   (void)svc;
+#if defined(BREAK_NO_STATUS)
+  *exists = true; /* ... and no emit_lb_status */
+#else
   *exists = false;
+#endif
   return CCM_STATUS_OK;
 }
 static ccm_status lb_name(ccm_provider* p, const ccm_call* call, ccm_str cluster,

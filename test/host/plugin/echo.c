@@ -3,8 +3,8 @@
  * (copied into memory the call owns), that each output came back, and that each status and
  * error message took the documented path. Node and service names pick the behaviour:
  *
- *   instances  exists:   "gone" NOT_FOUND, "flaky" UNAVAILABLE + retry-after, "odd" an unknown
- *                        existence value, else EXISTS
+ *   instances  exists:   "gone" NOT_FOUND, "flaky" UNAVAILABLE + retry-after, "odd" a value
+ *                        outside the ABI's set (refused), else EXISTS
  *              shutdown: "stopped" SHUTDOWN, "unimpl" UNIMPLEMENTED without a message
  *              metadata: "pending" none yet, "wait-cancel" polls is_cancelled,
  *                        "late-reader" outstays its deadline, then reads its inputs and counts

@@ -1,5 +1,5 @@
 // Plugin output validation: what a real API server would refuse never reaches it.
-#include "host/plugin/output_validation.hpp"
+#include "ccm/output_checks.hpp"
 
 #include <doctest/doctest.h>
 

@@ -6,9 +6,10 @@
 
 #include <string>
 
-#include "host/plugin/abi_output_shape.hpp"
+#include "ccm/output_checks.hpp"
 
 using namespace ccm::plugin;
+using namespace ccm::sdk;
 
 TEST_CASE("safeText keeps clean UTF-8 and escapes control characters and invalid bytes") {
   CHECK(safeText("plain text, caf\u00e9 \u2713", 100) == "plain text, caf\u00e9 \u2713");

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 
 #include <pthread.h>
@@ -148,4 +150,47 @@ TEST_CASE("nameThisThread names the calling thread, cut to the kernel's 15 bytes
   t.join();
   CHECK(short_name == "node-sync");
   CHECK(long_name == "ccm-instances.b");
+}
+
+TEST_CASE("metrics registry: every external source is exposed, one header per family") {
+  metrics::Registry reg;
+  reg.gauge("ccm_provider_process_up", "Up")->noLabels().set(1);
+  auto child = [](const char* provider, int calls) {
+    return [provider, calls] {
+      return fmt::format(
+          "# HELP ccm_provider_calls_total Calls.\n# TYPE ccm_provider_calls_total counter\n"
+          "ccm_provider_calls_total{{provider=\"{}\"}} {}\n"
+          "# HELP lat_seconds Latency.\n# TYPE lat_seconds histogram\n"
+          "lat_seconds_bucket{{provider=\"{}\",le=\"+Inf\"}} 1\n"
+          "lat_seconds_sum{{provider=\"{}\"}} 0.5\nlat_seconds_count{{provider=\"{}\"}} 1\n",
+          provider, calls, provider, provider, provider);
+    };
+  };
+  auto a = reg.addExternalSource(child("a", 3));
+  auto b = reg.addExternalSource(child("b", 5));
+  std::string text = reg.exposition();
+  CHECK(text.find("ccm_provider_process_up 1\n") != std::string::npos);
+  CHECK(text.find("ccm_provider_calls_total{provider=\"a\"} 3\n"
+                  "ccm_provider_calls_total{provider=\"b\"} 5\n") != std::string::npos);
+  CHECK(text.find("lat_seconds_count{provider=\"a\"} 1\n"
+                  "lat_seconds_bucket{provider=\"b\",le=\"+Inf\"} 1\n") != std::string::npos);
+  auto count = [&](std::string_view needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  CHECK(count("# TYPE ccm_provider_calls_total counter\n") == 1);
+  CHECK(count("# HELP lat_seconds ") == 1);
+  // The same series from two sources is one series with the sum.
+  auto c = reg.addExternalSource(child("b", 2));
+  CHECK(reg.exposition().find("ccm_provider_calls_total{provider=\"b\"} 7\n") != std::string::npos);
+  reg.removeExternalSource(c);
+  reg.removeExternalSource(a);
+  text = reg.exposition();
+  CHECK(text.find("provider=\"a\"") == std::string::npos);
+  CHECK(text.find("ccm_provider_calls_total{provider=\"b\"} 5\n") != std::string::npos);
+  reg.removeExternalSource(b);
+  CHECK(reg.exposition().find("ccm_provider_calls_total") == std::string::npos);
 }

@@ -46,6 +46,7 @@
 #include "ccm/negotiation.hpp"
 #include "ccm/output_checks.hpp"
 #include "ccm/provider_abi.h"
+#include "ccm/service_checks.hpp"
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
 
@@ -217,7 +218,11 @@ class FakeHost {
     if (!s.ok()) {
       return s.error();
     }
-    return static_cast<Existence>(out);
+    Existence existence{};
+    if (std::string e = acceptExistence(static_cast<int32_t>(out), &existence); !e.empty()) {
+      return Error::internal("provider " + std::string(name()) + " returned invalid output: " + e);
+    }
+    return existence;
   }
 
   Result<Power> instanceShutdown(const Node& node) {
@@ -231,7 +236,11 @@ class FakeHost {
     if (!s.ok()) {
       return s.error();
     }
-    return static_cast<Power>(out);
+    Power power{};
+    if (std::string e = acceptPower(static_cast<int32_t>(out), &power); !e.empty()) {
+      return Error::internal("provider " + std::string(name()) + " returned invalid output: " + e);
+    }
+    return power;
   }
 
   // std::nullopt: the provider has no metadata yet (OK without an answer).
@@ -240,7 +249,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
-    ccm_call call = begin(1);
+    ccm_call call = begin(1, OutputKind::Metadata);
     Status s = end(instances_->instance_metadata(provider_, &call, &b.node));
     if (!s.ok()) {
       return s.error();
@@ -255,7 +264,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
     }
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(nodes.size());
+    ccm_call call = begin(nodes.size(), OutputKind::Metadata);
     Status s =
         end(batch_->instance_metadata_batch(provider_, &call, nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
@@ -284,7 +293,7 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     bool exists = false;
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::LbStatus);
     Status s = end(lb_->get_load_balancer(provider_, &call, str(cluster), &sb.service, &exists));
     if (!s.ok()) {
       return s.error();
@@ -293,7 +302,9 @@ class FakeHost {
       return std::optional<LoadBalancerStatus>();
     }
     if (!lb_status_) {
-      return Error::internal("get_load_balancer returned exists without a status");
+      return Error::internal(
+          "provider returned OK from get_load_balancer with exists set but without a load "
+          "balancer status");
     }
     return std::optional<LoadBalancerStatus>(std::move(*lb_status_));
   }
@@ -304,7 +315,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::String);
     Status s = end(lb_->get_load_balancer_name(provider_, &call, str(cluster), &sb.service));
     if (!s.ok()) {
       return s.error();
@@ -322,7 +333,7 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::LbStatus);
     Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
                                              nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
@@ -360,7 +371,7 @@ class FakeHost {
     if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
-    ccm_call call = begin();
+    ccm_call call = begin(0, OutputKind::Routes);
     Status s = end(routes_table_->list_routes(provider_, &call, str(cluster)));
     if (!s.ok()) {
       return s.error();
@@ -528,8 +539,9 @@ class FakeHost {
     return *current();
   }
 
-  ccm_call begin(size_t items = 0) {
+  ccm_call begin(size_t items = 0, OutputKind output = OutputKind::None) {
     ++call_id_;
+    output_ = output;
     error_.clear();
     retry_after_ms_ = 0;
     metadata_.assign(items, std::nullopt);
@@ -567,6 +579,15 @@ class FakeHost {
   }
 
   bool live(uint64_t id) const { return in_call_ && id == call_id_; }
+  // As the host: an emit of another kind than the running call returns is refused (and here
+  // fails the call, so that the test sees it).
+  bool expects(OutputKind emitted, std::string_view service) {
+    if (std::string e = checkOutputKind(output_, emitted, service); !e.empty()) {
+      flag(e);
+      return false;
+    }
+    return true;
+  }
   // Records the first invalid output of the running call (the call then fails as INTERNAL).
   void flag(std::string problem) {
     if (violation_.empty()) {
@@ -599,7 +620,15 @@ class FakeHost {
         return true;
       };
       t.metric = [](ccm_host_handle, ccm_metric_kind kind, ccm_str name, ccm_str,
-                    const ccm_kv*, size_t, double value) {
+                    const ccm_kv* labels, size_t label_count, double value) {
+        // As the host: a bad name or label is ignored (the host counts a bad_metric
+        // violation); here it also fails the running call, so that the test sees it.
+        if (std::string e = checkMetricCall(view(name), view(name).substr(0, 200), labels,
+                                            label_count);
+            !e.empty()) {
+          self().flag(e);
+          return;
+        }
         double& v = self().metrics_[std::string(view(name))];
         v = kind == CCM_METRIC_COUNTER ? v + value : value;
       };
@@ -609,7 +638,7 @@ class FakeHost {
       t.emit_instance_metadata = [](ccm_host_handle, uint64_t id, size_t index,
                                     const ccm_instance_metadata* md) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_instance_metadata")) {
           return false;
         }
         if (md == nullptr || index >= h.metadata_.size()) {
@@ -635,7 +664,8 @@ class FakeHost {
       t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t index, ccm_status st,
                              ccm_str message) {
         FakeHost& h = self();
-        if (!h.live(id) || index >= h.item_errors_.size()) {
+        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_item_error") ||
+            index >= h.item_errors_.size()) {
           return false;
         }
         h.item_errors_[index] =
@@ -644,7 +674,7 @@ class FakeHost {
       };
       t.emit_lb_status = [](ccm_host_handle, uint64_t id, const ccm_lb_status* s) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::LbStatus, "emit_lb_status")) {
           return false;
         }
         if (s == nullptr) {
@@ -663,7 +693,7 @@ class FakeHost {
       };
       t.emit_route = [](ccm_host_handle, uint64_t id, const ccm_route* r) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::Routes, "emit_route")) {
           return false;
         }
         if (r == nullptr) {
@@ -680,7 +710,7 @@ class FakeHost {
       };
       t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str value) {
         FakeHost& h = self();
-        if (!h.live(id)) {
+        if (!h.live(id) || !h.expects(OutputKind::String, "emit_string")) {
           return false;
         }
         std::string accepted;
@@ -693,7 +723,18 @@ class FakeHost {
       };
       t.log_fields = [](ccm_host_handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
                         size_t n) {
-        self().logs_.push_back({level, std::string(view(m)), toLabels(fields, n)});
+        // As the host: keys it would drop (isValidLogKey, or repeated) are dropped.
+        Labels kept;
+        for (const auto& [key, value] : toLabels(fields, n)) {
+          bool repeated = false;
+          for (const auto& k : kept) {
+            repeated = repeated || k.first == key;
+          }
+          if (isValidLogKey(key) && !repeated) {
+            kept.emplace_back(key, value);
+          }
+        }
+        self().logs_.push_back({level, std::string(view(m)), std::move(kept)});
       };
       return t;
     }();
@@ -718,6 +759,7 @@ class FakeHost {
   std::string annotation_domain_;
   std::string metric_namespace_;
   std::string violation_;  // first invalid output of the running call
+  OutputKind output_ = OutputKind::None;  // what the running call returns
   ccm_plugin plugin_{};
   ccm_provider* provider_ = nullptr;
   uint64_t call_id_ = 0;

@@ -1,0 +1,207 @@
+// IsolatedProvider (--provider-isolation=process) against real child processes: the host
+// binary re-executed with a conformance kit plugin. Covers the supervisor's races (a stop
+// while a child is being spawned, a stop before the first start), a child that stops taking
+// frames, the child's socket not leaking into the plugin's own children, and the metrics of
+// several children all reaching the host's registry.
+//
+// No assertion depends on timing: every wait is bounded only to turn a hang into a failure.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/plugin/isolation/child.hpp"
+#include "host/plugin/isolation/isolated_provider.hpp"
+
+using namespace ccm;
+using namespace ccm::plugin;
+using namespace ccm::plugin::isolation;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A hang is a failure, not a wait for ever (generous: CI runs this under ASan).
+constexpr auto kHangBound = 120s;
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  REQUIRE_MESSAGE(v != nullptr, name, " is not set (run through meson test)");
+  return v;
+}
+
+IsolationOptions isolationFor(const std::string& plugin) {
+  IsolationOptions iso;
+  iso.executable = env("CCM_BINARY");
+  iso.argv = {iso.executable, "--cloud-provider-plugin-dir=" + env("CCM_CONFORMANCE_DIR"),
+              "--cloud-provider=" + plugin};
+  iso.first_backoff = 1ms;
+  iso.max_backoff = 1ms;
+  return iso;
+}
+
+// Runs f on a thread; true when it ended within kHangBound. A thread that hangs is left
+// behind (the test has failed; the process ends after the suite).
+bool endsInTime(std::function<void()> f) {
+  auto done = std::make_shared<std::promise<void>>();
+  auto ended = done->get_future();
+  std::thread([f = std::move(f), done] {
+    f();
+    done->set_value();
+  }).detach();
+  return ended.wait_for(kHangBound) == std::future_status::ready;
+}
+
+// Records each spawned child's pid.
+struct Spawned {
+  std::mutex mu;
+  std::vector<pid_t> pids;
+  void add(pid_t pid) {
+    std::lock_guard lock(mu);
+    pids.push_back(pid);
+  }
+  pid_t first() {
+    std::lock_guard lock(mu);
+    return pids.empty() ? -1 : pids.front();
+  }
+};
+
+std::unique_ptr<IsolatedProvider> startOk(IsolationOptions iso, ProviderOptions options) {
+  auto started = IsolatedProvider::start(std::move(iso), std::move(options), "", "");
+  if (auto* failed = std::get_if<StartFailure>(&started)) {
+    FAIL("the provider process did not start: ", failed->status.message());
+  }
+  return std::move(std::get<0>(started));
+}
+
+NodeRef node() {
+  NodeRef n;
+  n.name = "node-1";
+  n.uid = "uid-1";
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a stop requested before the first start ends the start as cancelled") {
+  std::stop_source stop;
+  stop.request_stop();
+  ProviderOptions options;
+  options.stop = stop.get_token();
+  std::variant<std::unique_ptr<IsolatedProvider>, StartFailure> started;
+  REQUIRE(endsInTime([&] {
+    started = IsolatedProvider::start(isolationFor("baseline"), options, "", "");
+  }));
+  auto* failed = std::get_if<StartFailure>(&started);
+  REQUIRE(failed != nullptr);
+  CHECK(failed->status.code() == Code::Cancelled);
+}
+
+TEST_CASE("a stop while a restarted child is being spawned still stops that child") {
+  Spawned spawned;
+  std::promise<void> in_window;
+  std::atomic<IsolatedProvider*> provider_ptr{nullptr};
+  std::atomic<int> spawns{0};
+  IsolationOptions iso = isolationFor("baseline");
+  // The second child (the restart) is held between its spawn and its pid being published
+  // until the host has begun to stop: the window the destructor used to miss.
+  iso.spawned_for_test = [&](pid_t pid) {
+    spawned.add(pid);
+    if (spawns.fetch_add(1) != 1) {
+      return;
+    }
+    in_window.set_value();
+    IsolatedProvider* p = provider_ptr.load();
+    NodeRef n = node();
+    for (int i = 0; i < 60000; ++i) {  // bounded: at most about a minute
+      if (p->instanceExists(n).status().code() == Code::Cancelled) {
+        break;  // the destructor has set stopping_
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+  };
+  auto provider = startOk(std::move(iso), ProviderOptions{});
+  provider_ptr = provider.get();
+  REQUIRE(::kill(spawned.first(), SIGKILL) == 0);  // a crash: the supervisor restarts it
+  auto window = in_window.get_future();
+  REQUIRE(window.wait_for(kHangBound) == std::future_status::ready);
+  CHECK(endsInTime([&] { provider.reset(); }));
+}
+
+TEST_CASE("a child that stops taking frames is killed and restarted; the call fails") {
+  Spawned spawned;
+  IsolationOptions iso = isolationFor("baseline");
+  iso.write_bound = 200ms;
+  iso.spawned_for_test = [&](pid_t pid) { spawned.add(pid); };
+  auto provider = startOk(std::move(iso), ProviderOptions{});
+  pid_t child = spawned.first();
+  REQUIRE(::kill(child, SIGSTOP) == 0);  // it reads nothing more
+  // Bigger than any socket buffer, so the send cannot complete while the child is stopped.
+  std::string config(std::size_t{16} << 20, 'x');
+  Status s;
+  REQUIRE(endsInTime([&] { s = provider->reconfigure(config); }));
+  // Unavailable either way: the send gave up, or the child was seen to die first.
+  CHECK_MESSAGE(s.code() == Code::Unavailable, s.message());
+  // Later calls fail at once until the restarted child serves, then succeed.
+  bool served = false;
+  for (int i = 0; i < 60000 && !served; ++i) {  // bounded
+    served = provider->health().ok();
+    if (!served) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  CHECK(served);
+  auto exists = provider->instanceExists(node());
+  CHECK_MESSAGE(exists.ok(), exists.status().message());
+  CHECK(endsInTime([&] { provider.reset(); }));
+}
+
+TEST_CASE("the child's socket is made close-on-exec once the child takes it") {
+  std::array<int, 2> fds{};
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds.data()) == 0);
+  REQUIRE((::fcntl(fds[1], F_GETFD) & FD_CLOEXEC) == 0);  // as inherited across exec
+  ::setenv(kChildFdVariable, std::to_string(fds[1]).c_str(), 1);
+  auto fd = childFdFromEnvironment();
+  REQUIRE(fd.has_value());
+  CHECK(*fd == fds[1]);
+  CHECK((::fcntl(fds[1], F_GETFD) & FD_CLOEXEC) != 0);
+  CHECK(std::getenv(kChildFdVariable) == nullptr);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  // A descriptor that is not open is refused.
+  ::setenv(kChildFdVariable, std::to_string(fds[1]).c_str(), 1);
+  CHECK_FALSE(childFdFromEnvironment().has_value());
+}
+
+TEST_CASE("with several isolated providers, every child's metrics reach the registry") {
+  metrics::Registry registry;
+  ProviderOptions options;
+  options.registry = &registry;
+  auto a = startOk(isolationFor("baseline"), options);
+  auto b = startOk(isolationFor("v11"), options);
+  (void)a->instanceExists(node());
+  (void)b->instanceExists(node());
+  std::string text = registry.exposition();
+  CHECK(text.find("ccm_provider_info{name=\"baseline\"") != std::string::npos);
+  CHECK(text.find("ccm_provider_info{name=\"v11\"") != std::string::npos);
+  // One family header, whichever children expose it.
+  size_t first = text.find("# TYPE ccm_provider_calls_total counter\n");
+  CHECK(first != std::string::npos);
+  CHECK(text.find("# TYPE ccm_provider_calls_total counter\n", first + 1) == std::string::npos);
+  CHECK(endsInTime([&] {
+    a.reset();
+    b.reset();
+  }));
+}
