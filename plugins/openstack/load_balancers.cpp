@@ -14,6 +14,7 @@
 #include "plugins/openstack/lb_listeners.hpp"
 #include "plugins/openstack/lb_members.hpp"
 #include "plugins/openstack/lb_pools.hpp"
+#include "plugins/openstack/lb_provider_limits.hpp"
 #include "plugins/openstack/lb_run.hpp"
 #include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_tags.hpp"
@@ -360,6 +361,7 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
     settings.ip_family = 4;  // dual-stack: the IPv4 load balancer is the Service's main one
   }
   CCM_OS_ASSIGN_OR_RETURN(LbRun probe, startRun(call, settings));
+  CCM_OS_RETURN_IF_ERROR(checkProviderLimits(probe, svc));
   warnIfSourceRangesIgnored(probe, svc);
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
   std::optional<OctaviaLoadBalancer> existing;
