@@ -29,6 +29,8 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
                                  "routers"|"loadbalancers"|"security_groups"|
                                  "security_group_rules"|..., "object": {...}}
   POST /_sim/lb_status          {"id": ..., "provisioning_status": ...}
+  POST /_sim/set_lb            {"id": ..., "name"?, "description"?, "tags"?}: change a load
+                                 balancer as someone else would, without a provisioning step
   POST /_sim/child_status       {"kind": "listeners"|"pools"|"members", "id": ...,
                                  "provisioning_status": "PENDING_CREATE"}: a child stuck in
                                  that status whatever its load balancer does (changes to a
@@ -1588,6 +1590,12 @@ class Sim:
             lb = self.lb_of(body["id"])
             self.set_lb_status(lb, body["provisioning_status"])
             lb["_pending"] = body.get("pending", 0)
+            return 200, self.lb_view(lb)
+        if path == "/_sim/set_lb":
+            lb = self.lb_of(body["id"])
+            for k in ("name", "description", "tags"):
+                if k in body:
+                    lb[k] = body[k]
             return 200, self.lb_view(lb)
         raise HttpError(404, {"error": "unknown control path " + path})
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "plugins/openstack/lb_cluster_rename.hpp"
 #include "plugins/openstack/lb_creation.hpp"
 #include "plugins/openstack/lb_deletion.hpp"
 #include "plugins/openstack/lb_desired.hpp"
@@ -162,14 +163,6 @@ LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
   return status;
 }
 
-// kube_service_<other cluster>_<namespace>_<name>: namespaces and Service names have no '_',
-// so the last two parts name the same Service.
-bool madeForThisServiceByAnotherCluster(const std::string& lb_name, const LbSettings& s) {
-  constexpr std::string_view kPrefix = "kube_service_";
-  return lb_name != s.lb_name && lb_name.size() > kPrefix.size() + s.lb_name_suffix.size() &&
-         lb_name.starts_with(kPrefix) && lb_name.ends_with(s.lb_name_suffix);
-}
-
 }  // namespace
 
 std::string LoadBalancers::name(const std::string& cluster, const KubeService& svc) const {
@@ -208,18 +201,13 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
     auto lb = octavia_.getLoadBalancer(call, s.lb_id);
     if (lb.ok()) {
       found.owner = lb->name == s.lb_name || lb->name == s.legacy_name;
-      if (!found.owner && !lenient && madeForThisServiceByAnotherCluster(lb->name, s)) {
+      if (!found.owner && !lenient) {
         // The annotation this provider writes back, read after --cluster-name changed (or
         // copied from another cluster's Service of the same name). Sharing it would add this
-        // Service's listeners beside its own on the same ports; renaming is not done. Deletion
-        // (lenient) goes on as for a shared load balancer: it removes nothing of it, and the
-        // finalizer is not held.
-        return Status(Code::FailedPrecondition,
-                      "load balancer " + s.lb_id + " (" + lb->name +
-                          ") was made for this Service under another cluster name; this "
-                          "provider does not rename load balancers: start ccm with that "
-                          "--cluster-name again, or remove the " + kAnnotationPrefix +
-                          "load-balancer-id annotation and delete the old load balancer");
+        // Service's listeners beside its own on the same ports: the caller renames it when it
+        // is safely this cluster's (lb_cluster_rename.hpp) or refuses. Deletion (lenient)
+        // goes on as for a shared load balancer: it removes nothing of it.
+        found.former_cluster = formerClusterOf(lb->name, s);
       }
       found.lb = std::move(lb).value();
       return found;
@@ -364,6 +352,7 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   CCM_OS_RETURN_IF_ERROR(checkProviderLimits(probe, svc));
   warnIfSourceRangesIgnored(probe, svc);
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  CCM_OS_RETURN_IF_ERROR(renameIfFormerCluster(probe, nodes, found));
   std::optional<OctaviaLoadBalancer> existing;
   if (found.lb && found.lb->provisioning_status != "PENDING_DELETE") {
     existing = found.lb;
@@ -464,6 +453,10 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
     }
   }
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  if (!found.former_cluster.empty()) {
+    CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
+    CCM_OS_RETURN_IF_ERROR(renameIfFormerCluster(run, nodes, found));
+  }
   if (!found.lb) {
     return Status(Code::NotFound,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
@@ -504,6 +497,18 @@ Status LoadBalancers::removeOnce(const CallContext& call, const std::string& clu
     CCM_OS_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
   }
   return deleteOrphanFloatingIps(run);
+}
+
+Status LoadBalancers::renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes,
+                                            Found& found) {
+  if (!found.lb || found.former_cluster.empty()) {
+    return {};
+  }
+  CCM_OS_ASSIGN_OR_RETURN(found.lb,
+                          renameForClusterChange(run, *found.lb, found.former_cluster, nodes));
+  found.owner = true;
+  found.former_cluster.clear();
+  return {};
 }
 
 Status LoadBalancers::retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary) {

@@ -45,6 +45,9 @@ class LoadBalancers {
   struct Found {
     std::optional<OctaviaLoadBalancer> lb;
     bool owner = false;
+    // Found through load-balancer-id and named for this Service under this other cluster name
+    // (not set when lenient).
+    std::string former_cluster;
   };
 
   StatusOr<OctaviaFeatures> features(const CallContext& call);
@@ -68,6 +71,9 @@ class LoadBalancers {
   Status updateMembers(const CallContext& call, const std::string& cluster,
                        const KubeService& svc, const std::vector<KubeNode>& nodes,
                        LbSettings settings, const Found& found, bool primary);
+  // A load balancer found under a former cluster name is renamed (lb_cluster_rename.hpp) and
+  // becomes the Service's own, or the call is refused.
+  Status renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes, Found& found);
   // Deletes the Service's IPv6 load balancer (lb_dual_stack.hpp) when there is one.
   Status retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary);
   StatusOr<LbStatus> ensureOnce(const CallContext& call, const std::string& cluster,
