@@ -361,8 +361,8 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (plan.mode == DualStackMode::AdditionalVip) {
     settings.additional_vip_subnet_id = plan.ipv6_subnet_id;  // used when it is created
   }
-  CCM_OS_ASSIGN_OR_RETURN(Placed placed,
-                          ensurePlaced(call, cluster, svc, nodes, settings, found, true));
+  CCM_OS_ASSIGN_OR_RETURN(Placed placed, ensurePlaced(call, svc, nodes, settings, found));
+  std::vector<MemberSide> sides{placed.side};
   std::string ipv6;
   if (plan.mode == DualStackMode::AdditionalVip) {
     ipv6 = ipv6AdditionalVip(placed.lb);
@@ -374,25 +374,30 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (plan.mode == DualStackMode::SecondLoadBalancer) {
     LbSettings v6 = ipv6Settings(settings, plan.ipv6_subnet_id);
     CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
-    CCM_OS_ASSIGN_OR_RETURN(Placed placed6, ensurePlaced(call, cluster, ipv6Service(svc), nodes,
-                                                         std::move(v6), found6, false));
+    CCM_OS_ASSIGN_OR_RETURN(Placed placed6,
+                            ensurePlaced(call, ipv6Service(svc), nodes, std::move(v6), found6));
     ipv6 = placed6.status.address;
+    sides.push_back(std::move(placed6.side));
   } else if (!wantsDualStack(svc) || !ipv6.empty()) {
     // Only once the Service no longer asks for IPv6, or the IPv6 VIP is on the main load
     // balancer: a PreferDualStack fallback to IPv4 (no IPv6 subnet found this time) must not
     // delete the load balancer that publishes its IPv6 address.
     CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
   }
+  // The Service's one security group opens the node ports to the members of both of its load
+  // balancers (IPv6 rules for the "_ipv6" one's IPv6 members).
+  if (config_.load_balancer.manage_security_groups) {
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroupSides(probe, cluster, svc, sides, nodes, port_security_off_));
+  }
   addIpv6Ingress(placed.status, ipv6, plan.ipv6_first);
   return placed.status;
 }
 
 StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
-                                                            const std::string& cluster,
                                                             const KubeService& svc,
                                                             const std::vector<KubeNode>& nodes,
-                                                            LbSettings settings, Found found,
-                                                            bool primary) {
+                                                            LbSettings settings, Found found) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
@@ -420,12 +425,7 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
   CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
-  // The Service's one security group follows its main (IPv4) load balancer's members.
-  if (config_.load_balancer.manage_security_groups && primary) {
-    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
-    CCM_OS_RETURN_IF_ERROR(
-        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
-  }
+  MemberSide side{desired, memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 
   // Address: the floating IP, or the VIP.
   std::string address = lb.vip_address;
@@ -435,21 +435,23 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
   LbStatus status = publishedStatus(s, config_.load_balancer, address);
   status.lb_id = lb.id;
   status.address = address;
-  return Placed{std::move(lb), std::move(status)};
+  return Placed{std::move(lb), std::move(status), std::move(side)};
 }
 
 Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
                                  const KubeService& svc, const std::vector<KubeNode>& nodes) {
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
+  std::vector<MemberSide> sides;
   if (wantsDualStack(svc)) {
     settings.ip_family = 4;
     // The IPv6 load balancer (when there is one) follows the nodes too.
     LbSettings v6 = ipv6Settings(settings, settings.vip_subnet_id);
     CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
     if (found6.lb) {
-      CCM_OS_RETURN_IF_ERROR(
-          updateMembers(call, cluster, ipv6Service(svc), nodes, std::move(v6), found6, false));
+      CCM_OS_ASSIGN_OR_RETURN(MemberSide side6,
+                              updateMembers(call, ipv6Service(svc), nodes, std::move(v6), found6));
+      sides.push_back(std::move(side6));
     }
   }
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
@@ -461,12 +463,19 @@ Status LoadBalancers::updateOnce(const CallContext& call, const std::string& clu
     return Status(Code::NotFound,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
-  return updateMembers(call, cluster, svc, nodes, std::move(settings), found, true);
+  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
+  CCM_OS_ASSIGN_OR_RETURN(MemberSide side, updateMembers(call, svc, nodes, settings, found));
+  sides.insert(sides.begin(), std::move(side));
+  if (config_.load_balancer.manage_security_groups) {
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroupSides(run, cluster, svc, sides, nodes, port_security_off_));
+  }
+  return {};
 }
 
-Status LoadBalancers::updateMembers(const CallContext& call, const std::string& cluster,
-                                    const KubeService& svc, const std::vector<KubeNode>& nodes,
-                                    LbSettings settings, const Found& found, bool primary) {
+StatusOr<MemberSide> LoadBalancers::updateMembers(const CallContext& call, const KubeService& svc,
+                                                  const std::vector<KubeNode>& nodes,
+                                                  LbSettings settings, const Found& found) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb->provisioning_status == "ERROR") {
@@ -477,12 +486,7 @@ Status LoadBalancers::updateMembers(const CallContext& call, const std::string& 
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
-  if (config_.load_balancer.manage_security_groups && primary) {
-    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
-    CCM_OS_RETURN_IF_ERROR(
-        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
-  }
-  return {};
+  return MemberSide{std::move(desired), memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 }
 
 Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
