@@ -215,11 +215,19 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
     if (lb.status().code() != Code::NotFound) {
       return lb.status();
     }
-    if (!lenient) {
+    if (!lenient && !s.lb_id_written_back) {
       return Status(Code::FailedPrecondition,
                     "load balancer " + s.lb_id + " named by annotation " + kAnnotationPrefix +
                         "load-balancer-id does not exist; remove the annotation to have a new "
                         "one created");
+    }
+    if (!lenient) {
+      // The ID and address this provider wrote back for a load balancer deleted since (the
+      // Service stopped being a LoadBalancer: a deletion cannot remove annotations, OCCM
+      // #2751). Served as if the annotation were not there; the next write-back replaces it.
+      call.warning("The load-balancer-id annotation names a load balancer that is gone; "
+                   "it was this provider's own write-back, so the Service gets one by its name",
+                   {{"lb", s.lb_id}});
     }
   }
   for (const std::string& name : {s.lb_name, s.legacy_name}) {
@@ -357,7 +365,13 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (found.lb && found.lb->provisioning_status != "PENDING_DELETE") {
     existing = found.lb;
   }
-  CCM_OS_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(probe, svc, nodes, existing));
+  if (found.owner || (!found.lb && settings.lb_id_written_back)) {
+    // The ID written back for the Service's own load balancer (or for one gone since) pins
+    // nothing: the Service is served as without the annotation, dual-stack included.
+    settings.lb_id.clear();
+  }
+  CCM_OS_ASSIGN_OR_RETURN(LbRun planner, startRun(call, settings));
+  CCM_OS_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(planner, svc, nodes, existing));
   if (plan.mode == DualStackMode::AdditionalVip) {
     settings.additional_vip_subnet_id = plan.ipv6_subnet_id;  // used when it is created
   }
