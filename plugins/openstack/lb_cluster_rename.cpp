@@ -56,6 +56,7 @@ std::string renamedChild(const std::string& name, const std::string& kind, const
 std::vector<std::string> renamedTags(const std::vector<std::string>& tags, const std::string& old,
                                      const std::string& now) {
   std::vector<std::string> out;
+  out.reserve(tags.size());
   for (const std::string& t : tags) {
     out.push_back(t == old ? now : t);
   }
@@ -151,8 +152,9 @@ StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
     return refuse(lb, "other Services share it");
   }
   if (run.config().manage_security_groups) {
-    return refuse(lb, "[LoadBalancer] manage-security-groups is on, and its security group "
-                      "rules are not renamed");
+    return refuse(lb,
+                  "[LoadBalancer] manage-security-groups is on, and its security group "
+                  "rules are not renamed");
   }
   CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
   CCM_OS_ASSIGN_OR_RETURN(bool ours, hasNodeOfThisCluster(run, pools, nodes));
@@ -177,13 +179,14 @@ StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
     if (run.features().tags()) {
       upd.set("tags", Json::stringArray(renamedTags(l.tags, old.lb, s.lb_name)));
     }
-    CCM_OS_RETURN_IF_ERROR(run.mutate(
-        lb.id, "renaming listener " + l.id,
-        oct.updateListener(call, l.id, Json::object().set("listener", upd))));
+    CCM_OS_RETURN_IF_ERROR(
+        run.mutate(lb.id, "renaming listener " + l.id,
+                   oct.updateListener(call, l.id, Json::object().set("listener", upd))));
   }
   if (!lb.vip_port_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> fips,
-                            run.neutron().listFloatingIps(call, "port_id=" + urlEncode(lb.vip_port_id)));
+    CCM_OS_ASSIGN_OR_RETURN(
+        std::vector<FloatingIp> fips,
+        run.neutron().listFloatingIps(call, "port_id=" + urlEncode(lb.vip_port_id)));
     for (const FloatingIp& f : fips) {
       if (f.description == old.fip_description) {
         CCM_OS_RETURN_IF_ERROR(

@@ -30,9 +30,10 @@ std::optional<DesiredMonitor> desiredMonitor(const LbRun& run, const KubeService
   m.http = local && !f.ovn && (!udp || f.httpMonitorsOnUdp());
   m.type = m.http ? "HTTP" : (udp ? "UDP-CONNECT" : d.k8s_protocol);
   if (!providerHasMonitorType(f, m.type)) {
-    run.call().warning("Octavia's provider has no health monitor of this type; the port "
-                       "gets none",
-                       {{"port", std::to_string(d.port)}, {"type", m.type}});
+    run.call().warning(
+        "Octavia's provider has no health monitor of this type; the port "
+        "gets none",
+        {{"port", std::to_string(d.port)}, {"type", m.type}});
     return std::nullopt;
   }
   return m;

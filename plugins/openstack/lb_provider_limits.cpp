@@ -23,8 +23,8 @@ Status checkProviderLimits(const LbRun& run, const KubeService& svc) {
   }
   const LbSettings& s = run.settings();
   if (tlsTerminated(s)) {
-    return ovnRefusal(svc, s.tls_container_source +
-                               " asks for TLS termination (TERMINATED_HTTPS listeners)");
+    return ovnRefusal(
+        svc, s.tls_container_source + " asks for TLS termination (TERMINATED_HTTPS listeners)");
   }
   if (s.x_forwarded_for) {
     return ovnRefusal(svc, std::string("annotation ") + kAnnotationPrefix +

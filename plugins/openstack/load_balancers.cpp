@@ -225,9 +225,10 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
       // The ID and address this provider wrote back for a load balancer deleted since (the
       // Service stopped being a LoadBalancer: a deletion cannot remove annotations, OCCM
       // #2751). Served as if the annotation were not there; the next write-back replaces it.
-      call.warning("The load-balancer-id annotation names a load balancer that is gone; "
-                   "it was this provider's own write-back, so the Service gets one by its name",
-                   {{"lb", s.lb_id}});
+      call.warning(
+          "The load-balancer-id annotation names a load balancer that is gone; "
+          "it was this provider's own write-back, so the Service gets one by its name",
+          {{"lb", s.lb_id}});
     }
   }
   for (const std::string& name : {s.lb_name, s.legacy_name}) {

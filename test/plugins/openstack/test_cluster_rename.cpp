@@ -153,8 +153,8 @@ TEST_CASE_FIXTURE(Fixture, "shared, re-described or with manage-security-groups:
   };
   refused(p("manage-security-groups = true\n"), "manage-security-groups");
 
-  sim.post("/_sim/set_lb", R"({"id":")" + id + R"(","tags":[")" + kOld +
-                               R"(","kube_service_old_default_api"]})");
+  sim.post("/_sim/set_lb",
+           R"({"id":")" + id + R"(","tags":[")" + kOld + R"(","kube_service_old_default_api"]})");
   refused(p(), "other Services share it");
 
   sim.post("/_sim/set_lb",

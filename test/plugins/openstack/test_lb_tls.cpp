@@ -270,7 +270,8 @@ TEST_CASE_FIXTURE(Fixture, "reconfigure: the configured TLS container is checked
   std::string rotated = "[Global]\nauth-url = " + sim.url() +
                         "/identity/v3\napplication-credential-id = ac-id\n"
                         "application-credential-secret = ac-secret-value\n"
-                        "tenant-id = p-demo\nregion = RegionOne\n\n" + lb;
+                        "tenant-id = p-demo\nregion = RegionOne\n\n" +
+                        lb;
 
   // The container was deleted since start: the new config is refused, naming the key.
   sim.post("/_sim/barbican/delete", "{\"id\":\"" + ref.substr(ref.rfind('/') + 1) + "\"}");

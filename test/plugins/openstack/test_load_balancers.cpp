@@ -718,8 +718,8 @@ TEST_CASE_FIXTURE(Fixture, "another cluster's ID copied over is refused, not sha
   // A load balancer made by a cluster named "old" for its Service default/web, whose nodes are
   // not this cluster's; its ID copied into this cluster's Service default/web.
   std::string other_id = sim.addPrivateServer("other-1", "10.0.0.99");
-  std::vector<TNode> other = {node("other-1", "openstack:///" + other_id,
-                                   {{"InternalIP", "10.0.0.99"}})};
+  std::vector<TNode> other = {
+      node("other-1", "openstack:///" + other_id, {{"InternalIP", "10.0.0.99"}})};
   REQUIRE(p().ensureSettled(web(), other, 10, "old").ok());
   auto before = state();
   std::string id = str(onlyLb(before), "id");

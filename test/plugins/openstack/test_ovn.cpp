@@ -23,16 +23,16 @@ struct Fixture {
   Fixture() {
     sim.reset();
     host.clearLogs();
-    std::string id = sim.addServer(
-        R"({"name":"node-1","networks":[{"network":"private","ip":"10.0.0.11"},)"
-        R"({"network":"private","ip":"fd00::11"}]})");
+    std::string id =
+        sim.addServer(R"({"name":"node-1","networks":[{"network":"private","ip":"10.0.0.11"},)"
+                      R"({"network":"private","ip":"fd00::11"}]})");
     nodes.push_back(node("node-1", "openstack:///" + id,
                          {{"InternalIP", "10.0.0.11"}, {"InternalIP", "fd00::11"}}));
   }
 
   Provider& ovn(const std::string& lb_extra = "") {
-    return provider(cloudConf(sim, "", std::string(kLbSection) + "lb-provider = ovn\n" +
-                                           lb_extra + "\n# ovn\n"));
+    return provider(cloudConf(
+        sim, "", std::string(kLbSection) + "lb-provider = ovn\n" + lb_extra + "\n# ovn\n"));
   }
 
   static TService web() {

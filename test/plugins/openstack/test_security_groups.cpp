@@ -348,9 +348,9 @@ TNode dualStackNode(SimProcess& sim, int i) {
   std::string name = "node6-" + std::to_string(i);
   std::string ip4 = "10.0.0." + std::to_string(20 + i);
   std::string ip6 = "fd00::" + std::to_string(20 + i);
-  std::string id = sim.addServer(R"({"name":")" + name +
-                                 R"(","networks":[{"network":"private","ip":")" + ip4 +
-                                 R"("},{"network":"private","ip":")" + ip6 + R"("}]})");
+  std::string id =
+      sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" + ip4 +
+                    R"("},{"network":"private","ip":")" + ip6 + R"("}]})");
   return node(name, "openstack:///" + id, {{"InternalIP", ip4}, {"InternalIP", ip6}});
 }
 
@@ -407,11 +407,11 @@ TEST_CASE_FIXTURE(Fixture, "dual-stack with a second _ipv6 load balancer: IPv6 r
   v4.ip_family_policy = "SingleStack";
   REQUIRE(prov.ensureSettled(v4, both).ok());
   st = sim.state();
-  CHECK(ingressWithEthertype(st, gid) ==
-        std::set<std::string>{"IPv4 tcp/30080 from 10.0.0.0/24"});
+  CHECK(ingressWithEthertype(st, gid) == std::set<std::string>{"IPv4 tcp/30080 from 10.0.0.0/24"});
 }
 
-TEST_CASE_FIXTURE(Fixture, "ovn dual-stack: each family's source ranges as rules of its ethertype") {
+TEST_CASE_FIXTURE(Fixture,
+                  "ovn dual-stack: each family's source ranges as rules of its ethertype") {
   std::vector<TNode> both = {dualStackNode(sim, 1)};
   TService s = dualStackWeb();
   s.source_ranges = {"192.0.2.0/24", "2001:db8::/32"};

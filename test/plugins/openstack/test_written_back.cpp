@@ -23,9 +23,9 @@ struct Fixture {
   Fixture() {
     sim.reset();
     host.clearLogs();
-    std::string id = sim.addServer(
-        R"({"name":"node-1","networks":[{"network":"private","ip":"10.0.0.11"},)"
-        R"({"network":"private","ip":"fd00::11"}]})");
+    std::string id =
+        sim.addServer(R"({"name":"node-1","networks":[{"network":"private","ip":"10.0.0.11"},)"
+                      R"({"network":"private","ip":"fd00::11"}]})");
     nodes.push_back(node("node-1", "openstack:///" + id,
                          {{"InternalIP", "10.0.0.11"}, {"InternalIP", "fd00::11"}}));
   }
@@ -59,7 +59,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(Fixture, "dual-stack: the written-back ID of its own load balancer pins nothing") {
+TEST_CASE_FIXTURE(Fixture,
+                  "dual-stack: the written-back ID of its own load balancer pins nothing") {
   TService s = web();
   s.ip_families = {"IPv4", "IPv6"};
   s.ip_family_policy = "RequireDualStack";
