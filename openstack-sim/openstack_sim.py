@@ -29,6 +29,8 @@ injection. A control API under /_sim/ lets tests seed, inspect and break it:
                                  "routers"|"loadbalancers"|"security_groups"|
                                  "security_group_rules"|..., "object": {...}}
   POST /_sim/lb_status          {"id": ..., "provisioning_status": ...}
+  POST /_sim/set_lb            {"id": ..., "name"?, "description"?, "tags"?}: change a load
+                                 balancer as someone else would, without a provisioning step
   POST /_sim/child_status       {"kind": "listeners"|"pools"|"members", "id": ...,
                                  "provisioning_status": "PENDING_CREATE"}: a child stuck in
                                  that status whatever its load balancer does (changes to a
@@ -80,6 +82,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from neutron_secgroups import NeutronError, SecurityGroups
 from key_manager import KeyManager, KeyManagerError
+import octavia_ovn
 
 REGIONS = ["RegionOne", "RegionTwo"]
 INTERFACES = ["public", "internal", "admin"]
@@ -1144,8 +1147,19 @@ class Sim:
             out.append({"subnet_id": x["subnet_id"], "ip_address": ip})
         return out
 
+    @staticmethod
+    def provider_check(provider, check, spec):
+        """Runs an octavia_ovn check when the load balancer's provider is ovn."""
+        if provider != octavia_ovn.OVN:
+            return
+        try:
+            check(spec)
+        except octavia_ovn.ProviderRefusal as e:
+            raise octavia_error(e.status, e.message)
+
     def create_lb(self, spec):
         v = self.octavia_version()
+        self.provider_check(spec.get("provider"), octavia_ovn.check_load_balancer, spec)
         for ls in spec.get("listeners", []):  # a fully populated create is all or nothing
             self.check_listener_tls(ls.get("protocol"), ls.get("default_tls_container_ref"),
                                     ls.get("sni_container_refs") or [])
@@ -1256,6 +1270,7 @@ class Sim:
             if method == "POST":
                 spec = body.get("listener", {})
                 lb = self.lb_of(spec.get("loadbalancer_id", ""))
+                self.provider_check(lb["provider"], octavia_ovn.check_listener, spec)
                 # Octavia validates before it locks the load balancer.
                 self.check_listener_tls(spec.get("protocol"),
                                         spec.get("default_tls_container_ref"),
@@ -1275,6 +1290,8 @@ class Sim:
                 self.check_mutable("Listener", l)
             if method == "PUT":
                 upd = body.get("listener", {})
+                self.provider_check(lb["provider"], octavia_ovn.check_listener,
+                                    {"allowed_cidrs": upd.get("allowed_cidrs")})
                 self.check_listener_tls(
                     l["protocol"], upd.get("default_tls_container_ref",
                                            l.get("default_tls_container_ref")),
@@ -1317,6 +1334,7 @@ class Sim:
                     lb = self.lb_of(listener["_lb"])
                 else:
                     lb = self.lb_of(spec.get("loadbalancer_id", ""))
+                self.provider_check(lb["provider"], octavia_ovn.check_pool, spec)
                 self.mutate_lb(lb)
                 p = self.new_pool(lb["id"], listener_id, spec)
                 return 201, {"pool": self.pool_view(p)}
@@ -1332,8 +1350,10 @@ class Sim:
                 if method == "GET":
                     return 200, {"pool": self.pool_view(p)}
                 if method == "PUT":
-                    self.mutate_lb(lb)
                     upd = body.get("pool", {})
+                    self.provider_check(lb["provider"], octavia_ovn.check_pool,
+                                        {k: upd[k] for k in ("lb_algorithm",) if k in upd})
+                    self.mutate_lb(lb)
                     for k in ("name", "lb_algorithm", "session_persistence", "tags"):
                         if k in upd:
                             p[k] = upd[k]
@@ -1346,8 +1366,10 @@ class Sim:
                 if method == "GET":
                     return 200, {"members": [self.member_view(x) for x in self.members[p["id"]]]}
                 if method == "PUT":
-                    self.mutate_lb(lb)
                     wanted = body.get("members", [])
+                    for spec in wanted:
+                        self.provider_check(lb["provider"], octavia_ovn.check_member, spec)
+                    self.mutate_lb(lb)
                     if self.member_reverted():
                         # Octavia reverted the batch: the members it was to remove stay, and
                         # those it was to add are there; every changed one is in ERROR.
@@ -1369,6 +1391,8 @@ class Sim:
                         self.new_member(p["id"], mem)
                     return 202, None
                 if method == "POST":
+                    self.provider_check(lb["provider"], octavia_ovn.check_member,
+                                        body.get("member", {}))
                     self.mutate_lb(lb)
                     mem = self.new_member(p["id"], body.get("member", {}))
                     if self.member_reverted():
@@ -1396,6 +1420,8 @@ class Sim:
             if p is None:
                 raise octavia_error(404, "Pool %s not found." % spec.get("pool_id"))
             self.check_mutable("Pool", p)
+            self.provider_check(self.lb_of(p["_lb"])["provider"], octavia_ovn.check_monitor,
+                                spec)
             self.mutate_lb(self.lb_of(p["_lb"]))
             mon = self.new_monitor(p["id"], spec)
             return 201, {"healthmonitor": {k: v for k, v in mon.items() if not k.startswith("_")}}
@@ -1564,6 +1590,12 @@ class Sim:
             lb = self.lb_of(body["id"])
             self.set_lb_status(lb, body["provisioning_status"])
             lb["_pending"] = body.get("pending", 0)
+            return 200, self.lb_view(lb)
+        if path == "/_sim/set_lb":
+            lb = self.lb_of(body["id"])
+            for k in ("name", "description", "tags"):
+                if k in body:
+                    lb[k] = body[k]
             return 200, self.lb_view(lb)
         raise HttpError(404, {"error": "unknown control path " + path})
 

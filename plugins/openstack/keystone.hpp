@@ -74,6 +74,8 @@ class KeystoneAuth {
   // cannot be asked, the new ones are kept and the next request logs in with them. Requests
   // already holding a token finish with it.
   Status rotateCredentials(const CallContext& call, const GlobalConfig& global);
+  // The credentials in use (those of the last accepted rotation).
+  GlobalConfig credentials();
 
   const Catalog& catalog() const { return catalog_; }
   const std::string& identityEndpoint() const { return identity_url_; }

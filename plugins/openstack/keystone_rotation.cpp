@@ -57,4 +57,9 @@ Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConf
   return {};
 }
 
+GlobalConfig KeystoneAuth::credentials() {
+  std::lock_guard<std::mutex> renew(renew_mu_);
+  return global_;
+}
+
 }  // namespace ccm::openstack

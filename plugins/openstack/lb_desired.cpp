@@ -2,6 +2,7 @@
 #include "plugins/openstack/lb_desired.hpp"
 
 #include "plugins/openstack/ip_address.hpp"
+#include "plugins/openstack/lb_provider_limits.hpp"
 #include "plugins/openstack/lb_tls.hpp"
 #include "plugins/openstack/text.hpp"
 
@@ -28,6 +29,13 @@ std::optional<DesiredMonitor> desiredMonitor(const LbRun& run, const KubeService
   bool udp = d.k8s_protocol == "UDP";
   m.http = local && !f.ovn && (!udp || f.httpMonitorsOnUdp());
   m.type = m.http ? "HTTP" : (udp ? "UDP-CONNECT" : d.k8s_protocol);
+  if (!providerHasMonitorType(f, m.type)) {
+    run.call().warning(
+        "Octavia's provider has no health monitor of this type; the port "
+        "gets none",
+        {{"port", std::to_string(d.port)}, {"type", m.type}});
+    return std::nullopt;
+  }
   return m;
 }
 

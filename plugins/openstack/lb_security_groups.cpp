@@ -63,13 +63,14 @@ SecurityGroupRule ingressRule(const std::string& group_id, const std::string& pr
   return r;
 }
 
-// The rules the Service needs: each node port from each source, and the health-check node
-// port from the member subnet.
+// The rules one side of the Service needs: each node port from each source, and the
+// health-check node port from the member subnet.
 StatusOr<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const KubeService& svc,
-                                                     const std::vector<DesiredPort>& desired,
-                                                     const std::string& group_id,
-                                                     const std::string& member_subnet) {
+                                                     const MemberSide& side,
+                                                     const std::string& group_id) {
   const LbSettings& s = run.settings();
+  const std::vector<DesiredPort>& desired = side.desired;
+  const std::string& member_subnet = side.member_subnet;
   if (member_subnet.empty()) {
     return Status(Code::FailedPrecondition,
                   "manage-security-groups needs the members' subnet: set [LoadBalancer] "
@@ -88,9 +89,16 @@ StatusOr<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const Kub
   if (run.features().ovn) {
     // Octavia's ovn provider keeps the client's address: the Service's source ranges are
     // the only place to restrict it.
-    sources = s.source_ranges;
-    if (sources.empty()) {
-      sources = {s.ip_family == 6 ? "::/0" : "0.0.0.0/0"};
+    // the only place to restrict it. Those of the side's family: a rule's ethertype is its
+    // source's, and the side's members are of its family.
+    sources.clear();
+    for (const std::string& range : s.source_ranges) {
+      if (ipFamilyOf(range) == side.family) {
+        sources.push_back(range);
+      }
+    }
+    if (s.source_ranges.empty()) {
+      sources = {side.family == 6 ? "::/0" : "0.0.0.0/0"};
     }
   }
   std::vector<SecurityGroupRule> out;
@@ -289,16 +297,22 @@ Status detach(const LbRun& run, const SecurityGroup& group, const Port& port) {
 // The group on exactly the members' ports: one query for the ports that have it, one per
 // member that is not among them yet.
 Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
-                      const std::vector<DesiredPort>& desired, const std::vector<KubeNode>& nodes,
-                      const std::string& member_subnet, PortSecurityOffMemo& memo) {
+                      const std::vector<MemberSide>& sides, const std::vector<KubeNode>& nodes,
+                      PortSecurityOffMemo& memo) {
   std::map<std::string, std::string> instance_of;  // node name -> providerID
   for (const KubeNode& n : nodes) {
     instance_of[n.name] = n.provider_id;
   }
-  std::map<std::string, std::string> addresses;  // member address -> its node's providerID
-  for (const DesiredPort& d : desired) {
-    for (const DesiredMember& m : d.members) {
-      addresses[m.address] = instance_of[m.name];
+  struct Where {
+    std::string instance;  // its node's providerID
+    std::string subnet;    // its side's member subnet
+  };
+  std::map<std::string, Where> addresses;  // member address -> where it is
+  for (const MemberSide& side : sides) {
+    for (const DesiredPort& d : side.desired) {
+      for (const DesiredMember& m : d.members) {
+        addresses[m.address] = Where{instance_of[m.name], side.member_subnet};
+      }
     }
   }
   if (addresses.empty()) {
@@ -312,8 +326,8 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
   std::set<std::string> covered;
   for (const Port& port : attached) {
     bool member = false;
-    for (const auto& [a, instance] : addresses) {
-      if (portHolds(port, a, member_subnet)) {
+    for (const auto& [a, where] : addresses) {
+      if (portHolds(port, a, where.subnet)) {
         covered.insert(a);
         member = true;
       }
@@ -326,9 +340,9 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
           {{"security_group", group.id}, {"port", port.id}});
     }
   }
-  for (const auto& [a, instance] : addresses) {
+  for (const auto& [a, where] : addresses) {
     if (covered.count(a) == 0) {
-      CCM_OS_RETURN_IF_ERROR(attachToMember(run, group, a, instance, member_subnet, memo));
+      CCM_OS_RETURN_IF_ERROR(attachToMember(run, group, a, where.instance, where.subnet, memo));
     }
   }
   return {};
@@ -372,6 +386,13 @@ Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const K
                            const std::vector<DesiredPort>& desired,
                            const std::vector<KubeNode>& nodes, const std::string& member_subnet,
                            PortSecurityOffMemo& memo) {
+  std::vector<MemberSide> sides{{desired, member_subnet, run.settings().ip_family}};
+  return ensureSecurityGroupSides(run, cluster, svc, sides, nodes, memo);
+}
+
+Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
+                                const KubeService& svc, const std::vector<MemberSide>& sides,
+                                const std::vector<KubeNode>& nodes, PortSecurityOffMemo& memo) {
   CCM_OS_ASSIGN_OR_RETURN(std::optional<SecurityGroup> group, findGroup(run, cluster, svc));
   if (!group) {
     // A group made by an attempt whose answer was lost is found by name next time.
@@ -384,10 +405,19 @@ Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const K
                     {{"security_group", made->id}, {"name", made->name}});
     group = std::move(made).value();
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> wanted,
-                          wantedRules(run, svc, desired, group->id, member_subnet));
+  std::vector<SecurityGroupRule> wanted;
+  std::set<std::string> seen;
+  for (const MemberSide& side : sides) {
+    CCM_OS_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> rules,
+                            wantedRules(run, svc, side, group->id));
+    for (SecurityGroupRule& r : rules) {
+      if (seen.insert(ruleKey(r)).second) {
+        wanted.push_back(std::move(r));
+      }
+    }
+  }
   CCM_OS_RETURN_IF_ERROR(reconcileRules(run, *group, wanted));
-  return reconcilePorts(run, *group, desired, nodes, member_subnet, memo);
+  return reconcilePorts(run, *group, sides, nodes, memo);
 }
 
 Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc) {

@@ -43,6 +43,22 @@ class PortSecurityOffMemo {
 std::string securityGroupName(const KubeService& svc);
 std::string securityGroupDescription(const std::string& cluster, const KubeService& svc);
 
+// The members of one of the Service's load balancers (a dual-stack Service with a second
+// "_ipv6" load balancer has two): their ports, the subnet they are in and their IP family.
+struct MemberSide {
+  std::vector<DesiredPort> desired;
+  std::string member_subnet;
+  int family = 4;
+};
+
+// Makes the Service's group exist with the rules every side needs (its node ports from its
+// member subnet, or with ovn from the source ranges of its family; rules of the family's
+// ethertype) and attaches it to the port of every member of every side; detaches it from
+// ports of nodes that are no longer members. The other parts as ensureSecurityGroup below.
+Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
+                                const KubeService& svc, const std::vector<MemberSide>& sides,
+                                const std::vector<KubeNode>& nodes, PortSecurityOffMemo& memo);
+
 // Makes the Service's group exist with the rules `desired` needs and attaches it to the
 // port of every member (ports with port security off are left alone, with a log line, and
 // remembered in `memo`); detaches it from ports of nodes that are no longer members.

@@ -145,6 +145,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   s.fip_description =
       "Floating IP for Kubernetes external service " + ns_name + " from cluster " + cluster;
   s.lb_id = a.str("load-balancer-id", "");
+  s.lb_id_written_back = !s.lb_id.empty() && !a.str("load-balancer-address", "").empty();
 
   if (!svc.ip_families.empty() && svc.ip_families.front() == "IPv6") {
     s.ip_family = 6;

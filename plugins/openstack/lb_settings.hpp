@@ -29,6 +29,9 @@ struct LbSettings {
   std::string fip_description;  // the marker on floating IPs this provider creates
 
   std::string lb_id;  // load-balancer-id annotation: use (adopt or share) this LB
+  // The load-balancer-address annotation is there too: both are what this provider writes
+  // back (ABI 1.1), so lb_id may be its own, left from a load balancer deleted since.
+  bool lb_id_written_back = false;
   bool internal = false;
   int ip_family = 4;
   // Dual-stack with one load balancer: the IPv6 subnet asked for as an additional VIP when

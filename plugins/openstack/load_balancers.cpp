@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "plugins/openstack/lb_cluster_rename.hpp"
 #include "plugins/openstack/lb_creation.hpp"
 #include "plugins/openstack/lb_deletion.hpp"
 #include "plugins/openstack/lb_desired.hpp"
@@ -14,6 +15,7 @@
 #include "plugins/openstack/lb_listeners.hpp"
 #include "plugins/openstack/lb_members.hpp"
 #include "plugins/openstack/lb_pools.hpp"
+#include "plugins/openstack/lb_provider_limits.hpp"
 #include "plugins/openstack/lb_run.hpp"
 #include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_tags.hpp"
@@ -161,14 +163,6 @@ LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
   return status;
 }
 
-// kube_service_<other cluster>_<namespace>_<name>: namespaces and Service names have no '_',
-// so the last two parts name the same Service.
-bool madeForThisServiceByAnotherCluster(const std::string& lb_name, const LbSettings& s) {
-  constexpr std::string_view kPrefix = "kube_service_";
-  return lb_name != s.lb_name && lb_name.size() > kPrefix.size() + s.lb_name_suffix.size() &&
-         lb_name.starts_with(kPrefix) && lb_name.ends_with(s.lb_name_suffix);
-}
-
 }  // namespace
 
 std::string LoadBalancers::name(const std::string& cluster, const KubeService& svc) const {
@@ -207,18 +201,13 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
     auto lb = octavia_.getLoadBalancer(call, s.lb_id);
     if (lb.ok()) {
       found.owner = lb->name == s.lb_name || lb->name == s.legacy_name;
-      if (!found.owner && !lenient && madeForThisServiceByAnotherCluster(lb->name, s)) {
+      if (!found.owner && !lenient) {
         // The annotation this provider writes back, read after --cluster-name changed (or
         // copied from another cluster's Service of the same name). Sharing it would add this
-        // Service's listeners beside its own on the same ports; renaming is not done. Deletion
-        // (lenient) goes on as for a shared load balancer: it removes nothing of it, and the
-        // finalizer is not held.
-        return Status(Code::FailedPrecondition,
-                      "load balancer " + s.lb_id + " (" + lb->name +
-                          ") was made for this Service under another cluster name; this "
-                          "provider does not rename load balancers: start ccm with that "
-                          "--cluster-name again, or remove the " + kAnnotationPrefix +
-                          "load-balancer-id annotation and delete the old load balancer");
+        // Service's listeners beside its own on the same ports: the caller renames it when it
+        // is safely this cluster's (lb_cluster_rename.hpp) or refuses. Deletion (lenient)
+        // goes on as for a shared load balancer: it removes nothing of it.
+        found.former_cluster = formerClusterOf(lb->name, s);
       }
       found.lb = std::move(lb).value();
       return found;
@@ -226,11 +215,20 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
     if (lb.status().code() != Code::NotFound) {
       return lb.status();
     }
-    if (!lenient) {
+    if (!lenient && !s.lb_id_written_back) {
       return Status(Code::FailedPrecondition,
                     "load balancer " + s.lb_id + " named by annotation " + kAnnotationPrefix +
                         "load-balancer-id does not exist; remove the annotation to have a new "
                         "one created");
+    }
+    if (!lenient) {
+      // The ID and address this provider wrote back for a load balancer deleted since (the
+      // Service stopped being a LoadBalancer: a deletion cannot remove annotations, OCCM
+      // #2751). Served as if the annotation were not there; the next write-back replaces it.
+      call.warning(
+          "The load-balancer-id annotation names a load balancer that is gone; "
+          "it was this provider's own write-back, so the Service gets one by its name",
+          {{"lb", s.lb_id}});
     }
   }
   for (const std::string& name : {s.lb_name, s.legacy_name}) {
@@ -360,18 +358,26 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
     settings.ip_family = 4;  // dual-stack: the IPv4 load balancer is the Service's main one
   }
   CCM_OS_ASSIGN_OR_RETURN(LbRun probe, startRun(call, settings));
+  CCM_OS_RETURN_IF_ERROR(checkProviderLimits(probe, svc));
   warnIfSourceRangesIgnored(probe, svc);
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  CCM_OS_RETURN_IF_ERROR(renameIfFormerCluster(probe, nodes, found));
   std::optional<OctaviaLoadBalancer> existing;
   if (found.lb && found.lb->provisioning_status != "PENDING_DELETE") {
     existing = found.lb;
   }
-  CCM_OS_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(probe, svc, nodes, existing));
+  if (found.owner || (!found.lb && settings.lb_id_written_back)) {
+    // The ID written back for the Service's own load balancer (or for one gone since) pins
+    // nothing: the Service is served as without the annotation, dual-stack included.
+    settings.lb_id.clear();
+  }
+  CCM_OS_ASSIGN_OR_RETURN(LbRun planner, startRun(call, settings));
+  CCM_OS_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(planner, svc, nodes, existing));
   if (plan.mode == DualStackMode::AdditionalVip) {
     settings.additional_vip_subnet_id = plan.ipv6_subnet_id;  // used when it is created
   }
-  CCM_OS_ASSIGN_OR_RETURN(Placed placed,
-                          ensurePlaced(call, cluster, svc, nodes, settings, found, true));
+  CCM_OS_ASSIGN_OR_RETURN(Placed placed, ensurePlaced(call, svc, nodes, settings, found));
+  std::vector<MemberSide> sides{placed.side};
   std::string ipv6;
   if (plan.mode == DualStackMode::AdditionalVip) {
     ipv6 = ipv6AdditionalVip(placed.lb);
@@ -383,25 +389,30 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   if (plan.mode == DualStackMode::SecondLoadBalancer) {
     LbSettings v6 = ipv6Settings(settings, plan.ipv6_subnet_id);
     CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
-    CCM_OS_ASSIGN_OR_RETURN(Placed placed6, ensurePlaced(call, cluster, ipv6Service(svc), nodes,
-                                                         std::move(v6), found6, false));
+    CCM_OS_ASSIGN_OR_RETURN(Placed placed6,
+                            ensurePlaced(call, ipv6Service(svc), nodes, std::move(v6), found6));
     ipv6 = placed6.status.address;
+    sides.push_back(std::move(placed6.side));
   } else if (!wantsDualStack(svc) || !ipv6.empty()) {
     // Only once the Service no longer asks for IPv6, or the IPv6 VIP is on the main load
     // balancer: a PreferDualStack fallback to IPv4 (no IPv6 subnet found this time) must not
     // delete the load balancer that publishes its IPv6 address.
     CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
   }
+  // The Service's one security group opens the node ports to the members of both of its load
+  // balancers (IPv6 rules for the "_ipv6" one's IPv6 members).
+  if (config_.load_balancer.manage_security_groups) {
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroupSides(probe, cluster, svc, sides, nodes, port_security_off_));
+  }
   addIpv6Ingress(placed.status, ipv6, plan.ipv6_first);
   return placed.status;
 }
 
 StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
-                                                            const std::string& cluster,
                                                             const KubeService& svc,
                                                             const std::vector<KubeNode>& nodes,
-                                                            LbSettings settings, Found found,
-                                                            bool primary) {
+                                                            LbSettings settings, Found found) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
@@ -429,12 +440,7 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
   CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
-  // The Service's one security group follows its main (IPv4) load balancer's members.
-  if (config_.load_balancer.manage_security_groups && primary) {
-    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
-    CCM_OS_RETURN_IF_ERROR(
-        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
-  }
+  MemberSide side{desired, memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 
   // Address: the floating IP, or the VIP.
   std::string address = lb.vip_address;
@@ -444,34 +450,47 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
   LbStatus status = publishedStatus(s, config_.load_balancer, address);
   status.lb_id = lb.id;
   status.address = address;
-  return Placed{std::move(lb), std::move(status)};
+  return Placed{std::move(lb), std::move(status), std::move(side)};
 }
 
 Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
                                  const KubeService& svc, const std::vector<KubeNode>& nodes) {
   CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
+  std::vector<MemberSide> sides;
   if (wantsDualStack(svc)) {
     settings.ip_family = 4;
     // The IPv6 load balancer (when there is one) follows the nodes too.
     LbSettings v6 = ipv6Settings(settings, settings.vip_subnet_id);
     CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
     if (found6.lb) {
-      CCM_OS_RETURN_IF_ERROR(
-          updateMembers(call, cluster, ipv6Service(svc), nodes, std::move(v6), found6, false));
+      CCM_OS_ASSIGN_OR_RETURN(MemberSide side6,
+                              updateMembers(call, ipv6Service(svc), nodes, std::move(v6), found6));
+      sides.push_back(std::move(side6));
     }
   }
   CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  if (!found.former_cluster.empty()) {
+    CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
+    CCM_OS_RETURN_IF_ERROR(renameIfFormerCluster(run, nodes, found));
+  }
   if (!found.lb) {
     return Status(Code::NotFound,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
-  return updateMembers(call, cluster, svc, nodes, std::move(settings), found, true);
+  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
+  CCM_OS_ASSIGN_OR_RETURN(MemberSide side, updateMembers(call, svc, nodes, settings, found));
+  sides.insert(sides.begin(), std::move(side));
+  if (config_.load_balancer.manage_security_groups) {
+    CCM_OS_RETURN_IF_ERROR(
+        ensureSecurityGroupSides(run, cluster, svc, sides, nodes, port_security_off_));
+  }
+  return {};
 }
 
-Status LoadBalancers::updateMembers(const CallContext& call, const std::string& cluster,
-                                    const KubeService& svc, const std::vector<KubeNode>& nodes,
-                                    LbSettings settings, const Found& found, bool primary) {
+StatusOr<MemberSide> LoadBalancers::updateMembers(const CallContext& call, const KubeService& svc,
+                                                  const std::vector<KubeNode>& nodes,
+                                                  LbSettings settings, const Found& found) {
   CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb->provisioning_status == "ERROR") {
@@ -482,12 +501,7 @@ Status LoadBalancers::updateMembers(const CallContext& call, const std::string& 
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
   CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
-  if (config_.load_balancer.manage_security_groups && primary) {
-    std::string member_subnet = memberSubnet(s, lb.vip_subnet_id);
-    CCM_OS_RETURN_IF_ERROR(
-        ensureSecurityGroup(run, cluster, svc, desired, nodes, member_subnet, port_security_off_));
-  }
-  return {};
+  return MemberSide{std::move(desired), memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 }
 
 Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
@@ -502,6 +516,18 @@ Status LoadBalancers::removeOnce(const CallContext& call, const std::string& clu
     CCM_OS_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
   }
   return deleteOrphanFloatingIps(run);
+}
+
+Status LoadBalancers::renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes,
+                                            Found& found) {
+  if (!found.lb || found.former_cluster.empty()) {
+    return {};
+  }
+  CCM_OS_ASSIGN_OR_RETURN(found.lb,
+                          renameForClusterChange(run, *found.lb, found.former_cluster, nodes));
+  found.owner = true;
+  found.former_cluster.clear();
+  return {};
 }
 
 Status LoadBalancers::retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary) {

@@ -45,6 +45,9 @@ class LoadBalancers {
   struct Found {
     std::optional<OctaviaLoadBalancer> lb;
     bool owner = false;
+    // Found through load-balancer-id and named for this Service under this other cluster name
+    // (not set when lenient).
+    std::string former_cluster;
   };
 
   StatusOr<OctaviaFeatures> features(const CallContext& call);
@@ -56,18 +59,24 @@ class LoadBalancers {
                              const KubeService& svc) const;
   StatusOr<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
   // One load balancer with these settings (the Service's, or its IPv6 one when dual-stack
-  // needs two): created when `found` has none, then its children and its address. Only the
-  // primary (the Service's own) load balancer drives the security group.
+  // needs two): created when `found` has none, then its children and its address; `side` is
+  // what the security group needs of its members (the caller ensures the group once for all
+  // of the Service's load balancers).
   struct Placed {
     OctaviaLoadBalancer lb;
     LbStatus status;
+    MemberSide side;
   };
-  StatusOr<Placed> ensurePlaced(const CallContext& call, const std::string& cluster,
-                                const KubeService& svc, const std::vector<KubeNode>& nodes,
-                                LbSettings settings, Found found, bool primary);
-  Status updateMembers(const CallContext& call, const std::string& cluster,
-                       const KubeService& svc, const std::vector<KubeNode>& nodes,
-                       LbSettings settings, const Found& found, bool primary);
+  StatusOr<Placed> ensurePlaced(const CallContext& call, const KubeService& svc,
+                                const std::vector<KubeNode>& nodes, LbSettings settings,
+                                Found found);
+  // The members of one load balancer towards `nodes`; its side for the security group.
+  StatusOr<MemberSide> updateMembers(const CallContext& call, const KubeService& svc,
+                                     const std::vector<KubeNode>& nodes, LbSettings settings,
+                                     const Found& found);
+  // A load balancer found under a former cluster name is renamed (lb_cluster_rename.hpp) and
+  // becomes the Service's own, or the call is refused.
+  Status renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes, Found& found);
   // Deletes the Service's IPv6 load balancer (lb_dual_stack.hpp) when there is one.
   Status retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary);
   StatusOr<LbStatus> ensureOnce(const CallContext& call, const std::string& cluster,

@@ -242,6 +242,14 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
   return resp.ok() ? Status() : resp.status();
 }
 
+Status NeutronClient::setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
+                                               const std::string& description) {
+  Json body = Json::object().set("floatingip", Json::object().set("description", description));
+  auto resp = os_.request(call, Service::Network, "PUT", "floatingips/" + urlEncode(fip_id), &body,
+                          "floatingip_update");
+  return resp.ok() ? Status() : resp.status();
+}
+
 Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");

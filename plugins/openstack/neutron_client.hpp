@@ -133,6 +133,8 @@ class NeutronClient {
   // Attaches to port_id, or detaches when it is empty (sends "port_id": null).
   Status setFloatingIpPort(const CallContext& call, const std::string& fip_id,
                            const std::string& port_id);
+  Status setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
+                                  const std::string& description);
   // NOT_FOUND counts as done.
   Status deleteFloatingIp(const CallContext& call, const std::string& fip_id);
 

@@ -16,8 +16,9 @@ struct OctaviaFeatures {
   bool allowedCidrs() const { return version.atLeast(2, 12) && !ovn; }
   bool availabilityZones() const { return version.atLeast(2, 14) && !ovn; }
   bool httpMonitorsOnUdp() const { return version.atLeast(2, 16) && !ovn; }
-  // VIPs on more subnets of the VIP network (dual-stack with one load balancer).
-  bool additionalVips() const { return version.atLeast(2, 26); }
+  // VIPs on more subnets of the VIP network (dual-stack with one load balancer); the ovn
+  // driver has none (Octavia answers 501), so dual-stack gets a second load balancer there.
+  bool additionalVips() const { return version.atLeast(2, 26) && !ovn; }
 };
 
 }  // namespace ccm::openstack

@@ -5,7 +5,9 @@
 #include <string>
 #include <utility>
 
+#include "plugins/openstack/barbican_client.hpp"
 #include "plugins/openstack/config.hpp"
+#include "plugins/openstack/lb_tls.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
 
 namespace ccm::openstack {
@@ -82,7 +84,27 @@ Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
   }
   // config_ keeps the credentials it was created with: only KeystoneAuth reads them after
   // creation, and it holds its own copy, replaced here.
-  CCM_OS_RETURN_IF_ERROR(client_->keystone().rotateCredentials(call, next.global));
+  KeystoneAuth& keystone = client_->keystone();
+  GlobalConfig previous = keystone.credentials();
+  CCM_OS_RETURN_IF_ERROR(keystone.rotateCredentials(call, next.global));
+  // As at start-up: the configured TLS container must be readable, now with the new
+  // credentials (another user may lack its ACL) and as it is now (it may be gone). A refusal
+  // puts the running credentials back.
+  if (load_balancers_ != nullptr) {
+    BarbicanClient barbican(*client_);
+    Status tls = checkConfiguredTlsContainer(call, barbican, next.load_balancer);
+    if (!tls.ok()) {
+      Status back = keystone.rotateCredentials(call, previous);
+      if (!back.ok()) {
+        return Status(Code::InvalidArgument,
+                      "the new config is refused (" + tls.message() +
+                          "), but logging in again with the running credentials failed too (" +
+                          back.message() + ")");
+      }
+      return Status(Code::InvalidArgument,
+                    tls.message() + "; the new config is refused and the running credentials stay");
+    }
+  }
   call.info("OpenStack provider reconfigured: new credentials in use");
   return {};
 }

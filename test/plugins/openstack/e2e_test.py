@@ -599,6 +599,23 @@ class LoadBalancerTest(unittest.TestCase):
                 self.assertEqual(st[kind], [], kind)
             self.assertEqual(st["members"], {})
 
+            # The written-back annotations stay (a deletion cannot remove them); switching
+            # the type back gets a new load balancer all the same, and its ID written back.
+            old_id = c.api.get(path)["metadata"].get("annotations", {}).get(LB_ID)
+            self.assertTrue(old_id)
+            svc = c.api.get(path)
+            svc["spec"]["type"] = "LoadBalancer"
+            c.api.request("PUT", path, svc)
+            wait_for(lambda: c.api.get(path)["status"].get("loadBalancer", {}).get("ingress"),
+                     "the ingress of the new load balancer", timeout=90)
+            st = sim.state()
+            self.assertEqual(len(st["loadbalancers"]), 1)
+            new_id = st["loadbalancers"][0]["id"]
+            self.assertNotEqual(new_id, old_id)
+            wait_for(lambda: c.api.get(path)["metadata"].get("annotations", {}).get(LB_ID) ==
+                     new_id, "the new load balancer's ID written back")
+            self.assertEqual(ccm.stop(), 0)
+
 
 def route_tag(cidr):
     """The ownership tag the provider puts on the router per route (docs/providers/

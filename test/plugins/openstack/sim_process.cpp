@@ -129,6 +129,10 @@ rapidjson::Document call(const std::string& method, const std::string& url, cons
                              ": " + out);
   }
   rapidjson::Document doc;
+  if (status == 204) {  // no content: an empty object
+    doc.SetObject();
+    return doc;
+  }
   doc.Parse(out.c_str());
   if (doc.HasParseError()) {
     throw std::runtime_error("simulator control " + url + ": bad JSON");

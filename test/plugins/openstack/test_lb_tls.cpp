@@ -260,3 +260,45 @@ TEST_CASE_FIXTURE(Fixture, "[LoadBalancer] default-tls-container-ref: used by de
   CHECK_MESSAGE(ext.ok(), ext.error);
   CHECK(countRequests(sim, "", "key-manager") == 0);
 }
+
+TEST_CASE_FIXTURE(Fixture, "reconfigure: the configured TLS container is checked again") {
+  std::string ref = container();
+  std::string lb = std::string(kLbSection) + "default-tls-container-ref = " + ref + "\n";
+  auto [made, prov] = host.create(cloudConf(sim, "", lb));
+  REQUIRE_MESSAGE(made.ok(), made.error);
+  // The rotation's new config: the seeded application credential instead of the password.
+  std::string rotated = "[Global]\nauth-url = " + sim.url() +
+                        "/identity/v3\napplication-credential-id = ac-id\n"
+                        "application-credential-secret = ac-secret-value\n"
+                        "tenant-id = p-demo\nregion = RegionOne\n\n" +
+                        lb;
+
+  // The container was deleted since start: the new config is refused, naming the key.
+  sim.post("/_sim/barbican/delete", "{\"id\":\"" + ref.substr(ref.rfind('/') + 1) + "\"}");
+  sim.clearRequests();
+  auto refused = prov->reconfigure(rotated);
+  CHECK(refused.status == CCM_STATUS_INVALID_ARGUMENT);
+  CHECK_MESSAGE(refused.error.find("[LoadBalancer] default-tls-container-ref") != std::string::npos,
+                refused.error);
+  CHECK(refused.error.find("404") != std::string::npos);
+  CHECK(refused.error.find("running credentials stay") != std::string::npos);
+  CHECK(countRequests(sim, "GET", "key-manager") == 1);
+  // The password is still what the provider logs in with: with the application credential
+  // gone and every token revoked, its calls still work.
+  sim.post("/_sim/app_credentials/delete", R"({"id":"ac-id"})");
+  sim.post("/_sim/revoke_tokens", "{}");
+  auto e = prov->exists(nodes.front());
+  CHECK_MESSAGE(e.ok(), e.error);
+  CHECK(e.existence == CCM_EXISTENCE_EXISTS);
+
+  // A readable container: the same rotation is accepted.
+  sim.post("/_sim/app_credentials",
+           R"({"id":"ac-id","name":"ac-name","secret":"ac-secret-value"})");
+  std::string fresh = container();
+  std::string lb2 = std::string(kLbSection) + "default-tls-container-ref = " + fresh + "\n";
+  auto [made2, prov2] = host.create(cloudConf(sim, "", lb2));
+  REQUIRE_MESSAGE(made2.ok(), made2.error);
+  std::string rotated2 = rotated.substr(0, rotated.find("[LoadBalancer]")) + lb2;
+  auto accepted = prov2->reconfigure(rotated2);
+  CHECK_MESSAGE(accepted.ok(), accepted.error);
+}

@@ -714,10 +714,13 @@ TEST_CASE_FIXTURE(Fixture, "adoption: a missing load balancer ID is refused; del
   CHECK(p().remove(s).ok());
 }
 
-TEST_CASE_FIXTURE(Fixture, "an ID written back under another cluster name is refused, not shared") {
-  // The Service's load balancer, made while ccm ran with --cluster-name=old; its ID is what
-  // the host wrote back as the load-balancer-id annotation.
-  REQUIRE(p().ensureSettled(web(), nodes, 10, "old").ok());
+TEST_CASE_FIXTURE(Fixture, "another cluster's ID copied over is refused, not shared or renamed") {
+  // A load balancer made by a cluster named "old" for its Service default/web, whose nodes are
+  // not this cluster's; its ID copied into this cluster's Service default/web.
+  std::string other_id = sim.addPrivateServer("other-1", "10.0.0.99");
+  std::vector<TNode> other = {
+      node("other-1", "openstack:///" + other_id, {{"InternalIP", "10.0.0.99"}})};
+  REQUIRE(p().ensureSettled(web(), other, 10, "old").ok());
   auto before = state();
   std::string id = str(onlyLb(before), "id");
   size_t listeners = objects(before, "listeners").size();
@@ -727,6 +730,8 @@ TEST_CASE_FIXTURE(Fixture, "an ID written back under another cluster name is ref
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
   CHECK(r.error.find("another cluster name") != std::string::npos);
   CHECK(r.error.find("kube_service_old_default_web") != std::string::npos);
+  CHECK(r.error.find("none of its members is a node of this cluster") != std::string::npos);
+  CHECK(str(onlyLb(state()), "name") == "kube_service_old_default_web");
   auto after = state();
   CHECK(objects(after, "loadbalancers").size() == 1);
   CHECK(objects(after, "listeners").size() == listeners);

@@ -340,3 +340,94 @@ TEST_CASE_FIXTURE(Fixture, "IPv6: rules from the IPv6 member subnet, on the IPv6
   }
   CHECK(attached(st, gid) == std::set<std::string>{"fd00::15", "fd00::16"});
 }
+
+namespace {
+
+// A node with an IPv4 and an IPv6 address on the private network (a port each).
+TNode dualStackNode(SimProcess& sim, int i) {
+  std::string name = "node6-" + std::to_string(i);
+  std::string ip4 = "10.0.0." + std::to_string(20 + i);
+  std::string ip6 = "fd00::" + std::to_string(20 + i);
+  std::string id =
+      sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" + ip4 +
+                    R"("},{"network":"private","ip":")" + ip6 + R"("}]})");
+  return node(name, "openstack:///" + id, {{"InternalIP", ip4}, {"InternalIP", ip6}});
+}
+
+TService dualStackWeb(const std::string& policy = "RequireDualStack") {
+  TService s;
+  s.name = "web";
+  s.ports = {{"http", "TCP", 80, 30080}};
+  s.ip_families = {"IPv4", "IPv6"};
+  s.ip_family_policy = policy;
+  return s;
+}
+
+// The group's ingress rules as "ethertype protocol/port from prefix".
+std::set<std::string> ingressWithEthertype(const rapidjson::Document& st, const std::string& gid) {
+  std::set<std::string> out;
+  for (const auto& r : st["security_group_rules"].GetArray()) {
+    if (str(r, "security_group_id") == gid && str(r, "direction") == "ingress") {
+      out.insert(str(r, "ethertype") + " " + str(r, "protocol") + "/" +
+                 std::to_string(r["port_range_min"].GetInt()) + " from " +
+                 str(r, "remote_ip_prefix"));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "dual-stack with a second _ipv6 load balancer: IPv6 rules and ports") {
+  sim.config(R"({"octavia_versions":["v2.0","v2.5","v2.16"]})");  // no additional VIPs
+  std::vector<TNode> both = {dualStackNode(sim, 1), dualStackNode(sim, 2)};
+  Provider& prov = p("# old octavia\n");
+  auto r = prov.ensureSettled(dualStackWeb(), both);
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  REQUIRE(r.lb_status->size() == 2);
+  auto st = sim.state();
+  std::string gid = groupId(st);
+  CHECK(ingressWithEthertype(st, gid) ==
+        std::set<std::string>{"IPv4 tcp/30080 from 10.0.0.0/24", "IPv6 tcp/30080 from fd00::/64"});
+  CHECK(attached(st, gid) ==
+        std::set<std::string>{"10.0.0.21", "10.0.0.22", "fd00::21", "fd00::22"});
+
+  // Update follows the nodes on both sides, and keeps the IPv6 rules.
+  both.push_back(dualStackNode(sim, 3));
+  auto u = prov.update(dualStackWeb(), both);
+  REQUIRE_MESSAGE(u.ok(), u.error);
+  st = sim.state();
+  CHECK(attached(st, gid).count("fd00::23") == 1);
+  CHECK(attached(st, gid).count("10.0.0.23") == 1);
+  CHECK(ingressWithEthertype(st, gid).count("IPv6 tcp/30080 from fd00::/64") == 1);
+
+  // Back to IPv4 alone: the IPv6 load balancer goes, and so do its rules.
+  TService v4 = dualStackWeb();
+  v4.ip_families = {"IPv4"};
+  v4.ip_family_policy = "SingleStack";
+  REQUIRE(prov.ensureSettled(v4, both).ok());
+  st = sim.state();
+  CHECK(ingressWithEthertype(st, gid) == std::set<std::string>{"IPv4 tcp/30080 from 10.0.0.0/24"});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "ovn dual-stack: each family's source ranges as rules of its ethertype") {
+  std::vector<TNode> both = {dualStackNode(sim, 1)};
+  TService s = dualStackWeb();
+  s.source_ranges = {"192.0.2.0/24", "2001:db8::/32"};
+  auto r = p("lb-provider = ovn\n").ensureSettled(s, both);
+  REQUIRE_MESSAGE(r.ok(), r.error);
+  auto st = sim.state();
+  std::string gid = groupId(st);
+  CHECK(ingressWithEthertype(st, gid) ==
+        std::set<std::string>{"IPv4 tcp/30080 from 192.0.2.0/24",
+                              "IPv6 tcp/30080 from 2001:db8::/32"});
+  CHECK(attached(st, gid) == std::set<std::string>{"10.0.0.21", "fd00::21"});
+
+  // No source ranges: open to each family's whole address space.
+  s.source_ranges.clear();
+  REQUIRE(p("lb-provider = ovn\n").ensureSettled(s, both).ok());
+  st = sim.state();
+  CHECK(ingressWithEthertype(st, gid) ==
+        std::set<std::string>{"IPv4 tcp/30080 from 0.0.0.0/0", "IPv6 tcp/30080 from ::/0"});
+}
