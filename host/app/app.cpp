@@ -400,6 +400,7 @@ std::unique_ptr<plugin::Provider> startIsolated(const options::Options& opts,
     return nullptr;
   }
   plugin::isolation::IsolationOptions isolation;
+  isolation.provider = c.name;
   isolation.executable = *exe;
   isolation.argv = std::move(argv);
   isolation.argv.push_back("--cloud-provider=" + c.name);
@@ -470,6 +471,21 @@ int createProvider(const options::Options& opts, ConfiguredProvider& c, bool sev
   c.provider = std::move(provider).value();
   logLoaded(c.provider->info());
   return 0;
+}
+
+// `provider-<name>`: one check per loaded provider. In-process, on /healthz and /readyz (it
+// fails once the provider takes no more calls, or hangs in every call slot); isolated, on
+// /readyz only: the host restarts the child itself, and a failing liveness probe (/healthz in
+// the shipped manifests) would restart the whole pod for it.
+void addProviderHealthCheck(server::HealthChecks& health, const ConfiguredProvider& c) {
+  bool isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(c.provider.get()) != nullptr;
+  Status added =
+      health.add("provider-" + c.name, [p = c.provider.get()] { return p->health(); },
+                 isolated ? server::Probes{false, false, true} : server::Probes::readiness());
+  if (!added.ok()) {
+    log::warning("Cannot add the provider's health check",
+                 {{"provider", c.name}, {"err", added.message()}});
+  }
 }
 
 // With several providers, the set that routes among them (checked: providerID prefixes);
@@ -613,13 +629,7 @@ int run(int argc, const char* const* argv) {
   ControllerManager manager(opts, **client, provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
   for (const auto& c : configured->providers) {
-    if (auto* isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(c.provider.get())) {
-      // Readiness only: the host restarts the child itself; a failing liveness probe would
-      // restart the whole pod for it.
-      (void)health.add(
-          configured->providers.size() > 1 ? "provider-" + c.name : std::string("provider"),
-          [isolated] { return isolated->health(); }, server::Probes{false, false, true});
-    }
+    addProviderHealthCheck(health, c);
   }
 
   std::unique_ptr<kube::KubeClient> authn_client;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "host/runtime/exposition_merge.hpp"
+
 namespace ccm::metrics {
 namespace {
 
@@ -195,18 +197,30 @@ Family<Histogram>* Registry::histogram(std::string_view name, std::string_view h
   return out;
 }
 
-void Registry::setExternalSource(std::function<std::string()> source) {
+uint64_t Registry::addExternalSource(std::function<std::string()> source) {
   std::lock_guard lock(source_mu_);
-  external_source_ = std::move(source);
+  uint64_t key = next_source_key_++;
+  external_sources_.emplace(key, std::move(source));
+  return key;
+}
+
+void Registry::removeExternalSource(uint64_t key) {
+  std::lock_guard lock(source_mu_);
+  external_sources_.erase(key);
 }
 
 std::string Registry::exposition() const {
-  std::string out = ownExposition();
-  std::lock_guard lock(source_mu_);
-  if (external_source_) {
-    out += external_source_();
+  std::vector<std::string> texts{ownExposition()};
+  {
+    std::lock_guard lock(source_mu_);
+    for (const auto& [key, source] : external_sources_) {
+      texts.push_back(source());
+    }
   }
-  return out;
+  if (texts.size() == 1) {
+    return std::move(texts.front());
+  }
+  return mergeExpositions(texts);
 }
 
 std::string Registry::ownExposition() const {

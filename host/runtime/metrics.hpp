@@ -133,11 +133,14 @@ class Registry {
   // Prometheus text exposition of every family, sorted by name.
   std::string exposition() const;
 
-  // Text in the exposition format appended after this registry's own families by every
-  // exposition(): metrics kept elsewhere (the provider child process's, with
-  // --provider-isolation=process). The source is called without the registry's lock; setting
-  // another one (or an empty one) waits for a call in progress to end. One source at a time.
-  void setExternalSource(std::function<std::string()> source);
+  // Text in the exposition format merged into every exposition() after this registry's own
+  // families: metrics kept elsewhere (each provider child process's, with
+  // --provider-isolation=process). A family already present (the host's own or an earlier
+  // source's) is described once and gets the source's samples. Sources are called in the
+  // order they were added, without the registry's lock. Returns the key that removes it.
+  uint64_t addExternalSource(std::function<std::string()> source);
+  // Removes a source; waits for a call in progress to end.
+  void removeExternalSource(uint64_t key);
 
   // Test helper: the value of a counter or gauge child, or of a histogram's count; -1 when
   // absent.
@@ -155,8 +158,9 @@ class Registry {
 
   mutable std::mutex mu_;
   std::map<std::string, Entry, std::less<>> families_;  // guarded by mu_
-  mutable std::mutex source_mu_;                 // held while the source runs
-  std::function<std::string()> external_source_;  // guarded by source_mu_
+  mutable std::mutex source_mu_;  // held while the sources run
+  std::map<uint64_t, std::function<std::string()>> external_sources_;  // guarded by source_mu_
+  uint64_t next_source_key_ = 1;                                       // guarded by source_mu_
 };
 
 template <typename T>

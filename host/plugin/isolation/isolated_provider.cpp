@@ -80,13 +80,16 @@ IsolatedProvider::IsolatedProvider(IsolationOptions isolation, ProviderOptions o
   if (options_.registry != nullptr) {
     auto* restarts = options_.registry->counter(
         "ccm_provider_process_restarts_total",
-        "Restarts of the provider child process (--provider-isolation=process).");
+        "Restarts of the provider child process (--provider-isolation=process), by provider.",
+        {"provider"});
     auto* up = options_.registry->gauge(
         "ccm_provider_process_up",
-        "1 while the provider child process serves calls (--provider-isolation=process).");
-    restarts_metric_ = restarts != nullptr ? &restarts->noLabels() : nullptr;
-    up_metric_ = up != nullptr ? &up->noLabels() : nullptr;
-    options_.registry->setExternalSource([this] { return childMetrics(); });
+        "1 while the provider child process serves calls (--provider-isolation=process), by "
+        "provider.",
+        {"provider"});
+    restarts_metric_ = restarts != nullptr ? &restarts->labels({isolation_.provider}) : nullptr;
+    up_metric_ = up != nullptr ? &up->labels({isolation_.provider}) : nullptr;
+    metrics_source_ = options_.registry->addExternalSource([this] { return childMetrics(); });
   }
 }
 
@@ -117,7 +120,7 @@ IsolatedProvider::StartResult IsolatedProvider::start(IsolationOptions isolation
 
 IsolatedProvider::~IsolatedProvider() {
   if (options_.registry != nullptr) {
-    options_.registry->setExternalSource(nullptr);  // waits for a scrape in progress
+    options_.registry->removeExternalSource(metrics_source_);  // waits for a scrape in progress
   }
   std::unique_lock lock(mu_);
   stopping_ = true;

@@ -45,6 +45,7 @@
 namespace ccm::plugin::isolation {
 
 struct IsolationOptions {
+  std::string provider;           // the provider's name (the `provider` label of its metrics)
   std::string executable;         // the host binary
   std::vector<std::string> argv;  // the host's own arguments (argv[0] included)
   std::chrono::milliseconds first_backoff{1000};
@@ -96,8 +97,9 @@ class IsolatedProvider final : public Provider {
   void cancelAll() override;
   Status reconfigure(std::string_view config) override;
 
-  // The "provider" health check: OK while the child serves; else what it is waiting for.
-  Status health() const;
+  // The `provider-<name>` health check: OK while the child serves; else what it is waiting
+  // for.
+  Status health() const override;
 
   // The child's metrics in the exposition format (the adapter's and the plugin's), asked for
   // on each call and waited for at most kMetricsWait; empty while the child is not serving.
@@ -151,6 +153,7 @@ class IsolatedProvider final : public Provider {
 
   metrics::Counter* restarts_metric_ = nullptr;
   metrics::Gauge* up_metric_ = nullptr;
+  uint64_t metrics_source_ = 0;  // the child's metrics in the host's registry (0: none)
   std::thread supervisor_;
 };
 
