@@ -354,6 +354,25 @@ StatusOr<Configured> configuredProviders(const options::Options& opts) {
   return out;
 }
 
+// The routing flags with one provider (their names were checked against it): a class mapped
+// to it is one it serves, as with --load-balancer-class; node selectors and discovery route
+// nothing, since every node goes to the one provider. Said once at start, not an error, so a
+// configuration written for several providers keeps working while one is listed.
+void noticeSingleProviderRules(const options::Options& opts) {
+  if (!opts.load_balancer_class_providers.empty()) {
+    log::info("One provider is loaded: --load-balancer-class-provider only adds its classes to "
+              "--load-balancer-class; the provider serves them",
+              {{"provider", opts.cloud_provider},
+               {"classes", fmt::format("{}", fmt::join(opts.load_balancer_class_providers, ","))}});
+  }
+  if (!opts.provider_node_selectors.empty() ||
+      (!opts.provider_discovery.empty() && opts.provider_discovery != "none")) {
+    log::warning("One provider is loaded: --provider-node-selector and --provider-discovery "
+                 "have no effect; every node goes to it",
+                 {{"provider", opts.cloud_provider}});
+  }
+}
+
 // The parts of the start-up the provider child process shares with the host.
 plugin::LoadOptions loadOptions(const options::Options& opts, const std::string& name,
                                 metrics::Registry& registry, const std::stop_source& stop) {
@@ -567,6 +586,9 @@ int run(int argc, const char* const* argv) {
                          kProgram));
     return 2;
   }
+  if (configured->providers.size() == 1) {
+    noticeSingleProviderRules(opts);
+  }
   for (auto& c : configured->providers) {
     if (int code = createProvider(opts, c, configured->providers.size() > 1, registry, stop,
                                   std::vector<std::string>(argv, argv + argc));
@@ -628,6 +650,12 @@ int run(int argc, const char* const* argv) {
   server::HealthChecks health;
   ControllerManager manager(opts, **client, provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
+  if (*routed) {
+    // What the set remembers about a node (its owner, a discovery, a warning) goes with it.
+    manager.setNodeDeleted([set = routed->get()](std::string_view name, std::string_view uid) {
+      set->forgetNode(name, uid);
+    });
+  }
   for (const auto& c : configured->providers) {
     addProviderHealthCheck(health, c);
   }

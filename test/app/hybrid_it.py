@@ -205,6 +205,28 @@ class HybridClusterTest(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(want, r.stderr)
 
+    def test_routing_flags_with_one_provider(self):
+        """A class mapped to the one loaded provider is served as --load-balancer-class
+        (a notice says so); a rule naming a provider that is not listed is a bad command
+        line."""
+        with Cluster() as c:
+            cloud = c.fake_cloud(autoInstances={"zones": ["z"]})
+            base = c.ccm_args(cloud) + ["--check-config"]
+            r = subprocess.run(base + ["--load-balancer-class-provider=example.com/x=fake-cloud"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("--load-balancer-class-provider only adds its classes", r.stderr)
+            self.assertNotIn("have no effect", r.stderr)
+            r = subprocess.run(base + ["--provider-node-selector=fake-cloud=cloud=a"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("--provider-node-selector and --provider-discovery have no effect",
+                          r.stderr)
+            r = subprocess.run(base + ["--load-balancer-class-provider=example.com/x=openstack"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("openstack", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
