@@ -153,6 +153,11 @@ StatusOr<size_t> ProviderSet::ruledOwner(const plugin::NodeRef& node) const {
   return Status(Code::NotFound, "only discovery can tell");
 }
 
+std::string ProviderSet::ownerNameOf(const plugin::NodeRef& node) const {
+  auto owner = knownOwner(node);
+  return owner ? members_[*owner]->info().name : std::string();
+}
+
 std::optional<size_t> ProviderSet::knownOwner(const plugin::NodeRef& node) const {
   auto owner = ruledOwner(node);
   return owner.ok() ? std::optional<size_t>(*owner) : std::nullopt;

@@ -48,6 +48,8 @@ class ProviderSet final : public plugin::Provider {
 
   const plugin::ProviderInfo& info() const override { return info_; }
   std::string_view annotationDomainFor(std::string_view load_balancer_class) const override;
+  // The owner by knownOwner ("" when only discovery could tell, or there is no single one).
+  std::string ownerNameOf(const plugin::NodeRef& node) const override;
 
   StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef& node) override;
   StatusOr<plugin::Power> instanceShutdown(const plugin::NodeRef& node) override;

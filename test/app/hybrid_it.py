@@ -128,7 +128,7 @@ class HybridClusterTest(unittest.TestCase):
             c.set_ready(["node-a"], "True")
             c.set_ready(["fc-1"], "False")
             wait_for(lambda: 'Every zone of a provider is fully disrupted' in ccm.output()
-                     and 'provider="fake://"' in ccm.output(), "fake-cloud's zones protected")
+                     and 'provider="fake-cloud"' in ccm.output(), "fake-cloud's zones protected")
             self.assertTrue(c.node_exists("fc-1"))
             self.assertTrue(ccm.alive(), ccm.output()[-3000:])
             self.assertEqual(ccm.stop(), 0)

@@ -484,5 +484,23 @@ TEST_CASE("the owner a load balancer's nodes are sorted by is the owner calls ar
   CHECK(g.b.lb_nodes == std::vector<std::string>{"b-only"});
 }
 
+TEST_CASE("the owner's name (lifecycle zones) follows the routing rules, without a call") {
+  Fixture f(rulesFor({"cloud-b=cloud=b"}, "exists", {}));
+  Node by_prefix = makeNode("p", "a://p");
+  Node by_label = makeNode("l", "", {{"cloud", "b"}});
+  Node unknown = makeNode("u");
+  Node nobodys = makeNode("g", "gone://g");
+  CHECK(f.set->ownerNameOf(by_prefix.ref()) == "cloud-a");
+  CHECK(f.set->ownerNameOf(by_label.ref()) == "cloud-b");
+  CHECK(f.set->ownerNameOf(unknown.ref()).empty());
+  CHECK(f.set->ownerNameOf(nobodys.ref()).empty());
+  CHECK(f.a.calls.empty());
+  CHECK(f.b.calls.empty());
+  // Once discovery found it, the node is in its provider's zones.
+  f.a.instances = {"u"};
+  REQUIRE(f.set->instanceMetadata(unknown.ref()).ok());
+  CHECK(f.set->ownerNameOf(unknown.ref()) == "cloud-a");
+}
+
 }  // namespace
 }  // namespace ccm::providers
