@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
   Timing in_process = timeCalls(**local, calls);
 
   isolation::IsolationOptions iso;
+  iso.provider = "fake-cloud";
   iso.executable = binary;
   iso.argv = {binary, "--cloud-provider=fake-cloud", "--cloud-provider-plugin-dir=" + plugin_dir,
               "--cloud-config=" + config_path, "--provider-isolation=process", "-v=0"};

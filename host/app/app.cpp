@@ -354,6 +354,25 @@ StatusOr<Configured> configuredProviders(const options::Options& opts) {
   return out;
 }
 
+// The routing flags with one provider (their names were checked against it): a class mapped
+// to it is one it serves, as with --load-balancer-class; node selectors and discovery route
+// nothing, since every node goes to the one provider. Said once at start, not an error, so a
+// configuration written for several providers keeps working while one is listed.
+void noticeSingleProviderRules(const options::Options& opts) {
+  if (!opts.load_balancer_class_providers.empty()) {
+    log::info("One provider is loaded: --load-balancer-class-provider only adds its classes to "
+              "--load-balancer-class; the provider serves them",
+              {{"provider", opts.cloud_provider},
+               {"classes", fmt::format("{}", fmt::join(opts.load_balancer_class_providers, ","))}});
+  }
+  if (!opts.provider_node_selectors.empty() ||
+      (!opts.provider_discovery.empty() && opts.provider_discovery != "none")) {
+    log::warning("One provider is loaded: --provider-node-selector and --provider-discovery "
+                 "have no effect; every node goes to it",
+                 {{"provider", opts.cloud_provider}});
+  }
+}
+
 // The parts of the start-up the provider child process shares with the host.
 plugin::LoadOptions loadOptions(const options::Options& opts, const std::string& name,
                                 metrics::Registry& registry, const std::stop_source& stop) {
@@ -400,6 +419,7 @@ std::unique_ptr<plugin::Provider> startIsolated(const options::Options& opts,
     return nullptr;
   }
   plugin::isolation::IsolationOptions isolation;
+  isolation.provider = c.name;
   isolation.executable = *exe;
   isolation.argv = std::move(argv);
   isolation.argv.push_back("--cloud-provider=" + c.name);
@@ -470,6 +490,21 @@ int createProvider(const options::Options& opts, ConfiguredProvider& c, bool sev
   c.provider = std::move(provider).value();
   logLoaded(c.provider->info());
   return 0;
+}
+
+// `provider-<name>`: one check per loaded provider. In-process, on /healthz and /readyz (it
+// fails once the provider takes no more calls, or hangs in every call slot); isolated, on
+// /readyz only: the host restarts the child itself, and a failing liveness probe (/healthz in
+// the shipped manifests) would restart the whole pod for it.
+void addProviderHealthCheck(server::HealthChecks& health, const ConfiguredProvider& c) {
+  bool isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(c.provider.get()) != nullptr;
+  Status added =
+      health.add("provider-" + c.name, [p = c.provider.get()] { return p->health(); },
+                 isolated ? server::Probes{false, false, true} : server::Probes::readiness());
+  if (!added.ok()) {
+    log::warning("Cannot add the provider's health check",
+                 {{"provider", c.name}, {"err", added.message()}});
+  }
 }
 
 // With several providers, the set that routes among them (checked: providerID prefixes);
@@ -551,6 +586,9 @@ int run(int argc, const char* const* argv) {
                          kProgram));
     return 2;
   }
+  if (configured->providers.size() == 1) {
+    noticeSingleProviderRules(opts);
+  }
   for (auto& c : configured->providers) {
     if (int code = createProvider(opts, c, configured->providers.size() > 1, registry, stop,
                                   std::vector<std::string>(argv, argv + argc));
@@ -612,14 +650,14 @@ int run(int argc, const char* const* argv) {
   server::HealthChecks health;
   ControllerManager manager(opts, **client, provider, events, registry, Clock::real());
   manager.setHealthChecks(&health);
+  if (*routed) {
+    // What the set remembers about a node (its owner, a discovery, a warning) goes with it.
+    manager.setNodeDeleted([set = routed->get()](std::string_view name, std::string_view uid) {
+      set->forgetNode(name, uid);
+    });
+  }
   for (const auto& c : configured->providers) {
-    if (auto* isolated = dynamic_cast<plugin::isolation::IsolatedProvider*>(c.provider.get())) {
-      // Readiness only: the host restarts the child itself; a failing liveness probe would
-      // restart the whole pod for it.
-      (void)health.add(
-          configured->providers.size() > 1 ? "provider-" + c.name : std::string("provider"),
-          [isolated] { return isolated->health(); }, server::Probes{false, false, true});
-    }
+    addProviderHealthCheck(health, c);
   }
 
   std::unique_ptr<kube::KubeClient> authn_client;

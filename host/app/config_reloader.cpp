@@ -37,8 +37,8 @@ ConfigReloader::ConfigReloader(plugin::Provider& provider, std::string path, std
   if (registry != nullptr) {
     total_ = registry->counter("ccm_provider_reconfigure_total",
                                "Changes of --cloud-config handed to the provider while running, "
-                               "by result (ok, refused, failed, unsupported).",
-                               {"result"});
+                               "by provider and result (ok, refused, failed, unsupported).",
+                               {"provider", "result"});
   }
 }
 
@@ -48,7 +48,7 @@ ConfigReloader::~ConfigReloader() {
 
 void ConfigReloader::count(const char* result) {
   if (total_ != nullptr) {
-    total_->labels({result}).inc();
+    total_->labels({std::string(provider_.info().name), result}).inc();
   }
 }
 

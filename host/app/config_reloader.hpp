@@ -14,7 +14,7 @@
 //     applies at the next restart.
 //   - unreadable file (mid-swap, removed): a warning (once until it is readable again); the
 //     previous bytes stay the reference and the file is read again at the next period.
-// Counted in ccm_provider_reconfigure_total{result="ok|refused|failed|unsupported"}.
+// Counted in ccm_provider_reconfigure_total{provider="NAME",result="ok|refused|failed|unsupported"}.
 //
 // THREAD: checkNow() from one thread at a time (the reloader's own thread once start() was
 // called); start() and stop() from the owner's thread.

@@ -41,6 +41,12 @@ Status ControllerManager::start() {
     services_ = std::make_unique<kube::ServiceInformer>(&client_, informer_options);
     nodes = nodes_.get();
     services = services_.get();
+    if (node_deleted_) {
+      kube::EventHandlers<kube::Node> handlers;
+      handlers.on_delete = [hook = node_deleted_](const std::shared_ptr<const kube::Node>& last,
+                                                  bool) { hook(last->name, last->uid); };
+      nodes->addEventHandler(std::move(handlers));
+    }
     nodes->start();
     services->start();
   }

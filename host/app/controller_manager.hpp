@@ -5,6 +5,7 @@
 // is still waiting for the caches) and is idempotent.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -38,6 +39,10 @@ class ControllerManager {
   // (under /healthz and /readyz; it fails when the controller's workers are stuck or gone);
   // stop() removes them. Call before start(); the checks must outlive neither.
   void setHealthChecks(server::HealthChecks* health) { health_ = health; }
+  // Told every node deletion the node informer sees (name, uid), on the informer's thread;
+  // set before start. With several providers the app prunes the routing memory with it.
+  using NodeDeleted = std::function<void(std::string_view name, std::string_view uid)>;
+  void setNodeDeleted(NodeDeleted hook) { node_deleted_ = std::move(hook); }
 
  private:
   const options::Options& options_;
@@ -56,6 +61,7 @@ class ControllerManager {
   void addHealthCheckLocked(const controllers::Controller& controller);
 
   server::HealthChecks* health_ = nullptr;
+  NodeDeleted node_deleted_;
   std::stop_source term_;
   mutable std::mutex mu_;
   bool stopped_ = false;                                               // guarded by mu_

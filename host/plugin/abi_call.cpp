@@ -24,11 +24,12 @@ AbiCaller::AbiCaller(std::shared_ptr<const LoadedPlugin> plugin, const ProviderO
   if (options.registry != nullptr) {
     calls_total_ =
         options.registry->counter("ccm_provider_calls_total",
-                                  "Calls into the provider plugin, by capability, call and result.",
-                                  {"capability", "call", "code"});
+                                  "Calls into the provider plugin, by provider, capability, call "
+                                  "and result.",
+                                  {"provider", "capability", "call", "code"});
     call_seconds_ = options.registry->histogram(
         "ccm_provider_call_duration_seconds", "Latency of calls into the provider plugin.",
-        metrics::exponentialBuckets(0.001, 2, 16), {"capability", "call"});
+        metrics::exponentialBuckets(0.001, 2, 16), {"provider", "capability", "call"});
   }
 }
 
@@ -123,11 +124,12 @@ AbiCaller::Invocation AbiCaller::invoke(const CallChannel& cap, std::string_view
   if (calls_total_ != nullptr) {
     calls_total_
         ->labels(
-            {std::string(cap.id), std::string(call_name), std::string(codeName(inv.status.code()))})
+            {plugin_->name, std::string(cap.id), std::string(call_name),
+             std::string(codeName(inv.status.code()))})
         .inc();
   }
   if (call_seconds_ != nullptr) {
-    call_seconds_->labels({std::string(cap.id), std::string(call_name)})
+    call_seconds_->labels({plugin_->name, std::string(cap.id), std::string(call_name)})
         .observe(std::chrono::duration<double>(elapsed).count());
   }
   reconcile_metrics_.record(call_name, inv.status, std::chrono::duration<double>(elapsed).count());

@@ -89,6 +89,7 @@ class AbiCaller {
 
   // Cancels every call in flight (is_cancelled turns true) and refuses new ones.
   void cancelAll();
+  bool cancelled() const { return cancelled_; }
 
  private:
   struct Invocation {

@@ -50,7 +50,7 @@ Status fetchCapability(const LoadedPlugin& plugin, ccm_provider* provider,
 // Records what the plugin declared for capability Table and gives it its runner.
 template <typename Table>
 void bindCapability(BoundCapability<Table>& cap, CapabilityInfo& declared,
-                    const ProviderOptions& options) {
+                    const ProviderOptions& options, std::string_view provider) {
   using Spec = abi::CapabilitySpec<Table>;
   declared.max_concurrency = cap.table.max_concurrency;
   declared.wants_object_json = (cap.table.flags & CCM_CAP_WANTS_OBJECT_JSON) != 0;
@@ -60,7 +60,7 @@ void bindCapability(BoundCapability<Table>& cap, CapabilityInfo& declared,
   uint32_t slots =
       declared.max_concurrency > 0 ? declared.max_concurrency : options.default_concurrency;
   cap.runner = std::make_unique<CallRunner>(std::string(Spec::kRunner), slots, options.grace,
-                                            options.registry);
+                                            options.registry, provider);
 }
 
 }  // namespace
@@ -200,17 +200,19 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
   }
   std::apply(
       [&](auto&... cap) {
-        (bindCapability(cap, info.*abi::CapabilitySpec<decltype(cap.table)>::kInfo, options), ...);
+        (bindCapability(cap, info.*abi::CapabilitySpec<decltype(cap.table)>::kInfo, options,
+                        info.name),
+         ...);
       },
       p->capabilities_);
   info.max_batch_size = p->capability<ccm_instances_batch_v1>().table.max_batch_size;
   if (options.registry != nullptr) {
     if (auto* f =
             options.registry->gauge("ccm_provider_info", "The loaded provider plugin (value 1).",
-                                    {"name", "version", "abi", "capabilities",
+                                    {"provider", "name", "version", "abi", "capabilities",
                                      "provider_id_prefix", "annotation_domain",
                                      "metric_namespace"})) {
-      f->labels({info.name, info.version, fmt::format("{}.{}", info.abi_major, info.abi_minor),
+      f->labels({info.name, info.name, info.version, fmt::format("{}.{}", info.abi_major, info.abi_minor),
                  info.capabilityList(), info.provider_id_prefix, info.annotation_domain,
                  info.metric_namespace})
           .set(1);
@@ -253,6 +255,30 @@ AbiProvider::~AbiProvider() {
 
 void AbiProvider::cancelAll() {
   caller_.cancelAll();
+}
+
+Status AbiProvider::health() const {
+  if (caller_.cancelled()) {
+    return Status(Code::Unavailable, fmt::format("provider {} takes no more calls: the host is "
+                                                 "shutting down or lost leadership",
+                                                 info_.name));
+  }
+  Status st = okStatus();
+  std::apply(
+      [&](const auto&... cap) {
+        auto check = [&](const CallChannel& c) {
+          if (st.ok() && c.runner != nullptr && c.runner->abandonedInFlight() > 0 &&
+              static_cast<uint32_t>(c.runner->abandonedInFlight()) >= c.runner->slots()) {
+            st = Status(Code::Unavailable,
+                        fmt::format("provider {}: every one of the {} call slots of {} is held "
+                                    "by a call that overstayed its deadline",
+                                    info_.name, c.runner->slots(), c.id));
+          }
+        };
+        (check(cap), ...);
+      },
+      capabilities_);
+  return st;
 }
 
 // ---- instances -------------------------------------------------------------------------------

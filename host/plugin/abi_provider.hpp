@@ -60,6 +60,9 @@ class AbiProvider final : public Provider {
   Status deleteRoute(std::string_view cluster_name, const Route& route) override;
 
   void cancelAll() override;
+  // Fails once calls are cancelled (shutdown, lost leadership) and while every call slot of a
+  // capability is held by a call that overstayed its deadline (the plugin hangs).
+  Status health() const override;
 
   // Calls the plugin's reconfigure slot (abi_reconfigure.cpp) on its own runner, with the
   // reconfigure deadline. Unimplemented when the plugin has no slot (ABI 1.0, or NULL);

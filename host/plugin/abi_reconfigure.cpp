@@ -28,7 +28,8 @@ Status AbiProvider::reconfigure(std::string_view config) {
   }
   if (reconfigure_runner_ == nullptr) {
     reconfigure_runner_ =
-        std::make_unique<CallRunner>("reconfigure", 1, options_.grace, options_.registry);
+        std::make_unique<CallRunner>("reconfigure", 1, options_.grace, options_.registry,
+                                     info_.name);
   }
   if (reconfigure_runner_->abandonedInFlight() > 0) {
     return Status(Code::FailedPrecondition,

@@ -9,21 +9,22 @@
 namespace ccm::plugin {
 
 CallRunner::CallRunner(std::string name, uint32_t slots, std::chrono::milliseconds grace,
-                       metrics::Registry* registry)
+                       metrics::Registry* registry, std::string_view provider)
     : grace_(grace), core_(std::make_shared<Core>()) {
   core_->name = std::move(name);
   core_->slots = slots == 0 ? 1 : slots;
   if (registry != nullptr) {
     if (auto* f = registry->gauge("ccm_provider_calls_in_flight",
-                                  "Calls into the provider plugin running now, by capability.",
-                                  {"capability"})) {
-      core_->in_flight = &f->labels({core_->name});
+                                  "Calls into the provider plugin running now, by provider and "
+                                  "capability.",
+                                  {"provider", "capability"})) {
+      core_->in_flight = &f->labels({std::string(provider), core_->name});
     }
     if (auto* f = registry->gauge(
             "ccm_provider_abandoned_calls",
             "Calls into the provider that overstayed their deadline and have not returned yet.",
-            {"capability"})) {
-      core_->abandoned_gauge = &f->labels({core_->name});
+            {"provider", "capability"})) {
+      core_->abandoned_gauge = &f->labels({std::string(provider), core_->name});
     }
   }
 }

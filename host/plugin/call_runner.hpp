@@ -38,9 +38,10 @@ struct CallOutcome {
 class CallRunner {
  public:
   // slots: how many calls may run at once. grace: how long past the deadline the caller
-  // still waits for a plugin that is finishing up.
+  // still waits for a plugin that is finishing up. Its gauges are labelled with the
+  // provider's name and the runner's (the capability).
   CallRunner(std::string name, uint32_t slots, std::chrono::milliseconds grace,
-             metrics::Registry* registry);
+             metrics::Registry* registry, std::string_view provider);
   ~CallRunner();
   CallRunner(const CallRunner&) = delete;
   CallRunner& operator=(const CallRunner&) = delete;

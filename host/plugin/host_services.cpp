@@ -43,7 +43,8 @@ PluginContext PluginContext::make(std::string name, metrics::Registry* registry,
   if (registry != nullptr) {
     ctx.violations =
         registry->counter("ccm_provider_contract_violations_total",
-                          "Times the provider plugin broke the ABI contract, by kind.", {"kind"});
+                          "Times the provider plugin broke the ABI contract, by provider and kind.",
+                          {"provider", "kind"});
   }
   return ctx;
 }
@@ -166,7 +167,7 @@ void HostServices::violation(ccm_host_handle handle, std::string_view kind,
     auto it = plugins_.find(handle);
     name = it == plugins_.end() ? "unknown" : it->second.name;
     if (it != plugins_.end() && it->second.violations != nullptr) {
-      it->second.violations->labels({std::string(kind)}).inc();
+      it->second.violations->labels({it->second.name, std::string(kind)}).inc();
     }
   }
   bool first = false;
@@ -326,6 +327,20 @@ void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str na
   bool own = !ns.empty() && metric_name.size() > ns.size() + 1 &&
              metric_name.compare(0, ns.size(), ns) == 0 && metric_name[ns.size()] == '_';
   std::string full = own ? metric_name : "ccm_provider_" + metric_name;
+  if (!own) {
+    // Under the host's prefix the host names the provider, so two providers (or two builds of
+    // one plugin) never add up; the label name is the host's.
+    if (std::find(names.begin(), names.end(), "provider") != names.end()) {
+      lock.unlock();
+      self.violation(host, "bad_metric",
+                     fmt::format("metric \"{}\": the label \"provider\" is the host's (it names "
+                                 "the provider on every ccm_provider_* metric)",
+                                 metric_name));
+      return;
+    }
+    names.insert(names.begin(), "provider");
+    values.insert(values.begin(), plugin->second.name);
+  }
   metrics::Registry& reg = *plugin->second.registry;
   bool ok = false;
   switch (kind) {

@@ -171,6 +171,18 @@ class Provider {
   // shutdown and on lost leadership. THREAD: any.
   virtual void cancelAll() = 0;
 
+  // The name of the provider that owns the node, decided without a call into any provider
+  // ("" when that cannot tell). One provider owns every node; a set of providers answers by
+  // its routing rules (host/providers). THREAD: any; quick.
+  virtual std::string ownerNameOf(const NodeRef& node) const {
+    (void)node;
+    return info().name;
+  }
+
+  // The provider's health check (`provider-<name>`): OK while it can take calls, else why
+  // not. THREAD: any; quick, never waits for a call.
+  virtual Status health() const { return okStatus(); }
+
   // Applies new --cloud-config bytes without a restart (ABI 1.1 reconfigure). OK: calls that
   // start from now on use them. Unimplemented: the provider cannot (the change takes effect at
   // the next restart). Any other error: the provider kept its old settings; the message says

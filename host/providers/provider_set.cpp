@@ -108,24 +108,59 @@ std::optional<size_t> ProviderSet::ownerByPrefix(std::string_view provider_id) c
   return std::nullopt;
 }
 
-std::optional<size_t> ProviderSet::knownOwner(const plugin::NodeRef& node) const {
+StatusOr<size_t> ProviderSet::ruledOwner(const plugin::NodeRef& node) const {
   if (!node.provider_id.empty()) {
-    return ownerByPrefix(node.provider_id);
+    if (auto owner = ownerByPrefix(node.provider_id)) {
+      return *owner;
+    }
+    return Status(Code::FailedPrecondition,
+                  fmt::format("node {} has providerID {}, which no loaded provider owns "
+                              "(loaded: {}); it is left alone",
+                              node.name, node.provider_id, loadedList()));
   }
+  std::vector<std::string> claims;
+  size_t owner = 0;
   for (const auto& r : rules_.node_selectors) {
     if (r.selector.matches(node.labels)) {
       for (size_t i = 0; i < members_.size(); ++i) {
-        if (members_[i]->info().name == r.provider) {
-          return i;
+        if (members_[i]->info().name == r.provider &&
+            std::find(claims.begin(), claims.end(), r.provider) == claims.end()) {
+          claims.push_back(r.provider);
+          owner = i;
         }
       }
     }
+  }
+  if (claims.size() > 1) {
+    return Status(Code::FailedPrecondition,
+                  fmt::format("node {} is claimed by several providers' node selectors ({}); "
+                              "it is left alone until only one matches",
+                              node.name, fmt::join(claims, ", ")));
+  }
+  if (claims.size() == 1) {
+    return owner;
+  }
+  if (!rules_.discover_by_existence) {
+    return Status(Code::FailedPrecondition,
+                  fmt::format("node {} has no providerID and no provider's node selector "
+                              "matches its labels; it is left alone",
+                              node.name));
   }
   std::lock_guard lock(mu_);
   if (auto it = discovered_.find(std::string(node.uid)); it != discovered_.end()) {
     return it->second;
   }
-  return std::nullopt;
+  return Status(Code::NotFound, "only discovery can tell");
+}
+
+std::string ProviderSet::ownerNameOf(const plugin::NodeRef& node) const {
+  auto owner = knownOwner(node);
+  return owner ? members_[*owner]->info().name : std::string();
+}
+
+std::optional<size_t> ProviderSet::knownOwner(const plugin::NodeRef& node) const {
+  auto owner = ruledOwner(node);
+  return owner.ok() ? std::optional<size_t>(*owner) : std::nullopt;
 }
 
 void ProviderSet::remember(std::string_view node_name, size_t member) {
@@ -158,53 +193,16 @@ StatusOr<size_t> ProviderSet::ownerOf(const plugin::NodeRef& node) {
 }
 
 StatusOr<size_t> ProviderSet::resolve(const plugin::NodeRef& node) {
-  if (!node.provider_id.empty()) {
-    auto owner = ownerByPrefix(node.provider_id);
-    if (!owner) {
-      return Status(Code::FailedPrecondition,
-                    fmt::format("node {} has providerID {}, which no loaded provider owns "
-                                "(loaded: {}); it is left alone",
-                                node.name, node.provider_id, loadedList()));
-    }
-    remember(node.name, *owner);
-    return *owner;
+  auto ruled = ruledOwner(node);
+  if (ruled.ok()) {
+    remember(node.name, *ruled);
+    return ruled;
+  }
+  if (ruled.status().code() != Code::NotFound) {
+    return ruled;
   }
   std::vector<std::string> claims;
   size_t owner = 0;
-  for (const auto& r : rules_.node_selectors) {
-    if (r.selector.matches(node.labels)) {
-      for (size_t i = 0; i < members_.size(); ++i) {
-        if (members_[i]->info().name == r.provider &&
-            std::find(claims.begin(), claims.end(), r.provider) == claims.end()) {
-          claims.push_back(r.provider);
-          owner = i;
-        }
-      }
-    }
-  }
-  if (claims.size() > 1) {
-    return Status(Code::FailedPrecondition,
-                  fmt::format("node {} is claimed by several providers' node selectors ({}); "
-                              "it is left alone until only one matches",
-                              node.name, fmt::join(claims, ", ")));
-  }
-  if (claims.size() == 1) {
-    remember(node.name, owner);
-    return owner;
-  }
-  if (!rules_.discover_by_existence) {
-    return Status(Code::FailedPrecondition,
-                  fmt::format("node {} has no providerID and no provider's node selector "
-                              "matches its labels; it is left alone",
-                              node.name));
-  }
-  {
-    std::lock_guard lock(mu_);
-    if (auto it = discovered_.find(std::string(node.uid)); it != discovered_.end()) {
-      node_owner_[std::string(node.name)] = it->second;
-      return it->second;
-    }
-  }
   for (size_t i = 0; i < members_.size(); ++i) {
     if (!members_[i]->info().instances.present) {
       continue;
@@ -240,6 +238,18 @@ StatusOr<size_t> ProviderSet::resolve(const plugin::NodeRef& node) {
   discovered_[std::string(node.uid)] = owner;
   node_owner_[std::string(node.name)] = owner;
   return owner;
+}
+
+void ProviderSet::forgetNode(std::string_view name, std::string_view uid) {
+  std::lock_guard lock(mu_);
+  node_owner_.erase(std::string(name));
+  discovered_.erase(std::string(uid));
+  warned_.erase(std::string(uid));
+}
+
+size_t ProviderSet::rememberedNodesForTest() const {
+  std::lock_guard lock(mu_);
+  return node_owner_.size() + discovered_.size() + warned_.size();
 }
 
 size_t ProviderSet::ownerOf(const plugin::ServiceRef& service) const {

@@ -39,8 +39,17 @@ class ProviderSet final : public plugin::Provider {
       std::function<void(std::string_view node, std::string_view uid, const std::string& why)>;
   void setNodeWarning(NodeWarning warn) { warn_ = std::move(warn); }
 
+  // Forgets what the set remembers about a deleted node (its owner, a discovery, a warning),
+  // so that memory follows the cluster's nodes and a new node of the same name or UID is
+  // routed afresh. The app calls it from the node informer's deletions.
+  void forgetNode(std::string_view name, std::string_view uid);
+  // How many nodes the set remembers anything about (tests: memory does not grow forever).
+  size_t rememberedNodesForTest() const;
+
   const plugin::ProviderInfo& info() const override { return info_; }
   std::string_view annotationDomainFor(std::string_view load_balancer_class) const override;
+  // The owner by knownOwner ("" when only discovery could tell, or there is no single one).
+  std::string ownerNameOf(const plugin::NodeRef& node) const override;
 
   StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef& node) override;
   StatusOr<plugin::Power> instanceShutdown(const plugin::NodeRef& node) override;
@@ -81,13 +90,17 @@ class ProviderSet final : public plugin::Provider {
 
   // By providerID prefix only; nullopt when the providerID is empty or nobody's.
   std::optional<size_t> ownerByPrefix(std::string_view provider_id) const;
-  // The node's owner without asking any provider: prefix, then selectors, then what an
-  // earlier discovery found. nullopt: unknown.
+  // The one rule for a node's owner without asking any provider: its providerID's prefix,
+  // else the node selectors, else what an earlier discovery found. FAILED_PRECONDITION: no
+  // owner or several, and no discovery could change that; NOT_FOUND: only discovery
+  // (--provider-discovery=exists) can tell. resolve and knownOwner both read it.
+  StatusOr<size_t> ruledOwner(const plugin::NodeRef& node) const;
+  // ruledOwner's member, or nullopt.
+  std::optional<size_t> knownOwner(const plugin::NodeRef& node) const;
   // True when discovery (an EXISTS answer) made `member` the owner of the node with `uid`.
   bool discoveredBy(std::string_view uid, size_t member) const;
-  std::optional<size_t> knownOwner(const plugin::NodeRef& node) const;
   void remember(std::string_view node_name, size_t member);
-  // ownerOf without the warning; ownerOf reports what this returns.
+  // ownerOf without the warning: ruledOwner, then discovery when it says only that can tell.
   StatusOr<size_t> resolve(const plugin::NodeRef& node);
   // The node as that member may see it (object_json only when the member asked for it).
   static plugin::NodeRef forMember(const plugin::NodeRef& node, bool wants_json);

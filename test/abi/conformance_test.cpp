@@ -271,7 +271,7 @@ TEST_CASE("exceptions never cross into the host") {
   CHECK(ex.status().code() == Code::Internal);
   CHECK(ex.status().message().find("threw an exception across the plugin ABI: boom across the "
                                    "ABI") != std::string::npos);
-  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"exception"}) >= 1);
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"throws-raw", "exception"}) >= 1);
   // The host keeps working: the next call to the same plugin is answered.
   auto power = raw->instanceShutdown(n.ref());
   REQUIRE(power.ok());
@@ -302,11 +302,15 @@ TEST_CASE("a hung call is abandoned at its deadline and the slots recover") {
   auto blocked = p->instanceExists(n.ref());
   CHECK(blocked.status().code() == Code::DeadlineExceeded);
   CHECK(blocked.status().message().find("every provider slot stayed busy") != std::string::npos);
-  CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 2);
+  CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"hangs", "instances"}) == 2);
+  // The provider's health check says so while it lasts.
+  CHECK(p->health().message() == "provider hangs: every one of the 2 call slots of "
+                                 "ccm.instances/1 is held by a call that overstayed its deadline");
   // Once the plugin returns, its late results are discarded and the slots come back.
   REQUIRE(waitUntil(
-      [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0; },
+      [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"hangs", "instances"}) == 0; },
       std::chrono::seconds(10)));
+  CHECK(p->health().ok());
   auto ex = p->instanceExists(n.ref());
   REQUIRE(ex.ok());
   CHECK(*ex == Existence::Exists);
@@ -319,7 +323,7 @@ TEST_CASE("unknown status codes read as INTERNAL") {
   auto ex = p->instanceExists(n.ref());
   CHECK(ex.status().code() == Code::Internal);
   CHECK(ex.status().message() == "unknown status code 777: something odd");
-  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"unknown_status"}) == 1);
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"unknown-status", "unknown_status"}) == 1);
 }
 
 TEST_CASE("output emitted after the call returned is refused") {
@@ -330,7 +334,7 @@ TEST_CASE("output emitted after the call returned is refused") {
   REQUIRE(md.ok());
   CHECK_FALSE(md->has_value());
   CHECK(waitUntil([&] {
-    return reg.valueForTest("ccm_provider_contract_violations_total", {"stale_call_id"}) == 1;
+    return reg.valueForTest("ccm_provider_contract_violations_total", {"stray-thread", "stale_call_id"}) == 1;
   }));
 }
 

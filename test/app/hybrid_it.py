@@ -5,6 +5,7 @@ initialised by its own provider; a vanished VM in one cloud is deleted while the
 nodes are untouched; a node whose provider is not loaded is never deleted; a node no provider
 claims gets a Warning event and is left alone; Services and routes go to their provider."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.environ["CCM_SOURCE_DIR"], "test", "support"))
-from harness import Cluster, wait_for, is_initialized  # noqa: E402
+from harness import Cluster, free_port, https_get, is_initialized, wait_for  # noqa: E402
 
 BUILD = os.environ["CCM_BUILD_DIR"]
 MINIMAL = os.path.join(BUILD, "plugin-sdk", "examples", "minimal.so")
@@ -37,7 +38,9 @@ class HybridClusterTest(unittest.TestCase):
             c.api.patch("/api/v1/nodes/orphan", {"metadata": {"labels": {"cloud": "other"}}})
             c.api.patch("/api/v1/nodes/ghost", {"spec": {"providerID": "gone://ghost"}})
 
+            port = free_port()
             ccm = c.start_ccm(cloud, plugin_dir=plugins, extra=[
+                "--secure-port=%d" % port, "--bind-address=127.0.0.1",
                 "--cloud-provider=fake-cloud,minimal",
                 "--cloud-config=fake-cloud=%s,minimal=%s" % (cloud, machines),
                 "--provider-node-selector=fake-cloud=!cloud",
@@ -52,6 +55,7 @@ class HybridClusterTest(unittest.TestCase):
                      "the nodes of both providers initialised", timeout=120)
             self.assertTrue(provider_id(c.node("fc-1")).startswith("fake://"))
             self.assertEqual(provider_id(c.node("node-a")), "minimal://node-a")
+            self.check_health_and_metrics(c, port)
 
             # Claimed by nobody, or owned by a provider not loaded: a Warning event, no action.
             def warned(name):
@@ -124,10 +128,43 @@ class HybridClusterTest(unittest.TestCase):
             c.set_ready(["node-a"], "True")
             c.set_ready(["fc-1"], "False")
             wait_for(lambda: 'Every zone of a provider is fully disrupted' in ccm.output()
-                     and 'provider="fake://"' in ccm.output(), "fake-cloud's zones protected")
+                     and 'provider="fake-cloud"' in ccm.output(), "fake-cloud's zones protected")
             self.assertTrue(c.node_exists("fc-1"))
             self.assertTrue(ccm.alive(), ccm.output()[-3000:])
             self.assertEqual(ccm.stop(), 0)
+
+    def check_health_and_metrics(self, c, port):
+        """A health check per provider, and metrics that name the provider."""
+        base = "https://127.0.0.1:%d" % port
+        token = c.admin("POST", "/credentials", {"user": "ops", "groups": ["system:masters"],
+                                                 "type": "token"})["token"]
+        for endpoint in ("healthz", "readyz"):
+            status, body = https_get("%s/%s?verbose" % (base, endpoint))
+            self.assertEqual(status, 200, body)
+            self.assertIn("[+]provider-fake-cloud ok\n", body)
+            self.assertIn("[+]provider-minimal ok\n", body)
+        status, body = https_get(base + "/livez?verbose")
+        self.assertEqual(status, 200, body)
+        self.assertNotIn("provider-", body)
+        for name in ("fake-cloud", "minimal"):
+            self.assertEqual(https_get("%s/healthz/provider-%s" % (base, name), token=token),
+                             (200, "ok"))
+        self.assertEqual(https_get(base + "/healthz/provider-other", token=token)[0], 404)
+        # Each provider initialised its own nodes: the calls are counted per provider, and
+        # minimal's (no batch capability) are never added to fake-cloud's.
+        status, body = https_get(base + "/metrics", token=token)
+        self.assertEqual(status, 200, body)
+        calls = {}
+        for provider, cap, n in re.findall(r'^ccm_provider_calls_total\{provider="([^"]+)",'
+                                           r'capability="([^"]+)",[^}]*code="OK"\} (\S+)$',
+                                           body, re.M):
+            calls[(provider, cap)] = calls.get((provider, cap), 0) + float(n)
+        self.assertGreaterEqual(calls.get(("minimal", "ccm.instances/1"), 0), 1, calls)
+        self.assertGreaterEqual(calls.get(("fake-cloud", "ccm.instances.batch/1"), 0) +
+                                calls.get(("fake-cloud", "ccm.instances/1"), 0), 1, calls)
+        self.assertNotIn(("minimal", "ccm.instances.batch/1"), calls)
+        self.assertRegex(body, r'(?m)^ccm_provider_info\{provider="minimal",name="minimal",')
+        self.assertEqual(body.count("# TYPE ccm_provider_calls_total "), 1)
 
     def plugin_dir(self, c):
         plugins = os.path.join(c.tmp, "plugins")
@@ -167,6 +204,28 @@ class HybridClusterTest(unittest.TestCase):
                 r = subprocess.run(base + bad, capture_output=True, text=True, timeout=60)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(want, r.stderr)
+
+    def test_routing_flags_with_one_provider(self):
+        """A class mapped to the one loaded provider is served as --load-balancer-class
+        (a notice says so); a rule naming a provider that is not listed is a bad command
+        line."""
+        with Cluster() as c:
+            cloud = c.fake_cloud(autoInstances={"zones": ["z"]})
+            base = c.ccm_args(cloud) + ["--check-config"]
+            r = subprocess.run(base + ["--load-balancer-class-provider=example.com/x=fake-cloud"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("--load-balancer-class-provider only adds its classes", r.stderr)
+            self.assertNotIn("have no effect", r.stderr)
+            r = subprocess.run(base + ["--provider-node-selector=fake-cloud=cloud=a"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("--provider-node-selector and --provider-discovery have no effect",
+                          r.stderr)
+            r = subprocess.run(base + ["--load-balancer-class-provider=example.com/x=openstack"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("openstack", r.stderr)
 
 
 if __name__ == "__main__":

@@ -90,27 +90,31 @@ class IsolationTest(unittest.TestCase):
             self.assertTrue(p.alive())
             status, body = https_get(base + "/healthz")
             self.assertEqual(status, 200, body)
-            wait_for(lambda: "[-]provider failed" in https_get(base + "/readyz?verbose")[1],
+            check = "provider-crashes-while-marked"
+            wait_for(lambda: "[-]%s failed" % check in https_get(base + "/readyz?verbose")[1],
                      "the provider check to report the dead child")
-            self.assertNotIn("[+]provider ok", https_get(base + "/readyz?verbose")[1])
+            self.assertNotIn("[+]%s ok" % check, https_get(base + "/readyz?verbose")[1])
             self.assertFalse(is_initialized(c.nodes()[0]))
             # The provider behaves again: the next child serves and the node is initialised.
             os.unlink(marker)
             wait_for(lambda: is_initialized(c.nodes()[0]), "initialisation after recovery",
                      timeout=120)
             self.assertEqual(c.nodes()[0]["spec"].get("providerID"), "broken://vm-1")
-            wait_for(lambda: "[+]provider ok" in https_get(base + "/readyz?verbose")[1],
+            wait_for(lambda: "[+]%s ok" % check in https_get(base + "/readyz?verbose")[1],
                      "the provider check to pass again")
             pids = child_pids(p)
             self.assertGreaterEqual(len(pids), 2)
             # The host's metrics, then the child's (the adapter's, fetched on the scrape).
             status, metrics = https_get(base + "/metrics")
             self.assertEqual(status, 200, metrics)
-            self.assertIn("ccm_provider_process_up 1", metrics)
-            restarts = re.search(r"^ccm_provider_process_restarts_total (\S+)$", metrics, re.M)
+            self.assertIn('ccm_provider_process_up{provider="crashes-while-marked"} 1', metrics)
+            restarts = re.search(r'^ccm_provider_process_restarts_total'
+                                 r'\{provider="crashes-while-marked"\} (\S+)$', metrics, re.M)
             self.assertGreaterEqual(float(restarts.group(1)), 1)
-            self.assertRegex(metrics, r'ccm_provider_calls_total\{[^}]*call="instance_metadata'
-                             r'[^}]*code="OK"\} [1-9]')
+            self.assertRegex(metrics, r'ccm_provider_calls_total\{provider="crashes-while-marked",'
+                             r'[^}]*call="instance_metadata[^}]*code="OK"\} [1-9]')
+            # The child's families are described once, merged with the host's.
+            self.assertEqual(metrics.count("# TYPE ccm_provider_calls_total "), 1)
             self.assertEqual(p.stop(), 0)
             for pid in pids:
                 self.assertFalse(alive(pid))

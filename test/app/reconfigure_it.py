@@ -66,9 +66,10 @@ class ReconfigureTest(unittest.TestCase):
             wait_for(lambda: is_initialized(c.node(third)), "the third node")
             self.assertEqual(labels(c.node(third))[REGION], "r2")
 
-            self.assertEqual(metric(c, port, "ccm_provider_reconfigure_total", result="ok"), 1)
             self.assertEqual(metric(c, port, "ccm_provider_reconfigure_total",
-                                    result="refused"), 1)
+                                    provider="fake-cloud", result="ok"), 1)
+            self.assertEqual(metric(c, port, "ccm_provider_reconfigure_total",
+                                    provider="fake-cloud", result="refused"), 1)
             self.assertTrue(p.alive())
             self.assertEqual(p.stop(), 0)
 
@@ -84,7 +85,7 @@ class ReconfigureTest(unittest.TestCase):
             vol.publish("second")
             wait_for(lambda: notice in p.output(), "the notice")
             vol.publish("third")
-            wait_for(lambda: metric(c, port, "ccm_provider_reconfigure_total",
+            wait_for(lambda: metric(c, port, "ccm_provider_reconfigure_total", provider="echo",
                                     result="unsupported") == 2, "the second change seen")
             self.assertEqual(p.output().count(notice), 1)
             self.assertEqual(p.stop(), 0)

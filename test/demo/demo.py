@@ -109,6 +109,52 @@ def table(scr, c):
     return rows, done, len(nodes), len(routes)
 
 
+MINIMAL = os.path.join("plugin-sdk", "examples", "minimal.so")
+METAL = ["metal-1", "metal-2"]
+METAL_CLASS = "example.com/metal"
+
+
+def hybrid_setup(c, build_dir, cloud):
+    """--hybrid: fake-cloud and minimal.so in one plugin folder, minimal's machines file, and
+    the routing flags (nodes by label, Services by class)."""
+    plugins = os.path.join(c.tmp, "plugins")
+    os.mkdir(plugins, 0o755)
+    for so in (os.path.join(build_dir, "plugins", "fake-cloud.so"),
+               os.path.join(build_dir, MINIMAL)):
+        shutil.copy(so, plugins)
+    machines = os.path.join(c.tmp, "machines.txt")
+    with open(machines, "w") as f:
+        for i, name in enumerate(METAL):
+            f.write("%s rack-%d metal.large 10.20.0.%d\n" % (name, i + 1, i + 1))
+    return plugins, ["--cloud-provider=fake-cloud,minimal",
+                     "--cloud-config=fake-cloud=%s,minimal=%s" % (cloud, machines),
+                     "--provider-node-selector=fake-cloud=!cloud",
+                     "--provider-node-selector=minimal=cloud=metal",
+                     "--load-balancer-class-provider=%s=minimal" % METAL_CLASS]
+
+
+def add_metal_nodes(c):
+    c.add_nodes(names=METAL)
+    for name in METAL:
+        c.api.patch("/api/v1/nodes/" + name, {"metadata": {"labels": {"cloud": "metal"}}})
+
+
+def show_class_routing(scr, c, wait_for):
+    """A Service of minimal's class goes to minimal, not to fake-cloud: minimal has no load
+    balancers, so the Service gets a Warning naming it and fake-cloud gets nothing."""
+    scr.step("kubectl apply a Service of loadBalancerClass %s (default/metal-web)" % METAL_CLASS)
+    c.api.post("/api/v1/namespaces/default/services", {
+        "metadata": {"name": "metal-web"},
+        "spec": {"type": "LoadBalancer", "loadBalancerClass": METAL_CLASS,
+                 "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}})
+    event = wait_for(lambda: [e for e in c.events() if e["involvedObject"]["name"] == "metal-web"
+                              and e["type"] == "Warning"], "minimal's answer", timeout=60)[0]
+    names = [lb["service"] for lb in c.cloud_state()["loadBalancers"]]
+    scr.say(scr.green("  ✓ routed to provider minimal by its class: %s" % event["message"]))
+    scr.say(scr.green("  ✓ fake-cloud's load balancers: %s (none for metal-web)" %
+                      ", ".join(names)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build-dir", required=True)
@@ -116,6 +162,9 @@ def main():
     ap.add_argument("--nodes", type=int, default=24)
     ap.add_argument("--once", action="store_true")
     ap.add_argument("--no-color", action="store_true")
+    ap.add_argument("--hybrid", action="store_true",
+                    help="two providers in one host: fake-cloud and the SDK's C example\n"
+                         "(minimal.so, bare-metal machines labelled cloud=metal)")
     args = ap.parse_args()
     os.environ["CCM_BUILD_DIR"] = os.path.abspath(args.build_dir)
     os.environ["CCM_SOURCE_DIR"] = os.path.abspath(args.repo)
@@ -146,7 +195,10 @@ def main():
                                       "createRoute": "20ms"},
                              loadBalancer={"ipPool": "203.0.113.0/24"})
         metrics_port = 10258 + (os.getpid() % 1000)
-        ccm = c.start_ccm(cloud, extra=[
+        hybrid_flags, plugin_dir = [], None
+        if args.hybrid:
+            plugin_dir, hybrid_flags = hybrid_setup(c, args.build_dir, cloud)
+        ccm = c.start_ccm(cloud, plugin_dir=plugin_dir, extra=hybrid_flags + [
             "--allocate-node-cidrs", "--cluster-cidr=10.244.0.0/16",
             "--configure-cloud-routes=true", "--node-monitor-period=2s",
             "--secure-port=%d" % metrics_port, "--bind-address=127.0.0.1",
@@ -155,6 +207,9 @@ def main():
         scr.say("  API server   %s" % c.url)
         scr.say("  provider     fake-cloud (%s)" % os.path.join(args.build_dir, "plugins",
                                                                "fake-cloud.so"))
+        if args.hybrid:
+            scr.say("  provider     minimal (%s): nodes labelled cloud=metal, load balancers of "
+                    "class %s" % (os.path.join(args.build_dir, MINIMAL), METAL_CLASS))
         wait_for(lambda: "Started controller" in ccm.output() or not ccm.alive(),
                  "cloud-controller-manager to start", timeout=30)
         if not ccm.alive():
@@ -171,10 +226,14 @@ def main():
                 k = min(4, args.nodes - added)
                 c.add_nodes(count=k)
                 added += k
+                if args.hybrid and added == args.nodes:
+                    add_metal_nodes(c)
             rows, done, total, routes = table(scr, c)
             scr.panel(rows + ["", "  %s %d/%d nodes initialised, %d routes" % (
                 scr.bold("⏱ %.1fs" % (time.monotonic() - started)), done, total, routes)])
-            if added == args.nodes and done == total and routes == total:
+            # Routes are fake-cloud's: the metal machines have none.
+            want_routes = total - (len(METAL) if args.hybrid else 0)
+            if added == args.nodes and done == total and routes == want_routes:
                 break
             time.sleep(0.4)
         rows, done, total, routes = table(scr, c)
@@ -183,7 +242,10 @@ def main():
             scr.say(r)
         scr.say(scr.green("  ✓ %d nodes initialised in %.1fs: providerID, zone/region/type labels, "
                           "addresses, a pod CIDR and a cloud route each; taint removed" %
-                          (done, time.monotonic() - started)))
+                          (done, time.monotonic() - started)) if not args.hybrid else
+                scr.green("  ✓ %d nodes initialised in %.1fs, each by its own provider: "
+                          "fake-cloud's with a cloud route each, minimal's (no routes) by "
+                          "their label cloud=metal" % (done, time.monotonic() - started)))
 
         # 2. A LoadBalancer Service.
         if not stop["requested"]:
@@ -206,10 +268,13 @@ def main():
             scr.say(scr.green("  ✓ ingress %s after %.1fs — cloud load balancer %s, %d backend "
                               "nodes, cleanup finalizer in place" %
                               (ip, time.monotonic() - t0, lb["name"], len(lb["nodes"]))))
+            if args.hybrid:
+                show_class_routing(scr, c, wait_for)
 
         # 3. A VM disappears from the cloud.
         if not stop["requested"]:
-            victim = sorted(n["metadata"]["name"] for n in c.nodes())[4]
+            victim = sorted(n["metadata"]["name"] for n in c.nodes()
+                            if n["metadata"]["name"] not in METAL)[4]
             scr.step("The VM behind %s is deleted in the cloud, and its kubelet goes silent" %
                      victim)
             c.update_cloud(instances=[BIG, {"name": victim, "state": "absent"}])

@@ -33,19 +33,21 @@ constexpr std::chrono::milliseconds kLateOutputWait{1000};
 
 using Snapshot = std::map<std::string, double>;
 
-// The host's count of contract violations, by kind.
+// The host's count of contract violations, by kind (the one plugin checked is the only
+// provider; the family is the host's, labelled provider and kind).
 class Violations {
  public:
   explicit Violations(metrics::Registry& registry)
       : family_(registry.counter("ccm_provider_contract_violations_total",
-                                 "Times the provider plugin broke the ABI contract, by kind.",
-                                 {"kind"})) {}
+                                 "Times the provider plugin broke the ABI contract, by provider "
+                                 "and kind.",
+                                 {"provider", "kind"})) {}
 
   Snapshot snapshot() const {
     Snapshot s;
     if (family_ != nullptr) {
       family_->forEach([&s](const std::vector<std::string>& values, const metrics::Counter& c) {
-        s[values.empty() ? std::string() : values[0]] = c.value();
+        s[values.size() < 2 ? std::string() : values[1]] += c.value();
       });
     }
     return s;

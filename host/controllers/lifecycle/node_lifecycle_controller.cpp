@@ -70,14 +70,15 @@ std::string NodeLifecycleController::zoneOf(const kube::Node& node) {
   return "";
 }
 
-std::string NodeLifecycleController::zoneKey(const kube::Node& node) const {
+std::string NodeLifecycleController::zoneKey(
+    const std::shared_ptr<const kube::Node>& node) const {
   if (!per_provider_zones_) {
-    return zoneOf(node);
+    return zoneOf(*node);
   }
-  std::string_view id = node.provider_id;
-  size_t end = id.find("://");
-  std::string_view scheme = end == std::string_view::npos ? "" : id.substr(0, end + 3);
-  return std::string(scheme) + "|" + zoneOf(node);
+  // By owning provider, as the calls are routed: a node without a providerID that a node
+  // selector gives to a provider is in that provider's zones.
+  NodeRefs refs;
+  return ctx_.provider.ownerNameOf(refs.add(node)) + "|" + zoneOf(*node);
 }
 
 std::string_view NodeLifecycleController::providerOfZone(std::string_view zone_key) const {
@@ -239,7 +240,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   // Zones, their health and the deletion rate each may use.
   std::map<std::string, std::pair<int, int>> counts;  // zone -> (ready, not ready)
   for (const auto& n : nodes) {
-    auto& c = counts[zoneKey(*n)];
+    auto& c = counts[zoneKey(n)];
     (isReady(*n) ? c.first : c.second)++;
   }
   std::map<std::string, ZoneStatus> zones;
@@ -402,7 +403,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     std::lock_guard lock(mu_);
     queued_.clear();
     for (const auto& [first, i] : due) {
-      queued_[zoneKey(*nodes[i])].push_back(nodes[i]);
+      queued_[zoneKey(nodes[i])].push_back(nodes[i]);
     }
   }
   deleteQueued();
@@ -430,7 +431,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   for (const auto& [provider, full] : all_full) {
     size_t candidates = 0;
     for (const auto& [first, i] : due) {
-      candidates += providerOfZone(zoneKey(*nodes[i])) == provider ? 1 : 0;
+      candidates += providerOfZone(zoneKey(nodes[i])) == provider ? 1 : 0;
     }
     if (!full || candidates == 0) {
       continue;
@@ -485,7 +486,7 @@ std::string_view deferralMessage(DeferralReason reason) {
 }
 
 void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>& node) {
-  std::string zone = zoneKey(*node);
+  std::string zone = zoneKey(node);
   recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "DeletingNode",
                    "Deleting node {} because it does not exist in the cloud provider", node->name);
   log::info("Deleting node because its instance does not exist in the cloud provider",

@@ -98,8 +98,9 @@ class NodeLifecycleController final : public Controller {
   void deleteNode(const std::shared_ptr<const kube::Node>& node);
   static std::string zoneOf(const kube::Node& node);
   // The zone as budgets and states are kept: zoneOf, or with several providers (a hybrid
-  // cluster) "<providerID scheme>|<zone>", so each provider's zones are its own.
-  std::string zoneKey(const kube::Node& node) const;
+  // cluster) "<owning provider's name>|<zone>" ("|<zone>" while no provider is known to own
+  // the node), so each provider's zones are its own.
+  std::string zoneKey(const std::shared_ptr<const kube::Node>& node) const;
   // The provider part of a zoneKey ("" with one provider).
   std::string_view providerOfZone(std::string_view zone_key) const;
 

@@ -80,12 +80,15 @@ IsolatedProvider::IsolatedProvider(IsolationOptions isolation, ProviderOptions o
   if (options_.registry != nullptr) {
     auto* restarts = options_.registry->counter(
         "ccm_provider_process_restarts_total",
-        "Restarts of the provider child process (--provider-isolation=process).");
+        "Restarts of the provider child process (--provider-isolation=process), by provider.",
+        {"provider"});
     auto* up = options_.registry->gauge(
         "ccm_provider_process_up",
-        "1 while the provider child process serves calls (--provider-isolation=process).");
-    restarts_metric_ = restarts != nullptr ? &restarts->noLabels() : nullptr;
-    up_metric_ = up != nullptr ? &up->noLabels() : nullptr;
+        "1 while the provider child process serves calls (--provider-isolation=process), by "
+        "provider.",
+        {"provider"});
+    restarts_metric_ = restarts != nullptr ? &restarts->labels({isolation_.provider}) : nullptr;
+    up_metric_ = up != nullptr ? &up->labels({isolation_.provider}) : nullptr;
     metrics_source_ = options_.registry->addExternalSource([this] { return childMetrics(); });
   }
 }

@@ -322,7 +322,9 @@ typedef struct ccm_host_services {
                     int64_t retry_after_ms);
 
   /* since 1.0: record a metric. The host exposes it on /metrics as
-   * ccm_provider_<name> with the given labels; name must match [a-z_][a-z0-9_]*. Since 1.1,
+   * ccm_provider_<name> with the given labels after a "provider" label the host adds (the
+   * provider's name; a label of that name from the plugin is refused); name must match
+   * [a-z_][a-z0-9_]*. Since 1.1,
    * a name that starts with "<metric_namespace>_" for the plugin's declared
    * ccm_plugin.metric_namespace is exposed as it is, without the host's prefix (so a
    * provider can keep the names its users' dashboards know). The first use of a name fixes

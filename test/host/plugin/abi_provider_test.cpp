@@ -23,9 +23,9 @@ using std::chrono::milliseconds;
 
 namespace {
 
-double calls(const metrics::Registry& reg, const std::string& cap, const std::string& call,
-             const std::string& code) {
-  return reg.valueForTest("ccm_provider_calls_total", {cap, call, code});
+double calls(const metrics::Registry& reg, const std::string& provider, const std::string& cap,
+             const std::string& call, const std::string& code) {
+  return reg.valueForTest("ccm_provider_calls_total", {provider, cap, call, code});
 }
 
 // echo.so, created with 5 s deadlines.
@@ -114,10 +114,10 @@ TEST_CASE_FIXTURE(Echo, "instances: every answer and status takes its documented
   REQUIRE(md.ok());
   CHECK_FALSE(md->has_value());
 
-  CHECK(calls(reg, "ccm.instances/1", "instance_exists", "OK") == 3);
-  CHECK(calls(reg, "ccm.instances/1", "instance_exists", "UNAVAILABLE") == 1);
-  CHECK(calls(reg, "ccm.instances/1", "instance_shutdown", "UNIMPLEMENTED") == 1);
-  CHECK(calls(reg, "ccm.instances/1", "instance_metadata", "OK") == 1);
+  CHECK(calls(reg, "echo", "ccm.instances/1", "instance_exists", "OK") == 3);
+  CHECK(calls(reg, "echo", "ccm.instances/1", "instance_exists", "UNAVAILABLE") == 1);
+  CHECK(calls(reg, "echo", "ccm.instances/1", "instance_shutdown", "UNIMPLEMENTED") == 1);
+  CHECK(calls(reg, "echo", "ccm.instances/1", "instance_metadata", "OK") == 1);
 }
 
 TEST_CASE_FIXTURE(
@@ -170,7 +170,7 @@ TEST_CASE_FIXTURE(Echo, "batch: chunks of max_batch_size, one result per node in
   CHECK((*results)[3]->instance_type == "chunk-of-2");
   REQUIRE((*results)[4].ok());
   CHECK((*results)[4]->instance_type == "chunk-of-1");
-  CHECK(calls(reg, "ccm.instances.batch/1", "instance_metadata_batch", "OK") == 3);
+  CHECK(calls(reg, "echo", "ccm.instances.batch/1", "instance_metadata_batch", "OK") == 3);
 
   // A failed chunk keeps what was emitted before it failed; the rest get its status.
   Nodes failing{"x", "fail-chunk"};
@@ -185,8 +185,8 @@ TEST_CASE_FIXTURE(Echo, "batch: chunks of max_batch_size, one result per node in
   results = p->instanceMetadataBatch({});
   REQUIRE(results.ok());
   CHECK(results->empty());
-  CHECK(calls(reg, "ccm.instances.batch/1", "instance_metadata_batch", "OK") == 3);
-  CHECK(calls(reg, "ccm.instances.batch/1", "instance_metadata_batch", "UNAVAILABLE") == 1);
+  CHECK(calls(reg, "echo", "ccm.instances.batch/1", "instance_metadata_batch", "OK") == 3);
+  CHECK(calls(reg, "echo", "ccm.instances.batch/1", "instance_metadata_batch", "UNAVAILABLE") == 1);
 }
 
 TEST_CASE_FIXTURE(Echo, "load balancers: inputs echoed, outputs collected, statuses mapped") {
@@ -234,9 +234,9 @@ TEST_CASE_FIXTURE(Echo, "load balancers: inputs echoed, outputs collected, statu
   CHECK(p->updateLoadBalancer("kubernetes", svc.ref(), refs).ok());
   CHECK(p->ensureLoadBalancerDeleted("kubernetes", svc.ref()).ok());
 
-  CHECK(calls(reg, "ccm.loadbalancer/1", "ensure_load_balancer", "OK") == 1);
-  CHECK(calls(reg, "ccm.loadbalancer/1", "ensure_load_balancer", "IMPLEMENTED_ELSEWHERE") == 1);
-  CHECK(calls(reg, "ccm.loadbalancer/1", "update_load_balancer", "INVALID_ARGUMENT") == 1);
+  CHECK(calls(reg, "echo", "ccm.loadbalancer/1", "ensure_load_balancer", "OK") == 1);
+  CHECK(calls(reg, "echo", "ccm.loadbalancer/1", "ensure_load_balancer", "IMPLEMENTED_ELSEWHERE") == 1);
+  CHECK(calls(reg, "echo", "ccm.loadbalancer/1", "update_load_balancer", "INVALID_ARGUMENT") == 1);
 }
 
 TEST_CASE_FIXTURE(Echo,
@@ -267,15 +267,15 @@ TEST_CASE_FIXTURE(Echo,
   REQUIRE(listed.ok());
   CHECK(listed->empty());
   // The metrics keep what the plugin answered.
-  CHECK(calls(reg, "ccm.routes/1", "create_route", "OK") == 1);
-  CHECK(calls(reg, "ccm.routes/1", "create_route", "ALREADY_EXISTS") == 1);
-  CHECK(calls(reg, "ccm.routes/1", "delete_route", "NOT_FOUND") == 1);
+  CHECK(calls(reg, "echo", "ccm.routes/1", "create_route", "OK") == 1);
+  CHECK(calls(reg, "echo", "ccm.routes/1", "create_route", "ALREADY_EXISTS") == 1);
+  CHECK(calls(reg, "echo", "ccm.routes/1", "delete_route", "NOT_FOUND") == 1);
 
   auto broken = p->listRoutes("broken");
   CHECK(broken.status().code() == Code::Internal);
   CHECK(broken.status().message().find("provider call ccm.routes/1.list_routes returned invalid "
                                        "output: invalid route:") == 0);
-  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"invalid_output"}) == 1);
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"echo", "invalid_output"}) == 1);
 }
 
 TEST_CASE("an abandoned call reads inputs the call owns, not the caller's") {
@@ -291,16 +291,16 @@ TEST_CASE("an abandoned call reads inputs the call owns, not the caller's") {
         "provider call ccm.instances/1.instance_metadata did not return within its 0.2s "
         "deadline; abandoned");
   CHECK(took >= milliseconds(300));  // the caller waited out deadline + grace, no longer
-  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"ignored_deadline"}) == 1);
+  CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"echo", "ignored_deadline"}) == 1);
   // The caller's node goes away (scribbled over first) while the plugin still reads it.
   std::fill(node->name.begin(), node->name.end(), 'X');
   std::fill(node->labels[0].second.begin(), node->labels[0].second.end(), 'X');
   node.reset();
   CHECK(waitUntil([&] {
-    return reg.valueForTest("ccm_provider_echo_late_reads_total", {"late-reader/zone-late"}) == 1;
+    return reg.valueForTest("ccm_provider_echo_late_reads_total", {"echo", "late-reader/zone-late"}) == 1;
   }));
   CHECK(waitUntil(
-      [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"instances"}) == 0; }));
+      [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"echo", "instances"}) == 0; }));
 }
 
 TEST_CASE_FIXTURE(Echo,
@@ -309,7 +309,7 @@ TEST_CASE_FIXTURE(Echo,
   auto in_flight =
       std::async(std::launch::async, [&] { return p->instanceMetadata(waiting.ref()); });
   REQUIRE(waitUntil(
-      [&] { return reg.valueForTest("ccm_provider_calls_in_flight", {"instances"}) == 1; }));
+      [&] { return reg.valueForTest("ccm_provider_calls_in_flight", {"echo", "instances"}) == 1; }));
   p->cancelAll();
   REQUIRE(in_flight.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   auto md = in_flight.get();
@@ -329,8 +329,8 @@ TEST_CASE_FIXTURE(Echo,
   }
   CHECK(p->createRoute("c", "h", Route{}).code() == Code::Cancelled);
   // The plugin's own CANCELLED is counted; calls refused before they started are not.
-  CHECK(calls(reg, "ccm.instances/1", "instance_metadata", "CANCELLED") == 1);
-  CHECK(calls(reg, "ccm.instances/1", "instance_exists", "CANCELLED") == -1);
+  CHECK(calls(reg, "echo", "ccm.instances/1", "instance_metadata", "CANCELLED") == 1);
+  CHECK(calls(reg, "echo", "ccm.instances/1", "instance_exists", "CANCELLED") == -1);
 }
 
 TEST_CASE_FIXTURE(Baseline, "a correct plugin works through the adapter") {
@@ -353,7 +353,7 @@ TEST_CASE_FIXTURE(Baseline, "a correct plugin works through the adapter") {
   auto st = p->ensureLoadBalancer("kubernetes", svc.ref(), {});
   REQUIRE(st.ok());
   CHECK(st->ingress.at(0).ip == "192.0.2.10");
-  CHECK(calls(reg, "ccm.instances/1", "instance_metadata", "OK") == 1);
+  CHECK(calls(reg, "baseline", "ccm.instances/1", "instance_metadata", "OK") == 1);
 }
 
 TEST_CASE_FIXTURE(Baseline, "absent capabilities answer UNIMPLEMENTED without a call") {
@@ -365,11 +365,16 @@ TEST_CASE_FIXTURE(Baseline, "absent capabilities answer UNIMPLEMENTED without a 
   auto batch = p->instanceMetadataBatch({});
   CHECK(batch.status().code() == Code::Unimplemented);
   CHECK(batch.status().message() == "provider baseline does not implement ccm.instances.batch/1");
-  CHECK(calls(reg, "ccm.routes/1", "list_routes", "UNIMPLEMENTED") <= 0);
+  CHECK(calls(reg, "baseline", "ccm.routes/1", "list_routes", "UNIMPLEMENTED") <= 0);
 }
 
-TEST_CASE_FIXTURE(Baseline, "cancelAll refuses new calls") {
+TEST_CASE_FIXTURE(Baseline, "cancelAll refuses new calls and fails the health check") {
+  CHECK(p->health().ok());
   p->cancelAll();
   TestNode n{"node-a"};
   CHECK(p->instanceExists(n.ref()).status().code() == Code::Cancelled);
+  Status health = p->health();
+  CHECK(health.code() == Code::Unavailable);
+  CHECK(health.message() ==
+        "provider baseline takes no more calls: the host is shutting down or lost leadership");
 }

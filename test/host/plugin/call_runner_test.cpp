@@ -16,7 +16,7 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 TEST_CASE("a call returns its status; no slots means one") {
-  CallRunner runner("test", 0, milliseconds(50), nullptr);
+  CallRunner runner("test", 0, milliseconds(50), nullptr, "test");
   CHECK(runner.slots() == 1);
   bool abandoned = false;
   CallOutcome out = runner.run(
@@ -29,7 +29,7 @@ TEST_CASE("a call returns its status; no slots means one") {
 }
 
 TEST_CASE("exceptions are caught on the runner thread") {
-  CallRunner runner("test", 1, milliseconds(50), nullptr);
+  CallRunner runner("test", 1, milliseconds(50), nullptr, "test");
   CallOutcome out = runner.run(
       Clock::now() + milliseconds(2000), []() -> ccm_status { throw std::runtime_error("kaboom"); },
       [] {});
@@ -42,7 +42,7 @@ TEST_CASE("exceptions are caught on the runner thread") {
 }
 
 TEST_CASE("a hung call is abandoned at deadline + grace and holds its slot until it returns") {
-  CallRunner runner("test", 1, milliseconds(100), nullptr);
+  CallRunner runner("test", 1, milliseconds(100), nullptr, "test");
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   bool abandoned = false;

@@ -423,5 +423,84 @@ TEST_CASE("a set refuses overlapping prefixes and rules naming unloaded provider
   CHECK(c.calls.back() == "cancel:");
 }
 
+Node makeNode(std::string name, std::string provider_id = "",
+              std::vector<std::pair<std::string, std::string>> label_values = {}) {
+  return Node{std::move(name), std::move(provider_id), std::move(label_values), {}, {}};
+}
+
+TEST_CASE("what the set remembers about a node goes with the node") {
+  Fixture f(rulesFor({"cloud-b=cloud=b"}, "exists", {}));
+  std::vector<std::string> warnings;
+  f.set->setNodeWarning([&](std::string_view node, std::string_view, const std::string&) {
+    warnings.emplace_back(node);
+  });
+  f.a.instances = {"found"};
+  // Churn: nodes owned by prefix, by label, by discovery, and one nobody claims (warned).
+  for (int round = 0; round < 50; ++round) {
+    std::array<Node, 4> nodes{makeNode(fmt::format("p{}", round), fmt::format("a://p{}", round)),
+                              makeNode(fmt::format("l{}", round), "", {{"cloud", "b"}}),
+                              makeNode(fmt::format("found-{}", round)),
+                              makeNode(fmt::format("x{}", round))};
+    f.a.instances.insert(nodes[2].name);
+    for (auto& n : nodes) {
+      (void)f.set->instanceMetadata(n.ref());
+    }
+    CHECK(f.set->rememberedNodesForTest() > 0);
+    for (auto& n : nodes) {
+      plugin::NodeRef r = n.ref();
+      f.set->forgetNode(r.name, r.uid);
+    }
+    CHECK(f.set->rememberedNodesForTest() == 0);
+  }
+  CHECK(warnings.size() == 50);
+  // A node deleted and made again under its name is routed afresh: its old discovery is gone.
+  Node again = makeNode("found-0");
+  f.a.instances.erase("found-0");
+  f.b.instances = {"found-0"};
+  auto md = f.set->instanceMetadata(again.ref());
+  REQUIRE(md.ok());
+  CHECK((*md)->provider_id == "b://found-0");
+}
+
+TEST_CASE("the owner a load balancer's nodes are sorted by is the owner calls are routed to") {
+  Fixture f(rulesFor({"cloud-a=role=edge", "cloud-b=zone=b"}, "", {}));
+  // Claimed by both selectors: no owner for calls, so no backend of either cloud either.
+  std::array<Node, 2> nodes{makeNode("both", "", {{"role", "edge"}, {"zone", "b"}}),
+                            makeNode("b-only", "", {{"zone", "b"}})};
+  std::vector<plugin::NodeRef> refs;
+  for (auto& n : nodes) {
+    refs.push_back(n.ref());
+  }
+  CHECK(f.set->instanceMetadata(refs[0]).status().code() == Code::FailedPrecondition);
+  plugin::ServiceRef svc;
+  svc.name = "web";
+  REQUIRE(f.set->ensureLoadBalancer("k", svc, refs).ok());
+  CHECK(f.a.lb_nodes.empty());
+  plugin::ServiceRef svc_b;
+  svc_b.name = "web-b";
+  Fixture g(rulesFor({"cloud-a=role=edge", "cloud-b=zone=b"}, "", {"example.com/b=cloud-b"}));
+  svc_b.load_balancer_class = "example.com/b";
+  REQUIRE(g.set->ensureLoadBalancer("k", svc_b, refs).ok());
+  CHECK(g.b.lb_nodes == std::vector<std::string>{"b-only"});
+}
+
+TEST_CASE("the owner's name (lifecycle zones) follows the routing rules, without a call") {
+  Fixture f(rulesFor({"cloud-b=cloud=b"}, "exists", {}));
+  Node by_prefix = makeNode("p", "a://p");
+  Node by_label = makeNode("l", "", {{"cloud", "b"}});
+  Node unknown = makeNode("u");
+  Node nobodys = makeNode("g", "gone://g");
+  CHECK(f.set->ownerNameOf(by_prefix.ref()) == "cloud-a");
+  CHECK(f.set->ownerNameOf(by_label.ref()) == "cloud-b");
+  CHECK(f.set->ownerNameOf(unknown.ref()).empty());
+  CHECK(f.set->ownerNameOf(nobodys.ref()).empty());
+  CHECK(f.a.calls.empty());
+  CHECK(f.b.calls.empty());
+  // Once discovery found it, the node is in its provider's zones.
+  f.a.instances = {"u"};
+  REQUIRE(f.set->instanceMetadata(unknown.ref()).ok());
+  CHECK(f.set->ownerNameOf(unknown.ref()) == "cloud-a");
+}
+
 }  // namespace
 }  // namespace ccm::providers

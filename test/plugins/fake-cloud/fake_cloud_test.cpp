@@ -193,7 +193,7 @@ faults: [{op: metadata, nodes: [n-3], code: UNAVAILABLE, message: "n-3 is being 
   CHECK((*results)[1199]->provider_id == "fake://n-1199");
   // 1200 nodes in batches of at most 500: three calls.
   CHECK(reg.valueForTest("ccm_provider_calls_total",
-                         {"ccm.instances.batch/1", "instance_metadata_batch", "OK"}) == 3);
+                         {"fake-cloud", "ccm.instances.batch/1", "instance_metadata_batch", "OK"}) == 3);
 }
 
 TEST_CASE("injected faults carry their code and retry-after; counted faults expire") {
@@ -244,8 +244,8 @@ TEST_CASE("latency respects the deadline unless told to hang") {
   CHECK(s.status().message().find("abandoned") != std::string::npos);
   // The host left the call running in the plugin; it returns once its 1.5 s are over, and only
   // then may the provider be destroyed (with a call still in it, the host would leak it).
-  CHECK(reg.valueForTest("ccm_provider_abandoned_calls") == 1);
-  CHECK(waitUntil([&] { return reg.valueForTest("ccm_provider_abandoned_calls") == 0; }));
+  CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"fake-cloud"}) == 1);
+  CHECK(waitUntil([&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"fake-cloud"}) == 0; }));
 }
 
 TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored") {
@@ -442,5 +442,5 @@ TEST_CASE("after cancelAll every call, batch included, answers CANCELLED without
   metrics::Registry live_reg;
   auto live = mustFakeCloud("autoInstances: {zones: [a]}\n", live_reg);
   REQUIRE(live->instanceMetadata(a.ref()).ok());
-  CHECK(live_reg.valueForTest("ccm_provider_fake_cloud_calls_total", {"metadata"}) == 1);
+  CHECK(live_reg.valueForTest("ccm_provider_fake_cloud_calls_total", {"fake-cloud", "metadata"}) == 1);
 }

@@ -101,7 +101,7 @@ TEST_CASE("a changed cloud config reaches fake-cloud; a broken one is refused an
   secret.publish("region: r2\nautoInstances: {zones: [z1]}\n");
   CHECK(reloader.checkNow() == Outcome::Applied);
   CHECK(regionOf(*p, "node-1") == "r2");
-  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"ok"}) == 1);
+  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"fake-cloud", "ok"}) == 1);
   CHECK(logs.count("Provider reconfigured from the changed cloud config") == 1);
   CHECK(reloader.checkNow() == Outcome::Unchanged);
 
@@ -109,12 +109,12 @@ TEST_CASE("a changed cloud config reaches fake-cloud; a broken one is refused an
   secret.publish("regoin: r3\nautoInstances: {zones: [z1]}\n");
   CHECK(reloader.checkNow() == Outcome::Refused);
   CHECK(regionOf(*p, "node-1") == "r2");
-  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"refused"}) == 1);
+  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"fake-cloud", "refused"}) == 1);
   CHECK(logs.count("Provider refused the changed cloud config") == 1);
   CHECK(logs.get().find("regoin") != std::string::npos);
   // Not offered again until the file changes.
   CHECK(reloader.checkNow() == Outcome::Unchanged);
-  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"refused"}) == 1);
+  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"fake-cloud", "refused"}) == 1);
 
   // A setting fixed at creation: refused, naming it.
   secret.publish("region: r4\nmaxConcurrency: 3\nautoInstances: {zones: [z1]}\n");
@@ -127,7 +127,7 @@ TEST_CASE("a changed cloud config reaches fake-cloud; a broken one is refused an
   secret.publish("region: r5\nautoInstances: {zones: [z1]}\n");
   CHECK(reloader.checkNow() == Outcome::Applied);
   CHECK(regionOf(*p, "node-1") == "r5");
-  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"ok"}) == 2);
+  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"fake-cloud", "ok"}) == 2);
 
   // The file disappearing (a volume unmounted) is only a warning; the provider is untouched.
   fs::remove(secret.dir / "cloud.yaml");
@@ -150,7 +150,7 @@ TEST_CASE("a plugin without the reconfigure slot: the change waits for a restart
   CHECK(reloader.checkNow() == Outcome::Unsupported);
   secret.publish("three");
   CHECK(reloader.checkNow() == Outcome::Unsupported);
-  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"unsupported"}) == 2);
+  CHECK(reg.valueForTest("ccm_provider_reconfigure_total", {"echo", "unsupported"}) == 2);
   CHECK(logs.count("the change takes effect at the next restart") == 1);
 }
 

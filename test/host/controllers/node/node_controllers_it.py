@@ -250,8 +250,8 @@ class CloudNodeControllerTest(unittest.TestCase):
             print("200 joining nodes: %d batches of several nodes (the largest %d)" %
                   (len(together), max(together)))
             body = https_get("https://127.0.0.1:%d/metrics" % port)[1]
-            calls = re.findall(r'^ccm_provider_calls_total\{capability="([^"]+)",call="([^"]+)",'
-                               r'code="OK"\} (\d+)', body, re.M)
+            calls = re.findall(r'^ccm_provider_calls_total\{provider="fake-cloud",capability="([^"]+)",'
+                               r'call="([^"]+)",code="OK"\} (\d+)', body, re.M)
             by_call = {(cap, call): int(n) for cap, call, n in calls}
             batch = by_call.get(("ccm.instances.batch/1", "instance_metadata_batch"), 0)
             single = by_call.get(("ccm.instances/1", "instance_metadata"), 0)
