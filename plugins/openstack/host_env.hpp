@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/openstack/status.hpp"
+#include "ccm/types.hpp"
 
 namespace ccm::openstack {
 
@@ -82,12 +82,12 @@ class CallContext {
   }
 
   // CANCELLED once the host says stop, DEADLINE_EXCEEDED past the deadline, else OK.
-  Status checkAlive() const {
+  sdk::Status checkAlive() const {
     if (auto left = remaining(); left && left->count() <= 0) {
-      return Status(Code::DeadlineExceeded, "the call's deadline has passed");
+      return sdk::Status(CCM_STATUS_DEADLINE_EXCEEDED, "the call's deadline has passed");
     }
     if (probe_cancellation_ && env_->isCancelled(call_id_)) {
-      return Status(Code::Cancelled, "the host cancelled the call");
+      return sdk::Status(CCM_STATUS_CANCELLED, "the host cancelled the call");
     }
     return {};
   }
@@ -115,9 +115,9 @@ class CallContext {
 // The timeout for one HTTP request of this call: the configured request timeout, shortened
 // to what is left before the call's deadline. DEADLINE_EXCEEDED / CANCELLED when nothing is
 // left or the host cancelled the call.
-inline StatusOr<std::chrono::milliseconds> requestTimeout(const CallContext& call,
+inline sdk::Result<std::chrono::milliseconds> requestTimeout(const CallContext& call,
                                                           std::chrono::nanoseconds configured) {
-  Status alive = call.checkAlive();
+  sdk::Status alive = call.checkAlive();
   if (!alive.ok()) {
     return alive;
   }
@@ -126,7 +126,7 @@ inline StatusOr<std::chrono::milliseconds> requestTimeout(const CallContext& cal
     timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(*left));
   }
   if (timeout.count() <= 0) {
-    return Status(Code::DeadlineExceeded, "the call's deadline has passed");
+    return sdk::Status(CCM_STATUS_DEADLINE_EXCEEDED, "the call's deadline has passed");
   }
   return timeout;
 }

@@ -1,6 +1,6 @@
 // The ABI face of the openstack provider, through the plugin SDK (ccm/provider.hpp): one
 // sdk::Provider whose capabilities are thin adapters from the SDK's views and results to the
-// core's types (model.hpp) and Status. The SDK owns the C tables, the entry point and the
+// core's types (model.hpp) and sdk::Status. The SDK owns the C tables, the entry point and the
 // exception barrier.
 #include <curl/curl.h>
 
@@ -92,11 +92,11 @@ CallContext contextOf(const sdk::Call& call) {
   return CallContext(env(), call.id(), call.deadlineNs());
 }
 
-sdk::Error toError(const Status& st) {
+sdk::Error toError(const sdk::Status& st) {
   return sdk::Error(static_cast<ccm_status>(st.code()), st.message(), st.retryAfter());
 }
 
-sdk::Status toSdk(const Status& st) {
+sdk::Status toSdk(const sdk::Status& st) {
   if (st.ok()) {
     return {};
   }

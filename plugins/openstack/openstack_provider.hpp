@@ -23,7 +23,7 @@ class OpenStackProvider {
  public:
   // Parses config_text, registers its secrets, authenticates and resolves endpoints. Refusals
   // name the offending key (INVALID_ARGUMENT) or the failing cloud call.
-  static StatusOr<std::unique_ptr<OpenStackProvider>> create(const CallContext& call, HostEnv& env,
+  static sdk::Result<std::unique_ptr<OpenStackProvider>> create(const CallContext& call, HostEnv& env,
                                                              std::string_view config_text);
 
   Instances& instances() { return *instances_; }
@@ -38,7 +38,7 @@ class OpenStackProvider {
   // (INVALID_ARGUMENT naming the key) and nothing changes. On OK the new secrets are
   // registered and Keystone is logged into with the new credentials for the next requests.
   // THREAD: one at a time; capability calls may run meanwhile.
-  Status reconfigure(const CallContext& call, HostEnv& env, std::string_view config_text);
+  sdk::Status reconfigure(const CallContext& call, HostEnv& env, std::string_view config_text);
   OpenStackClient& client() { return *client_; }
 
  private:

@@ -55,10 +55,10 @@ std::string fixedSettingChanged(const Config& running, const Config& next) {
   return "";
 }
 
-Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
+sdk::Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
                                       std::string_view config_text) {
   if (config_text.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "the new cloud config is empty; the openstack provider keeps the running one");
   }
   auto parsed = parseConfig(config_text);
@@ -69,7 +69,7 @@ Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
   next.regional_provider_id = config_.regional_provider_id;  // from the environment
   std::string fixed = fixedSettingChanged(config_, next);
   if (!fixed.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   fixed +
                       ": cannot change while the provider runs (restart to change it); "
                       "nothing was applied, the credentials neither");
@@ -82,7 +82,7 @@ Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
   }
   // config_ keeps the credentials it was created with: only KeystoneAuth reads them after
   // creation, and it holds its own copy, replaced here.
-  CCM_OS_RETURN_IF_ERROR(client_->keystone().rotateCredentials(call, next.global));
+  CCM_SDK_RETURN_IF_ERROR(client_->keystone().rotateCredentials(call, next.global));
   call.info("OpenStack provider reconfigured: new credentials in use");
   return {};
 }

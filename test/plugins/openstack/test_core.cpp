@@ -176,7 +176,7 @@ TEST_CASE("catalog endpoint selection") {
   CHECK(*c.endpointFor("compute", "public", "R2") == "http://r2-public");
   CHECK(*c.endpointFor("compute", "internal", "R2") == "http://r2-internal");  // by region_id
   CHECK(*c.endpointFor("compute", "public", "") == "http://r1-public");
-  CHECK(c.endpointFor("compute", "admin", "R1").status().code() == Code::NotFound);
+  CHECK(c.endpointFor("compute", "admin", "R1").status().code() == CCM_STATUS_NOT_FOUND);
   CHECK_FALSE(c.endpointFor("network", "public", "R1").ok());  // empty URL skipped
   CHECK_FALSE(c.endpointFor("volume", "public", "R1").ok());
 }
@@ -206,7 +206,7 @@ TEST_CASE("load balancer names and settings precedence") {
   CHECK(s->vip_subnet_id == "ann-subnet");           // the annotation wins for the VIP
 
   svc.annotations = {{"loadbalancer.openstack.org/class", "silver"}};
-  CHECK(buildLbSettings(cfg, "prod", svc).status().code() == Code::InvalidArgument);
+  CHECK(buildLbSettings(cfg, "prod", svc).status().code() == CCM_STATUS_INVALID_ARGUMENT);
 
   svc.annotations = {{"loadbalancer.openstack.org/keep-floatingip", "yes"}};
   auto bad = buildLbSettings(cfg, "prod", svc);
