@@ -80,9 +80,9 @@ sdk::Result<Power> Instances::shutdown(const CallContext& call, const KubeNode& 
   return server.status == "SHUTOFF" ? Power::Shutdown : Power::Running;
 }
 
-sdk::Result<InstanceMetadata> Instances::build(const CallContext& call, const Server& server,
+sdk::Result<sdk::InstanceMetadata> Instances::build(const CallContext& call, const Server& server,
                                             const std::vector<Port>& ports) {
-  InstanceMetadata md;
+  sdk::InstanceMetadata md;
   md.provider_id = providerIdFor(server.id);
   md.region = config_.global.region;
   md.zone = sanitizeZone(server.availability_zone);
@@ -128,7 +128,7 @@ sdk::Result<InstanceMetadata> Instances::build(const CallContext& call, const Se
   return md;
 }
 
-sdk::Result<InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
+sdk::Result<sdk::InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (!server.ok()) {
     if (server.status().code() == CCM_STATUS_FAILED_PRECONDITION && node.provider_id.empty()) {
@@ -141,9 +141,9 @@ sdk::Result<InstanceMetadata> Instances::metadata(const CallContext& call, const
   return build(call, *server, ports);
 }
 
-std::vector<sdk::Result<InstanceMetadata>> Instances::metadataBatch(
+std::vector<sdk::Result<sdk::InstanceMetadata>> Instances::metadataBatch(
     const CallContext& call, const std::vector<KubeNode>& nodes) {
-  std::vector<sdk::Result<InstanceMetadata>> out;
+  std::vector<sdk::Result<sdk::InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
     for (const KubeNode& node : nodes) {
       out.push_back(metadata(call, node));

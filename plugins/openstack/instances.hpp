@@ -36,10 +36,10 @@ class Instances {
   sdk::Result<Existence> exists(const CallContext& call, const KubeNode& node);
   // SHUTDOWN only for status SHUTOFF.
   sdk::Result<Power> shutdown(const CallContext& call, const KubeNode& node);
-  sdk::Result<InstanceMetadata> metadata(const CallContext& call, const KubeNode& node);
+  sdk::Result<sdk::InstanceMetadata> metadata(const CallContext& call, const KubeNode& node);
   // One result per node, in order. Small batches are looked up node by node; larger ones
   // from one paged list of the project's servers and one port list per 40 servers.
-  std::vector<sdk::Result<InstanceMetadata>> metadataBatch(const CallContext& call,
+  std::vector<sdk::Result<sdk::InstanceMetadata>> metadataBatch(const CallContext& call,
                                                         const std::vector<KubeNode>& nodes);
 
   std::string providerIdFor(const std::string& server_id) const;
@@ -48,7 +48,7 @@ class Instances {
   // By providerID (NOT_FOUND on 404), else by exact name (FAILED_PRECONDITION when no or
   // several servers have that name: a name lookup never proves absence).
   sdk::Result<Server> findServer(const CallContext& call, const KubeNode& node);
-  sdk::Result<InstanceMetadata> build(const CallContext& call, const Server& server,
+  sdk::Result<sdk::InstanceMetadata> build(const CallContext& call, const Server& server,
                                    const std::vector<Port>& ports);
 
   const Config& config_;

@@ -185,7 +185,7 @@ void addIpv6Ingress(LbStatus& status, const std::string& ipv6_address, bool ipv6
   if (ipv6_address.empty() || status.ingress.empty() || status.ingress.front().ip.empty()) {
     return;
   }
-  LbIngress v6;
+  sdk::Ingress v6;
   v6.ip = ipv6_address;
   v6.ip_mode = status.ingress.front().ip_mode;
   if (ipv6_first) {

@@ -147,7 +147,7 @@ sdk::Status tagLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
 LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
                          const std::string& address) {
   LbStatus status;
-  LbIngress ingress;
+  sdk::Ingress ingress;
   bool proxy = !s.proxy_protocol.empty();
   if (!s.hostname.empty()) {
     ingress.hostname = s.hostname;

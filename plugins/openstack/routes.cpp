@@ -56,7 +56,7 @@ sdk::Status Routes::refreshNodeNames(const CallContext& call) {
   return {};
 }
 
-sdk::Result<std::vector<KubeRoute>> Routes::list(const CallContext& call, const std::string& cluster) {
+sdk::Result<std::vector<sdk::Route>> Routes::list(const CallContext& call, const std::string& cluster) {
   CCM_SDK_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   std::set<std::string> tags(router.tags.begin(), router.tags.end());
   std::vector<RouterRoute> mine;
@@ -66,7 +66,7 @@ sdk::Result<std::vector<KubeRoute>> Routes::list(const CallContext& call, const 
     }
   }
   bool refreshed = false;
-  std::vector<KubeRoute> out;
+  std::vector<sdk::Route> out;
   for (const RouterRoute& r : mine) {
     auto name = cachedNodeName(r.nexthop);
     if (!name && !refreshed) {
@@ -74,7 +74,7 @@ sdk::Result<std::vector<KubeRoute>> Routes::list(const CallContext& call, const 
       refreshed = true;
       name = cachedNodeName(r.nexthop);
     }
-    KubeRoute k;
+    sdk::Route k;
     k.name = r.destination;
     k.destination_cidr = r.destination;
     if (name) {
@@ -125,13 +125,13 @@ sdk::Result<std::optional<Port>> Routes::nodePort(const CallContext& call, const
   return std::optional<Port>(std::move(on_router.front()));
 }
 
-sdk::Result<std::string> Routes::nexthopFor(const CallContext& call, const KubeRoute& route) {
+sdk::Result<std::string> Routes::nexthopFor(const CallContext& call, const sdk::Route& route) {
   int family = ipFamilyOf(route.destination_cidr);
   if (family == 0) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
-  for (const NodeAddress& a : route.target_node_addresses) {
+  for (const sdk::NodeAddress& a : route.target_node_addresses) {
     if (a.type == "InternalIP" && ipFamilyOf(a.address) == family) {
       return a.address;
     }
@@ -204,7 +204,7 @@ sdk::Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& 
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-sdk::Status Routes::create(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
+sdk::Status Routes::create(const CallContext& call, const std::string& cluster, const sdk::Route& route) {
   CCM_SDK_ASSIGN_OR_RETURN(std::string nexthop, nexthopFor(call, route));
   auto cidr = Cidr::parse(route.destination_cidr);
   std::string dest = cidr->toString();
@@ -254,7 +254,7 @@ sdk::Status Routes::create(const CallContext& call, const std::string& cluster, 
   return {};
 }
 
-sdk::Status Routes::remove(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
+sdk::Status Routes::remove(const CallContext& call, const std::string& cluster, const sdk::Route& route) {
   auto cidr = Cidr::parse(route.destination_cidr);
   if (!cidr) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
