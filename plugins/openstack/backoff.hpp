@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 
 namespace ccm::openstack {
 

@@ -204,7 +204,7 @@ std::optional<int64_t> parseRfc3339(const std::string& text) {
   return secs * kNsPerSec + frac_ns;
 }
 
-KeystoneAuth::KeystoneAuth(const GlobalConfig& global, HttpClient& http, HostEnv& env,
+KeystoneAuth::KeystoneAuth(const GlobalConfig& global, HttpClient& http, const sdk::Host& env,
                            std::chrono::nanoseconds request_timeout)
     : global_(global), http_(http), env_(env), request_timeout_(request_timeout) {}
 
@@ -303,7 +303,7 @@ sdk::Status KeystoneAuth::loginBackedOff() const {
   if (login_failures_ == 0) {
     return {};
   }
-  int64_t now = env_.unixNs();
+  int64_t now = env_.nowUnixNs();
   // A clock that went back by more than the delay does not stretch it.
   if (now >= retry_login_at_ns_ || now < last_login_failure_ns_) {
     return {};
@@ -325,7 +325,7 @@ sdk::Status KeystoneAuth::loginRefused(const CallContext& call, const sdk::Statu
     std::lock_guard<std::mutex> lock(mu_);
     delay = backoffDelay(kLoginRetryBase, login_failures_, kLoginRetryCap);
     refusals = ++login_failures_;
-    last_login_failure_ns_ = env_.unixNs();
+    last_login_failure_ns_ = env_.nowUnixNs();
     retry_login_at_ns_ = last_login_failure_ns_ + std::chrono::nanoseconds(delay).count();
     last_login_error_ = st.message();
   }
@@ -404,7 +404,7 @@ sdk::Result<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* 
   if (auto exp = parseRfc3339(jsonString(*tok, "expires_at"))) {
     token.expires_unix_ns = *exp;
   }
-  token.issued_unix_ns = env_.unixNs();
+  token.issued_unix_ns = env_.nowUnixNs();
   if (auto issued = parseRfc3339(jsonString(*tok, "issued_at"))) {
     // Keystone's clock may differ from ours: keep the lifetime, anchored on our clock.
     if (token.expires_unix_ns != 0) {
@@ -448,7 +448,7 @@ bool KeystoneAuth::expiresSoon(const Token& token) const {
   }
   int64_t lifetime = token.expires_unix_ns - token.issued_unix_ns;
   int64_t margin = std::min<int64_t>(600 * kNsPerSec, lifetime / 2);
-  return env_.unixNs() >= token.expires_unix_ns - margin;
+  return env_.nowUnixNs() >= token.expires_unix_ns - margin;
 }
 
 sdk::Result<std::string> KeystoneAuth::token(const CallContext& call) {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/http_client.hpp"
 #include "plugins/openstack/json.hpp"
 #include "ccm/types.hpp"
@@ -56,7 +56,7 @@ std::optional<int64_t> parseRfc3339(const std::string& text);
 // THREAD: every method may be called from any thread.
 class KeystoneAuth {
  public:
-  KeystoneAuth(const GlobalConfig& global, HttpClient& http, HostEnv& env,
+  KeystoneAuth(const GlobalConfig& global, HttpClient& http, const sdk::Host& env,
                std::chrono::nanoseconds request_timeout);
 
   // The first authentication: finds the v3 endpoint, gets a token and the catalog.
@@ -92,7 +92,7 @@ class KeystoneAuth {
 
   GlobalConfig global_;  // changed only under renew_mu_ (rotateCredentials) once started
   HttpClient& http_;
-  HostEnv& env_;
+  const sdk::Host& env_;
   std::chrono::nanoseconds request_timeout_;
   std::string identity_url_;  // ends with "/", set by start()
   Catalog catalog_;           // written by start() only, read-only afterwards

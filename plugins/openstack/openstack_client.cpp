@@ -69,7 +69,7 @@ const char* serviceName(Service s) {
 
 }  // namespace
 
-OpenStackClient::OpenStackClient(const Config& config, HostEnv& env) : config_(config), env_(env) {
+OpenStackClient::OpenStackClient(const Config& config, const sdk::Host& env) : config_(config), env_(env) {
   TlsOptions tls{config.global.ca_file, config.global.cert_file, config.global.key_file,
                  config.global.tls_insecure};
   http_ = std::make_unique<HttpClient>(tls, kUserAgent);
@@ -167,18 +167,18 @@ sdk::Result<HttpResponse> OpenStackClient::request(const CallContext& call, Serv
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  Fields labels = {{"request", op}};
-  env_.metric(MetricKind::Histogram, "openstack_api_request_duration_seconds",
+  sdk::Labels labels = {{"request", op}};
+  env_.observeSeconds( "openstack_api_request_duration_seconds",
               "Latency of OpenStack API requests", labels, seconds);
-  env_.metric(MetricKind::Counter, "openstack_api_requests_total", "OpenStack API requests", labels,
+  env_.counterAdd( "openstack_api_requests_total", "OpenStack API requests", labels,
               1);
   if (!resp.ok()) {
-    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
+    env_.counterAdd( "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     return resp.status();
   }
   if (resp->status < 200 || resp->status > 299) {
-    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
+    env_.counterAdd( "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     std::string what = std::string(serviceName(service)) + " " + method + " " + url;
     if (resp->status == 401) {

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/http_client.hpp"
 #include "plugins/openstack/json.hpp"
 #include "plugins/openstack/keystone.hpp"
@@ -26,7 +26,7 @@ inline constexpr const char* kNovaMicroversion = "2.47";
 // THREAD: every method may be called from any thread after start().
 class OpenStackClient {
  public:
-  OpenStackClient(const Config& config, HostEnv& env);
+  OpenStackClient(const Config& config, const sdk::Host& env);
 
   // Authenticates and resolves the compute, network and (when load balancers are enabled)
   // load-balancer endpoints. Lifecycle only.
@@ -60,7 +60,7 @@ class OpenStackClient {
   // Whether Nova accepted the 2.47 microversion so far (false after a 406).
   bool novaMicroversion() const { return nova_microversion_.load(); }
   KeystoneAuth& keystone() { return *keystone_; }
-  HostEnv& env() { return env_; }
+  const sdk::Host& env() { return env_; }
 
  private:
   sdk::Result<HttpResponse> sendOnce(const CallContext& call, Service service,
@@ -68,7 +68,7 @@ class OpenStackClient {
                                   const std::string& body, const std::string& token);
 
   const Config& config_;
-  HostEnv& env_;
+  const sdk::Host& env_;
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<KeystoneAuth> keystone_;
   std::string compute_url_;  // written by start() only

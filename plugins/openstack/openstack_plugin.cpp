@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ccm/provider.hpp"
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/lb_dual_stack.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
@@ -29,67 +29,8 @@ constexpr uint32_t kMaxBatchSize = 500;
 constexpr uint32_t kLoadBalancerConcurrency = 8;
 constexpr uint32_t kRoutesConcurrency = 8;
 
-ccm_log_level abiLevel(LogLevel level) {
-  switch (level) {
-    case LogLevel::Error:
-      return CCM_LOG_ERROR;
-    case LogLevel::Warning:
-      return CCM_LOG_WARNING;
-    case LogLevel::Info:
-      return CCM_LOG_INFO;
-    case LogLevel::Debug:
-      return CCM_LOG_DEBUG;
-  }
-  return CCM_LOG_INFO;
-}
-
-// HostEnv over the SDK's Host (the services table the host gave at negotiation).
-class SdkHostEnv final : public HostEnv {
- public:
-  void log(LogLevel level, std::string_view message) override {
-    host().log(abiLevel(level), message);
-  }
-  // Fields stay fields (ABI 1.1 log_fields); the SDK appends them to the text for a 1.0 host.
-  void logFields(LogLevel level, std::string_view message, const Fields& fields) override {
-    host().logFields(abiLevel(level), message, fields);
-  }
-  bool isCancelled(uint64_t call_id) override {
-    const sdk::Host& h = host();
-    if (!h.has(offsetof(ccm_host_services, is_cancelled)) || h.services().is_cancelled == nullptr) {
-      return false;
-    }
-    return h.services().is_cancelled(h.handle(), call_id);
-  }
-  int64_t monotonicNs() override { return host().nowMonotonicNs(); }
-  int64_t unixNs() override { return host().nowUnixNs(); }
-  void registerSecret(std::string_view value) override { host().registerSecret(value); }
-  void metric(MetricKind kind, std::string_view name, std::string_view help, const Fields& labels,
-              double value) override {
-    sdk::Labels l(labels.begin(), labels.end());
-    switch (kind) {
-      case MetricKind::Counter:
-        host().counterAdd(name, help, l, value);
-        break;
-      case MetricKind::Gauge:
-        host().gaugeSet(name, help, l, value);
-        break;
-      case MetricKind::Histogram:
-        host().observeSeconds(name, help, l, value);
-        break;
-    }
-  }
-
- private:
-  static const sdk::Host& host() { return sdk::Host::instance(); }
-};
-
-HostEnv& env() {
-  static SdkHostEnv instance;
-  return instance;
-}
-
 CallContext contextOf(const sdk::Call& call) {
-  return CallContext(env(), call.id(), call.deadlineNs());
+  return CallContext(sdk::Host::instance(), call.id(), call.deadlineNs());
 }
 
 std::vector<sdk::NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
@@ -298,10 +239,10 @@ class RoutesCapability final : public sdk::Routes {
 // The provider the SDK's tables point at.
 class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
  public:
-  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host&,
+  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host& host,
                                                               std::string_view config) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    auto core = OpenStackProvider::create(CallContext::lifecycle(env()), env(), config);
+    auto core = OpenStackProvider::create(CallContext::lifecycle(host), host, config);
     if (!core.ok()) {
       return core.error();
     }
@@ -311,7 +252,7 @@ class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
   // A changed cloud.conf: new credentials take effect for the next requests; anything else
   // that changed is refused and the running settings stay.
   sdk::Status reconfigure(const sdk::Call& call, std::string_view config) override {
-    return core_->reconfigure(contextOf(call), env(), config);
+    return core_->reconfigure(contextOf(call), sdk::Host::instance(), config);
   }
 
   sdk::Instances* instances() override { return &instances_; }

@@ -9,7 +9,7 @@
 
 namespace ccm::openstack {
 
-OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std::move(config)) {
+OpenStackProvider::OpenStackProvider(Config config, const sdk::Host& env) : config_(std::move(config)) {
   client_ = std::make_unique<OpenStackClient>(config_, env);
   nova_ = std::make_unique<NovaClient>(*client_);
   neutron_ = std::make_unique<NeutronClient>(*client_);
@@ -18,7 +18,7 @@ OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std:
 }
 
 sdk::Result<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
-    const CallContext& call, HostEnv& env, std::string_view config_text) {
+    const CallContext& call, const sdk::Host& env, std::string_view config_text) {
   if (config_text.empty()) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "the openstack provider needs a cloud config (--cloud-config) with [Global] "
