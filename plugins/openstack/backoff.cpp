@@ -30,14 +30,14 @@ std::chrono::milliseconds backoffDelay(std::chrono::milliseconds base, int attem
   return std::chrono::milliseconds(dist(rng()));
 }
 
-Status sleepWithin(const CallContext& call, std::chrono::milliseconds d) {
+sdk::Status sleepWithin(const CallContext& call, std::chrono::milliseconds d) {
   if (auto left = call.remaining(); left && *left <= d) {
-    return Status(Code::DeadlineExceeded, "the call's deadline comes before the next retry (in " +
+    return sdk::Status(CCM_STATUS_DEADLINE_EXCEEDED, "the call's deadline comes before the next retry (in " +
                                               std::to_string(d.count()) + " ms)");
   }
   auto until = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < until) {
-    CCM_OS_RETURN_IF_ERROR(call.checkAlive());
+    CCM_SDK_RETURN_IF_ERROR(call.checkAlive());
     auto left = until - std::chrono::steady_clock::now();
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, kSleepStep));
   }

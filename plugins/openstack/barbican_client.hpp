@@ -17,7 +17,7 @@ struct BarbicanRef {
 
 // The kind and ID of a reference; INVALID_ARGUMENT (without naming where the reference came
 // from) when it ends in anything else.
-StatusOr<BarbicanRef> parseBarbicanRef(const std::string& ref);
+sdk::Result<BarbicanRef> parseBarbicanRef(const std::string& ref);
 
 // THREAD: any.
 class BarbicanClient {
@@ -29,7 +29,7 @@ class BarbicanClient {
 
   // GET containers/<id> or secrets/<id>: OK when it exists and is readable; the API's answer
   // otherwise (NOT_FOUND, PERMISSION_DENIED, ...).
-  Status read(const CallContext& call, const BarbicanRef& ref);
+  sdk::Status read(const CallContext& call, const BarbicanRef& ref);
 
  private:
   OpenStackClient& os_;

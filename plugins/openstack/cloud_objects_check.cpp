@@ -27,7 +27,7 @@ const char* kindName(Kind k) {
   return "object";
 }
 
-Status lookUp(const CallContext& call, NeutronClient& neutron, const Wanted& w) {
+sdk::Status lookUp(const CallContext& call, NeutronClient& neutron, const Wanted& w) {
   switch (w.kind) {
     case Kind::Router:
       return neutron.getRouter(call, w.id).status();
@@ -57,7 +57,7 @@ void addLoadBalancerIds(std::vector<Wanted>& out, const std::string& section,
 
 }  // namespace
 
-Status checkCloudObjects(const CallContext& call, const Config& config, NeutronClient& neutron) {
+sdk::Status checkCloudObjects(const CallContext& call, const Config& config, NeutronClient& neutron) {
   std::vector<Wanted> wanted;
   if (!config.route.router_id.empty()) {
     wanted.push_back({"[Route] router-id", Kind::Router, config.route.router_id});
@@ -74,11 +74,11 @@ Status checkCloudObjects(const CallContext& call, const Config& config, NeutronC
   }
   std::string problems;
   for (const Wanted& w : wanted) {
-    Status st = lookUp(call, neutron, w);
+    sdk::Status st = lookUp(call, neutron, w);
     if (st.ok()) {
       continue;
     }
-    if (st.code() == Code::NotFound) {
+    if (st.code() == CCM_STATUS_NOT_FOUND) {
       problems += (problems.empty() ? "" : "; ") + w.option + " = \"" + w.id + "\": no " +
                   kindName(w.kind) + " with this ID is visible to the project";
       continue;
@@ -87,7 +87,7 @@ Status checkCloudObjects(const CallContext& call, const Config& config, NeutronC
                  {{"option", w.option}, {"id", w.id}, {"error", st.message()}});
   }
   if (!problems.empty()) {
-    return Status(Code::InvalidArgument, "cloud config: " + problems);
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "cloud config: " + problems);
   }
   return {};
 }

@@ -9,8 +9,8 @@
 namespace ccm::openstack {
 namespace {
 
-Status bad(const std::string& key, const std::string& what) {
-  return Status(Code::InvalidArgument, "[Global] " + key + ": " + what);
+sdk::Status bad(const std::string& key, const std::string& what) {
+  return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "[Global] " + key + ": " + what);
 }
 
 // Sets field from node[key] when the field is still empty.
@@ -47,7 +47,7 @@ std::string findCloudsYaml(const GlobalConfig& global) {
   return {};
 }
 
-Status mergeCloudsYaml(const std::string& yaml_text, const std::string& source, GlobalConfig& g) {
+sdk::Status mergeCloudsYaml(const std::string& yaml_text, const std::string& source, GlobalConfig& g) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);

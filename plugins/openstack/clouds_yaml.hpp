@@ -15,7 +15,7 @@ std::string findCloudsYaml(const GlobalConfig& global);
 
 // Reads clouds.yaml text and merges the chosen entry into global. INVALID_ARGUMENT names the
 // [Global] key at fault (use-clouds, clouds-file, cloud).
-Status mergeCloudsYaml(const std::string& yaml_text, const std::string& source,
+sdk::Status mergeCloudsYaml(const std::string& yaml_text, const std::string& source,
                        GlobalConfig& global);
 
 }  // namespace ccm::openstack

@@ -17,15 +17,15 @@ namespace {
 
 enum class Kind { String, Bool, Int, Uint, Duration, List };
 
-using Setter = std::function<Status(Config&, const IniEntry&)>;
+using Setter = std::function<sdk::Status(Config&, const IniEntry&)>;
 
 struct KeySpec {
   Kind kind;
   Setter set;
 };
 
-Status bad(std::string_view section, std::string_view key, const std::string& what) {
-  return Status(Code::InvalidArgument,
+sdk::Status bad(std::string_view section, std::string_view key, const std::string& what) {
+  return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                 "[" + std::string(section) + "] " + std::string(key) + ": " + what);
 }
 
@@ -59,7 +59,7 @@ template <typename Section>
 KeySpec stringKey(SectionOf<Section> sec, std::string Section::*field) {
   return {Kind::String, [sec, field](Config& c, const IniEntry& e) {
             (c.*sec).*field = e.value;
-            return Status();
+            return sdk::Status();
           }};
 }
 
@@ -68,16 +68,16 @@ KeySpec boolKey(SectionOf<Section> sec, bool Section::*field) {
   return {Kind::Bool, [sec, field](Config& c, const IniEntry& e) {
             if (!e.has_value) {
               (c.*sec).*field = true;  // "key" alone means true
-              return Status();
+              return sdk::Status();
             }
             auto v = parseGcfgBool(e.value);
             if (!v) {
-              return Status(
-                  Code::InvalidArgument,
+              return sdk::Status(
+                  CCM_STATUS_INVALID_ARGUMENT,
                   "invalid boolean \"" + e.value + "\" (want true/false, yes/no, on/off or 1/0)");
             }
             (c.*sec).*field = *v;
-            return Status();
+            return sdk::Status();
           }};
 }
 
@@ -87,15 +87,15 @@ KeySpec intKey(SectionOf<Section> sec, Int Section::*field, int64_t min, int64_t
           [sec, field, min, max](Config& c, const IniEntry& e) {
             auto v = parseGcfgInt(e.value);
             if (!v) {
-              return Status(Code::InvalidArgument, "invalid integer \"" + e.value + "\"");
+              return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "invalid integer \"" + e.value + "\"");
             }
             if (*v < min || *v > max) {
-              return Status(Code::InvalidArgument, "value " + std::to_string(*v) +
+              return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "value " + std::to_string(*v) +
                                                        " out of range [" + std::to_string(min) +
                                                        ", " + std::to_string(max) + "]");
             }
             (c.*sec).*field = static_cast<Int>(*v);
-            return Status();
+            return sdk::Status();
           }};
 }
 
@@ -104,17 +104,17 @@ KeySpec durationKey(SectionOf<Section> sec, Duration Section::*field, bool allow
   return {Kind::Duration, [sec, field, allow_zero](Config& c, const IniEntry& e) {
             auto v = parseGoDuration(e.value);
             if (!v) {
-              return Status(Code::InvalidArgument,
+              return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                             "invalid duration \"" + e.value +
                                 "\" (a Go duration with a unit, e.g. \"5s\" or \"1m30s\")");
             }
             if (v->count() < 0 || (!allow_zero && v->count() == 0)) {
-              return Status(Code::InvalidArgument,
+              return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                             "duration \"" + e.value + "\" must be " +
                                 (allow_zero ? "zero or positive" : "positive"));
             }
             (c.*sec).*field = *v;
-            return Status();
+            return sdk::Status();
           }};
 }
 
@@ -126,7 +126,7 @@ KeySpec listKey(SectionOf<Section> sec, std::vector<std::string> Section::*field
             } else {
               ((c.*sec).*field).push_back(e.value);
             }
-            return Status();
+            return sdk::Status();
           }};
 }
 
@@ -152,7 +152,7 @@ KeyTable globalKeys() {
   t.emplace("os-endpoint-type", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                           c.global.endpoint_type = e.value;
                                           c.global.endpoint_type_set = true;
-                                          return Status();
+                                          return sdk::Status();
                                         }});
   t.emplace("ca-file", stringKey(s, &G::ca_file));
   t.emplace("cert-file", stringKey(s, &G::cert_file));
@@ -165,12 +165,12 @@ KeyTable globalKeys() {
                                       } else if (v == "false" || v.empty()) {
                                         c.global.tls_insecure = false;
                                       } else {
-                                        return Status(
-                                            Code::InvalidArgument,
+                                        return sdk::Status(
+                                            CCM_STATUS_INVALID_ARGUMENT,
                                             "only \"true\" or \"false\" are accepted, got \"" + v +
                                                 "\" (OCCM would read it as false)");
                                       }
-                                      return Status();
+                                      return sdk::Status();
                                     }});
   t.emplace("application-credential-id", stringKey(s, &G::application_credential_id));
   t.emplace("application-credential-name", stringKey(s, &G::application_credential_name));
@@ -212,7 +212,7 @@ KeyTable loadBalancerKeys() {
   t.emplace("lb-method", KeySpec{Kind::String, [](Config& c, const IniEntry& e) {
                                    c.load_balancer.lb_method = e.value;
                                    c.load_balancer.lb_method_set = true;
-                                   return Status();
+                                   return sdk::Status();
                                  }});
   t.emplace("lb-provider", stringKey(s, &L::lb_provider));
   t.emplace("create-monitor", boolKey(s, &L::create_monitor));
@@ -272,7 +272,7 @@ bool fileReadable(const std::string& path) {
   return f.good();
 }
 
-Status validate(Config& c, std::vector<std::string>& warnings) {
+sdk::Status validate(Config& c, std::vector<std::string>& warnings) {
   GlobalConfig& g = c.global;
   if (g.use_clouds) {
     std::string path = findCloudsYaml(g);
@@ -287,7 +287,7 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
     }
     std::stringstream text;
     text << in.rdbuf();
-    CCM_OS_RETURN_IF_ERROR(mergeCloudsYaml(text.str(), path, g));
+    CCM_SDK_RETURN_IF_ERROR(mergeCloudsYaml(text.str(), path, g));
   }
   if (g.auth_url.empty()) {
     return bad("Global", "auth-url", "required");
@@ -465,19 +465,19 @@ Status validate(Config& c, std::vector<std::string>& warnings) {
 
 }  // namespace
 
-StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
+sdk::Result<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
     std::string_view text) {
   std::map<std::string, std::optional<std::string>> out;
   for (const std::string& piece : splitAny(text, ",")) {
     auto eq = piece.find('=');
     std::string key(trim(std::string_view(piece).substr(0, eq)));
     if (key.empty()) {
-      return Status(Code::InvalidArgument, "empty label key in \"" + piece + "\"");
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "empty label key in \"" + piece + "\"");
     }
     for (char ch : key) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.' &&
           ch != '/') {
-        return Status(Code::InvalidArgument, "invalid label key \"" + key + "\"");
+        return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "invalid label key \"" + key + "\"");
       }
     }
     if (eq == std::string::npos) {
@@ -485,7 +485,7 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
     } else {
       std::string value(trim(std::string_view(piece).substr(eq + 1)));
       if (!isValidLabelValue(value)) {
-        return Status(Code::InvalidArgument, "invalid label value \"" + value + "\"");
+        return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "invalid label value \"" + value + "\"");
       }
       out[key] = value;
     }
@@ -493,7 +493,7 @@ StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
   return out;
 }
 
-StatusOr<TagFilter> parseTagFilter(std::string_view text) {
+sdk::Result<TagFilter> parseTagFilter(std::string_view text) {
   TagFilter f;
   std::string_view s = trim(text);
   if (s.empty()) {
@@ -511,7 +511,7 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
   }
   auto tags = splitAny(s, ",");
   if (tags.empty()) {
-    return Status(Code::InvalidArgument, "no tags in \"" + std::string(text) + "\"");
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "no tags in \"" + std::string(text) + "\"");
   }
   for (size_t i = 0; i < tags.size(); ++i) {
     f.tags += (i ? "," : "") + tags[i];
@@ -524,7 +524,7 @@ StatusOr<TagFilter> parseTagFilter(std::string_view text) {
   return f;
 }
 
-StatusOr<ParsedConfig> parseConfig(std::string_view text) {
+sdk::Result<ParsedConfig> parseConfig(std::string_view text) {
   auto ini = IniFile::parse(text);
   if (!ini.ok()) {
     return ini.status();
@@ -542,7 +542,7 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
     std::string sec_name = canonicalSection(section.name);
     if (section.name == "loadbalancerclass") {
       if (!section.has_subsection || section.subsection.empty()) {
-        return Status(Code::InvalidArgument,
+        return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                       "[LoadBalancerClass] needs a class name: [LoadBalancerClass \"name\"]");
       }
       LoadBalancerClass& cls = out.config.load_balancer.classes[section.subsection];
@@ -568,7 +568,7 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
       continue;
     }
     if (section.has_subsection) {
-      return Status(Code::InvalidArgument, "[" + sec_name + " \"" + section.subsection +
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "[" + sec_name + " \"" + section.subsection +
                                                "\"]: this section takes no name");
     }
     for (const IniEntry& e : section.entries) {
@@ -585,13 +585,13 @@ StatusOr<ParsedConfig> parseConfig(std::string_view text) {
         out.warnings.push_back("[" + sec_name + "] " + e.key +
                                ": set more than once, the last wins");
       }
-      Status st = spec.set(out.config, e);
+      sdk::Status st = spec.set(out.config, e);
       if (!st.ok()) {
         return bad(sec_name, e.key, st.message());
       }
     }
   }
-  Status st = validate(out.config, out.warnings);
+  sdk::Status st = validate(out.config, out.warnings);
   if (!st.ok()) {
     return st;
   }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "plugins/openstack/ip_address.hpp"
-#include "plugins/openstack/status.hpp"
+#include "ccm/types.hpp"
 
 namespace ccm::openstack {
 
@@ -147,14 +147,14 @@ struct ParsedConfig {
 
 // Parses and validates cloud.conf text. Refusals are INVALID_ARGUMENT with a message that
 // names the section and key ("[Global] auth-url: required").
-StatusOr<ParsedConfig> parseConfig(std::string_view text);
+sdk::Result<ParsedConfig> parseConfig(std::string_view text);
 
 // Parses a node selector ("k=v, k2"): key -> value, an absent value meaning "key present".
-StatusOr<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
+sdk::Result<std::map<std::string, std::optional<std::string>>> parseNodeSelector(
     std::string_view text);
 
 // Parses a floating-subnet-tags spec: '!' negates, '&' means all tags must match.
-StatusOr<TagFilter> parseTagFilter(std::string_view text);
+sdk::Result<TagFilter> parseTagFilter(std::string_view text);
 
 // The first setting, as "[Section] key", that differs between running and next other than
 // the credentials ([Global] user, password, application credential, trust and token keys),

@@ -90,10 +90,10 @@ void HttpClient::release(void* handle) {
   }
 }
 
-StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
+sdk::Result<HttpResponse> HttpClient::send(const HttpRequest& request) {
   CURL* curl = static_cast<CURL*>(acquire());
   if (curl == nullptr) {
-    return Status(Code::Internal, "curl_easy_init failed");
+    return sdk::Status(CCM_STATUS_INTERNAL, "curl_easy_init failed");
   }
   curl_easy_reset(curl);
 
@@ -163,11 +163,11 @@ StatusOr<HttpResponse> HttpClient::send(const HttpRequest& request) {
     std::string what = request.method + " " + request.url + ": " + detail;
     switch (rc) {
       case CURLE_OPERATION_TIMEDOUT:
-        return Status(Code::DeadlineExceeded, what);
+        return sdk::Status(CCM_STATUS_DEADLINE_EXCEEDED, what);
       case CURLE_ABORTED_BY_CALLBACK:
-        return Status(Code::Cancelled, what);
+        return sdk::Status(CCM_STATUS_CANCELLED, what);
       default:
-        return Status(Code::Unavailable, what);
+        return sdk::Status(CCM_STATUS_UNAVAILABLE, what);
     }
   }
   response.status = status;

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "plugins/openstack/status.hpp"
+#include "ccm/types.hpp"
 
 namespace ccm::openstack {
 
@@ -51,7 +51,7 @@ class HttpClient {
 
   // Transport failures map to UNAVAILABLE (connection, TLS), DEADLINE_EXCEEDED (timeout) or
   // CANCELLED; any HTTP status, 5xx included, is a successful send.
-  StatusOr<HttpResponse> send(const HttpRequest& request);
+  sdk::Result<HttpResponse> send(const HttpRequest& request);
 
  private:
   void* acquire();

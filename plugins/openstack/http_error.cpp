@@ -1,4 +1,4 @@
-// HTTP error responses to Status.
+// HTTP error responses to sdk::Status.
 #include "plugins/openstack/http_error.hpp"
 
 #include <cstdlib>
@@ -45,36 +45,36 @@ std::string errorMessageOf(const std::string& body) {
   return truncateUtf8(msg, kMax);
 }
 
-Status httpError(const std::string& what, const HttpResponse& response) {
-  Code code;
+sdk::Status httpError(const std::string& what, const HttpResponse& response) {
+  ccm_status code;
   switch (response.status) {
     case 400:
-      code = Code::InvalidArgument;
+      code = CCM_STATUS_INVALID_ARGUMENT;
       break;
     case 401:
-      code = Code::Unauthenticated;
+      code = CCM_STATUS_UNAUTHENTICATED;
       break;
     case 403:
-      code = Code::PermissionDenied;
+      code = CCM_STATUS_PERMISSION_DENIED;
       break;
     case 404:
-      code = Code::NotFound;
+      code = CCM_STATUS_NOT_FOUND;
       break;
     case 409:
-      code = Code::Aborted;
+      code = CCM_STATUS_ABORTED;
       break;
     case 413:
     case 429:
-      code = Code::ResourceExhausted;
+      code = CCM_STATUS_RESOURCE_EXHAUSTED;
       break;
     case 500:
     case 502:
     case 503:
     case 504:
-      code = Code::Unavailable;
+      code = CCM_STATUS_UNAVAILABLE;
       break;
     default:
-      code = Code::Internal;
+      code = CCM_STATUS_INTERNAL;
       break;
   }
   std::chrono::milliseconds retry_after{0};
@@ -91,7 +91,7 @@ Status httpError(const std::string& what, const HttpResponse& response) {
   if (!id.empty()) {
     msg += " (request " + id + ")";
   }
-  return Status(code, msg, retry_after);
+  return sdk::Status(code, msg, retry_after);
 }
 
 }  // namespace ccm::openstack

@@ -8,8 +8,8 @@
 namespace ccm::openstack {
 namespace {
 
-Status syntaxError(int line, const std::string& what) {
-  return Status(Code::InvalidArgument, "cloud config line " + std::to_string(line) + ": " + what);
+sdk::Status syntaxError(int line, const std::string& what) {
+  return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "cloud config line " + std::to_string(line) + ": " + what);
 }
 
 bool isNameChar(char c) {
@@ -17,7 +17,7 @@ bool isNameChar(char c) {
 }
 
 // Reads a value from s (after '='): quoted parts, escapes, comments, trailing-space trimming.
-StatusOr<std::string> parseValue(std::string_view s, int line) {
+sdk::Result<std::string> parseValue(std::string_view s, int line) {
   std::string out;
   bool quoted = false;
   size_t committed = 0;  // length of out that must survive trailing-space trimming
@@ -78,7 +78,7 @@ StatusOr<std::string> parseValue(std::string_view s, int line) {
 
 }  // namespace
 
-StatusOr<IniFile> IniFile::parse(std::string_view text) {
+sdk::Result<IniFile> IniFile::parse(std::string_view text) {
   IniFile file;
   // Join continuation lines first, remembering where each logical line started.
   std::vector<std::pair<int, std::string>> lines;

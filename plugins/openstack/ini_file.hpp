@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/openstack/status.hpp"
+#include "ccm/types.hpp"
 
 namespace ccm::openstack {
 
@@ -30,7 +30,7 @@ struct IniSection {
 class IniFile {
  public:
   // Parses text; a syntax error is INVALID_ARGUMENT naming the line.
-  static StatusOr<IniFile> parse(std::string_view text);
+  static sdk::Result<IniFile> parse(std::string_view text);
 
   const std::vector<IniSection>& sections() const { return sections_; }
 

@@ -15,7 +15,7 @@ constexpr size_t kPortQueryChunk = 40;
 
 }  // namespace
 
-StatusOr<ProviderId> parseProviderId(const std::string& provider_id) {
+sdk::Result<ProviderId> parseProviderId(const std::string& provider_id) {
   static const std::regex kRe(R"(^openstack://([^/]*)/([^/]+)$)");
   std::string full = provider_id;
   if (full.find("://") == std::string::npos) {
@@ -23,7 +23,7 @@ StatusOr<ProviderId> parseProviderId(const std::string& provider_id) {
   }
   std::smatch m;
   if (!std::regex_match(full, m, kRe)) {
-    return Status(Code::InvalidArgument, "providerID \"" + provider_id +
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "providerID \"" + provider_id +
                                              "\" is not openstack:///<server-id> or "
                                              "openstack://<region>/<server-id>");
   }
@@ -37,52 +37,52 @@ std::string Instances::providerIdFor(const std::string& server_id) const {
   return "openstack:///" + server_id;
 }
 
-StatusOr<Server> Instances::findServer(const CallContext& call, const KubeNode& node) {
+sdk::Result<Server> Instances::findServer(const CallContext& call, const KubeNode& node) {
   if (!node.provider_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
+    CCM_SDK_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
     if (!pid.region.empty() && pid.region != config_.global.region) {
-      return Status(Code::InvalidArgument, "providerID " + node.provider_id + " is in region " +
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "providerID " + node.provider_id + " is in region " +
                                                pid.region + ", this provider serves region \"" +
                                                config_.global.region + "\"");
     }
     auto server = nova_.getServer(call, pid.server_id);
-    if (!server.ok() && server.status().code() == Code::NotFound) {
-      return Status(Code::NotFound, "server " + pid.server_id + " of node " + node.name +
+    if (!server.ok() && server.status().code() == CCM_STATUS_NOT_FOUND) {
+      return sdk::Status(CCM_STATUS_NOT_FOUND, "server " + pid.server_id + " of node " + node.name +
                                         " does not exist (Nova answered 404)");
     }
     return server;
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Server> found, nova_.findByName(call, node.name));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Server> found, nova_.findByName(call, node.name));
   if (found.empty()) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "node " + node.name + " has no providerID and no server is named so");
   }
   if (found.size() > 1) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "node " + node.name + " has no providerID and several servers are named so");
   }
   return std::move(found.front());
 }
 
-StatusOr<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
+sdk::Result<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (server.ok()) {
     return Existence::Exists;
   }
-  if (server.status().code() == Code::NotFound && !node.provider_id.empty()) {
+  if (server.status().code() == CCM_STATUS_NOT_FOUND && !node.provider_id.empty()) {
     return Existence::NotFound;
   }
   return server.status();
 }
 
-StatusOr<Power> Instances::shutdown(const CallContext& call, const KubeNode& node) {
-  CCM_OS_ASSIGN_OR_RETURN(Server server, findServer(call, node));
+sdk::Result<Power> Instances::shutdown(const CallContext& call, const KubeNode& node) {
+  CCM_SDK_ASSIGN_OR_RETURN(Server server, findServer(call, node));
   return server.status == "SHUTOFF" ? Power::Shutdown : Power::Running;
 }
 
-StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Server& server,
+sdk::Result<sdk::InstanceMetadata> Instances::build(const CallContext& call, const Server& server,
                                             const std::vector<Port>& ports) {
-  InstanceMetadata md;
+  sdk::InstanceMetadata md;
   md.provider_id = providerIdFor(server.id);
   md.region = config_.global.region;
   md.zone = sanitizeZone(server.availability_zone);
@@ -97,7 +97,7 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
     auto name = nova_.flavorName(call, server.flavor_id);
     if (name.ok() && isValidLabelValue(*name) && !name->empty()) {
       md.instance_type = *name;
-    } else if (name.ok() || name.status().code() == Code::NotFound) {
+    } else if (name.ok() || name.status().code() == CCM_STATUS_NOT_FOUND) {
       // A deleted flavor (404) still identifies the instance type by its ID.
       md.instance_type = isValidLabelValue(server.flavor_id) ? server.flavor_id : "";
     } else {
@@ -128,22 +128,22 @@ StatusOr<InstanceMetadata> Instances::build(const CallContext& call, const Serve
   return md;
 }
 
-StatusOr<InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
+sdk::Result<sdk::InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (!server.ok()) {
-    if (server.status().code() == Code::FailedPrecondition && node.provider_id.empty()) {
-      return Status(Code::NotFound, server.status().message());
+    if (server.status().code() == CCM_STATUS_FAILED_PRECONDITION && node.provider_id.empty()) {
+      return sdk::Status(CCM_STATUS_NOT_FOUND, server.status().message());
     }
     return server.status();
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Port> ports,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Port> ports,
                           neutron_.listPorts(call, "device_id=" + urlEncode(server->id)));
   return build(call, *server, ports);
 }
 
-std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
+std::vector<sdk::Result<sdk::InstanceMetadata>> Instances::metadataBatch(
     const CallContext& call, const std::vector<KubeNode>& nodes) {
-  std::vector<StatusOr<InstanceMetadata>> out;
+  std::vector<sdk::Result<sdk::InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
     for (const KubeNode& node : nodes) {
       out.push_back(metadata(call, node));
@@ -152,7 +152,7 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
   }
   std::map<std::string, Server> by_id;
   std::map<std::string, std::vector<std::string>> ids_by_name;
-  Status listed = nova_.listServers(call, [&](Server s) {
+  sdk::Status listed = nova_.listServers(call, [&](Server s) {
     ids_by_name[s.name].push_back(s.id);
     std::string id = s.id;
     by_id.emplace(std::move(id), std::move(s));
@@ -164,7 +164,7 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     return out;
   }
   // Resolve each node to a server ID (or an error).
-  std::vector<StatusOr<std::string>> resolved;
+  std::vector<sdk::Result<std::string>> resolved;
   std::vector<std::string> wanted;
   for (const KubeNode& node : nodes) {
     if (!node.provider_id.empty()) {
@@ -172,10 +172,10 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
       if (!pid.ok()) {
         resolved.push_back(pid.status());
       } else if (!pid->region.empty() && pid->region != config_.global.region) {
-        resolved.push_back(Status(Code::InvalidArgument,
+        resolved.push_back(sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                                   "providerID " + node.provider_id + " is in another region"));
       } else if (by_id.count(pid->server_id) == 0) {
-        resolved.push_back(Status(Code::NotFound, "server " + pid->server_id + " of node " +
+        resolved.push_back(sdk::Status(CCM_STATUS_NOT_FOUND, "server " + pid->server_id + " of node " +
                                                       node.name + " does not exist"));
       } else {
         resolved.push_back(pid->server_id);
@@ -183,10 +183,10 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
     } else {
       auto it = ids_by_name.find(node.name);
       if (it == ids_by_name.end()) {
-        resolved.push_back(Status(Code::NotFound, "no server is named " + node.name));
+        resolved.push_back(sdk::Status(CCM_STATUS_NOT_FOUND, "no server is named " + node.name));
       } else if (it->second.size() > 1) {
         resolved.push_back(
-            Status(Code::FailedPrecondition, "several servers are named " + node.name));
+            sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "several servers are named " + node.name));
       } else {
         resolved.push_back(it->second.front());
       }
@@ -197,7 +197,7 @@ std::vector<StatusOr<InstanceMetadata>> Instances::metadataBatch(
   }
   // Ports of all wanted servers, a chunk of device IDs per request.
   std::map<std::string, std::vector<Port>> ports_by_device;
-  Status ports_status;
+  sdk::Status ports_status;
   for (size_t i = 0; i < wanted.size() && ports_status.ok(); i += kPortQueryChunk) {
     std::string query;
     for (size_t j = i; j < std::min(wanted.size(), i + kPortQueryChunk); ++j) {

@@ -24,7 +24,7 @@ struct ProviderId {
 
 // Accepts "openstack:///ID", "openstack://REGION/ID" and, like OCCM, the same without the
 // "openstack://" prefix ("/ID", "REGION/ID"). INVALID_ARGUMENT otherwise.
-StatusOr<ProviderId> parseProviderId(const std::string& provider_id);
+sdk::Result<ProviderId> parseProviderId(const std::string& provider_id);
 
 // THREAD: any; no state of its own besides the clients' caches.
 class Instances {
@@ -33,13 +33,13 @@ class Instances {
       : config_(config), nova_(nova), neutron_(neutron) {}
 
   // EXISTS / NOT_FOUND (only on Nova's 404 for the node's providerID); an error otherwise.
-  StatusOr<Existence> exists(const CallContext& call, const KubeNode& node);
+  sdk::Result<Existence> exists(const CallContext& call, const KubeNode& node);
   // SHUTDOWN only for status SHUTOFF.
-  StatusOr<Power> shutdown(const CallContext& call, const KubeNode& node);
-  StatusOr<InstanceMetadata> metadata(const CallContext& call, const KubeNode& node);
+  sdk::Result<Power> shutdown(const CallContext& call, const KubeNode& node);
+  sdk::Result<sdk::InstanceMetadata> metadata(const CallContext& call, const KubeNode& node);
   // One result per node, in order. Small batches are looked up node by node; larger ones
   // from one paged list of the project's servers and one port list per 40 servers.
-  std::vector<StatusOr<InstanceMetadata>> metadataBatch(const CallContext& call,
+  std::vector<sdk::Result<sdk::InstanceMetadata>> metadataBatch(const CallContext& call,
                                                         const std::vector<KubeNode>& nodes);
 
   std::string providerIdFor(const std::string& server_id) const;
@@ -47,8 +47,8 @@ class Instances {
  private:
   // By providerID (NOT_FOUND on 404), else by exact name (FAILED_PRECONDITION when no or
   // several servers have that name: a name lookup never proves absence).
-  StatusOr<Server> findServer(const CallContext& call, const KubeNode& node);
-  StatusOr<InstanceMetadata> build(const CallContext& call, const Server& server,
+  sdk::Result<Server> findServer(const CallContext& call, const KubeNode& node);
+  sdk::Result<sdk::InstanceMetadata> build(const CallContext& call, const Server& server,
                                    const std::vector<Port>& ports);
 
   const Config& config_;

@@ -64,11 +64,11 @@ std::string Json::dump() const {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-StatusOr<rapidjson::Document> parseJson(std::string_view text) {
+sdk::Result<rapidjson::Document> parseJson(std::string_view text) {
   rapidjson::Document doc;
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
-    return Status(Code::Internal, std::string("invalid JSON in response: ") +
+    return sdk::Status(CCM_STATUS_INTERNAL, std::string("invalid JSON in response: ") +
                                       rapidjson::GetParseError_En(doc.GetParseError()) +
                                       " at offset " + std::to_string(doc.GetErrorOffset()));
   }

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "plugins/openstack/status.hpp"
+#include "ccm/types.hpp"
 
 namespace ccm::openstack {
 
@@ -68,7 +68,7 @@ class Json {
 
 using JsonValue = rapidjson::Value;
 
-StatusOr<rapidjson::Document> parseJson(std::string_view text);
+sdk::Result<rapidjson::Document> parseJson(std::string_view text);
 
 // Lenient readers: a missing or differently typed member reads as empty / nullopt.
 const JsonValue* jsonMember(const JsonValue& obj, const char* key);

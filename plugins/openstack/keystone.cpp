@@ -102,7 +102,7 @@ std::string identityBase(const std::string& auth_url) {
 
 }  // namespace
 
-StatusOr<std::string> Catalog::endpointFor(const std::string& type, const std::string& interface,
+sdk::Result<std::string> Catalog::endpointFor(const std::string& type, const std::string& interface,
                                            const std::string& region) const {
   for (const CatalogService& svc : services) {
     if (svc.type != type) {
@@ -121,7 +121,7 @@ StatusOr<std::string> Catalog::endpointFor(const std::string& type, const std::s
       return ep.url;
     }
   }
-  return Status(Code::NotFound, "the Keystone catalog has no " + interface + " endpoint of type " +
+  return sdk::Status(CCM_STATUS_NOT_FOUND, "the Keystone catalog has no " + interface + " endpoint of type " +
                                     type + (region.empty() ? "" : " in region " + region));
 }
 
@@ -204,7 +204,7 @@ std::optional<int64_t> parseRfc3339(const std::string& text) {
   return secs * kNsPerSec + frac_ns;
 }
 
-KeystoneAuth::KeystoneAuth(const GlobalConfig& global, HttpClient& http, HostEnv& env,
+KeystoneAuth::KeystoneAuth(const GlobalConfig& global, HttpClient& http, const sdk::Host& env,
                            std::chrono::nanoseconds request_timeout)
     : global_(global), http_(http), env_(env), request_timeout_(request_timeout) {}
 
@@ -213,7 +213,7 @@ uint64_t KeystoneAuth::authCount() const {
   return auth_count_;
 }
 
-StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& call) {
+sdk::Result<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& call) {
   std::string url = global_.auth_url;
   if (!endsWith(url, "/")) {
     url += "/";
@@ -222,12 +222,12 @@ StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& 
     return url;
   }
   std::string base = identityBase(global_.auth_url);
-  CCM_OS_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
+  CCM_SDK_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
   HttpRequest req;
   req.url = base;
   req.timeout = timeout;
   req.headers = {{"Accept", "application/json"}};
-  CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, http_.send(req));
+  CCM_SDK_ASSIGN_OR_RETURN(HttpResponse resp, http_.send(req));
   if (resp.status != 200 && resp.status != 300) {
     return httpError("Keystone version discovery GET " + base, resp);
   }
@@ -241,7 +241,7 @@ StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& 
     values = jsonArray(*doc, "versions");
   }
   if (values == nullptr) {
-    return Status(Code::Unavailable,
+    return sdk::Status(CCM_STATUS_UNAVAILABLE,
                   "Keystone version discovery at " + base + " listed no versions");
   }
   std::string chosen;
@@ -276,12 +276,12 @@ StatusOr<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& 
     }
   }
   if (chosen.empty()) {
-    return Status(Code::Unavailable, "Keystone at " + base + " offers no v3 API");
+    return sdk::Status(CCM_STATUS_UNAVAILABLE, "Keystone at " + base + " offers no v3 API");
   }
   return chosen;
 }
 
-Status KeystoneAuth::start(const CallContext& call) {
+sdk::Status KeystoneAuth::start(const CallContext& call) {
   auto endpoint = discoverIdentityEndpoint(call);
   if (!endpoint.ok()) {
     return endpoint.status();
@@ -298,18 +298,18 @@ Status KeystoneAuth::start(const CallContext& call) {
   return {};
 }
 
-Status KeystoneAuth::loginBackedOff() const {
+sdk::Status KeystoneAuth::loginBackedOff() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (login_failures_ == 0) {
     return {};
   }
-  int64_t now = env_.unixNs();
+  int64_t now = env_.nowUnixNs();
   // A clock that went back by more than the delay does not stretch it.
   if (now >= retry_login_at_ns_ || now < last_login_failure_ns_) {
     return {};
   }
   auto wait = std::chrono::milliseconds((retry_login_at_ns_ - now) / 1000000 + 1);
-  return Status(Code::Unauthenticated,
+  return sdk::Status(CCM_STATUS_UNAUTHENTICATED,
                 "not logging in to Keystone again for " + std::to_string(wait.count() / 1000) +
                     " s after " + std::to_string(login_failures_) +
                     " refused login(s) in a row, so that an account-lockout policy is not "
@@ -318,14 +318,14 @@ Status KeystoneAuth::loginBackedOff() const {
                 wait);
 }
 
-Status KeystoneAuth::loginRefused(const CallContext& call, const Status& st) {
+sdk::Status KeystoneAuth::loginRefused(const CallContext& call, const sdk::Status& st) {
   std::chrono::milliseconds delay{0};
   int refusals = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     delay = backoffDelay(kLoginRetryBase, login_failures_, kLoginRetryCap);
     refusals = ++login_failures_;
-    last_login_failure_ns_ = env_.unixNs();
+    last_login_failure_ns_ = env_.nowUnixNs();
     retry_login_at_ns_ = last_login_failure_ns_ + std::chrono::nanoseconds(delay).count();
     last_login_error_ = st.message();
   }
@@ -333,11 +333,11 @@ Status KeystoneAuth::loginRefused(const CallContext& call, const Status& st) {
              {{"refusals_in_a_row", std::to_string(refusals)},
               {"next_login_in_s", std::to_string(delay.count() / 1000)},
               {"error", st.message()}});
-  return Status(st.code(), st.message(), delay);
+  return sdk::Status(st.code(), st.message(), delay);
 }
 
-StatusOr<HttpResponse> KeystoneAuth::postAuth(const CallContext& call, const GlobalConfig& g) {
-  CCM_OS_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
+sdk::Result<HttpResponse> KeystoneAuth::postAuth(const CallContext& call, const GlobalConfig& g) {
+  CCM_SDK_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
   HttpRequest req;
   req.method = "POST";
   req.url = identity_url_ + "auth/tokens";
@@ -348,12 +348,12 @@ StatusOr<HttpResponse> KeystoneAuth::postAuth(const CallContext& call, const Glo
   return http_.send(req);
 }
 
-StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* catalog_out) {
-  CCM_OS_RETURN_IF_ERROR(loginBackedOff());
+sdk::Result<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* catalog_out) {
+  CCM_SDK_RETURN_IF_ERROR(loginBackedOff());
   const std::string url = identity_url_ + "auth/tokens";
-  CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, postAuth(call, global_));
+  CCM_SDK_ASSIGN_OR_RETURN(HttpResponse resp, postAuth(call, global_));
   if (resp.status == 401) {
-    Status st = httpError("Keystone refused the credentials (POST " + url + ")", resp);
+    sdk::Status st = httpError("Keystone refused the credentials (POST " + url + ")", resp);
     bool never_logged_in = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -370,8 +370,8 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
       auto probe = postAuth(call, unscoped(global_));
       if (probe.ok() && probe->status >= 200 && probe->status <= 299) {
         env_.registerSecret(probe->header("x-subject-token"));
-        st = Status(
-            Code::PermissionDenied,
+        st = sdk::Status(
+            CCM_STATUS_PERMISSION_DENIED,
             "Keystone accepted the credentials but not the scope: " + scopeDescription(global_) +
                 " does not exist or the user has no role on it (POST " + url + ", request " +
                 requestIdOf(resp) + ")");
@@ -390,7 +390,7 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   Token token;
   token.value = resp.header("x-subject-token");
   if (token.value.empty()) {
-    return Status(Code::Unavailable, "Keystone answered without an X-Subject-Token header");
+    return sdk::Status(CCM_STATUS_UNAVAILABLE, "Keystone answered without an X-Subject-Token header");
   }
   env_.registerSecret(token.value);
   auto doc = parseJson(resp.body);
@@ -399,12 +399,12 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   }
   const JsonValue* tok = jsonObject(*doc, "token");
   if (tok == nullptr) {
-    return Status(Code::Unavailable, "Keystone token response has no token");
+    return sdk::Status(CCM_STATUS_UNAVAILABLE, "Keystone token response has no token");
   }
   if (auto exp = parseRfc3339(jsonString(*tok, "expires_at"))) {
     token.expires_unix_ns = *exp;
   }
-  token.issued_unix_ns = env_.unixNs();
+  token.issued_unix_ns = env_.nowUnixNs();
   if (auto issued = parseRfc3339(jsonString(*tok, "issued_at"))) {
     // Keystone's clock may differ from ours: keep the lifetime, anchored on our clock.
     if (token.expires_unix_ns != 0) {
@@ -414,7 +414,7 @@ StatusOr<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* cat
   if (catalog_out != nullptr) {
     const JsonValue* cat = jsonArray(*tok, "catalog");
     if (cat == nullptr) {
-      return Status(Code::PermissionDenied,
+      return sdk::Status(CCM_STATUS_PERMISSION_DENIED,
                     "Keystone returned a token without a service catalog (is it scoped?)");
     }
     for (const auto& s : cat->GetArray()) {
@@ -448,10 +448,10 @@ bool KeystoneAuth::expiresSoon(const Token& token) const {
   }
   int64_t lifetime = token.expires_unix_ns - token.issued_unix_ns;
   int64_t margin = std::min<int64_t>(600 * kNsPerSec, lifetime / 2);
-  return env_.unixNs() >= token.expires_unix_ns - margin;
+  return env_.nowUnixNs() >= token.expires_unix_ns - margin;
 }
 
-StatusOr<std::string> KeystoneAuth::token(const CallContext& call) {
+sdk::Result<std::string> KeystoneAuth::token(const CallContext& call) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!expiresSoon(current_)) {
@@ -466,13 +466,13 @@ StatusOr<std::string> KeystoneAuth::token(const CallContext& call) {
     }
   }
   call.info("Renewing the Keystone token before it expires");
-  CCM_OS_ASSIGN_OR_RETURN(Token fresh, authenticate(call, nullptr));
+  CCM_SDK_ASSIGN_OR_RETURN(Token fresh, authenticate(call, nullptr));
   std::lock_guard<std::mutex> lock(mu_);
   current_ = std::move(fresh);
   return current_.value;
 }
 
-StatusOr<std::string> KeystoneAuth::renewAfterRejection(const CallContext& call,
+sdk::Result<std::string> KeystoneAuth::renewAfterRejection(const CallContext& call,
                                                         const std::string& rejected) {
   std::lock_guard<std::mutex> renew(renew_mu_);
   {
@@ -482,7 +482,7 @@ StatusOr<std::string> KeystoneAuth::renewAfterRejection(const CallContext& call,
     }
   }
   call.info("The cloud rejected the token (401); authenticating again");
-  CCM_OS_ASSIGN_OR_RETURN(Token fresh, authenticate(call, nullptr));
+  CCM_SDK_ASSIGN_OR_RETURN(Token fresh, authenticate(call, nullptr));
   std::lock_guard<std::mutex> lock(mu_);
   current_ = std::move(fresh);
   return current_.value;

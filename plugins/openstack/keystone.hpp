@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/http_client.hpp"
 #include "plugins/openstack/json.hpp"
-#include "plugins/openstack/status.hpp"
+#include "ccm/types.hpp"
 
 namespace ccm::openstack {
 
@@ -37,7 +37,7 @@ struct Catalog {
   // The first endpoint, in catalog order, of a service of this type with this interface in
   // this region (matching region or region_id; an empty region matches any). NOT_FOUND names
   // what was looked for.
-  StatusOr<std::string> endpointFor(const std::string& type, const std::string& interface,
+  sdk::Result<std::string> endpointFor(const std::string& type, const std::string& interface,
                                     const std::string& region) const;
 };
 
@@ -56,24 +56,24 @@ std::optional<int64_t> parseRfc3339(const std::string& text);
 // THREAD: every method may be called from any thread.
 class KeystoneAuth {
  public:
-  KeystoneAuth(const GlobalConfig& global, HttpClient& http, HostEnv& env,
+  KeystoneAuth(const GlobalConfig& global, HttpClient& http, const sdk::Host& env,
                std::chrono::nanoseconds request_timeout);
 
   // The first authentication: finds the v3 endpoint, gets a token and the catalog.
-  Status start(const CallContext& call);
+  sdk::Status start(const CallContext& call);
 
   // A token valid for a while longer, renewing it first when it is about to expire.
-  StatusOr<std::string> token(const CallContext& call);
+  sdk::Result<std::string> token(const CallContext& call);
 
   // After a request with `rejected` got 401: a fresh token (one re-authentication however
   // many threads ask at once).
-  StatusOr<std::string> renewAfterRejection(const CallContext& call, const std::string& rejected);
+  sdk::Result<std::string> renewAfterRejection(const CallContext& call, const std::string& rejected);
 
   // Switches to new credentials (a reconfigure; keystone_rotation.cpp): logs in with them
   // first. When Keystone refuses them the old ones stay and the refusal is returned; when it
   // cannot be asked, the new ones are kept and the next request logs in with them. Requests
   // already holding a token finish with it.
-  Status rotateCredentials(const CallContext& call, const GlobalConfig& global);
+  sdk::Status rotateCredentials(const CallContext& call, const GlobalConfig& global);
   // The credentials in use (those of the last accepted rotation).
   GlobalConfig credentials();
 
@@ -83,18 +83,18 @@ class KeystoneAuth {
   uint64_t authCount() const;
 
  private:
-  StatusOr<std::string> discoverIdentityEndpoint(const CallContext& call);
-  StatusOr<Token> authenticate(const CallContext& call, Catalog* catalog_out);
-  StatusOr<HttpResponse> postAuth(const CallContext& call, const GlobalConfig& g);
+  sdk::Result<std::string> discoverIdentityEndpoint(const CallContext& call);
+  sdk::Result<Token> authenticate(const CallContext& call, Catalog* catalog_out);
+  sdk::Result<HttpResponse> postAuth(const CallContext& call, const GlobalConfig& g);
   // UNAUTHENTICATED with the time left while failed logins are being backed off.
-  Status loginBackedOff() const;
+  sdk::Status loginBackedOff() const;
   // Records a refused login and returns st with the delay before the next one.
-  Status loginRefused(const CallContext& call, const Status& st);
+  sdk::Status loginRefused(const CallContext& call, const sdk::Status& st);
   bool expiresSoon(const Token& token) const;
 
   GlobalConfig global_;  // changed only under renew_mu_ (rotateCredentials) once started
   HttpClient& http_;
-  HostEnv& env_;
+  const sdk::Host& env_;
   std::chrono::nanoseconds request_timeout_;
   std::string identity_url_;  // ends with "/", set by start()
   Catalog catalog_;           // written by start() only, read-only afterwards

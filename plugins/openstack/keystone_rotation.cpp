@@ -5,7 +5,7 @@
 
 namespace ccm::openstack {
 
-Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConfig& global) {
+sdk::Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConfig& global) {
   // Renewals hold renew_mu_ while they read global_, so none sees a half-changed config.
   std::lock_guard<std::mutex> renew(renew_mu_);
   GlobalConfig previous = global_;
@@ -24,15 +24,15 @@ Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConf
     retry_at_ns = std::exchange(retry_login_at_ns_, 0);
     last_error = std::exchange(last_login_error_, std::string());
   }
-  StatusOr<Token> fresh = authenticate(call, nullptr);
+  sdk::Result<Token> fresh = authenticate(call, nullptr);
   if (fresh.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     current_ = std::move(fresh).value();
     return {};
   }
-  Code code = fresh.status().code();
-  if (code == Code::Unauthenticated || code == Code::PermissionDenied ||
-      code == Code::InvalidArgument || code == Code::NotFound) {
+  ccm_status code = fresh.status().code();
+  if (code == CCM_STATUS_UNAUTHENTICATED || code == CCM_STATUS_PERMISSION_DENIED ||
+      code == CCM_STATUS_INVALID_ARGUMENT || code == CCM_STATUS_NOT_FOUND) {
     global_ = std::move(previous);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -41,7 +41,7 @@ Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConf
       retry_login_at_ns_ = retry_at_ns;
       last_login_error_ = std::move(last_error);
     }
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "[Global] credentials: Keystone refused the new credentials, the running ones "
                   "stay: " +
                       fresh.status().message());

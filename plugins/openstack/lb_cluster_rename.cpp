@@ -63,8 +63,8 @@ std::vector<std::string> renamedTags(const std::vector<std::string>& tags, const
   return out;
 }
 
-Status refuse(const OctaviaLoadBalancer& lb, const std::string& why) {
-  return Status(Code::FailedPrecondition,
+sdk::Status refuse(const OctaviaLoadBalancer& lb, const std::string& why) {
+  return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                 "load balancer " + lb.id + " (" + lb.name +
                     ") was made for a Service of this namespace and name under another cluster "
                     "name and is not renamed: " +
@@ -73,16 +73,16 @@ Status refuse(const OctaviaLoadBalancer& lb, const std::string& why) {
 }
 
 // Whether one of the load balancer's members is one of `nodes` (name and address).
-StatusOr<bool> hasNodeOfThisCluster(const LbRun& run, const std::vector<OctaviaPool>& pools,
+sdk::Result<bool> hasNodeOfThisCluster(const LbRun& run, const std::vector<OctaviaPool>& pools,
                                     const std::vector<KubeNode>& nodes) {
   std::set<std::pair<std::string, std::string>> ours;
   for (const KubeNode& n : nodes) {
-    for (const NodeAddress& a : n.addresses) {
+    for (const sdk::NodeAddress& a : n.addresses) {
       ours.insert({n.name, a.address});
     }
   }
   for (const OctaviaPool& p : pools) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaMember> members,
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaMember> members,
                             run.octavia().listMembers(run.call(), p.id));
     for (const OctaviaMember& m : members) {
       if (ours.count({m.name, m.address}) != 0) {
@@ -93,21 +93,21 @@ StatusOr<bool> hasNodeOfThisCluster(const LbRun& run, const std::vector<OctaviaP
   return false;
 }
 
-Status renamePoolAndMonitor(const LbRun& run, const OctaviaLoadBalancer& lb,
+sdk::Status renamePoolAndMonitor(const LbRun& run, const OctaviaLoadBalancer& lb,
                             const OctaviaPool& pool, const std::string& old,
                             const std::string& now) {
   OctaviaClient& oct = run.octavia();
   const CallContext& call = run.call();
   bool tags = run.features().tags();
   if (!pool.healthmonitor_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(OctaviaMonitor mon, oct.getMonitor(call, pool.healthmonitor_id));
+    CCM_SDK_ASSIGN_OR_RETURN(OctaviaMonitor mon, oct.getMonitor(call, pool.healthmonitor_id));
     std::string name = renamedChild(mon.name, "monitor", old, now);
     if (!name.empty()) {
       Json upd = Json::object().set("name", name);
       if (tags) {
         upd.set("tags", Json::stringArray({now}));
       }
-      CCM_OS_RETURN_IF_ERROR(
+      CCM_SDK_RETURN_IF_ERROR(
           run.mutate(lb.id, "renaming monitor " + mon.id,
                      oct.updateMonitor(call, mon.id, Json::object().set("healthmonitor", upd))));
     }
@@ -137,7 +137,7 @@ std::string formerClusterOf(const std::string& lb_name, const LbSettings& s) {
                         lb_name.size() - kServicePrefix.size() - s.lb_name_suffix.size());
 }
 
-StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
+sdk::Result<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
                                                      const OctaviaLoadBalancer& lb,
                                                      const std::string& former_cluster,
                                                      const std::vector<KubeNode>& nodes) {
@@ -156,20 +156,20 @@ StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
                   "[LoadBalancer] manage-security-groups is on, and its security group "
                   "rules are not renamed");
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
-  CCM_OS_ASSIGN_OR_RETURN(bool ours, hasNodeOfThisCluster(run, pools, nodes));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
+  CCM_SDK_ASSIGN_OR_RETURN(bool ours, hasNodeOfThisCluster(run, pools, nodes));
   if (!ours) {
     return refuse(lb, "none of its members is a node of this cluster");
   }
-  CCM_OS_ASSIGN_OR_RETURN(OctaviaLoadBalancer active,
+  CCM_SDK_ASSIGN_OR_RETURN(OctaviaLoadBalancer active,
                           run.waitActive(lb.id, "waiting for it to become ACTIVE"));
   call.warning("Renaming the Service's load balancer made under another cluster name",
                {{"lb", lb.id}, {"from", lb.name}, {"to", s.lb_name}});
 
   for (const OctaviaPool& pool : pools) {
-    CCM_OS_RETURN_IF_ERROR(renamePoolAndMonitor(run, lb, pool, old.lb, s.lb_name));
+    CCM_SDK_RETURN_IF_ERROR(renamePoolAndMonitor(run, lb, pool, old.lb, s.lb_name));
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
   for (const OctaviaListener& l : listeners) {
     std::string name = renamedChild(l.name, "listener", old.lb, s.lb_name);
     if (name.empty()) {
@@ -179,17 +179,17 @@ StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
     if (run.features().tags()) {
       upd.set("tags", Json::stringArray(renamedTags(l.tags, old.lb, s.lb_name)));
     }
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         run.mutate(lb.id, "renaming listener " + l.id,
                    oct.updateListener(call, l.id, Json::object().set("listener", upd))));
   }
   if (!lb.vip_port_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(
+    CCM_SDK_ASSIGN_OR_RETURN(
         std::vector<FloatingIp> fips,
         run.neutron().listFloatingIps(call, "port_id=" + urlEncode(lb.vip_port_id)));
     for (const FloatingIp& f : fips) {
       if (f.description == old.fip_description) {
-        CCM_OS_RETURN_IF_ERROR(
+        CCM_SDK_RETURN_IF_ERROR(
             run.neutron().setFloatingIpDescription(call, f.id, s.fip_description));
       }
     }
@@ -199,7 +199,7 @@ StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
   if (run.features().tags()) {
     upd.set("tags", Json::stringArray(renamedTags(active.tags, old.lb, s.lb_name)));
   }
-  CCM_OS_RETURN_IF_ERROR(
+  CCM_SDK_RETURN_IF_ERROR(
       run.mutate(lb.id, "renaming it to " + s.lb_name,
                  oct.updateLoadBalancer(call, lb.id, Json::object().set("loadbalancer", upd))));
   return run.waitActive(lb.id, "after the rename");

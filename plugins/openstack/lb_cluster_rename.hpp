@@ -25,7 +25,7 @@ std::string formerClusterOf(const std::string& lb_name, const LbSettings& s);
 
 // Renames `lb` (named for this Service under `former_cluster`) and its children to the
 // settings' names after the checks above; the load balancer as renamed.
-StatusOr<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
+sdk::Result<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
                                                      const OctaviaLoadBalancer& lb,
                                                      const std::string& former_cluster,
                                                      const std::vector<KubeNode>& nodes);

@@ -49,9 +49,9 @@ Json loadBalancerBody(const LbRun& run) {
 }
 
 // The subnet of the first node's address, for a VIP nothing else places.
-StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
+sdk::Result<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
   if (nodes.empty() || nodes.front().provider_id.empty()) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "cannot find a VIP subnet: set [LoadBalancer] subnet-id or network-id "
                   "(no node with a providerID to detect it from)");
   }
@@ -61,7 +61,7 @@ StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNo
   if (!pid.ok()) {
     return pid.status();
   }
-  CCM_OS_ASSIGN_OR_RETURN(
+  CCM_SDK_ASSIGN_OR_RETURN(
       std::vector<Port> ports,
       run.neutron().listPorts(run.call(), "device_id=" + urlEncode(pid->server_id)));
   std::string subnet;
@@ -73,7 +73,7 @@ StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNo
     }
   }
   if (subnet.empty()) {
-    return Status(Code::FailedPrecondition, "cannot find the subnet of node " + node.name + " (" +
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "cannot find the subnet of node " + node.name + " (" +
                                                 addr + "); set [LoadBalancer] subnet-id");
   }
   return subnet;
@@ -82,7 +82,7 @@ StatusOr<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNo
 // Sets where the VIP goes: the configured port, else the subnet (configured or detected)
 // and network, with loadBalancerIP as the address of a VIP that is the public address. The
 // VIP subnet (empty when not known).
-StatusOr<std::string> placeVip(const LbRun& run, const KubeService& svc,
+sdk::Result<std::string> placeVip(const LbRun& run, const KubeService& svc,
                                const std::vector<KubeNode>& nodes, Json& lb) {
   const LbSettings& s = run.settings();
   if (!s.vip_port_id.empty()) {
@@ -91,7 +91,7 @@ StatusOr<std::string> placeVip(const LbRun& run, const KubeService& svc,
   }
   std::string vip_subnet = s.vip_subnet_id;
   if (vip_subnet.empty() && s.vip_network_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(vip_subnet, detectVipSubnet(run, nodes));
+    CCM_SDK_ASSIGN_OR_RETURN(vip_subnet, detectVipSubnet(run, nodes));
   }
   if (!vip_subnet.empty()) {
     lb.set("vip_subnet_id", vip_subnet);
@@ -128,11 +128,11 @@ Json populatedListeners(const LbRun& run, const KubeService& svc,
 
 }  // namespace
 
-StatusOr<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const KubeService& svc,
+sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const KubeService& svc,
                                                  const std::vector<KubeNode>& nodes) {
   const LbSettings& s = run.settings();
   Json lb = loadBalancerBody(run);
-  CCM_OS_ASSIGN_OR_RETURN(std::string vip_subnet, placeVip(run, svc, nodes, lb));
+  CCM_SDK_ASSIGN_OR_RETURN(std::string vip_subnet, placeVip(run, svc, nodes, lb));
   bool wants_fip = !s.internal && s.ip_family == 4;
   if (wants_fip && svc.load_balancer_ip.empty()) {
     // Fail early when no public network can be found (nothing is created yet).

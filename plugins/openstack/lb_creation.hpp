@@ -13,7 +13,7 @@
 
 namespace ccm::openstack {
 
-StatusOr<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const KubeService& svc,
+sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const KubeService& svc,
                                                  const std::vector<KubeNode>& nodes);
 
 }  // namespace ccm::openstack

@@ -14,16 +14,16 @@ namespace {
 
 // Waits out a provisioning in progress: the load balancer as it is then, in ERROR when it
 // went there; nullopt when it was being deleted and is gone now.
-StatusOr<std::optional<OctaviaLoadBalancer>> settle(const LbRun& run, OctaviaLoadBalancer lb) {
+sdk::Result<std::optional<OctaviaLoadBalancer>> settle(const LbRun& run, OctaviaLoadBalancer lb) {
   if (lb.provisioning_status == "PENDING_DELETE") {
-    CCM_OS_RETURN_IF_ERROR(run.waitDeleted(lb.id));
+    CCM_SDK_RETURN_IF_ERROR(run.waitDeleted(lb.id));
     return std::optional<OctaviaLoadBalancer>();
   }
   if (startsWith(lb.provisioning_status, "PENDING_")) {
     auto active = run.waitActive(lb.id, "waiting before deleting it");
     if (active.ok()) {
       lb = *active;
-    } else if (active.status().code() == Code::Unavailable) {
+    } else if (active.status().code() == CCM_STATUS_UNAVAILABLE) {
       lb.provisioning_status = "ERROR";
     } else {
       return active.status();
@@ -34,20 +34,20 @@ StatusOr<std::optional<OctaviaLoadBalancer>> settle(const LbRun& run, OctaviaLoa
 
 // Deletes the load balancer with its floating IP. Without cascade delete (configured, or
 // forced by the ERROR state) the listeners and pools go first, one by one.
-Status deleteWholeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
+sdk::Status deleteWholeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
   OctaviaClient& oct = run.octavia();
   const CallContext& call = run.call();
-  CCM_OS_RETURN_IF_ERROR(deleteVipFloatingIps(run, lb));
+  CCM_SDK_RETURN_IF_ERROR(deleteVipFloatingIps(run, lb));
   bool cascade = run.config().cascade_delete || lb.provisioning_status == "ERROR";
   if (!cascade) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
     for (const OctaviaListener& l : listeners) {
-      CCM_OS_RETURN_IF_ERROR(deleteListenerAndPool(run, lb.id, l, pools, true));
+      CCM_SDK_RETURN_IF_ERROR(deleteListenerAndPool(run, lb.id, l, pools, true));
     }
   }
-  Status del = oct.deleteLoadBalancer(call, lb.id, cascade);
-  if (!del.ok() && del.code() != Code::NotFound) {
+  sdk::Status del = oct.deleteLoadBalancer(call, lb.id, cascade);
+  if (!del.ok() && del.code() != CCM_STATUS_NOT_FOUND) {
     return busyAware(del, "deleting load balancer " + lb.id);
   }
   call.info("Deleting load balancer", {{"lb", lb.id}, {"name", lb.name}});
@@ -55,17 +55,17 @@ Status deleteWholeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) 
 }
 
 // Shared or adopted: removes only what this Service added, its listeners and its tag.
-Status withdrawFromLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
+sdk::Status withdrawFromLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
   OctaviaClient& oct = run.octavia();
   const CallContext& call = run.call();
   const std::string& lb_name = run.settings().lb_name;
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));
   for (const OctaviaListener& l : listeners) {
     if (!ownsListener(l, lb_name, false)) {
       continue;
     }
-    CCM_OS_RETURN_IF_ERROR(deleteListenerAndPool(run, lb.id, l, pools, false));
+    CCM_SDK_RETURN_IF_ERROR(deleteListenerAndPool(run, lb.id, l, pools, false));
   }
   if (!contains(lb.tags, lb_name)) {
     return {};
@@ -77,8 +77,8 @@ Status withdrawFromLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb)
 
 }  // namespace
 
-Status deleteServiceLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& found, bool owner) {
-  CCM_OS_ASSIGN_OR_RETURN(std::optional<OctaviaLoadBalancer> lb, settle(run, found));
+sdk::Status deleteServiceLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& found, bool owner) {
+  CCM_SDK_ASSIGN_OR_RETURN(std::optional<OctaviaLoadBalancer> lb, settle(run, found));
   if (!lb) {
     return {};
   }

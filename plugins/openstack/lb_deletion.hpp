@@ -10,6 +10,6 @@ namespace ccm::openstack {
 
 // Deletes the Service's part of `lb` (found for it; `owner` when the Service made it), first
 // waiting out a provisioning Octavia is busy with.
-Status deleteServiceLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner);
+sdk::Status deleteServiceLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner);
 
 }  // namespace ccm::openstack

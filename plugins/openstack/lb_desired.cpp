@@ -104,7 +104,7 @@ std::vector<DesiredPort> desiredPorts(const LbRun& run, const KubeService& svc,
 
 std::string memberAddress(const KubeNode& node, int family) {
   for (const char* type : {"InternalIP", "ExternalIP"}) {
-    for (const NodeAddress& a : node.addresses) {
+    for (const sdk::NodeAddress& a : node.addresses) {
       if (a.type == type && ipFamilyOf(a.address) == family) {
         return a.address;
       }

@@ -17,8 +17,8 @@ constexpr const char* kIpv6Suffix = "_ipv6";
 
 // The first IPv6 subnet of a network (by ID, so the choice does not change between calls);
 // empty when it has none.
-StatusOr<std::string> ipv6SubnetOfNetwork(const LbRun& run, const std::string& network_id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<std::string> ipv6SubnetOfNetwork(const LbRun& run, const std::string& network_id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       std::vector<Subnet> subnets,
       run.neutron().listSubnets(run.call(), "network_id=" + urlEncode(network_id) +
                                                 "&ip_version=6"));
@@ -34,7 +34,7 @@ StatusOr<std::string> ipv6SubnetOfNetwork(const LbRun& run, const std::string& n
 
 // The subnet of the first node's IPv6 address (the node with a providerID); empty when no
 // node has one.
-StatusOr<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<KubeNode>& nodes) {
+sdk::Result<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<KubeNode>& nodes) {
   for (const KubeNode& node : nodes) {
     std::string addr = memberAddress(node, 6);
     if (node.provider_id.empty() || addr.empty()) {
@@ -44,7 +44,7 @@ StatusOr<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<Kube
     if (!pid.ok()) {
       continue;
     }
-    CCM_OS_ASSIGN_OR_RETURN(
+    CCM_SDK_ASSIGN_OR_RETURN(
         std::vector<Port> ports,
         run.neutron().listPorts(run.call(), "device_id=" + urlEncode(pid->server_id)));
     for (const Port& p : ports) {
@@ -61,11 +61,11 @@ StatusOr<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<Kube
 
 // Where the IPv6 VIP goes: the IPv6 subnet of the configured VIP network (or of the
 // configured subnet's network), else the subnet of the nodes' IPv6 addresses.
-StatusOr<std::string> ipv6VipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
+sdk::Result<std::string> ipv6VipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
   const LbSettings& s = run.settings();
   std::string network = s.vip_network_id;
   if (network.empty() && !s.vip_subnet_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<Subnet> subnets,
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<Subnet> subnets,
                             run.neutron().listSubnets(run.call(), "id=" + urlEncode(s.vip_subnet_id)));
     for (const Subnet& sub : subnets) {
       if (sub.id == s.vip_subnet_id) {
@@ -106,7 +106,7 @@ std::string ipv6LoadBalancerName(const std::string& lb_name) {
          kIpv6Suffix;
 }
 
-StatusOr<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
+sdk::Result<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
                                       const std::vector<KubeNode>& nodes,
                                       const std::optional<OctaviaLoadBalancer>& existing) {
   DualStackPlan plan;
@@ -116,9 +116,9 @@ StatusOr<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
   const LbSettings& s = run.settings();
   bool required = svc.ip_family_policy == "RequireDualStack";
   std::string service = svc.namespace_ + "/" + svc.name;
-  auto single = [&](const std::string& why) -> StatusOr<DualStackPlan> {
+  auto single = [&](const std::string& why) -> sdk::Result<DualStackPlan> {
     if (required) {
-      return Status(Code::InvalidArgument,
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                     "ipFamilyPolicy RequireDualStack cannot be met: " + why);
     }
     run.call().info("Dual-stack Service gets an IPv4 load balancer only (PreferDualStack)",
@@ -133,7 +133,7 @@ StatusOr<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
     return single(std::string("annotation ") + kAnnotationPrefix +
                   "port-id places the VIP on one port of one family");
   }
-  CCM_OS_ASSIGN_OR_RETURN(plan.ipv6_subnet_id, ipv6VipSubnet(run, nodes));
+  CCM_SDK_ASSIGN_OR_RETURN(plan.ipv6_subnet_id, ipv6VipSubnet(run, nodes));
   if (plan.ipv6_subnet_id.empty()) {
     return single(
         "no IPv6 subnet found for the VIP (none on the VIP network, and no node with an IPv6 "
@@ -185,7 +185,7 @@ void addIpv6Ingress(LbStatus& status, const std::string& ipv6_address, bool ipv6
   if (ipv6_address.empty() || status.ingress.empty() || status.ingress.front().ip.empty()) {
     return;
   }
-  LbIngress v6;
+  sdk::Ingress v6;
   v6.ip = ipv6_address;
   v6.ip_mode = status.ingress.front().ip_mode;
   if (ipv6_first) {

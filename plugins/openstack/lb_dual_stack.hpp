@@ -44,7 +44,7 @@ std::string ipv6LoadBalancerName(const std::string& lb_name);
 // RequireDualStack without an IPv6 subnet (or with settings that pin one load balancer:
 // load-balancer-id, port-id) is INVALID_ARGUMENT before anything is made; PreferDualStack
 // then gets IPv4 only, with a log line.
-StatusOr<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
+sdk::Result<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
                                       const std::vector<KubeNode>& nodes,
                                       const std::optional<OctaviaLoadBalancer>& existing);
 

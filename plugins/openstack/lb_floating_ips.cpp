@@ -14,7 +14,7 @@
 namespace ccm::openstack {
 namespace {
 
-StatusOr<std::vector<FloatingIp>> floatingIpsOnPort(NeutronClient& neutron, const CallContext& call,
+sdk::Result<std::vector<FloatingIp>> floatingIpsOnPort(NeutronClient& neutron, const CallContext& call,
                                                     const std::string& port_id) {
   return neutron.listFloatingIps(call, "port_id=" + urlEncode(port_id));
 }
@@ -43,8 +43,8 @@ bool subnetNameMatches(const std::string& pattern, const std::string& name) {
 
 // Whether an external network can hand out IPv4 floating IPs: it has an IPv4 subnet, or one
 // we cannot see (not shared with us), which may.
-StatusOr<bool> hasIpv4Subnet(const LbRun& run, const Network& n) {
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Subnet> subs,
+sdk::Result<bool> hasIpv4Subnet(const LbRun& run, const Network& n) {
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Subnet> subs,
                           run.neutron().listSubnets(run.call(), "network_id=" + urlEncode(n.id)));
   bool usable = false;
   for (const std::string& id : n.subnets) {
@@ -57,7 +57,7 @@ StatusOr<bool> hasIpv4Subnet(const LbRun& run, const Network& n) {
 }
 
 // Deletes a floating IP this Service created (unless keep-floatingip), else detaches it.
-Status releaseFloatingIp(const LbRun& run, const FloatingIp& fip) {
+sdk::Status releaseFloatingIp(const LbRun& run, const FloatingIp& fip) {
   const LbSettings& s = run.settings();
   NeutronClient& neu = run.neutron();
   if (fip.description == s.fip_description && !s.keep_floating_ip) {
@@ -65,20 +65,20 @@ Status releaseFloatingIp(const LbRun& run, const FloatingIp& fip) {
     return neu.deleteFloatingIp(run.call(), fip.id);
   }
   run.call().info("Detaching floating IP", {{"fip", fip.floating_ip_address}});
-  Status st = neu.setFloatingIpPort(run.call(), fip.id, "");
-  return st.code() == Code::NotFound ? Status() : st;
+  sdk::Status st = neu.setFloatingIpPort(run.call(), fip.id, "");
+  return st.code() == CCM_STATUS_NOT_FOUND ? sdk::Status() : st;
 }
 
 // The subnets of `network` to try a new floating IP in, in order; empty lets Neutron pick.
-StatusOr<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::string& network,
+sdk::Result<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::string& network,
                                                    const KubeService& svc) {
   const LbSettings& s = run.settings();
   NeutronClient& neu = run.neutron();
   std::vector<std::string> subnets;
   if (!s.floating_subnet_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(Subnet subnet, neu.getSubnet(run.call(), s.floating_subnet_id));
+    CCM_SDK_ASSIGN_OR_RETURN(Subnet subnet, neu.getSubnet(run.call(), s.floating_subnet_id));
     if (subnet.network_id != network) {
-      return Status(Code::InvalidArgument, "floating subnet " + s.floating_subnet_id +
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "floating subnet " + s.floating_subnet_id +
                                                " is not in floating network " + network);
     }
     subnets.push_back(subnet.id);
@@ -89,14 +89,14 @@ StatusOr<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::
     if (tags.ok() && !tags->param.empty()) {
       query += "&" + tags->param + "=" + urlEncode(tags->tags);
     }
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<Subnet> found, neu.listSubnets(run.call(), query));
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<Subnet> found, neu.listSubnets(run.call(), query));
     for (const Subnet& sn : found) {
       if (s.floating_subnet.empty() || subnetNameMatches(s.floating_subnet, sn.name)) {
         subnets.push_back(sn.id);
       }
     }
     if (subnets.empty()) {
-      return Status(Code::FailedPrecondition,
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                     "no subnet of floating network " + network + " matches floating-subnet \"" +
                         s.floating_subnet + "\" / floating-subnet-tags \"" +
                         s.floating_subnet_tags + "\"");
@@ -106,9 +106,9 @@ StatusOr<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::
 }
 
 // A new floating IP on the VIP port, trying the candidate subnets in turn; its address.
-StatusOr<std::string> createFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb,
+sdk::Result<std::string> createFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb,
                                        const KubeService& svc) {
-  CCM_OS_ASSIGN_OR_RETURN(std::string network, floatingNetwork(run));
+  CCM_SDK_ASSIGN_OR_RETURN(std::string network, floatingNetwork(run));
   Json fip = Json::object();
   fip.set("floating_network_id", network);
   fip.set("port_id", lb.vip_port_id);
@@ -116,11 +116,11 @@ StatusOr<std::string> createFloatingIp(const LbRun& run, const OctaviaLoadBalanc
   if (!svc.load_balancer_ip.empty()) {
     fip.set("floating_ip_address", svc.load_balancer_ip);
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<std::string> subnets, floatingSubnets(run, network, svc));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<std::string> subnets, floatingSubnets(run, network, svc));
   if (subnets.empty()) {
     subnets.push_back("");
   }
-  Status last;
+  sdk::Status last;
   for (const std::string& subnet : subnets) {
     Json body = fip;
     if (!subnet.empty()) {
@@ -142,12 +142,12 @@ StatusOr<std::string> createFloatingIp(const LbRun& run, const OctaviaLoadBalanc
 // Service made earlier and that lost its port (its load balancer was re-created, or
 // keep-floatingip kept it), taken back rather than leaked. Its address; nullopt when there is
 // none to adopt.
-StatusOr<std::optional<std::string>> adoptFloatingIp(const LbRun& run,
+sdk::Result<std::optional<std::string>> adoptFloatingIp(const LbRun& run,
                                                      const OctaviaLoadBalancer& lb,
                                                      const std::string& wanted_ip) {
   NeutronClient& neu = run.neutron();
   if (!wanted_ip.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(
+    CCM_SDK_ASSIGN_OR_RETURN(
         std::vector<FloatingIp> existing,
         neu.listFloatingIps(run.call(), "floating_ip_address=" + urlEncode(wanted_ip)));
     if (existing.empty()) {
@@ -155,32 +155,32 @@ StatusOr<std::optional<std::string>> adoptFloatingIp(const LbRun& run,
     }
     const FloatingIp& f = existing.front();
     if (!f.port_id.empty() && f.port_id != lb.vip_port_id) {
-      return Status(Code::FailedPrecondition, "floating IP " + wanted_ip +
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "floating IP " + wanted_ip +
                                                   " (loadBalancerIP) is attached to port " +
                                                   f.port_id + " already");
     }
     if (f.port_id.empty()) {
-      CCM_OS_RETURN_IF_ERROR(neu.setFloatingIpPort(run.call(), f.id, lb.vip_port_id));
+      CCM_SDK_RETURN_IF_ERROR(neu.setFloatingIpPort(run.call(), f.id, lb.vip_port_id));
     }
     return std::optional<std::string>(wanted_ip);
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> mine,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> mine,
                           unattachedFloatingIps(neu, run.call(), run.settings()));
   if (mine.empty()) {
     return std::optional<std::string>();
   }
   const FloatingIp& f = mine.front();
-  CCM_OS_RETURN_IF_ERROR(neu.setFloatingIpPort(run.call(), f.id, lb.vip_port_id));
+  CCM_SDK_RETURN_IF_ERROR(neu.setFloatingIpPort(run.call(), f.id, lb.vip_port_id));
   run.call().info("Re-attached floating IP", {{"fip", f.floating_ip_address}, {"lb", lb.id}});
   return std::optional<std::string>(f.floating_ip_address);
 }
 
 }  // namespace
 
-StatusOr<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
+sdk::Result<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
                                                         const CallContext& call,
                                                         const LbSettings& s) {
-  CCM_OS_ASSIGN_OR_RETURN(
+  CCM_SDK_ASSIGN_OR_RETURN(
       std::vector<FloatingIp> fips,
       neutron.listFloatingIps(call, "description=" + urlEncode(s.fip_description)));
   fips.erase(std::remove_if(fips.begin(), fips.end(),
@@ -191,35 +191,35 @@ StatusOr<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
   return fips;
 }
 
-StatusOr<std::string> currentAddress(NeutronClient& neutron, const CallContext& call,
+sdk::Result<std::string> currentAddress(NeutronClient& neutron, const CallContext& call,
                                      const OctaviaLoadBalancer& lb) {
   if (lb.vip_port_id.empty()) {
     return lb.vip_address;
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> fips,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> fips,
                           floatingIpsOnPort(neutron, call, lb.vip_port_id));
   return fips.empty() ? lb.vip_address : fips.front().floating_ip_address;
 }
 
-StatusOr<std::string> floatingNetwork(const LbRun& run) {
+sdk::Result<std::string> floatingNetwork(const LbRun& run) {
   const LbSettings& s = run.settings();
   if (!s.floating_network_id.empty()) {
     return s.floating_network_id;
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Network> nets,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Network> nets,
                           run.neutron().listNetworks(run.call(), "router%3Aexternal=true"));
   std::vector<std::string> candidates;
   for (const Network& n : nets) {
     if (!n.external || n.subnets.empty()) {
       continue;
     }
-    CCM_OS_ASSIGN_OR_RETURN(bool usable, hasIpv4Subnet(run, n));
+    CCM_SDK_ASSIGN_OR_RETURN(bool usable, hasIpv4Subnet(run, n));
     if (usable) {
       candidates.push_back(n.id);
     }
   }
   if (candidates.empty()) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "no external network with an IPv4 subnet was found for the floating IP: set "
                   "[LoadBalancer] floating-network-id or the annotation " +
                       std::string(kAnnotationPrefix) +
@@ -230,7 +230,7 @@ StatusOr<std::string> floatingNetwork(const LbRun& run) {
     for (const auto& c : candidates) {
       list += (list.empty() ? "" : ", ") + c;
     }
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "several external networks could hold the floating IP (" + list +
                       "): set [LoadBalancer] floating-network-id or the annotation " +
                       std::string(kAnnotationPrefix) + "floating-network-id");
@@ -238,10 +238,10 @@ StatusOr<std::string> floatingNetwork(const LbRun& run) {
   return candidates.front();
 }
 
-StatusOr<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner,
+sdk::Result<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner,
                                        const KubeService& svc) {
   const LbSettings& s = run.settings();
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> on_port,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> on_port,
                           floatingIpsOnPort(run.neutron(), run.call(), lb.vip_port_id));
   std::optional<FloatingIp> attached;
   if (!on_port.empty()) {
@@ -249,7 +249,7 @@ StatusOr<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalanc
   }
   if (s.internal || s.ip_family == 6) {
     if (attached && owner) {
-      CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(run, *attached));
+      CCM_SDK_RETURN_IF_ERROR(releaseFloatingIp(run, *attached));
     }
     return lb.vip_address;
   }
@@ -259,49 +259,49 @@ StatusOr<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalanc
       return attached->floating_ip_address;
     }
     if (!owner) {
-      return Status(Code::FailedPrecondition, "only the Service that created load balancer " +
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "only the Service that created load balancer " +
                                                   lb.id + " can change its floating IP");
     }
-    CCM_OS_RETURN_IF_ERROR(releaseFloatingIp(run, *attached));
+    CCM_SDK_RETURN_IF_ERROR(releaseFloatingIp(run, *attached));
   }
   if (!owner) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "load balancer " + lb.id +
                       " has no floating IP and only the Service that "
                       "created it can add one (or make this Service internal)");
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::optional<std::string> adopted, adoptFloatingIp(run, lb, wanted_ip));
+  CCM_SDK_ASSIGN_OR_RETURN(std::optional<std::string> adopted, adoptFloatingIp(run, lb, wanted_ip));
   if (adopted) {
     return *adopted;
   }
   return createFloatingIp(run, lb, svc);
 }
 
-Status deleteVipFloatingIps(const LbRun& run, const OctaviaLoadBalancer& lb) {
+sdk::Status deleteVipFloatingIps(const LbRun& run, const OctaviaLoadBalancer& lb) {
   const LbSettings& s = run.settings();
   if (lb.vip_port_id.empty()) {
     return {};
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> on_port,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> on_port,
                           floatingIpsOnPort(run.neutron(), run.call(), lb.vip_port_id));
   for (const FloatingIp& f : on_port) {
     if (f.description == s.fip_description && !s.keep_floating_ip) {
-      CCM_OS_RETURN_IF_ERROR(run.neutron().deleteFloatingIp(run.call(), f.id));
+      CCM_SDK_RETURN_IF_ERROR(run.neutron().deleteFloatingIp(run.call(), f.id));
       run.call().info("Deleted floating IP", {{"fip", f.floating_ip_address}});
     }
   }
   return {};
 }
 
-Status deleteOrphanFloatingIps(const LbRun& run) {
+sdk::Status deleteOrphanFloatingIps(const LbRun& run) {
   if (run.settings().keep_floating_ip) {
     return {};
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> fips,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> fips,
                           unattachedFloatingIps(run.neutron(), run.call(), run.settings()));
   for (const FloatingIp& f : fips) {
     run.call().info("Deleting floating IP left behind", {{"fip", f.floating_ip_address}});
-    CCM_OS_RETURN_IF_ERROR(run.neutron().deleteFloatingIp(run.call(), f.id));
+    CCM_SDK_RETURN_IF_ERROR(run.neutron().deleteFloatingIp(run.call(), f.id));
   }
   return {};
 }

@@ -17,30 +17,30 @@ namespace ccm::openstack {
 
 // The floating IPs this Service created that are attached to nothing (their load balancer
 // was deleted or re-created, or keep-floatingip kept them).
-StatusOr<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
+sdk::Result<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
                                                         const CallContext& call,
                                                         const LbSettings& s);
 
 // The load balancer's public address as it stands: the floating IP on its VIP port, else the
 // VIP.
-StatusOr<std::string> currentAddress(NeutronClient& neutron, const CallContext& call,
+sdk::Result<std::string> currentAddress(NeutronClient& neutron, const CallContext& call,
                                      const OctaviaLoadBalancer& lb);
 
 // The external network for a new floating IP: the configured one, else the only external
 // network with an IPv4 subnet.
-StatusOr<std::string> floatingNetwork(const LbRun& run);
+sdk::Result<std::string> floatingNetwork(const LbRun& run);
 
 // The public address of the load balancer: reuses, adopts, creates or releases its floating
 // IP as the settings want; the VIP for internal and IPv6 load balancers.
-StatusOr<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner,
+sdk::Result<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner,
                                        const KubeService& svc);
 
 // Deletes the floating IPs on the load balancer's VIP port that this Service created, unless
 // keep-floatingip.
-Status deleteVipFloatingIps(const LbRun& run, const OctaviaLoadBalancer& lb);
+sdk::Status deleteVipFloatingIps(const LbRun& run, const OctaviaLoadBalancer& lb);
 
 // Deletes the floating IPs this Service created that are attached to nothing, unless
 // keep-floatingip.
-Status deleteOrphanFloatingIps(const LbRun& run);
+sdk::Status deleteOrphanFloatingIps(const LbRun& run);
 
 }  // namespace ccm::openstack

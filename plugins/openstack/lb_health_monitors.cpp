@@ -22,7 +22,7 @@ bool monitorMatches(const LbRun& run, const OctaviaMonitor& have, const DesiredM
   return same;
 }
 
-Status createMonitor(const LbRun& run, const std::string& lb_id, const OctaviaPool& pool,
+sdk::Status createMonitor(const LbRun& run, const std::string& lb_id, const OctaviaPool& pool,
                      const DesiredMonitor& want) {
   Json m = monitorJson(run, want, false);
   m.set("pool_id", pool.id);
@@ -55,11 +55,11 @@ Json monitorJson(const LbRun& run, const DesiredMonitor& m, bool for_update) {
   return j;
 }
 
-Status reconcileMonitor(const LbRun& run, const std::string& lb_id, const OctaviaPool& pool,
+sdk::Status reconcileMonitor(const LbRun& run, const std::string& lb_id, const OctaviaPool& pool,
                         const DesiredPort& d) {
   OctaviaClient& oct = run.octavia();
   if (pool.healthmonitor_id.empty()) {
-    return d.monitor ? createMonitor(run, lb_id, pool, *d.monitor) : Status();
+    return d.monitor ? createMonitor(run, lb_id, pool, *d.monitor) : sdk::Status();
   }
   if (!d.monitor) {
     return run.mutateDeletion(lb_id, "deleting health monitor " + pool.healthmonitor_id,
@@ -68,13 +68,13 @@ Status reconcileMonitor(const LbRun& run, const std::string& lb_id, const Octavi
   const DesiredMonitor& want = *d.monitor;
   auto existing = oct.getMonitor(run.call(), pool.healthmonitor_id);
   if (!existing.ok()) {
-    if (existing.status().code() == Code::NotFound) {
+    if (existing.status().code() == CCM_STATUS_NOT_FOUND) {
       return createMonitor(run, lb_id, pool, want);
     }
     return existing.status();
   }
   if (existing->type != want.type) {
-    CCM_OS_RETURN_IF_ERROR(run.mutate(lb_id, "replacing health monitor " + existing->id,
+    CCM_SDK_RETURN_IF_ERROR(run.mutate(lb_id, "replacing health monitor " + existing->id,
                                       oct.deleteMonitor(run.call(), existing->id)));
     return createMonitor(run, lb_id, pool, want);
   }

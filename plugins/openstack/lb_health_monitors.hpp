@@ -16,7 +16,7 @@ namespace ccm::openstack {
 Json monitorJson(const LbRun& run, const DesiredMonitor& m, bool for_update);
 
 // Gives `pool` the monitor `d` asks for, or none.
-Status reconcileMonitor(const LbRun& run, const std::string& lb_id, const OctaviaPool& pool,
+sdk::Status reconcileMonitor(const LbRun& run, const std::string& lb_id, const OctaviaPool& pool,
                         const DesiredPort& d);
 
 }  // namespace ccm::openstack

@@ -124,20 +124,20 @@ Json listenerJson(const LbRun& run, const DesiredPort& d) {
   return l;
 }
 
-StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb_id, bool owner,
+sdk::Result<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb_id, bool owner,
                                          const DesiredPort& d,
                                          const std::vector<OctaviaListener>& listeners,
                                          bool members_only) {
   std::optional<OctaviaListener> listener = listenerFor(listeners, d);
   if (listener && !ownsListener(*listener, run.settings().lb_name, owner)) {
-    return Status(Code::FailedPrecondition, "port " + std::to_string(d.port) + "/" +
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "port " + std::to_string(d.port) + "/" +
                                                 d.listener_protocol + " of load balancer " + lb_id +
                                                 " is already used by listener " + listener->id +
                                                 ", which does not belong to this Service");
   }
   if (!listener) {
     if (members_only) {
-      return Status(Code::FailedPrecondition,
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                     "load balancer " + lb_id + " has no listener for port " +
                         std::to_string(d.port) + "/" + d.listener_protocol +
                         " yet; EnsureLoadBalancer will create it");
@@ -148,13 +148,13 @@ StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb
         lb_id, "creating listener " + d.listener_name,
         run.octavia().createListener(run.call(), Json::object().set("listener", std::move(l))));
   }
-  CCM_OS_RETURN_IF_ERROR(
+  CCM_SDK_RETURN_IF_ERROR(
       pendingChild("listener", listener->name, listener->id, listener->provisioning_status, lb_id));
   if (members_only) {
     return *listener;
   }
   if (std::optional<Json> upd = listenerChanges(run, *listener, d)) {
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         run.mutate(lb_id, "updating listener " + listener->name,
                    run.octavia().updateListener(run.call(), listener->id,
                                                 Json::object().set("listener", std::move(*upd)))));
@@ -162,7 +162,7 @@ StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb
   return *listener;
 }
 
-StatusOr<bool> deleteUnwantedListeners(const LbRun& run, const std::string& lb_id, bool owner,
+sdk::Result<bool> deleteUnwantedListeners(const LbRun& run, const std::string& lb_id, bool owner,
                                        const std::vector<DesiredPort>& desired,
                                        const std::vector<OctaviaListener>& listeners,
                                        const std::vector<OctaviaPool>& pools) {
@@ -174,23 +174,23 @@ StatusOr<bool> deleteUnwantedListeners(const LbRun& run, const std::string& lb_i
   bool removed = false;
   for (const OctaviaListener& l : listeners) {
     if (ownsListener(l, run.settings().lb_name, owner) && !wanted(l)) {
-      CCM_OS_RETURN_IF_ERROR(deleteListenerAndPool(run, lb_id, l, pools, false));
+      CCM_SDK_RETURN_IF_ERROR(deleteListenerAndPool(run, lb_id, l, pools, false));
       removed = true;
     }
   }
   return removed;
 }
 
-Status deleteListenerAndPool(const LbRun& run, const std::string& lb_id, const OctaviaListener& l,
+sdk::Status deleteListenerAndPool(const LbRun& run, const std::string& lb_id, const OctaviaListener& l,
                              const std::vector<OctaviaPool>& pools, bool delete_monitor_first) {
   OctaviaClient& oct = run.octavia();
   if (const OctaviaPool* pool = poolOf(pools, l)) {
     if (delete_monitor_first && !pool->healthmonitor_id.empty()) {
-      CCM_OS_RETURN_IF_ERROR(
+      CCM_SDK_RETURN_IF_ERROR(
           run.mutateDeletion(lb_id, "deleting health monitor " + pool->healthmonitor_id,
                              oct.deleteMonitor(run.call(), pool->healthmonitor_id)));
     }
-    CCM_OS_RETURN_IF_ERROR(run.mutateDeletion(lb_id, "deleting pool " + pool->name,
+    CCM_SDK_RETURN_IF_ERROR(run.mutateDeletion(lb_id, "deleting pool " + pool->name,
                                               oct.deletePool(run.call(), pool->id)));
   }
   return run.mutateDeletion(lb_id, "deleting listener " + l.name,

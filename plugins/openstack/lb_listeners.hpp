@@ -19,21 +19,21 @@ Json listenerJson(const LbRun& run, const DesiredPort& d);
 // The listener for port `d`: created when missing, else brought to the settings. With
 // members_only (UpdateLoadBalancer) nothing changes and a missing listener is an error. A
 // listener on the port that belongs to another Service is an error.
-StatusOr<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb_id, bool owner,
+sdk::Result<OctaviaListener> ensureListener(const LbRun& run, const std::string& lb_id, bool owner,
                                          const DesiredPort& d,
                                          const std::vector<OctaviaListener>& listeners,
                                          bool members_only);
 
 // Deletes the Service's listeners that no desired port asks for (a port may change
 // protocol), with their pools; true when it deleted any.
-StatusOr<bool> deleteUnwantedListeners(const LbRun& run, const std::string& lb_id, bool owner,
+sdk::Result<bool> deleteUnwantedListeners(const LbRun& run, const std::string& lb_id, bool owner,
                                        const std::vector<DesiredPort>& desired,
                                        const std::vector<OctaviaListener>& listeners,
                                        const std::vector<OctaviaPool>& pools);
 
 // Deletes a listener and its pool (with members; the health monitor first when asked),
 // waiting after each.
-Status deleteListenerAndPool(const LbRun& run, const std::string& lb_id, const OctaviaListener& l,
+sdk::Status deleteListenerAndPool(const LbRun& run, const std::string& lb_id, const OctaviaListener& l,
                              const std::vector<OctaviaPool>& pools, bool delete_monitor_first);
 
 }  // namespace ccm::openstack

@@ -31,12 +31,12 @@ std::string memberLabel(const OctaviaMember& m) {
 
 // After a change: a member Octavia left in ERROR (it reverted the create or delete) is an
 // error, so the call is retried; the next one replaces it.
-Status checkMembersAfterChange(const LbRun& run, const std::string& pool_id, const DesiredPort& d) {
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaMember> after,
+sdk::Status checkMembersAfterChange(const LbRun& run, const std::string& pool_id, const DesiredPort& d) {
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaMember> after,
                           run.octavia().listMembers(run.call(), pool_id));
   for (const OctaviaMember& m : after) {
     if (m.provisioning_status == "ERROR") {
-      return Status(Code::Unavailable,
+      return sdk::Status(CCM_STATUS_UNAVAILABLE,
                     "member " + memberLabel(m) + " of pool " + d.pool_name +
                         " is in provisioning status ERROR after the change (Octavia did not "
                         "complete it); it will be replaced on the next attempt");
@@ -61,16 +61,16 @@ Json memberJson(const DesiredMember& m) {
   return j;
 }
 
-Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::string& pool_id,
+sdk::Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::string& pool_id,
                         const DesiredPort& d) {
   OctaviaClient& oct = run.octavia();
   MemberKeys key{run.config().provider_requires_serial_api_calls};
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaMember> members, oct.listMembers(run.call(), pool_id));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaMember> members, oct.listMembers(run.call(), pool_id));
   std::set<std::string> have;
   std::set<std::string> want;
   std::vector<const OctaviaMember*> broken;  // in ERROR: replaced whether wanted or not
   for (const OctaviaMember& m : members) {
-    CCM_OS_RETURN_IF_ERROR(pendingChild("member", m.address + ":" + std::to_string(m.protocol_port),
+    CCM_SDK_RETURN_IF_ERROR(pendingChild("member", m.address + ":" + std::to_string(m.protocol_port),
                                         m.id, m.provisioning_status, lb_id));
     if (m.provisioning_status == "ERROR") {
       broken.push_back(&m);
@@ -89,7 +89,7 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
     for (const DesiredMember& m : d.members) {
       arr.push(memberJson(m));
     }
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         run.mutate(lb_id, "setting the members of pool " + d.pool_name,
                    oct.replaceMembers(run.call(), pool_id, Json::object().set("members", arr))));
     return checkMembersAfterChange(run, pool_id, d);
@@ -97,7 +97,7 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
   // One at a time: members in ERROR go first (a wanted one is created again below), then the
   // missing ones are added before the unwanted ones go.
   for (const OctaviaMember* m : broken) {
-    CCM_OS_RETURN_IF_ERROR(run.mutateDeletion(
+    CCM_SDK_RETURN_IF_ERROR(run.mutateDeletion(
         lb_id, "removing member " + memberLabel(*m) + " in ERROR from pool " + d.pool_name,
         oct.deleteMember(run.call(), pool_id, m->id)));
   }
@@ -105,7 +105,7 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
     if (have.count(key(m)) != 0) {
       continue;
     }
-    CCM_OS_RETURN_IF_ERROR(run.mutate(
+    CCM_SDK_RETURN_IF_ERROR(run.mutate(
         lb_id, "adding member " + m.address + " to pool " + d.pool_name,
         oct.createMember(run.call(), pool_id, Json::object().set("member", memberJson(m)))));
   }
@@ -116,7 +116,7 @@ Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::s
     if (m.provisioning_status == "ERROR") {
       continue;  // removed above
     }
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         run.mutateDeletion(lb_id, "removing member " + m.address + " from pool " + d.pool_name,
                            oct.deleteMember(run.call(), pool_id, m.id)));
   }

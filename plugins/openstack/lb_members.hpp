@@ -15,7 +15,7 @@ namespace ccm::openstack {
 Json memberJson(const DesiredMember& m);
 
 // Makes the members of pool `pool_id` the ones `d` asks for.
-Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::string& pool_id,
+sdk::Status reconcileMembers(const LbRun& run, const std::string& lb_id, const std::string& pool_id,
                         const DesiredPort& d);
 
 }  // namespace ccm::openstack

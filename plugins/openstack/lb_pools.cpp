@@ -65,7 +65,7 @@ Json poolJson(const LbRun& run, const DesiredPort& d, const std::string& session
   return p;
 }
 
-StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, const KubeService& svc,
+sdk::Result<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, const KubeService& svc,
                                  const DesiredPort& d, const OctaviaListener& listener,
                                  const std::vector<OctaviaPool>& pools, bool members_only) {
   OctaviaClient& oct = run.octavia();
@@ -74,17 +74,17 @@ StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, con
     pool = *p;
   }
   if (pool) {
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         pendingChild("pool", pool->name, pool->id, pool->provisioning_status, lb_id));
   }
   if (pool && pool->protocol != d.pool_protocol && !members_only) {
-    CCM_OS_RETURN_IF_ERROR(run.mutate(lb_id, "deleting pool " + pool->name + " (protocol change)",
+    CCM_SDK_RETURN_IF_ERROR(run.mutate(lb_id, "deleting pool " + pool->name + " (protocol change)",
                                       oct.deletePool(run.call(), pool->id)));
     pool.reset();
   }
   if (!pool) {
     if (members_only) {
-      return Status(Code::FailedPrecondition, "listener " + listener.id +
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "listener " + listener.id +
                                                   " has no pool yet; EnsureLoadBalancer will "
                                                   "create it");
     }
@@ -97,7 +97,7 @@ StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, con
     return *pool;
   }
   if (std::optional<Json> upd = poolChanges(run, *pool, svc.session_affinity)) {
-    CCM_OS_RETURN_IF_ERROR(run.mutate(
+    CCM_SDK_RETURN_IF_ERROR(run.mutate(
         lb_id, "updating pool " + pool->name,
         oct.updatePool(run.call(), pool->id, Json::object().set("pool", std::move(*upd)))));
   }

@@ -23,7 +23,7 @@ Json poolJson(const LbRun& run, const DesiredPort& d, const std::string& session
 // The pool behind `listener` for port `d`: created when missing, else brought to the
 // settings. With members_only (UpdateLoadBalancer) nothing changes and a missing pool is an
 // error.
-StatusOr<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, const KubeService& svc,
+sdk::Result<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, const KubeService& svc,
                                  const DesiredPort& d, const OctaviaListener& listener,
                                  const std::vector<OctaviaPool>& pools, bool members_only);
 

@@ -8,8 +8,8 @@ namespace {
 
 constexpr const char* kOvnAlgorithm = "SOURCE_IP_PORT";
 
-Status ovnRefusal(const KubeService& svc, const std::string& what) {
-  return Status(Code::InvalidArgument,
+sdk::Status ovnRefusal(const KubeService& svc, const std::string& what) {
+  return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                 "Service " + svc.namespace_ + "/" + svc.name + ": " + what +
                     ", which Octavia's ovn provider ([LoadBalancer] lb-provider = ovn) does not "
                     "support; nothing was created");
@@ -17,7 +17,7 @@ Status ovnRefusal(const KubeService& svc, const std::string& what) {
 
 }  // namespace
 
-Status checkProviderLimits(const LbRun& run, const KubeService& svc) {
+sdk::Status checkProviderLimits(const LbRun& run, const KubeService& svc) {
   if (!run.features().ovn) {
     return {};
   }

@@ -16,43 +16,43 @@ constexpr milliseconds kLongestPollInterval{5000};
 constexpr milliseconds kCancelCheckInterval{100};
 
 // How a wait ends when the load balancer does not get where it should.
-Status disappeared(const std::string& lb_id, const std::string& what) {
-  return Status(Code::Aborted, "load balancer " + lb_id + " disappeared while " + what);
+sdk::Status disappeared(const std::string& lb_id, const std::string& what) {
+  return sdk::Status(CCM_STATUS_ABORTED, "load balancer " + lb_id + " disappeared while " + what);
 }
 
-Status wentIntoError(const std::string& lb_id, const std::string& what) {
-  return Status(Code::Unavailable,
+sdk::Status wentIntoError(const std::string& lb_id, const std::string& what) {
+  return sdk::Status(CCM_STATUS_UNAVAILABLE,
                 "load balancer " + lb_id + " went into provisioning status ERROR while " + what);
 }
 
-Status stillWorking(const std::string& lb_id, const std::string& status, const std::string& what) {
-  return Status::busy("load balancer " + lb_id + " is " + status + " (" + what +
+sdk::Status stillWorking(const std::string& lb_id, const std::string& status, const std::string& what) {
+  return busyError("load balancer " + lb_id + " is " + status + " (" + what +
                       "); Octavia is still working, try again later");
 }
 
-Status stillBeingDeleted(const std::string& lb_id, const std::string& status) {
-  return Status::busy("load balancer " + lb_id + " is " + status +
+sdk::Status stillBeingDeleted(const std::string& lb_id, const std::string& status) {
+  return busyError("load balancer " + lb_id + " is " + status +
                       " (being deleted); try again later");
 }
 
 }  // namespace
 
-Status busyAware(const Status& st, const std::string& what) {
-  if (st.code() == Code::Aborted) {
+sdk::Status busyAware(const sdk::Status& st, const std::string& what) {
+  if (st.code() == CCM_STATUS_ABORTED) {
     // Octavia's 409: the load balancer or the child being changed is PENDING_* ("... is
     // immutable and cannot be updated", which names the child). A Retry-After it sent is kept.
-    return Status::busy(what + ": Octavia is busy with this load balancer (" + st.message() + ")",
+    return busyError(what + ": Octavia is busy with this load balancer (" + st.message() + ")",
                         st.retryAfter());
   }
   return st.ok() ? st : st.withPrefix(what);
 }
 
-Status pendingChild(const std::string& kind, const std::string& name, const std::string& id,
+sdk::Status pendingChild(const std::string& kind, const std::string& name, const std::string& id,
                     const std::string& provisioning_status, const std::string& lb_id) {
   if (provisioning_status.rfind("PENDING_", 0) != 0) {
     return {};
   }
-  return Status::busy(kind + " " + name + " (" + id + ") of load balancer " + lb_id + " is " +
+  return busyError(kind + " " + name + " (" + id + ") of load balancer " + lb_id + " is " +
                       provisioning_status +
                       "; Octavia has not finished with it and refuses changes under it until "
                       "it has");
@@ -68,13 +68,13 @@ LbRun::LbRun(const LoadBalancerConfig& config, OctaviaClient& octavia, NeutronCl
       features_(features),
       wait_until_(std::chrono::steady_clock::now() + config.active_wait_timeout) {}
 
-StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
+sdk::Result<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
                                                 const std::string& what) const {
   milliseconds interval = kFirstPollInterval;
   for (;;) {
     auto lb = octavia_.getLoadBalancer(call_, lb_id);
     if (!lb.ok()) {
-      if (lb.status().code() == Code::NotFound) {
+      if (lb.status().code() == CCM_STATUS_NOT_FOUND) {
         return disappeared(lb_id, what);
       }
       return lb.status().withPrefix("waiting for load balancer " + lb_id);
@@ -89,16 +89,16 @@ StatusOr<OctaviaLoadBalancer> LbRun::waitActive(const std::string& lb_id,
     if (!canWait(interval)) {
       return stillWorking(lb_id, ps, what);
     }
-    CCM_OS_RETURN_IF_ERROR(sleepAndBackOff(interval));
+    CCM_SDK_RETURN_IF_ERROR(sleepAndBackOff(interval));
   }
 }
 
-Status LbRun::waitDeleted(const std::string& lb_id) const {
+sdk::Status LbRun::waitDeleted(const std::string& lb_id) const {
   milliseconds interval = kFirstPollInterval;
   for (;;) {
     auto lb = octavia_.getLoadBalancer(call_, lb_id);
     if (!lb.ok()) {
-      if (lb.status().code() == Code::NotFound) {
+      if (lb.status().code() == CCM_STATUS_NOT_FOUND) {
         return {};
       }
       return lb.status().withPrefix("waiting for load balancer " + lb_id + " to go");
@@ -109,23 +109,23 @@ Status LbRun::waitDeleted(const std::string& lb_id) const {
     if (!canWait(interval)) {
       return stillBeingDeleted(lb_id, lb->provisioning_status);
     }
-    CCM_OS_RETURN_IF_ERROR(sleepAndBackOff(interval));
+    CCM_SDK_RETURN_IF_ERROR(sleepAndBackOff(interval));
   }
 }
 
-Status LbRun::mutate(const std::string& lb_id, const std::string& what,
-                     const Status& result) const {
+sdk::Status LbRun::mutate(const std::string& lb_id, const std::string& what,
+                     const sdk::Status& result) const {
   if (!result.ok()) {
     return busyAware(result, what);
   }
   call_.info("Changed load balancer", {{"lb", lb_id}, {"change", what}});
   auto lb = waitActive(lb_id, what);
-  return lb.ok() ? Status() : lb.status();
+  return lb.ok() ? sdk::Status() : lb.status();
 }
 
-Status LbRun::mutateDeletion(const std::string& lb_id, const std::string& what,
-                             const Status& result) const {
-  if (result.code() == Code::NotFound) {
+sdk::Status LbRun::mutateDeletion(const std::string& lb_id, const std::string& what,
+                             const sdk::Status& result) const {
+  if (result.code() == CCM_STATUS_NOT_FOUND) {
     return {};
   }
   return mutate(lb_id, what, result);
@@ -145,15 +145,15 @@ bool LbRun::canWait(milliseconds next_sleep) const {
   return true;
 }
 
-Status LbRun::sleepAndBackOff(milliseconds& interval) const {
+sdk::Status LbRun::sleepAndBackOff(milliseconds& interval) const {
   auto until = std::chrono::steady_clock::now() + interval;
   while (std::chrono::steady_clock::now() < until) {
-    CCM_OS_RETURN_IF_ERROR(call_.checkAlive());
+    CCM_SDK_RETURN_IF_ERROR(call_.checkAlive());
     auto left = until - std::chrono::steady_clock::now();
     std::this_thread::sleep_for(
         std::min<std::chrono::steady_clock::duration>(left, kCancelCheckInterval));
   }
-  CCM_OS_RETURN_IF_ERROR(call_.checkAlive());
+  CCM_SDK_RETURN_IF_ERROR(call_.checkAlive());
   interval = std::min(kLongestPollInterval, interval * 3 / 2);
   return {};
 }

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "plugins/openstack/config.hpp"
@@ -19,15 +21,28 @@ namespace ccm::openstack {
 // How long to wait before trying again after deleting a load balancer in ERROR.
 inline constexpr std::chrono::milliseconds kRetryAfterCreate{10000};
 
+// FAILED_PRECONDITION because Octavia is merely busy with the object (a load balancer or one
+// of its children still PENDING_*): normal progress, retried later, tagged with the reason
+// kBusyReason. retry_after is what the cloud said (0 when it said nothing; LoadBalancers then
+// picks a growing delay).
+inline constexpr std::string_view kBusyReason = "busy";
+inline sdk::Error busyError(std::string message, std::chrono::milliseconds retry_after = {}) {
+  return sdk::Error::failedPrecondition(std::move(message), retry_after)
+      .withReason(std::string(kBusyReason));
+}
+inline bool isBusy(const sdk::Status& st) {
+  return st.reason() == kBusyReason;
+}
+
 // Octavia answers 409 while a load balancer (or the child changed) is PENDING_*: that is
-// "busy" (Status::busy, paced per load balancer by LoadBalancers). Other errors get `what`
+// "busy" (busyError, paced per load balancer by LoadBalancers). Other errors get `what`
 // as a prefix.
-Status busyAware(const Status& st, const std::string& what);
+sdk::Status busyAware(const sdk::Status& st, const std::string& what);
 
 // Busy (naming the child) when a listener, pool or member this call would change is still
 // PENDING_* although its load balancer is ACTIVE: Octavia refuses any change under it with
 // 409 "... is immutable" until it has finished. OK otherwise.
-Status pendingChild(const std::string& kind, const std::string& name, const std::string& id,
+sdk::Status pendingChild(const std::string& kind, const std::string& name, const std::string& id,
                     const std::string& provisioning_status, const std::string& lb_id);
 
 // THREAD: the worker running the call; one LbRun lives for one call.
@@ -44,22 +59,22 @@ class LbRun {
   NeutronClient& neutron() const { return neutron_; }
 
   // Polls until the load balancer is ACTIVE, within this call's wait budget.
-  StatusOr<OctaviaLoadBalancer> waitActive(const std::string& lb_id, const std::string& what) const;
+  sdk::Result<OctaviaLoadBalancer> waitActive(const std::string& lb_id, const std::string& what) const;
   // Polls until the load balancer is gone (404).
-  Status waitDeleted(const std::string& lb_id) const;
+  sdk::Status waitDeleted(const std::string& lb_id) const;
   // A change (`result` is what Octavia answered) followed by the wait for ACTIVE; 409 reads
   // as "busy".
-  Status mutate(const std::string& lb_id, const std::string& what, const Status& result) const;
+  sdk::Status mutate(const std::string& lb_id, const std::string& what, const sdk::Status& result) const;
   // The same for a deletion, where 404 means it is gone already: done, nothing to wait for.
-  Status mutateDeletion(const std::string& lb_id, const std::string& what,
-                        const Status& result) const;
+  sdk::Status mutateDeletion(const std::string& lb_id, const std::string& what,
+                        const sdk::Status& result) const;
   // The same for a creation: the new object once the load balancer is ACTIVE again.
   template <typename T>
-  StatusOr<T> created(const std::string& lb_id, const std::string& what, StatusOr<T> result) const {
+  sdk::Result<T> created(const std::string& lb_id, const std::string& what, sdk::Result<T> result) const {
     if (!result.ok()) {
       return busyAware(result.status(), what);
     }
-    CCM_OS_RETURN_IF_ERROR(mutate(lb_id, what, Status()));
+    CCM_SDK_RETURN_IF_ERROR(mutate(lb_id, what, sdk::Status()));
     return result;
   }
 
@@ -67,7 +82,7 @@ class LbRun {
   // Whether the wait budget and the call's deadline leave room for another sleep.
   bool canWait(std::chrono::milliseconds next_sleep) const;
   // Sleeps `interval` (waking early when the call is cancelled), then lengthens it.
-  Status sleepAndBackOff(std::chrono::milliseconds& interval) const;
+  sdk::Status sleepAndBackOff(std::chrono::milliseconds& interval) const;
 
   const LoadBalancerConfig& config_;
   OctaviaClient& octavia_;

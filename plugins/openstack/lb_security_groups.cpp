@@ -65,14 +65,14 @@ SecurityGroupRule ingressRule(const std::string& group_id, const std::string& pr
 
 // The rules one side of the Service needs: each node port from each source, and the
 // health-check node port from the member subnet.
-StatusOr<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const KubeService& svc,
+sdk::Result<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const KubeService& svc,
                                                      const MemberSide& side,
                                                      const std::string& group_id) {
   const LbSettings& s = run.settings();
   const std::vector<DesiredPort>& desired = side.desired;
   const std::string& member_subnet = side.member_subnet;
   if (member_subnet.empty()) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "manage-security-groups needs the members' subnet: set [LoadBalancer] "
                   "member-subnet-id or subnet-id, or the member-subnet-id annotation");
   }
@@ -82,7 +82,7 @@ StatusOr<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const Kub
                                       " for the security group rules");
   }
   if (!Cidr::parse(subnet->cidr)) {
-    return Status(Code::FailedPrecondition, "member subnet " + member_subnet +
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "member subnet " + member_subnet +
                                                 " has no usable CIDR ('" + subnet->cidr + "')");
   }
   std::vector<std::string> sources{subnet->cidr};
@@ -124,11 +124,11 @@ StatusOr<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const Kub
 
 // The Service's group: found by name and description, or made. A group with the name but
 // another description is someone else's: an error, nothing is touched.
-StatusOr<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std::string& cluster,
+sdk::Result<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std::string& cluster,
                                                  const KubeService& svc) {
   std::string name = securityGroupName(svc);
   std::string description = securityGroupDescription(cluster, svc);
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<SecurityGroup> groups,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<SecurityGroup> groups,
                           run.neutron().listSecurityGroups(run.call(), "name=" + urlEncode(name)));
   std::vector<SecurityGroup> ours;
   bool foreign = false;
@@ -143,12 +143,12 @@ StatusOr<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std::st
     }
   }
   if (ours.size() > 1) {
-    return Status(Code::FailedPrecondition, "several security groups are named " + name +
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "several security groups are named " + name +
                                                 " with this cluster's "
                                                 "description; delete the extra ones");
   }
   if (ours.empty() && foreign) {
-    return Status(Code::FailedPrecondition, "security group " + name +
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "security group " + name +
                                                 " exists but was not made by this cluster (its "
                                                 "description is not '" +
                                                 description +
@@ -161,12 +161,12 @@ StatusOr<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std::st
   return std::optional<SecurityGroup>(std::move(ours.front()));
 }
 
-Status reconcileRules(const LbRun& run, const SecurityGroup& group,
+sdk::Status reconcileRules(const LbRun& run, const SecurityGroup& group,
                       const std::vector<SecurityGroupRule>& wanted) {
   NeutronClient& neutron = run.neutron();
   const CallContext& call = run.call();
   const std::string& rule_description = run.settings().lb_name;
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> existing,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> existing,
                           neutron.listSecurityGroupRules(call, group.id));
   std::set<std::string> have;
   for (const SecurityGroupRule& r : existing) {
@@ -179,8 +179,8 @@ Status reconcileRules(const LbRun& run, const SecurityGroup& group,
     if (have.count(ruleKey(r)) != 0) {
       continue;
     }
-    Status st = neutron.createSecurityGroupRule(call, r);
-    if (!st.ok() && st.code() != Code::AlreadyExists) {
+    sdk::Status st = neutron.createSecurityGroupRule(call, r);
+    if (!st.ok() && st.code() != CCM_STATUS_ALREADY_EXISTS) {
       return st.withPrefix("adding rule " + ruleLabel(r) + " to security group " + group.id);
     }
     call.info("Opened a node port in the Service's security group",
@@ -199,7 +199,7 @@ Status reconcileRules(const LbRun& run, const SecurityGroup& group,
     if (want.count(ruleKey(r)) != 0 || !managedRule(r, rule_description)) {
       continue;
     }
-    CCM_OS_RETURN_IF_ERROR(neutron.deleteSecurityGroupRule(call, r.id)
+    CCM_SDK_RETURN_IF_ERROR(neutron.deleteSecurityGroupRule(call, r.id)
                                .withPrefix("removing stale rule " + ruleLabel(r) +
                                            " from security group " + group.id));
     call.info("Closed a node port the Service no longer uses",
@@ -231,7 +231,7 @@ std::vector<std::string> without(const std::vector<std::string>& ids, const std:
 // Attaches the group to the port holding `address`, found with one Neutron query (none when
 // the port is known to have port security off). `instance` names the node's server (its
 // providerID), so that an address reused by a new server is looked up afresh.
-Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::string& address,
+sdk::Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::string& address,
                       const std::string& instance, const std::string& member_subnet,
                       PortSecurityOffMemo& memo) {
   NeutronClient& neutron = run.neutron();
@@ -244,7 +244,7 @@ Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::s
   if (!member_subnet.empty()) {
     query += "&fixed_ips=" + urlEncode("subnet_id=" + member_subnet);
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Port> ports, neutron.listPorts(call, query));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Port> ports, neutron.listPorts(call, query));
   const Port* port = nullptr;
   for (const Port& p : ports) {
     if (portHolds(p, address, member_subnet)) {
@@ -270,7 +270,7 @@ Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::s
   }
   std::vector<std::string> groups = port->security_groups;
   groups.push_back(group.id);
-  Status st = neutron.setPortSecurityGroups(call, port->id, groups);
+  sdk::Status st = neutron.setPortSecurityGroups(call, port->id, groups);
   if (!st.ok()) {
     return st.withPrefix("attaching security group " + group.id + " to port " + port->id);
   }
@@ -279,16 +279,16 @@ Status attachToMember(const LbRun& run, const SecurityGroup& group, const std::s
   return {};
 }
 
-Status detach(const LbRun& run, const SecurityGroup& group, const Port& port) {
+sdk::Status detach(const LbRun& run, const SecurityGroup& group, const Port& port) {
   // The port list was asked for by security group; a Neutron that ignores that filter must
   // not make us rewrite ports that never had the group.
   if (std::find(port.security_groups.begin(), port.security_groups.end(), group.id) ==
       port.security_groups.end()) {
     return {};
   }
-  Status st = run.neutron().setPortSecurityGroups(run.call(), port.id,
+  sdk::Status st = run.neutron().setPortSecurityGroups(run.call(), port.id,
                                                   without(port.security_groups, group.id));
-  if (!st.ok() && st.code() != Code::NotFound) {
+  if (!st.ok() && st.code() != CCM_STATUS_NOT_FOUND) {
     return st.withPrefix("detaching security group " + group.id + " from port " + port.id);
   }
   return {};
@@ -296,7 +296,7 @@ Status detach(const LbRun& run, const SecurityGroup& group, const Port& port) {
 
 // The group on exactly the members' ports: one query for the ports that have it, one per
 // member that is not among them yet.
-Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
+sdk::Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
                       const std::vector<MemberSide>& sides, const std::vector<KubeNode>& nodes,
                       PortSecurityOffMemo& memo) {
   std::map<std::string, std::string> instance_of;  // node name -> providerID
@@ -320,7 +320,7 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
     // kept rather than stripped from every node on a node list that may be momentary.
     return {};
   }
-  CCM_OS_ASSIGN_OR_RETURN(
+  CCM_SDK_ASSIGN_OR_RETURN(
       std::vector<Port> attached,
       run.neutron().listPorts(run.call(), "security_groups=" + urlEncode(group.id)));
   std::set<std::string> covered;
@@ -333,7 +333,7 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
       }
     }
     if (!member) {
-      CCM_OS_RETURN_IF_ERROR(detach(run, group, port));
+      CCM_SDK_RETURN_IF_ERROR(detach(run, group, port));
       run.call().info(
           "Detached the Service's security group from a port that is no longer a "
           "member",
@@ -342,7 +342,7 @@ Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
   }
   for (const auto& [a, where] : addresses) {
     if (covered.count(a) == 0) {
-      CCM_OS_RETURN_IF_ERROR(attachToMember(run, group, a, where.instance, where.subnet, memo));
+      CCM_SDK_RETURN_IF_ERROR(attachToMember(run, group, a, where.instance, where.subnet, memo));
     }
   }
   return {};
@@ -382,7 +382,7 @@ std::string securityGroupDescription(const std::string& cluster, const KubeServi
                       kMaxNameBytes);
 }
 
-Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
+sdk::Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
                            const std::vector<DesiredPort>& desired,
                            const std::vector<KubeNode>& nodes, const std::string& member_subnet,
                            PortSecurityOffMemo& memo) {
@@ -390,10 +390,10 @@ Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const K
   return ensureSecurityGroupSides(run, cluster, svc, sides, nodes, memo);
 }
 
-Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
+sdk::Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
                                 const KubeService& svc, const std::vector<MemberSide>& sides,
                                 const std::vector<KubeNode>& nodes, PortSecurityOffMemo& memo) {
-  CCM_OS_ASSIGN_OR_RETURN(std::optional<SecurityGroup> group, findGroup(run, cluster, svc));
+  CCM_SDK_ASSIGN_OR_RETURN(std::optional<SecurityGroup> group, findGroup(run, cluster, svc));
   if (!group) {
     // A group made by an attempt whose answer was lost is found by name next time.
     auto made = run.neutron().createSecurityGroup(run.call(), securityGroupName(svc),
@@ -408,7 +408,7 @@ Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
   std::vector<SecurityGroupRule> wanted;
   std::set<std::string> seen;
   for (const MemberSide& side : sides) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> rules,
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> rules,
                             wantedRules(run, svc, side, group->id));
     for (SecurityGroupRule& r : rules) {
       if (seen.insert(ruleKey(r)).second) {
@@ -416,14 +416,14 @@ Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
       }
     }
   }
-  CCM_OS_RETURN_IF_ERROR(reconcileRules(run, *group, wanted));
+  CCM_SDK_RETURN_IF_ERROR(reconcileRules(run, *group, wanted));
   return reconcilePorts(run, *group, sides, nodes, memo);
 }
 
-Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc) {
+sdk::Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc) {
   auto found = findGroup(run, cluster, svc);
   if (!found.ok()) {
-    if (found.status().code() == Code::FailedPrecondition) {
+    if (found.status().code() == CCM_STATUS_FAILED_PRECONDITION) {
       // Someone else's group under our name: not ours to delete, and no reason to keep the
       // Service from going.
       run.call().warning("Leaving a security group this cluster did not make",
@@ -436,16 +436,16 @@ Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const K
     return {};
   }
   const SecurityGroup& group = **found;
-  CCM_OS_ASSIGN_OR_RETURN(
+  CCM_SDK_ASSIGN_OR_RETURN(
       std::vector<Port> attached,
       run.neutron().listPorts(run.call(), "security_groups=" + urlEncode(group.id)));
   for (const Port& port : attached) {
-    CCM_OS_RETURN_IF_ERROR(detach(run, group, port));
+    CCM_SDK_RETURN_IF_ERROR(detach(run, group, port));
   }
-  Status del = run.neutron().deleteSecurityGroup(run.call(), group.id);
+  sdk::Status del = run.neutron().deleteSecurityGroup(run.call(), group.id);
   if (!del.ok()) {
-    if (del.code() == Code::Aborted) {
-      return Status(Code::Unavailable,
+    if (del.code() == CCM_STATUS_ABORTED) {
+      return sdk::Status(CCM_STATUS_UNAVAILABLE,
                     "security group " + group.id + " is still in use by a port (" + del.message() +
                         "); trying again",
                     std::chrono::seconds(5));

@@ -55,7 +55,7 @@ struct MemberSide {
 // member subnet, or with ovn from the source ranges of its family; rules of the family's
 // ethertype) and attaches it to the port of every member of every side; detaches it from
 // ports of nodes that are no longer members. The other parts as ensureSecurityGroup below.
-Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
+sdk::Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
                                 const KubeService& svc, const std::vector<MemberSide>& sides,
                                 const std::vector<KubeNode>& nodes, PortSecurityOffMemo& memo);
 
@@ -64,13 +64,13 @@ Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
 // remembered in `memo`); detaches it from ports of nodes that are no longer members.
 // `nodes` are the nodes the members were chosen from; `member_subnet` is the subnet the
 // members are in.
-Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
+sdk::Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
                            const std::vector<DesiredPort>& desired,
                            const std::vector<KubeNode>& nodes, const std::string& member_subnet,
                            PortSecurityOffMemo& memo);
 
 // Detaches the Service's group from every port and deletes it. Nothing to do when there is
 // none; a group this cluster did not make is left alone.
-Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc);
+sdk::Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc);
 
 }  // namespace ccm::openstack

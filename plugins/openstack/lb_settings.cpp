@@ -28,7 +28,7 @@ class Annotations {
     const std::string* v = lb(short_name);
     return v != nullptr ? *v : fallback;
   }
-  StatusOr<bool> boolean(const std::string& full_name, bool fallback) const {
+  sdk::Result<bool> boolean(const std::string& full_name, bool fallback) const {
     const std::string* v = find(full_name);
     if (v == nullptr) {
       return fallback;
@@ -39,10 +39,10 @@ class Annotations {
     if (*v == "false") {
       return false;
     }
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "annotation " + full_name + ": want \"true\" or \"false\", got \"" + *v + "\"");
   }
-  StatusOr<int64_t> integer(const std::string& short_name, int64_t fallback, int64_t min,
+  sdk::Result<int64_t> integer(const std::string& short_name, int64_t fallback, int64_t min,
                             int64_t max) const {
     const std::string* v = lb(short_name);
     if (v == nullptr) {
@@ -56,7 +56,7 @@ class Annotations {
       n = parsed;
     }
     if (!n || *n < min || *n > max) {
-      return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, std::string("annotation ") + kAnnotationPrefix +
                                                short_name + ": want an integer in [" +
                                                std::to_string(min) + ", " + std::to_string(max) +
                                                "], got \"" + *v + "\"");
@@ -78,13 +78,13 @@ std::string firstNonEmpty(std::initializer_list<std::string> values) {
 }
 
 // A source range that does not parse, named with where it came from.
-Status notACidr(const std::string& source, const std::string& range) {
-  return Status(Code::InvalidArgument, source + ": \"" + range + "\" is not a CIDR");
+sdk::Status notACidr(const std::string& source, const std::string& range) {
+  return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, source + ": \"" + range + "\" is not a CIDR");
 }
 
 // The SNI certificates of the sni-container-refs annotation (comma-separated, blanks
 // ignored); they need a default certificate, as the listener is TERMINATED_HTTPS only with one.
-StatusOr<std::vector<std::string>> sniContainerRefs(const std::string* value,
+sdk::Result<std::vector<std::string>> sniContainerRefs(const std::string* value,
                                                     const std::string& default_ref) {
   std::vector<std::string> refs;
   if (value == nullptr) {
@@ -97,7 +97,7 @@ StatusOr<std::vector<std::string>> sniContainerRefs(const std::string* value,
     }
   }
   if (!refs.empty() && default_ref.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   std::string("annotation ") + kAnnotationPrefix +
                       "sni-container-refs needs a default certificate too "
                       "(annotation " +
@@ -127,7 +127,7 @@ bool matchesSelector(const KubeNode& node,
   return true;
 }
 
-StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::string& cluster,
+sdk::Result<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::string& cluster,
                                      const KubeService& svc) {
   Annotations a(svc.annotations);
   LbSettings s;
@@ -154,7 +154,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   if (cfg.internal_lb) {
     s.internal = true;
   } else {
-    CCM_OS_ASSIGN_OR_RETURN(s.internal, a.boolean(kInternalAnnotation, false));
+    CCM_SDK_ASSIGN_OR_RETURN(s.internal, a.boolean(kInternalAnnotation, false));
   }
 
   // Class, then annotations, then config, with the class winning for the floating IP.
@@ -162,7 +162,7 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   if (const std::string* name = a.lb("class")) {
     auto it = cfg.classes.find(*name);
     if (it == cfg.classes.end()) {
-      return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, std::string("annotation ") + kAnnotationPrefix +
                                                "class: no [LoadBalancerClass \"" + *name +
                                                "\"] in the cloud config");
     }
@@ -196,11 +196,11 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     s.floating_subnet_tags = cfg.floating_subnet_tags;
   }
   if (auto tags = parseTagFilter(s.floating_subnet_tags); !tags.ok()) {
-    return Status(Code::InvalidArgument, std::string("annotation ") + kAnnotationPrefix +
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, std::string("annotation ") + kAnnotationPrefix +
                                              "floating-subnet-tags: " + tags.status().message());
   }
 
-  CCM_OS_ASSIGN_OR_RETURN(s.keep_floating_ip,
+  CCM_SDK_ASSIGN_OR_RETURN(s.keep_floating_ip,
                           a.boolean(std::string(kAnnotationPrefix) + "keep-floatingip", false));
 
   if (const std::string* proxy = a.lb("proxy-protocol")) {
@@ -209,15 +209,15 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
     } else if (*proxy == "v2") {
       s.proxy_protocol = "PROXYV2";
     } else if (*proxy != "false" && !proxy->empty()) {
-      return Status(Code::InvalidArgument,
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                     std::string("annotation ") + kAnnotationPrefix +
                         "proxy-protocol: want true, v1, v2 or false, got \"" + *proxy + "\"");
     }
   }
-  CCM_OS_ASSIGN_OR_RETURN(s.x_forwarded_for,
+  CCM_SDK_ASSIGN_OR_RETURN(s.x_forwarded_for,
                           a.boolean(std::string(kAnnotationPrefix) + "x-forwarded-for", false));
   if (s.x_forwarded_for && !s.proxy_protocol.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "annotations loadbalancer.openstack.org/proxy-protocol and x-forwarded-for "
                   "cannot be used together");
   }
@@ -225,20 +225,20 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
   static const std::set<std::string> kMethods = {"ROUND_ROBIN", "LEAST_CONNECTIONS", "SOURCE_IP",
                                                  "SOURCE_IP_PORT"};
   if (kMethods.count(s.lb_method) == 0) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   std::string("annotation ") + kAnnotationPrefix +
                       "lb-method: want ROUND_ROBIN, LEAST_CONNECTIONS, SOURCE_IP or "
                       "SOURCE_IP_PORT, got \"" +
                       s.lb_method + "\"");
   }
-  CCM_OS_ASSIGN_OR_RETURN(s.connection_limit, a.integer("connection-limit", -1, -1, 1000000000));
-  CCM_OS_ASSIGN_OR_RETURN(s.timeout_client_data,
+  CCM_SDK_ASSIGN_OR_RETURN(s.connection_limit, a.integer("connection-limit", -1, -1, 1000000000));
+  CCM_SDK_ASSIGN_OR_RETURN(s.timeout_client_data,
                           a.integer("timeout-client-data", 50000, 0, 2147483647));
-  CCM_OS_ASSIGN_OR_RETURN(s.timeout_member_connect,
+  CCM_SDK_ASSIGN_OR_RETURN(s.timeout_member_connect,
                           a.integer("timeout-member-connect", 5000, 0, 2147483647));
-  CCM_OS_ASSIGN_OR_RETURN(s.timeout_member_data,
+  CCM_SDK_ASSIGN_OR_RETURN(s.timeout_member_data,
                           a.integer("timeout-member-data", 50000, 0, 2147483647));
-  CCM_OS_ASSIGN_OR_RETURN(s.timeout_tcp_inspect,
+  CCM_SDK_ASSIGN_OR_RETURN(s.timeout_tcp_inspect,
                           a.integer("timeout-tcp-inspect", 0, 0, 2147483647));
   s.flavor_id = a.str("flavor-id", cfg.flavor_id);
   s.availability_zone = a.str("availability-zone", cfg.availability_zone);
@@ -247,31 +247,31 @@ StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::s
                                ? std::string("annotation ") + kAnnotationPrefix +
                                      "default-tls-container-ref"
                                : "[LoadBalancer] default-tls-container-ref";
-  CCM_OS_ASSIGN_OR_RETURN(s.sni_container_refs, sniContainerRefs(a.lb("sni-container-refs"),
+  CCM_SDK_ASSIGN_OR_RETURN(s.sni_container_refs, sniContainerRefs(a.lb("sni-container-refs"),
                                                                  s.tls_container_ref));
 
-  CCM_OS_ASSIGN_OR_RETURN(
+  CCM_SDK_ASSIGN_OR_RETURN(
       s.health_monitor,
       a.boolean(std::string(kAnnotationPrefix) + "enable-health-monitor", cfg.create_monitor));
   auto secs = [](Duration d) {
     return std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(d).count());
   };
-  CCM_OS_ASSIGN_OR_RETURN(s.hm_delay,
+  CCM_SDK_ASSIGN_OR_RETURN(s.hm_delay,
                           a.integer("health-monitor-delay", secs(cfg.monitor_delay), 1, 86400));
-  CCM_OS_ASSIGN_OR_RETURN(s.hm_timeout,
+  CCM_SDK_ASSIGN_OR_RETURN(s.hm_timeout,
                           a.integer("health-monitor-timeout", secs(cfg.monitor_timeout), 1, 86400));
-  CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries,
+  CCM_SDK_ASSIGN_OR_RETURN(s.hm_max_retries,
                           a.integer("health-monitor-max-retries", cfg.monitor_max_retries, 1, 10));
-  CCM_OS_ASSIGN_OR_RETURN(s.hm_max_retries_down, a.integer("health-monitor-max-retries-down",
+  CCM_SDK_ASSIGN_OR_RETURN(s.hm_max_retries_down, a.integer("health-monitor-max-retries-down",
                                                            cfg.monitor_max_retries_down, 1, 10));
   if (s.health_monitor && s.hm_timeout > s.hm_delay) {
-    return Status(Code::InvalidArgument, "health monitor timeout (" + std::to_string(s.hm_timeout) +
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "health monitor timeout (" + std::to_string(s.hm_timeout) +
                                              "s) must not exceed its delay (" +
                                              std::to_string(s.hm_delay) + "s)");
   }
 
   s.hostname = a.str("hostname", "");
-  CCM_OS_ASSIGN_OR_RETURN(s.node_selector,
+  CCM_SDK_ASSIGN_OR_RETURN(s.node_selector,
                           parseNodeSelector(a.str("node-selector", cfg.node_selector)));
 
   std::vector<std::string> ranges = svc.source_ranges;

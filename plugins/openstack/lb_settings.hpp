@@ -75,7 +75,7 @@ struct LbSettings {
   int64_t hm_max_retries = 1;
   int64_t hm_max_retries_down = 3;
 
-  // Status and members.
+  // sdk::Status and members.
   std::string hostname;  // publish this hostname instead of an IP
   std::map<std::string, std::optional<std::string>> node_selector;
 };
@@ -83,7 +83,7 @@ struct LbSettings {
 // The load balancer name OCCM gives a Service.
 std::string loadBalancerName(const std::string& cluster, const KubeService& svc);
 
-StatusOr<LbSettings> buildLbSettings(const LoadBalancerConfig& config, const std::string& cluster,
+sdk::Result<LbSettings> buildLbSettings(const LoadBalancerConfig& config, const std::string& cluster,
                                      const KubeService& svc);
 
 // Does the node carry every label of the selector (with the value, when one is given)?

@@ -7,30 +7,30 @@ namespace ccm::openstack {
 namespace {
 
 // One reference read in Barbican, with the error naming the setting it came from.
-Status checkRef(const CallContext& call, BarbicanClient& barbican, const std::string& source,
+sdk::Status checkRef(const CallContext& call, BarbicanClient& barbican, const std::string& source,
                 const std::string& ref) {
   std::string where = source + " \"" + ref + "\"";
   auto parsed = parseBarbicanRef(ref);
   if (!parsed.ok()) {
-    return Status(Code::InvalidArgument, where + ": " + parsed.status().message());
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, where + ": " + parsed.status().message());
   }
   if (!barbican.available()) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   where + ": the Keystone catalog has no key-manager (Barbican) endpoint to check "
                           "it in; set [LoadBalancer] container-store = external when Octavia "
                           "reads certificates from elsewhere");
   }
   const char* what = parsed->kind == "containers" ? "container" : "secret";
-  Status st = barbican.read(call, *parsed);
+  sdk::Status st = barbican.read(call, *parsed);
   if (st.ok()) {
     return st;
   }
-  if (st.code() == Code::NotFound) {
-    return Status(Code::InvalidArgument,
+  if (st.code() == CCM_STATUS_NOT_FOUND) {
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   where + ": Barbican has no " + what + " " + parsed->id + " (404)");
   }
-  if (st.code() == Code::PermissionDenied) {
-    return Status(Code::InvalidArgument,
+  if (st.code() == CCM_STATUS_PERMISSION_DENIED) {
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   where + ": the " + what + " " + parsed->id +
                       " is not readable by this project in Barbican (403); use one of the "
                       "project's or give the project read access with a Barbican ACL");
@@ -40,13 +40,13 @@ Status checkRef(const CallContext& call, BarbicanClient& barbican, const std::st
 
 }  // namespace
 
-Status checkTlsPorts(const LbSettings& s, const KubeService& svc) {
+sdk::Status checkTlsPorts(const LbSettings& s, const KubeService& svc) {
   if (!tlsTerminated(s)) {
     return {};
   }
   for (const ServicePort& p : svc.ports) {
     if (!p.protocol.empty() && p.protocol != "TCP") {
-      return Status(Code::InvalidArgument,
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                     s.tls_container_source + " asks for TLS termination, which needs TCP ports; "
                                              "port " +
                         std::to_string(p.port) + " is " + p.protocol);
@@ -55,28 +55,28 @@ Status checkTlsPorts(const LbSettings& s, const KubeService& svc) {
   return {};
 }
 
-Status checkTlsContainers(const CallContext& call, BarbicanClient& barbican,
+sdk::Status checkTlsContainers(const CallContext& call, BarbicanClient& barbican,
                           const LoadBalancerConfig& cfg, const LbSettings& s) {
   if (!tlsTerminated(s) || cfg.container_store != "barbican") {
     return {};
   }
-  CCM_OS_RETURN_IF_ERROR(checkRef(call, barbican, s.tls_container_source, s.tls_container_ref));
+  CCM_SDK_RETURN_IF_ERROR(checkRef(call, barbican, s.tls_container_source, s.tls_container_ref));
   for (const std::string& ref : s.sni_container_refs) {
-    CCM_OS_RETURN_IF_ERROR(checkRef(
+    CCM_SDK_RETURN_IF_ERROR(checkRef(
         call, barbican, std::string("annotation ") + kAnnotationPrefix + "sni-container-refs",
         ref));
   }
   return {};
 }
 
-Status checkConfiguredTlsContainer(const CallContext& call, BarbicanClient& barbican,
+sdk::Status checkConfiguredTlsContainer(const CallContext& call, BarbicanClient& barbican,
                                    const LoadBalancerConfig& cfg) {
   if (cfg.default_tls_container_ref.empty() || cfg.container_store != "barbican") {
     return {};
   }
-  Status st = checkRef(call, barbican, "[LoadBalancer] default-tls-container-ref",
+  sdk::Status st = checkRef(call, barbican, "[LoadBalancer] default-tls-container-ref",
                        cfg.default_tls_container_ref);
-  if (st.ok() || st.code() == Code::InvalidArgument || st.code() == Code::FailedPrecondition) {
+  if (st.ok() || st.code() == CCM_STATUS_INVALID_ARGUMENT || st.code() == CCM_STATUS_FAILED_PRECONDITION) {
     return st.ok() ? st : st.withPrefix("cloud config");
   }
   // Barbican unreachable or failing: not the configuration's fault.

@@ -29,14 +29,14 @@ constexpr auto kFeaturesTtl = std::chrono::hours(1);
 
 // A Service with a loadBalancerClass is some other controller's.
 // What this provider cannot build for a Service.
-Status checkSupported(const LbSettings& s, const KubeService& svc) {
+sdk::Status checkSupported(const LbSettings& s, const KubeService& svc) {
   if (svc.ports.empty()) {
-    return Status(Code::InvalidArgument, "the Service has no ports");
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "the Service has no ports");
   }
-  CCM_OS_RETURN_IF_ERROR(checkTlsPorts(s, svc));
+  CCM_SDK_RETURN_IF_ERROR(checkTlsPorts(s, svc));
   for (const ServicePort& p : svc.ports) {
     if (s.x_forwarded_for && p.protocol != "TCP" && !p.protocol.empty()) {
-      return Status(Code::InvalidArgument, "x-forwarded-for needs TCP ports; port " +
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "x-forwarded-for needs TCP ports; port " +
                                                std::to_string(p.port) + " is " + p.protocol);
     }
   }
@@ -54,26 +54,26 @@ void warnIfSourceRangesIgnored(const LbRun& run, const KubeService& svc) {
 
 // The Service's load balancer went into ERROR: one it owns is deleted so that the next
 // attempt creates it again; one it adopted must be repaired by hand. Always an error.
-Status handleErrorState(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner) {
+sdk::Status handleErrorState(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner) {
   if (!owner) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "load balancer " + lb.id + " (from annotation " + kAnnotationPrefix +
                       "load-balancer-id) is in provisioning status ERROR; repair it in Octavia");
   }
   run.call().error("Load balancer is in ERROR state; deleting it so that it is created again",
                    {{"lb", lb.id}, {"name", lb.name}});
-  Status del = run.octavia().deleteLoadBalancer(run.call(), lb.id, true);
-  if (!del.ok() && del.code() != Code::NotFound) {
+  sdk::Status del = run.octavia().deleteLoadBalancer(run.call(), lb.id, true);
+  if (!del.ok() && del.code() != CCM_STATUS_NOT_FOUND) {
     return busyAware(del, "deleting load balancer " + lb.id + " in ERROR state");
   }
-  return Status(Code::Unavailable,
+  return sdk::Status(CCM_STATUS_UNAVAILABLE,
                 "load balancer " + lb.id +
                     " went into provisioning status ERROR; it is being "
                     "deleted and will be created again on the next attempt",
                 kRetryAfterCreate);
 }
 
-StatusOr<OctaviaLoadBalancer> activeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
+sdk::Result<OctaviaLoadBalancer> activeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
   if (lb.provisioning_status == "ACTIVE") {
     return lb;
   }
@@ -82,9 +82,9 @@ StatusOr<OctaviaLoadBalancer> activeLoadBalancer(const LbRun& run, const Octavia
 
 // Whether the Service may use a load balancer someone else made (the load-balancer-id
 // annotation): it needs tags, and room under max-shared-lb when it is not a user yet.
-Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
+sdk::Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
   if (!run.features().tags()) {
-    return Status(Code::FailedPrecondition, "using load balancer " + lb.id +
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "using load balancer " + lb.id +
                                                 " made by someone else needs Octavia API "
                                                 "2.5 (tags)");
   }
@@ -94,7 +94,7 @@ Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
   long others = otherServiceTags(lb, run.settings().lb_name);
   int64_t max_shared = run.config().max_shared_lb;
   if (others + 1 > max_shared) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "load balancer " + lb.id + " is already shared by " + std::to_string(others) +
                       " Services ([LoadBalancer] max-shared-lb = " + std::to_string(max_shared) +
                       ")");
@@ -105,36 +105,36 @@ Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
 // Listeners, pools, members and monitors of one load balancer towards `desired`. With
 // members_only (UpdateLoadBalancer) only the member sets change and missing listeners or
 // pools are an error.
-Status reconcileChildren(const LbRun& run, const std::string& lb_id, bool owner,
+sdk::Status reconcileChildren(const LbRun& run, const std::string& lb_id, bool owner,
                          const KubeService& svc, const std::vector<DesiredPort>& desired,
                          bool members_only) {
   OctaviaClient& oct = run.octavia();
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners,
                           oct.listListeners(run.call(), lb_id));
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(run.call(), lb_id));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(run.call(), lb_id));
   if (!members_only) {
-    CCM_OS_ASSIGN_OR_RETURN(bool removed,
+    CCM_SDK_ASSIGN_OR_RETURN(bool removed,
                             deleteUnwantedListeners(run, lb_id, owner, desired, listeners, pools));
     if (removed) {
-      CCM_OS_ASSIGN_OR_RETURN(listeners, oct.listListeners(run.call(), lb_id));
-      CCM_OS_ASSIGN_OR_RETURN(pools, oct.listPools(run.call(), lb_id));
+      CCM_SDK_ASSIGN_OR_RETURN(listeners, oct.listListeners(run.call(), lb_id));
+      CCM_SDK_ASSIGN_OR_RETURN(pools, oct.listPools(run.call(), lb_id));
     }
   }
   for (const DesiredPort& d : desired) {
-    CCM_OS_ASSIGN_OR_RETURN(OctaviaListener listener,
+    CCM_SDK_ASSIGN_OR_RETURN(OctaviaListener listener,
                             ensureListener(run, lb_id, owner, d, listeners, members_only));
-    CCM_OS_ASSIGN_OR_RETURN(OctaviaPool pool,
+    CCM_SDK_ASSIGN_OR_RETURN(OctaviaPool pool,
                             ensurePool(run, lb_id, svc, d, listener, pools, members_only));
-    CCM_OS_RETURN_IF_ERROR(reconcileMembers(run, lb_id, pool.id, d));
+    CCM_SDK_RETURN_IF_ERROR(reconcileMembers(run, lb_id, pool.id, d));
     if (!members_only) {
-      CCM_OS_RETURN_IF_ERROR(reconcileMonitor(run, lb_id, pool, d));
+      CCM_SDK_RETURN_IF_ERROR(reconcileMonitor(run, lb_id, pool, d));
     }
   }
   return {};
 }
 
 // Adds the Service's tag to the load balancer where Octavia has tags.
-Status tagLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
+sdk::Status tagLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
   const std::string& lb_name = run.settings().lb_name;
   if (!run.features().tags() || contains(lb.tags, lb_name)) {
     return {};
@@ -149,7 +149,7 @@ Status tagLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
 LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
                          const std::string& address) {
   LbStatus status;
-  LbIngress ingress;
+  sdk::Ingress ingress;
   bool proxy = !s.proxy_protocol.empty();
   if (!s.hostname.empty()) {
     ingress.hostname = s.hostname;
@@ -169,7 +169,7 @@ std::string LoadBalancers::name(const std::string& cluster, const KubeService& s
   return loadBalancerName(cluster, svc);
 }
 
-StatusOr<OctaviaFeatures> LoadBalancers::features(const CallContext& call) {
+sdk::Result<OctaviaFeatures> LoadBalancers::features(const CallContext& call) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (features_ && std::chrono::steady_clock::now() - features_time_ < kFeaturesTtl) {
@@ -189,12 +189,12 @@ StatusOr<OctaviaFeatures> LoadBalancers::features(const CallContext& call) {
   return f;
 }
 
-StatusOr<LbRun> LoadBalancers::startRun(const CallContext& call, LbSettings settings) {
-  CCM_OS_ASSIGN_OR_RETURN(OctaviaFeatures feats, features(call));
+sdk::Result<LbRun> LoadBalancers::startRun(const CallContext& call, LbSettings settings) {
+  CCM_SDK_ASSIGN_OR_RETURN(OctaviaFeatures feats, features(call));
   return LbRun(config_.load_balancer, octavia_, neutron_, call, std::move(settings), feats);
 }
 
-StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, const LbSettings& s,
+sdk::Result<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, const LbSettings& s,
                                                    bool lenient) {
   Found found;
   if (!s.lb_id.empty()) {
@@ -212,11 +212,11 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
       found.lb = std::move(lb).value();
       return found;
     }
-    if (lb.status().code() != Code::NotFound) {
+    if (lb.status().code() != CCM_STATUS_NOT_FOUND) {
       return lb.status();
     }
     if (!lenient && !s.lb_id_written_back) {
-      return Status(Code::FailedPrecondition,
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                     "load balancer " + s.lb_id + " named by annotation " + kAnnotationPrefix +
                         "load-balancer-id does not exist; remove the annotation to have a new "
                         "one created");
@@ -232,7 +232,7 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
     }
   }
   for (const std::string& name : {s.lb_name, s.legacy_name}) {
-    CCM_OS_ASSIGN_OR_RETURN(std::vector<OctaviaLoadBalancer> lbs,
+    CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaLoadBalancer> lbs,
                             octavia_.findLoadBalancers(call, name));
     lbs.erase(std::remove_if(lbs.begin(), lbs.end(),
                              [&](const OctaviaLoadBalancer& lb) {
@@ -240,7 +240,7 @@ StatusOr<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, cons
                              }),
               lbs.end());
     if (lbs.size() > 1) {
-      return Status(Code::FailedPrecondition,
+      return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                     "several load balancers are named " + name +
                         "; delete the extra ones or set the load-balancer-id annotation");
     }
@@ -276,15 +276,15 @@ LbSettings LoadBalancers::lenientSettings(const CallContext& call, const std::st
   return settings;
 }
 
-StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
+sdk::Result<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
                                                      const std::string& cluster,
                                                      const KubeService& svc) {
   LbSettings s = lenientSettings(call, cluster, svc);
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, s, true));
+  CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, s, true));
   LbSettings v6 = ipv6Settings(s, s.vip_subnet_id);
   std::optional<OctaviaLoadBalancer> lb6;
   if (!found.lb || wantsDualStack(svc)) {
-    CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, true));
+    CCM_SDK_ASSIGN_OR_RETURN(Found found6, find(call, v6, true));
     lb6 = std::move(found6.lb);
   }
   if (!found.lb && lb6) {
@@ -293,7 +293,7 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
   if (!found.lb) {
     // A floating IP left behind by this Service still counts as part of its load balancer.
     if (!s.keep_floating_ip) {
-      CCM_OS_ASSIGN_OR_RETURN(std::vector<FloatingIp> left,
+      CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> left,
                               unattachedFloatingIps(neutron_, call, s));
       if (!left.empty()) {
         return std::optional<LbStatus>(LbStatus{});
@@ -301,7 +301,7 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
     }
     return std::optional<LbStatus>();
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::string address, currentAddress(neutron_, call, *found.lb));
+  CCM_SDK_ASSIGN_OR_RETURN(std::string address, currentAddress(neutron_, call, *found.lb));
   LbStatus status = publishedStatus(s, config_.load_balancer, address);
   if (wantsDualStack(svc)) {
     std::string ipv6 = lb6 ? lb6->vip_address : ipv6AdditionalVip(*found.lb);
@@ -311,12 +311,12 @@ StatusOr<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
   return std::optional<LbStatus>(std::move(status));
 }
 
-Status LoadBalancers::paced(const std::string& key, const Status& st) {
+sdk::Status LoadBalancers::paced(const std::string& key, const sdk::Status& st) {
   if (st.ok()) {
     busy_backoff_.reset(key);
     return st;
   }
-  if (!st.isBusy() || st.retryAfter().count() > 0) {
+  if (!isBusy(st) || st.retryAfter().count() > 0) {
     return st;  // an error (the host backs off), or Octavia said when to come back
   }
   auto delay = busy_backoff_.next(key);
@@ -325,43 +325,43 @@ Status LoadBalancers::paced(const std::string& key, const Status& st) {
                                       std::to_string((delay.count() + 999) / 1000) + " s)");
 }
 
-StatusOr<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::string& cluster,
+sdk::Result<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::string& cluster,
                                          const KubeService& svc,
                                          const std::vector<KubeNode>& nodes) {
   auto r = ensureOnce(call, cluster, svc, nodes);
-  Status st = paced(name(cluster, svc), r.ok() ? Status() : r.status());
+  sdk::Status st = paced(name(cluster, svc), r.ok() ? sdk::Status() : r.status());
   if (!st.ok()) {
     return st;
   }
   return r;
 }
 
-Status LoadBalancers::update(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::update(const CallContext& call, const std::string& cluster,
                              const KubeService& svc, const std::vector<KubeNode>& nodes) {
   return paced(name(cluster, svc), updateOnce(call, cluster, svc, nodes));
 }
 
-Status LoadBalancers::remove(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::remove(const CallContext& call, const std::string& cluster,
                              const KubeService& svc) {
   return paced(name(cluster, svc), removeOnce(call, cluster, svc));
 }
 
-StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std::string& cluster,
+sdk::Result<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std::string& cluster,
                                              const KubeService& svc,
                                              const std::vector<KubeNode>& nodes) {
-  CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
+  CCM_SDK_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
-  CCM_OS_RETURN_IF_ERROR(checkSupported(settings, svc));
+  CCM_SDK_RETURN_IF_ERROR(checkSupported(settings, svc));
   BarbicanClient barbican(octavia_.openstack());
-  CCM_OS_RETURN_IF_ERROR(checkTlsContainers(call, barbican, config_.load_balancer, settings));
+  CCM_SDK_RETURN_IF_ERROR(checkTlsContainers(call, barbican, config_.load_balancer, settings));
   if (wantsDualStack(svc)) {
     settings.ip_family = 4;  // dual-stack: the IPv4 load balancer is the Service's main one
   }
-  CCM_OS_ASSIGN_OR_RETURN(LbRun probe, startRun(call, settings));
-  CCM_OS_RETURN_IF_ERROR(checkProviderLimits(probe, svc));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun probe, startRun(call, settings));
+  CCM_SDK_RETURN_IF_ERROR(checkProviderLimits(probe, svc));
   warnIfSourceRangesIgnored(probe, svc);
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
-  CCM_OS_RETURN_IF_ERROR(renameIfFormerCluster(probe, nodes, found));
+  CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  CCM_SDK_RETURN_IF_ERROR(renameIfFormerCluster(probe, nodes, found));
   std::optional<OctaviaLoadBalancer> existing;
   if (found.lb && found.lb->provisioning_status != "PENDING_DELETE") {
     existing = found.lb;
@@ -371,12 +371,12 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
     // nothing: the Service is served as without the annotation, dual-stack included.
     settings.lb_id.clear();
   }
-  CCM_OS_ASSIGN_OR_RETURN(LbRun planner, startRun(call, settings));
-  CCM_OS_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(planner, svc, nodes, existing));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun planner, startRun(call, settings));
+  CCM_SDK_ASSIGN_OR_RETURN(DualStackPlan plan, planDualStack(planner, svc, nodes, existing));
   if (plan.mode == DualStackMode::AdditionalVip) {
     settings.additional_vip_subnet_id = plan.ipv6_subnet_id;  // used when it is created
   }
-  CCM_OS_ASSIGN_OR_RETURN(Placed placed, ensurePlaced(call, svc, nodes, settings, found));
+  CCM_SDK_ASSIGN_OR_RETURN(Placed placed, ensurePlaced(call, svc, nodes, settings, found));
   std::vector<MemberSide> sides{placed.side};
   std::string ipv6;
   if (plan.mode == DualStackMode::AdditionalVip) {
@@ -388,8 +388,8 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
   }
   if (plan.mode == DualStackMode::SecondLoadBalancer) {
     LbSettings v6 = ipv6Settings(settings, plan.ipv6_subnet_id);
-    CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
-    CCM_OS_ASSIGN_OR_RETURN(Placed placed6,
+    CCM_SDK_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
+    CCM_SDK_ASSIGN_OR_RETURN(Placed placed6,
                             ensurePlaced(call, ipv6Service(svc), nodes, std::move(v6), found6));
     ipv6 = placed6.status.address;
     sides.push_back(std::move(placed6.side));
@@ -397,55 +397,55 @@ StatusOr<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std:
     // Only once the Service no longer asks for IPv6, or the IPv6 VIP is on the main load
     // balancer: a PreferDualStack fallback to IPv4 (no IPv6 subnet found this time) must not
     // delete the load balancer that publishes its IPv6 address.
-    CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
+    CCM_SDK_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, settings));
   }
   // The Service's one security group opens the node ports to the members of both of its load
   // balancers (IPv6 rules for the "_ipv6" one's IPv6 members).
   if (config_.load_balancer.manage_security_groups) {
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         ensureSecurityGroupSides(probe, cluster, svc, sides, nodes, port_security_off_));
   }
   addIpv6Ingress(placed.status, ipv6, plan.ipv6_first);
   return placed.status;
 }
 
-StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
+sdk::Result<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
                                                             const KubeService& svc,
                                                             const std::vector<KubeNode>& nodes,
                                                             LbSettings settings, Found found) {
-  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
     // The previous load balancer of this Service is on its way out: wait (within the budget)
     // for it to go before making a new one under the same name.
-    Status gone = run.waitDeleted(found.lb->id);
+    sdk::Status gone = run.waitDeleted(found.lb->id);
     if (!gone.ok()) {
       return gone.withPrefix("the previous load balancer of this Service");
     }
     found = Found{};
   }
   if (!found.lb) {
-    CCM_OS_ASSIGN_OR_RETURN(found.lb, createLoadBalancer(run, svc, nodes));
+    CCM_SDK_ASSIGN_OR_RETURN(found.lb, createLoadBalancer(run, svc, nodes));
     found.owner = true;
   }
   if (found.lb->provisioning_status == "ERROR") {
     return handleErrorState(run, *found.lb, found.owner);
   }
-  CCM_OS_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));
+  CCM_SDK_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));
   if (!found.owner) {
-    CCM_OS_RETURN_IF_ERROR(checkCanShare(run, lb));
+    CCM_SDK_RETURN_IF_ERROR(checkCanShare(run, lb));
   }
 
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
-  CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
-  CCM_OS_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
+  CCM_SDK_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, false));
+  CCM_SDK_RETURN_IF_ERROR(tagLoadBalancer(run, lb));
   MemberSide side{desired, memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 
   // Address: the floating IP, or the VIP.
   std::string address = lb.vip_address;
   if (!lb.vip_port_id.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(address, ensureFloatingIp(run, lb, found.owner, svc));
+    CCM_SDK_ASSIGN_OR_RETURN(address, ensureFloatingIp(run, lb, found.owner, svc));
   }
   LbStatus status = publishedStatus(s, config_.load_balancer, address);
   status.lb_id = lb.id;
@@ -453,90 +453,90 @@ StatusOr<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& c
   return Placed{std::move(lb), std::move(status), std::move(side)};
 }
 
-Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
                                  const KubeService& svc, const std::vector<KubeNode>& nodes) {
-  CCM_OS_ASSIGN_OR_RETURN(LbSettings settings,
+  CCM_SDK_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
   std::vector<MemberSide> sides;
   if (wantsDualStack(svc)) {
     settings.ip_family = 4;
     // The IPv6 load balancer (when there is one) follows the nodes too.
     LbSettings v6 = ipv6Settings(settings, settings.vip_subnet_id);
-    CCM_OS_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
+    CCM_SDK_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
     if (found6.lb) {
-      CCM_OS_ASSIGN_OR_RETURN(MemberSide side6,
+      CCM_SDK_ASSIGN_OR_RETURN(MemberSide side6,
                               updateMembers(call, ipv6Service(svc), nodes, std::move(v6), found6));
       sides.push_back(std::move(side6));
     }
   }
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
+  CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, settings, false));
   if (!found.former_cluster.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
-    CCM_OS_RETURN_IF_ERROR(renameIfFormerCluster(run, nodes, found));
+    CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
+    CCM_SDK_RETURN_IF_ERROR(renameIfFormerCluster(run, nodes, found));
   }
   if (!found.lb) {
-    return Status(Code::NotFound,
+    return sdk::Status(CCM_STATUS_NOT_FOUND,
                   "Service " + svc.namespace_ + "/" + svc.name + " has no load balancer yet");
   }
-  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
-  CCM_OS_ASSIGN_OR_RETURN(MemberSide side, updateMembers(call, svc, nodes, settings, found));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, settings));
+  CCM_SDK_ASSIGN_OR_RETURN(MemberSide side, updateMembers(call, svc, nodes, settings, found));
   sides.insert(sides.begin(), std::move(side));
   if (config_.load_balancer.manage_security_groups) {
-    CCM_OS_RETURN_IF_ERROR(
+    CCM_SDK_RETURN_IF_ERROR(
         ensureSecurityGroupSides(run, cluster, svc, sides, nodes, port_security_off_));
   }
   return {};
 }
 
-StatusOr<MemberSide> LoadBalancers::updateMembers(const CallContext& call, const KubeService& svc,
+sdk::Result<MemberSide> LoadBalancers::updateMembers(const CallContext& call, const KubeService& svc,
                                                   const std::vector<KubeNode>& nodes,
                                                   LbSettings settings, const Found& found) {
-  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb->provisioning_status == "ERROR") {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "load balancer " + found.lb->id + " is in provisioning status ERROR");
   }
-  CCM_OS_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));
+  CCM_SDK_ASSIGN_OR_RETURN(OctaviaLoadBalancer lb, activeLoadBalancer(run, *found.lb));
   std::vector<DesiredPort> desired =
       desiredPorts(run, svc, nodes, memberSubnet(s, lb.vip_subnet_id));
-  CCM_OS_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
+  CCM_SDK_RETURN_IF_ERROR(reconcileChildren(run, lb.id, found.owner, svc, desired, true));
   return MemberSide{std::move(desired), memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 }
 
-Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
                                  const KubeService& svc) {
-  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, lenientSettings(call, cluster, svc)));
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, run.settings(), true));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, lenientSettings(call, cluster, svc)));
+  CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, run.settings(), true));
   if (found.lb) {
-    CCM_OS_RETURN_IF_ERROR(deleteServiceLoadBalancer(run, *found.lb, found.owner));
+    CCM_SDK_RETURN_IF_ERROR(deleteServiceLoadBalancer(run, *found.lb, found.owner));
   }
-  CCM_OS_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, run.settings()));
+  CCM_SDK_RETURN_IF_ERROR(retireIpv6LoadBalancer(call, run.settings()));
   if (config_.load_balancer.manage_security_groups) {
-    CCM_OS_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
+    CCM_SDK_RETURN_IF_ERROR(deleteSecurityGroup(run, cluster, svc));
   }
   return deleteOrphanFloatingIps(run);
 }
 
-Status LoadBalancers::renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes,
+sdk::Status LoadBalancers::renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes,
                                             Found& found) {
   if (!found.lb || found.former_cluster.empty()) {
     return {};
   }
-  CCM_OS_ASSIGN_OR_RETURN(found.lb,
+  CCM_SDK_ASSIGN_OR_RETURN(found.lb,
                           renameForClusterChange(run, *found.lb, found.former_cluster, nodes));
   found.owner = true;
   found.former_cluster.clear();
   return {};
 }
 
-Status LoadBalancers::retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary) {
+sdk::Status LoadBalancers::retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary) {
   LbSettings v6 = ipv6Settings(primary, primary.vip_subnet_id);
-  CCM_OS_ASSIGN_OR_RETURN(Found found, find(call, v6, true));
+  CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, v6, true));
   if (!found.lb) {
     return {};
   }
-  CCM_OS_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(v6)));
+  CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(v6)));
   return deleteServiceLoadBalancer(run, *found.lb, true);
 }
 

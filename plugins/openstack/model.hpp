@@ -1,6 +1,6 @@
-// The provider's own copies of what crosses the ABI (nodes, services, load balancer status,
-// routes, instance metadata), so the core logic never touches a C struct. The ABI glue converts
-// to and from these.
+// The provider's owning copies of the Node and Service inputs (the SDK passes views valid for
+// one call) and its load-balancer result before the ABI glue turns lb_id/address into
+// annotations. Everything else the core uses is the SDK's (ccm/types.hpp).
 #pragma once
 
 #include <cstdint>
@@ -8,13 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace ccm::openstack {
+#include "ccm/types.hpp"
 
-struct NodeAddress {
-  std::string type;  // Hostname, InternalIP, ExternalIP, InternalDNS, ExternalDNS
-  std::string address;
-  bool operator==(const NodeAddress&) const = default;
-};
+namespace ccm::openstack {
 
 struct KubeNode {
   std::string name;
@@ -22,16 +18,7 @@ struct KubeNode {
   std::string provider_id;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
-  std::vector<NodeAddress> addresses;
-};
-
-struct InstanceMetadata {
-  std::string provider_id;
-  std::string instance_type;
-  std::string zone;
-  std::string region;
-  std::vector<NodeAddress> addresses;
-  std::map<std::string, std::string> additional_labels;
+  std::vector<sdk::NodeAddress> addresses;
 };
 
 struct ServicePort {
@@ -59,34 +46,12 @@ struct KubeService {
   std::string session_affinity;
 };
 
-struct PortStatus {
-  int32_t port = 0;
-  std::string protocol;
-  std::string error;
-};
-
-struct LbIngress {
-  std::string ip;
-  std::string hostname;
-  std::string ip_mode;  // "", "VIP" or "Proxy"
-  std::vector<PortStatus> ports;
-};
-
 struct LbStatus {
-  std::vector<LbIngress> ingress;
+  std::vector<sdk::Ingress> ingress;
   // Set by ensure: written back on the Service as OCCM does (load-balancer-id and
   // load-balancer-address annotations). Empty: nothing is written.
   std::string lb_id;
   std::string address;
-};
-
-struct KubeRoute {
-  std::string name;
-  std::string target_node;
-  std::string destination_cidr;
-  bool blackhole = false;
-  bool enable_node_addresses = false;
-  std::vector<NodeAddress> target_node_addresses;
 };
 
 }  // namespace ccm::openstack

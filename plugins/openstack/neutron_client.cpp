@@ -96,10 +96,10 @@ FloatingIp parseFloatingIp(const JsonValue& obj) {
   return f;
 }
 
-StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
+sdk::Result<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
                                                      const std::string& query) {
   std::vector<Port> out;
-  Status st = os_.forEachPage(call, Service::Network, withQuery("ports", query), "ports_links",
+  sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("ports", query), "ports_links",
                               "port_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "ports")) {
                                   for (const auto& p : arr->GetArray()) {
@@ -114,18 +114,18 @@ StatusOr<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
   return out;
 }
 
-StatusOr<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "ports/" + urlEncode(id), "port_get"));
   const JsonValue* port = jsonObject(doc, "port");
   if (port == nullptr) {
-    return Status(Code::Internal, "Neutron answered without a port");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Neutron answered without a port");
   }
   return parsePort(*port);
 }
 
-Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
+sdk::Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
                                              const std::vector<AddressPair>& pairs) {
   Json arr = Json::array();
   for (const auto& p : pairs) {
@@ -138,24 +138,24 @@ Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std:
   Json body = Json::object().set("port", Json::object().set("allowed_address_pairs", arr));
   auto resp = os_.request(call, Service::Network, "PUT", "ports/" + urlEncode(port_id), &body,
                           "port_update");
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-StatusOr<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "networks/" + urlEncode(id), "network_get"));
   const JsonValue* net = jsonObject(doc, "network");
   if (net == nullptr) {
-    return Status(Code::Internal, "Neutron answered without a network");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Neutron answered without a network");
   }
   return parseNetwork(*net);
 }
 
-StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& call,
+sdk::Result<std::vector<Network>> NeutronClient::listNetworks(const CallContext& call,
                                                            const std::string& query) {
   std::vector<Network> out;
-  Status st = os_.forEachPage(call, Service::Network, withQuery("networks", query),
+  sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("networks", query),
                               "networks_links", "network_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "networks")) {
                                   for (const auto& n : arr->GetArray()) {
@@ -170,21 +170,21 @@ StatusOr<std::vector<Network>> NeutronClient::listNetworks(const CallContext& ca
   return out;
 }
 
-StatusOr<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "subnets/" + urlEncode(id), "subnet_get"));
   const JsonValue* sub = jsonObject(doc, "subnet");
   if (sub == nullptr) {
-    return Status(Code::Internal, "Neutron answered without a subnet");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Neutron answered without a subnet");
   }
   return parseSubnet(*sub);
 }
 
-StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
+sdk::Result<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
                                                          const std::string& query) {
   std::vector<Subnet> out;
-  Status st = os_.forEachPage(call, Service::Network, withQuery("subnets", query), "subnets_links",
+  sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("subnets", query), "subnets_links",
                               "subnet_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "subnets")) {
                                   for (const auto& s : arr->GetArray()) {
@@ -199,10 +199,10 @@ StatusOr<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call
   return out;
 }
 
-StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallContext& call,
+sdk::Result<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallContext& call,
                                                                  const std::string& query) {
   std::vector<FloatingIp> out;
-  Status st = os_.forEachPage(call, Service::Network, withQuery("floatingips", query),
+  sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("floatingips", query),
                               "floatingips_links", "floatingip_list", [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "floatingips")) {
                                   for (const auto& f : arr->GetArray()) {
@@ -217,18 +217,18 @@ StatusOr<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallConte
   return out;
 }
 
-StatusOr<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, const Json& body) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, const Json& body) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.sendJson(call, Service::Network, "POST", "floatingips", body, "floatingip_create"));
   const JsonValue* fip = jsonObject(doc, "floatingip");
   if (fip == nullptr) {
-    return Status(Code::Internal, "Neutron answered without a floating IP");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Neutron answered without a floating IP");
   }
   return parseFloatingIp(*fip);
 }
 
-Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::string& fip_id,
+sdk::Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::string& fip_id,
                                         const std::string& port_id) {
   Json inner = Json::object();
   if (port_id.empty()) {
@@ -239,28 +239,28 @@ Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::stri
   Json body = Json::object().set("floatingip", std::move(inner));
   auto resp = os_.request(call, Service::Network, "PUT", "floatingips/" + urlEncode(fip_id), &body,
                           "floatingip_update");
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-Status NeutronClient::setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
+sdk::Status NeutronClient::setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
                                                const std::string& description) {
   Json body = Json::object().set("floatingip", Json::object().set("description", description));
   auto resp = os_.request(call, Service::Network, "PUT", "floatingips/" + urlEncode(fip_id), &body,
                           "floatingip_update");
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
+sdk::Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
-  if (!resp.ok() && resp.status().code() != Code::NotFound) {
+  if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {
     return resp.status();
   }
   return {};
 }
 
-StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContext& call) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+sdk::Result<std::set<std::string>> NeutronClient::extensionAliases(const CallContext& call) {
+  CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.getJson(call, Service::Network, "extensions", "extension_list"));
   std::set<std::string> out;
   if (const JsonValue* arr = jsonArray(doc, "extensions")) {
@@ -271,49 +271,49 @@ StatusOr<std::set<std::string>> NeutronClient::extensionAliases(const CallContex
   return out;
 }
 
-StatusOr<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "routers/" + urlEncode(id), "router_get"));
   const JsonValue* router = jsonObject(doc, "router");
   if (router == nullptr) {
-    return Status(Code::Internal, "Neutron answered without a router");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Neutron answered without a router");
   }
   return parseRouter(*router);
 }
 
-Status NeutronClient::setRouterRoutes(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::setRouterRoutes(const CallContext& call, const std::string& router_id,
                                       const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   auto resp = os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id), &body,
                           "router_update");
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::string& router_id,
                                         bool add, const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   std::string action = add ? "add_extraroutes" : "remove_extraroutes";
   auto resp =
       os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id) + "/" + action,
                   &body, "router_" + action);
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-Status NeutronClient::addRouterTag(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::addRouterTag(const CallContext& call, const std::string& router_id,
                                    const std::string& tag) {
   auto resp = os_.request(call, Service::Network, "PUT",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_add");
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-Status NeutronClient::removeRouterTag(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::removeRouterTag(const CallContext& call, const std::string& router_id,
                                       const std::string& tag) {
   auto resp = os_.request(call, Service::Network, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
                           "router_tag_delete");
-  if (!resp.ok() && resp.status().code() != Code::NotFound) {
+  if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {
     return resp.status();
   }
   return {};

@@ -99,57 +99,57 @@ class NeutronClient {
   explicit NeutronClient(OpenStackClient& os) : os_(os) {}
 
   // query is the part after '?' (already encoded), e.g. "device_id=X".
-  StatusOr<std::vector<Port>> listPorts(const CallContext& call, const std::string& query);
-  StatusOr<Port> getPort(const CallContext& call, const std::string& id);
-  Status setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
+  sdk::Result<std::vector<Port>> listPorts(const CallContext& call, const std::string& query);
+  sdk::Result<Port> getPort(const CallContext& call, const std::string& id);
+  sdk::Status setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
                                 const std::vector<AddressPair>& pairs);
 
   // Replaces the port's security groups (IDs).
-  Status setPortSecurityGroups(const CallContext& call, const std::string& port_id,
+  sdk::Status setPortSecurityGroups(const CallContext& call, const std::string& port_id,
                                const std::vector<std::string>& group_ids);
 
   // Security groups (neutron_security_groups.cpp). query as for listPorts.
-  StatusOr<std::vector<SecurityGroup>> listSecurityGroups(const CallContext& call,
+  sdk::Result<std::vector<SecurityGroup>> listSecurityGroups(const CallContext& call,
                                                           const std::string& query);
-  StatusOr<SecurityGroup> createSecurityGroup(const CallContext& call, const std::string& name,
+  sdk::Result<SecurityGroup> createSecurityGroup(const CallContext& call, const std::string& name,
                                               const std::string& description);
   // NOT_FOUND counts as done; 409 (still in use by a port) is an error.
-  Status deleteSecurityGroup(const CallContext& call, const std::string& id);
-  StatusOr<std::vector<SecurityGroupRule>> listSecurityGroupRules(const CallContext& call,
+  sdk::Status deleteSecurityGroup(const CallContext& call, const std::string& id);
+  sdk::Result<std::vector<SecurityGroupRule>> listSecurityGroupRules(const CallContext& call,
                                                                   const std::string& group_id);
   // Creates the rule (its id is ignored). ALREADY_EXISTS when Neutron has the same rule.
-  Status createSecurityGroupRule(const CallContext& call, const SecurityGroupRule& rule);
+  sdk::Status createSecurityGroupRule(const CallContext& call, const SecurityGroupRule& rule);
   // NOT_FOUND counts as done.
-  Status deleteSecurityGroupRule(const CallContext& call, const std::string& id);
+  sdk::Status deleteSecurityGroupRule(const CallContext& call, const std::string& id);
 
-  StatusOr<Network> getNetwork(const CallContext& call, const std::string& id);
-  StatusOr<std::vector<Network>> listNetworks(const CallContext& call, const std::string& query);
-  StatusOr<Subnet> getSubnet(const CallContext& call, const std::string& id);
-  StatusOr<std::vector<Subnet>> listSubnets(const CallContext& call, const std::string& query);
+  sdk::Result<Network> getNetwork(const CallContext& call, const std::string& id);
+  sdk::Result<std::vector<Network>> listNetworks(const CallContext& call, const std::string& query);
+  sdk::Result<Subnet> getSubnet(const CallContext& call, const std::string& id);
+  sdk::Result<std::vector<Subnet>> listSubnets(const CallContext& call, const std::string& query);
 
-  StatusOr<std::vector<FloatingIp>> listFloatingIps(const CallContext& call,
+  sdk::Result<std::vector<FloatingIp>> listFloatingIps(const CallContext& call,
                                                     const std::string& query);
-  StatusOr<FloatingIp> createFloatingIp(const CallContext& call, const Json& body);
+  sdk::Result<FloatingIp> createFloatingIp(const CallContext& call, const Json& body);
   // Attaches to port_id, or detaches when it is empty (sends "port_id": null).
-  Status setFloatingIpPort(const CallContext& call, const std::string& fip_id,
+  sdk::Status setFloatingIpPort(const CallContext& call, const std::string& fip_id,
                            const std::string& port_id);
-  Status setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
+  sdk::Status setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
                                   const std::string& description);
   // NOT_FOUND counts as done.
-  Status deleteFloatingIp(const CallContext& call, const std::string& fip_id);
+  sdk::Status deleteFloatingIp(const CallContext& call, const std::string& fip_id);
 
-  StatusOr<std::set<std::string>> extensionAliases(const CallContext& call);
+  sdk::Result<std::set<std::string>> extensionAliases(const CallContext& call);
 
-  StatusOr<Router> getRouter(const CallContext& call, const std::string& id);
-  Status setRouterRoutes(const CallContext& call, const std::string& router_id,
+  sdk::Result<Router> getRouter(const CallContext& call, const std::string& id);
+  sdk::Status setRouterRoutes(const CallContext& call, const std::string& router_id,
                          const std::vector<RouterRoute>& routes);
   // PUT routers/{id}/add_extraroutes or remove_extraroutes (extraroute-atomic).
-  Status changeExtraRoutes(const CallContext& call, const std::string& router_id, bool add,
+  sdk::Status changeExtraRoutes(const CallContext& call, const std::string& router_id, bool add,
                            const std::vector<RouterRoute>& routes);
-  Status addRouterTag(const CallContext& call, const std::string& router_id,
+  sdk::Status addRouterTag(const CallContext& call, const std::string& router_id,
                       const std::string& tag);
   // NOT_FOUND counts as done.
-  Status removeRouterTag(const CallContext& call, const std::string& router_id,
+  sdk::Status removeRouterTag(const CallContext& call, const std::string& router_id,
                          const std::string& tag);
 
  private:

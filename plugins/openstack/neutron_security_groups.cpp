@@ -34,19 +34,19 @@ std::string withQuery(const std::string& path, const std::string& query) {
 
 }  // namespace
 
-Status NeutronClient::setPortSecurityGroups(const CallContext& call, const std::string& port_id,
+sdk::Status NeutronClient::setPortSecurityGroups(const CallContext& call, const std::string& port_id,
                                             const std::vector<std::string>& group_ids) {
   Json body = Json::object().set(
       "port", Json::object().set("security_groups", Json::stringArray(group_ids)));
   auto resp = os_.request(call, Service::Network, "PUT", "ports/" + urlEncode(port_id), &body,
                           "port_update");
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-StatusOr<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const CallContext& call,
+sdk::Result<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const CallContext& call,
                                                                        const std::string& query) {
   std::vector<SecurityGroup> out;
-  Status st =
+  sdk::Status st =
       os_.forEachPage(call, Service::Network, withQuery("security-groups", query),
                       "security_groups_links", "security_group_list", [&](const JsonValue& page) {
                         if (const JsonValue* arr = jsonArray(page, "security_groups")) {
@@ -62,34 +62,34 @@ StatusOr<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const Cal
   return out;
 }
 
-StatusOr<SecurityGroup> NeutronClient::createSecurityGroup(const CallContext& call,
+sdk::Result<SecurityGroup> NeutronClient::createSecurityGroup(const CallContext& call,
                                                            const std::string& name,
                                                            const std::string& description) {
   Json body = Json::object().set("security_group",
                                  Json::object().set("name", name).set("description", description));
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+  CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::Network, "POST", "security-groups", body,
                                        "security_group_create"));
   const JsonValue* g = jsonObject(doc, "security_group");
   if (g == nullptr) {
-    return Status(Code::Internal, "Neutron answered without a security group");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Neutron answered without a security group");
   }
   return parseSecurityGroup(*g);
 }
 
-Status NeutronClient::deleteSecurityGroup(const CallContext& call, const std::string& id) {
+sdk::Status NeutronClient::deleteSecurityGroup(const CallContext& call, const std::string& id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "security-groups/" + urlEncode(id),
                           nullptr, "security_group_delete");
-  if (!resp.ok() && resp.status().code() != Code::NotFound) {
+  if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {
     return resp.status();
   }
   return {};
 }
 
-StatusOr<std::vector<SecurityGroupRule>> NeutronClient::listSecurityGroupRules(
+sdk::Result<std::vector<SecurityGroupRule>> NeutronClient::listSecurityGroupRules(
     const CallContext& call, const std::string& group_id) {
   std::vector<SecurityGroupRule> out;
-  Status st = os_.forEachPage(
+  sdk::Status st = os_.forEachPage(
       call, Service::Network, "security-group-rules?security_group_id=" + urlEncode(group_id),
       "security_group_rules_links", "security_group_rule_list", [&](const JsonValue& page) {
         if (const JsonValue* arr = jsonArray(page, "security_group_rules")) {
@@ -105,7 +105,7 @@ StatusOr<std::vector<SecurityGroupRule>> NeutronClient::listSecurityGroupRules(
   return out;
 }
 
-Status NeutronClient::createSecurityGroupRule(const CallContext& call,
+sdk::Status NeutronClient::createSecurityGroupRule(const CallContext& call,
                                               const SecurityGroupRule& rule) {
   Json r = Json::object()
                .set("security_group_id", rule.security_group_id)
@@ -131,17 +131,17 @@ Status NeutronClient::createSecurityGroupRule(const CallContext& call,
                           "security_group_rule_create");
   // Only Neutron's SecurityGroupRuleExists (409, "Security group rule already exists") is
   // "done already"; another 409 (OverQuota: "Quota exceeded ...") is a failure.
-  if (!resp.ok() && resp.status().code() == Code::Aborted &&
+  if (!resp.ok() && resp.status().code() == CCM_STATUS_ABORTED &&
       resp.status().message().find("already exists") != std::string::npos) {
-    return Status(Code::AlreadyExists, resp.status().message());
+    return sdk::Status(CCM_STATUS_ALREADY_EXISTS, resp.status().message());
   }
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-Status NeutronClient::deleteSecurityGroupRule(const CallContext& call, const std::string& id) {
+sdk::Status NeutronClient::deleteSecurityGroupRule(const CallContext& call, const std::string& id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "security-group-rules/" + urlEncode(id),
                           nullptr, "security_group_rule_delete");
-  if (!resp.ok() && resp.status().code() != Code::NotFound) {
+  if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {
     return resp.status();
   }
   return {};

@@ -13,25 +13,25 @@ bool isV6(const std::string& addr) {
   return ipFamilyOf(addr) == 6;
 }
 
-void add(std::vector<NodeAddress>& out, const std::string& type, const std::string& addr) {
-  NodeAddress a{type, addr};
+void add(std::vector<sdk::NodeAddress>& out, const std::string& type, const std::string& addr) {
+  sdk::NodeAddress a{type, addr};
   if (std::find(out.begin(), out.end(), a) == out.end()) {
     out.push_back(std::move(a));
   }
 }
 
-void removeAddress(std::vector<NodeAddress>& out, const std::string& addr) {
+void removeAddress(std::vector<sdk::NodeAddress>& out, const std::string& addr) {
   out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](const NodeAddress& a) { return a.address == addr; }),
+                           [&](const sdk::NodeAddress& a) { return a.address == addr; }),
             out.end());
 }
 
 }  // namespace
 
-std::vector<NodeAddress> mapNodeAddresses(const Server& server, const std::vector<Port>& ports,
+std::vector<sdk::NodeAddress> mapNodeAddresses(const Server& server, const std::vector<Port>& ports,
                                           const std::vector<NovaAddress>& extra,
                                           const NetworkingConfig& cfg) {
-  std::vector<NodeAddress> out;
+  std::vector<sdk::NodeAddress> out;
   bool v6_off = cfg.ipv6_support_disabled;
   for (const Port& port : ports) {
     if (port.status != "ACTIVE") {
@@ -84,12 +84,12 @@ std::vector<NodeAddress> mapNodeAddresses(const Server& server, const std::vecto
   return out;
 }
 
-void sortNodeAddresses(std::vector<NodeAddress>& addresses, const std::vector<Cidr>& order) {
+void sortNodeAddresses(std::vector<sdk::NodeAddress>& addresses, const std::vector<Cidr>& order) {
   if (order.empty()) {
     return;
   }
   struct Keyed {
-    NodeAddress addr;
+    sdk::NodeAddress addr;
     size_t priority;
     IpAddress ip;
   };

@@ -14,12 +14,12 @@
 namespace ccm::openstack {
 
 // extra: addresses of trunk sub-ports, as type "fixed" under their network's name.
-std::vector<NodeAddress> mapNodeAddresses(const Server& server, const std::vector<Port>& ports,
+std::vector<sdk::NodeAddress> mapNodeAddresses(const Server& server, const std::vector<Port>& ports,
                                           const std::vector<NovaAddress>& extra,
                                           const NetworkingConfig& networking);
 
 // Stable priority sort by the address-sort-order CIDRs (earlier CIDR = higher priority;
 // addresses in no CIDR keep their order at the end).
-void sortNodeAddresses(std::vector<NodeAddress>& addresses, const std::vector<Cidr>& order);
+void sortNodeAddresses(std::vector<sdk::NodeAddress>& addresses, const std::vector<Cidr>& order);
 
 }  // namespace ccm::openstack

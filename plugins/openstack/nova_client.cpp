@@ -46,22 +46,22 @@ Server parseServer(const JsonValue& obj) {
   return s;
 }
 
-StatusOr<Server> NovaClient::getServer(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<Server> NovaClient::getServer(const CallContext& call, const std::string& id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Compute, "servers/" + urlEncode(id), "server_get"));
   const JsonValue* server = jsonObject(doc, "server");
   if (server == nullptr) {
-    return Status(Code::Internal, "Nova answered without a server object");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Nova answered without a server object");
   }
   return parseServer(*server);
 }
 
-StatusOr<std::vector<Server>> NovaClient::findByName(const CallContext& call,
+sdk::Result<std::vector<Server>> NovaClient::findByName(const CallContext& call,
                                                      const std::string& name) {
   std::vector<Server> found;
   std::string path = "servers/detail?name=" + urlEncode("^" + quoteRegex(name) + "$");
-  Status st = os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
+  sdk::Status st = os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
                               [&](const JsonValue& page) {
                                 if (const JsonValue* arr = jsonArray(page, "servers")) {
                                   for (const auto& s : arr->GetArray()) {
@@ -80,7 +80,7 @@ StatusOr<std::vector<Server>> NovaClient::findByName(const CallContext& call,
   return found;
 }
 
-Status NovaClient::listServers(const CallContext& call,
+sdk::Status NovaClient::listServers(const CallContext& call,
                                const std::function<void(Server)>& on_server) {
   std::string path = "servers/detail?limit=" + std::to_string(kServerPageSize);
   return os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
@@ -94,7 +94,7 @@ Status NovaClient::listServers(const CallContext& call,
                          });
 }
 
-StatusOr<std::string> NovaClient::flavorName(const CallContext& call,
+sdk::Result<std::string> NovaClient::flavorName(const CallContext& call,
                                              const std::string& flavor_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -103,12 +103,12 @@ StatusOr<std::string> NovaClient::flavorName(const CallContext& call,
       return it->second;
     }
   }
-  CCM_OS_ASSIGN_OR_RETURN(
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Compute, "flavors/" + urlEncode(flavor_id), "flavor_get"));
   const JsonValue* flavor = jsonObject(doc, "flavor");
   if (flavor == nullptr) {
-    return Status(Code::Internal, "Nova answered without a flavor object");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Nova answered without a flavor object");
   }
   std::string name = jsonString(*flavor, "name");
   std::lock_guard<std::mutex> lock(mu_);

@@ -74,12 +74,12 @@ OctaviaMonitor parseMonitor(const JsonValue& obj) {
 }
 
 template <typename T, typename Parse>
-StatusOr<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
+sdk::Result<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
                                  const std::string& path, const char* key, const std::string& op,
                                  Parse parse) {
   std::vector<T> out;
   std::string links = std::string(key) + "_links";
-  Status st =
+  sdk::Status st =
       os.forEachPage(call, Service::LoadBalancer, path, links, op, [&](const JsonValue& page) {
         if (const JsonValue* arr = jsonArray(page, key)) {
           for (const auto& item : arr->GetArray()) {
@@ -119,14 +119,14 @@ OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj) {
   return lb;
 }
 
-Status OctaviaClient::send(const CallContext& call, const std::string& method,
+sdk::Status OctaviaClient::send(const CallContext& call, const std::string& method,
                            const std::string& path, const Json* body, const std::string& op) {
   auto resp = os_.request(call, Service::LoadBalancer, method, path, body, op);
-  return resp.ok() ? Status() : resp.status();
+  return resp.ok() ? sdk::Status() : resp.status();
 }
 
-StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::LoadBalancer, os_.octaviaRoot(), "loadbalancer_versions"));
   const JsonValue* versions = jsonArray(doc, "versions");
@@ -154,151 +154,151 @@ StatusOr<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
     }
   }
   if (!any) {
-    return Status(Code::Unavailable, "Octavia's root lists no API versions");
+    return sdk::Status(CCM_STATUS_UNAVAILABLE, "Octavia's root lists no API versions");
   }
   return best;
 }
 
-StatusOr<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& call,
+sdk::Result<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& call,
                                                              const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+  CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.getJson(call, Service::LoadBalancer,
                                       "lbaas/loadbalancers/" + urlEncode(id), "loadbalancer_get"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
   if (lb == nullptr) {
-    return Status(Code::Internal, "Octavia answered without a loadbalancer");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Octavia answered without a loadbalancer");
   }
   return parseLoadBalancer(*lb);
 }
 
-StatusOr<std::vector<OctaviaLoadBalancer>> OctaviaClient::findLoadBalancers(
+sdk::Result<std::vector<OctaviaLoadBalancer>> OctaviaClient::findLoadBalancers(
     const CallContext& call, const std::string& name) {
   return listAll<OctaviaLoadBalancer>(os_, call, "lbaas/loadbalancers?name=" + urlEncode(name),
                                       "loadbalancers", "loadbalancer_list", parseLoadBalancer);
 }
 
-StatusOr<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContext& call,
+sdk::Result<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContext& call,
                                                                 const Json& body) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+  CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/loadbalancers",
                                        body, "loadbalancer_create"));
   const JsonValue* lb = jsonObject(doc, "loadbalancer");
   if (lb == nullptr) {
-    return Status(Code::Internal, "Octavia answered without a loadbalancer");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Octavia answered without a loadbalancer");
   }
   return parseLoadBalancer(*lb);
 }
 
-Status OctaviaClient::updateLoadBalancer(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::updateLoadBalancer(const CallContext& call, const std::string& id,
                                          const Json& body) {
   return send(call, "PUT", "lbaas/loadbalancers/" + urlEncode(id), &body, "loadbalancer_update");
 }
 
-Status OctaviaClient::deleteLoadBalancer(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::deleteLoadBalancer(const CallContext& call, const std::string& id,
                                          bool cascade) {
   return send(call, "DELETE",
               "lbaas/loadbalancers/" + urlEncode(id) + (cascade ? "?cascade=true" : ""), nullptr,
               "loadbalancer_delete");
 }
 
-StatusOr<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallContext& call,
+sdk::Result<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallContext& call,
                                                                     const std::string& lb_id) {
   return listAll<OctaviaListener>(os_, call, "lbaas/listeners?loadbalancer_id=" + urlEncode(lb_id),
                                   "listeners", "listener_list", parseListener);
 }
 
-StatusOr<OctaviaListener> OctaviaClient::createListener(const CallContext& call, const Json& body) {
-  CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc,
+sdk::Result<OctaviaListener> OctaviaClient::createListener(const CallContext& call, const Json& body) {
+  CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/listeners", body,
                                        "listener_create"));
   const JsonValue* l = jsonObject(doc, "listener");
   if (l == nullptr) {
-    return Status(Code::Internal, "Octavia answered without a listener");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Octavia answered without a listener");
   }
   return parseListener(*l);
 }
 
-Status OctaviaClient::updateListener(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::updateListener(const CallContext& call, const std::string& id,
                                      const Json& body) {
   return send(call, "PUT", "lbaas/listeners/" + urlEncode(id), &body, "listener_update");
 }
 
-Status OctaviaClient::deleteListener(const CallContext& call, const std::string& id) {
+sdk::Status OctaviaClient::deleteListener(const CallContext& call, const std::string& id) {
   return send(call, "DELETE", "lbaas/listeners/" + urlEncode(id), nullptr, "listener_delete");
 }
 
-StatusOr<std::vector<OctaviaPool>> OctaviaClient::listPools(const CallContext& call,
+sdk::Result<std::vector<OctaviaPool>> OctaviaClient::listPools(const CallContext& call,
                                                             const std::string& lb_id) {
   return listAll<OctaviaPool>(os_, call, "lbaas/pools?loadbalancer_id=" + urlEncode(lb_id), "pools",
                               "pool_list", parsePool);
 }
 
-StatusOr<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const Json& body) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const Json& body) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
   const JsonValue* p = jsonObject(doc, "pool");
   if (p == nullptr) {
-    return Status(Code::Internal, "Octavia answered without a pool");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Octavia answered without a pool");
   }
   return parsePool(*p);
 }
 
-Status OctaviaClient::updatePool(const CallContext& call, const std::string& id, const Json& body) {
+sdk::Status OctaviaClient::updatePool(const CallContext& call, const std::string& id, const Json& body) {
   return send(call, "PUT", "lbaas/pools/" + urlEncode(id), &body, "pool_update");
 }
 
-Status OctaviaClient::deletePool(const CallContext& call, const std::string& id) {
+sdk::Status OctaviaClient::deletePool(const CallContext& call, const std::string& id) {
   return send(call, "DELETE", "lbaas/pools/" + urlEncode(id), nullptr, "pool_delete");
 }
 
-StatusOr<std::vector<OctaviaMember>> OctaviaClient::listMembers(const CallContext& call,
+sdk::Result<std::vector<OctaviaMember>> OctaviaClient::listMembers(const CallContext& call,
                                                                 const std::string& pool_id) {
   return listAll<OctaviaMember>(os_, call, "lbaas/pools/" + urlEncode(pool_id) + "/members",
                                 "members", "member_list", parseMember);
 }
 
-Status OctaviaClient::replaceMembers(const CallContext& call, const std::string& pool_id,
+sdk::Status OctaviaClient::replaceMembers(const CallContext& call, const std::string& pool_id,
                                      const Json& body) {
   return send(call, "PUT", "lbaas/pools/" + urlEncode(pool_id) + "/members", &body,
               "member_batch_update");
 }
 
-Status OctaviaClient::createMember(const CallContext& call, const std::string& pool_id,
+sdk::Status OctaviaClient::createMember(const CallContext& call, const std::string& pool_id,
                                    const Json& body) {
   return send(call, "POST", "lbaas/pools/" + urlEncode(pool_id) + "/members", &body,
               "member_create");
 }
 
-Status OctaviaClient::deleteMember(const CallContext& call, const std::string& pool_id,
+sdk::Status OctaviaClient::deleteMember(const CallContext& call, const std::string& pool_id,
                                    const std::string& member_id) {
   return send(call, "DELETE",
               "lbaas/pools/" + urlEncode(pool_id) + "/members/" + urlEncode(member_id), nullptr,
               "member_delete");
 }
 
-StatusOr<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, const std::string& id) {
-  CCM_OS_ASSIGN_OR_RETURN(
+sdk::Result<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, const std::string& id) {
+  CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::LoadBalancer, "lbaas/healthmonitors/" + urlEncode(id),
                   "healthmonitor_get"));
   const JsonValue* m = jsonObject(doc, "healthmonitor");
   if (m == nullptr) {
-    return Status(Code::Internal, "Octavia answered without a health monitor");
+    return sdk::Status(CCM_STATUS_INTERNAL, "Octavia answered without a health monitor");
   }
   return parseMonitor(*m);
 }
 
-Status OctaviaClient::createMonitor(const CallContext& call, const Json& body) {
+sdk::Status OctaviaClient::createMonitor(const CallContext& call, const Json& body) {
   return send(call, "POST", "lbaas/healthmonitors", &body, "healthmonitor_create");
 }
 
-Status OctaviaClient::updateMonitor(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::updateMonitor(const CallContext& call, const std::string& id,
                                     const Json& body) {
   return send(call, "PUT", "lbaas/healthmonitors/" + urlEncode(id), &body, "healthmonitor_update");
 }
 
-Status OctaviaClient::deleteMonitor(const CallContext& call, const std::string& id) {
+sdk::Status OctaviaClient::deleteMonitor(const CallContext& call, const std::string& id) {
   return send(call, "DELETE", "lbaas/healthmonitors/" + urlEncode(id), nullptr,
               "healthmonitor_delete");
 }

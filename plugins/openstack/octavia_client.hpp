@@ -101,42 +101,42 @@ class OctaviaClient {
   OpenStackClient& openstack() const { return os_; }
 
   // The highest API version Octavia lists at its root.
-  StatusOr<OctaviaVersion> apiVersion(const CallContext& call);
+  sdk::Result<OctaviaVersion> apiVersion(const CallContext& call);
 
-  StatusOr<OctaviaLoadBalancer> getLoadBalancer(const CallContext& call, const std::string& id);
-  StatusOr<std::vector<OctaviaLoadBalancer>> findLoadBalancers(const CallContext& call,
+  sdk::Result<OctaviaLoadBalancer> getLoadBalancer(const CallContext& call, const std::string& id);
+  sdk::Result<std::vector<OctaviaLoadBalancer>> findLoadBalancers(const CallContext& call,
                                                                const std::string& name);
-  StatusOr<OctaviaLoadBalancer> createLoadBalancer(const CallContext& call, const Json& body);
-  Status updateLoadBalancer(const CallContext& call, const std::string& id, const Json& body);
+  sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const CallContext& call, const Json& body);
+  sdk::Status updateLoadBalancer(const CallContext& call, const std::string& id, const Json& body);
   // NOT_FOUND is passed through; cascade deletes the children too.
-  Status deleteLoadBalancer(const CallContext& call, const std::string& id, bool cascade);
+  sdk::Status deleteLoadBalancer(const CallContext& call, const std::string& id, bool cascade);
 
-  StatusOr<std::vector<OctaviaListener>> listListeners(const CallContext& call,
+  sdk::Result<std::vector<OctaviaListener>> listListeners(const CallContext& call,
                                                        const std::string& lb_id);
-  StatusOr<OctaviaListener> createListener(const CallContext& call, const Json& body);
-  Status updateListener(const CallContext& call, const std::string& id, const Json& body);
-  Status deleteListener(const CallContext& call, const std::string& id);
+  sdk::Result<OctaviaListener> createListener(const CallContext& call, const Json& body);
+  sdk::Status updateListener(const CallContext& call, const std::string& id, const Json& body);
+  sdk::Status deleteListener(const CallContext& call, const std::string& id);
 
-  StatusOr<std::vector<OctaviaPool>> listPools(const CallContext& call, const std::string& lb_id);
-  StatusOr<OctaviaPool> createPool(const CallContext& call, const Json& body);
-  Status updatePool(const CallContext& call, const std::string& id, const Json& body);
-  Status deletePool(const CallContext& call, const std::string& id);
+  sdk::Result<std::vector<OctaviaPool>> listPools(const CallContext& call, const std::string& lb_id);
+  sdk::Result<OctaviaPool> createPool(const CallContext& call, const Json& body);
+  sdk::Status updatePool(const CallContext& call, const std::string& id, const Json& body);
+  sdk::Status deletePool(const CallContext& call, const std::string& id);
 
-  StatusOr<std::vector<OctaviaMember>> listMembers(const CallContext& call,
+  sdk::Result<std::vector<OctaviaMember>> listMembers(const CallContext& call,
                                                    const std::string& pool_id);
   // PUT pools/{id}/members: replaces the whole member set.
-  Status replaceMembers(const CallContext& call, const std::string& pool_id, const Json& body);
-  Status createMember(const CallContext& call, const std::string& pool_id, const Json& body);
-  Status deleteMember(const CallContext& call, const std::string& pool_id,
+  sdk::Status replaceMembers(const CallContext& call, const std::string& pool_id, const Json& body);
+  sdk::Status createMember(const CallContext& call, const std::string& pool_id, const Json& body);
+  sdk::Status deleteMember(const CallContext& call, const std::string& pool_id,
                       const std::string& member_id);
 
-  StatusOr<OctaviaMonitor> getMonitor(const CallContext& call, const std::string& id);
-  Status createMonitor(const CallContext& call, const Json& body);
-  Status updateMonitor(const CallContext& call, const std::string& id, const Json& body);
-  Status deleteMonitor(const CallContext& call, const std::string& id);
+  sdk::Result<OctaviaMonitor> getMonitor(const CallContext& call, const std::string& id);
+  sdk::Status createMonitor(const CallContext& call, const Json& body);
+  sdk::Status updateMonitor(const CallContext& call, const std::string& id, const Json& body);
+  sdk::Status deleteMonitor(const CallContext& call, const std::string& id);
 
  private:
-  Status send(const CallContext& call, const std::string& method, const std::string& path,
+  sdk::Status send(const CallContext& call, const std::string& method, const std::string& path,
               const Json* body, const std::string& op);
 
   OpenStackClient& os_;

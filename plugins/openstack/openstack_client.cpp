@@ -69,7 +69,7 @@ const char* serviceName(Service s) {
 
 }  // namespace
 
-OpenStackClient::OpenStackClient(const Config& config, HostEnv& env) : config_(config), env_(env) {
+OpenStackClient::OpenStackClient(const Config& config, const sdk::Host& env) : config_(config), env_(env) {
   TlsOptions tls{config.global.ca_file, config.global.cert_file, config.global.key_file,
                  config.global.tls_insecure};
   http_ = std::make_unique<HttpClient>(tls, kUserAgent);
@@ -77,17 +77,17 @@ OpenStackClient::OpenStackClient(const Config& config, HostEnv& env) : config_(c
       std::make_unique<KeystoneAuth>(config.global, *http_, env, config.metadata.request_timeout);
 }
 
-Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) {
-  CCM_OS_RETURN_IF_ERROR(keystone_->start(call));
+sdk::Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) {
+  CCM_SDK_RETURN_IF_ERROR(keystone_->start(call));
   const Catalog& catalog = keystone_->catalog();
   const std::string& iface = config_.global.endpoint_type;
   const std::string& region = config_.global.region;
-  CCM_OS_ASSIGN_OR_RETURN(std::string compute, catalog.endpointFor("compute", iface, region));
-  CCM_OS_ASSIGN_OR_RETURN(std::string network, catalog.endpointFor("network", iface, region));
+  CCM_SDK_ASSIGN_OR_RETURN(std::string compute, catalog.endpointFor("compute", iface, region));
+  CCM_SDK_ASSIGN_OR_RETURN(std::string network, catalog.endpointFor("network", iface, region));
   compute_url_ = withSlash(compute);
   network_url_ = neutronBase(network);
   if (need_load_balancer) {
-    CCM_OS_ASSIGN_OR_RETURN(std::string lb, catalog.endpointFor("load-balancer", iface, region));
+    CCM_SDK_ASSIGN_OR_RETURN(std::string lb, catalog.endpointFor("load-balancer", iface, region));
     octavia_root_ = octaviaRootOf(lb);
     lb_url_ = octavia_root_ + "v2.0/";
     // Barbican holds the certificates of TLS listeners; a cloud without it serves load
@@ -118,11 +118,11 @@ const std::string& OpenStackClient::baseUrl(Service service) const {
   return compute_url_;
 }
 
-StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Service service,
+sdk::Result<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Service service,
                                                  const std::string& method, const std::string& url,
                                                  const std::string& body,
                                                  const std::string& token) {
-  CCM_OS_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, config_.metadata.request_timeout));
+  CCM_SDK_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, config_.metadata.request_timeout));
   HttpRequest req;
   req.method = method;
   req.url = url;
@@ -149,14 +149,14 @@ StatusOr<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Servic
   return resp;
 }
 
-StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service service,
+sdk::Result<HttpResponse> OpenStackClient::request(const CallContext& call, Service service,
                                                 const std::string& method, const std::string& path,
                                                 const Json* body, const std::string& op) {
   std::string url =
       startsWith(path, "http://") || startsWith(path, "https://") ? path : baseUrl(service) + path;
   std::string payload = body != nullptr ? body->dump() : std::string();
   auto started = std::chrono::steady_clock::now();
-  CCM_OS_ASSIGN_OR_RETURN(std::string token, keystone_->token(call));
+  CCM_SDK_ASSIGN_OR_RETURN(std::string token, keystone_->token(call));
   auto resp = sendOnce(call, service, method, url, payload, token);
   if (resp.ok() && resp->status == 401) {
     auto fresh = keystone_->renewAfterRejection(call, token);
@@ -167,24 +167,24 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
   }
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  Fields labels = {{"request", op}};
-  env_.metric(MetricKind::Histogram, "openstack_api_request_duration_seconds",
+  sdk::Labels labels = {{"request", op}};
+  env_.observeSeconds( "openstack_api_request_duration_seconds",
               "Latency of OpenStack API requests", labels, seconds);
-  env_.metric(MetricKind::Counter, "openstack_api_requests_total", "OpenStack API requests", labels,
+  env_.counterAdd( "openstack_api_requests_total", "OpenStack API requests", labels,
               1);
   if (!resp.ok()) {
-    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
+    env_.counterAdd( "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     return resp.status();
   }
   if (resp->status < 200 || resp->status > 299) {
-    env_.metric(MetricKind::Counter, "openstack_api_request_errors_total",
+    env_.counterAdd( "openstack_api_request_errors_total",
                 "Failed OpenStack API requests", labels, 1);
     std::string what = std::string(serviceName(service)) + " " + method + " " + url;
     if (resp->status == 401) {
       what += " (after re-authentication)";
     }
-    Status st = httpError(what, *resp);
+    sdk::Status st = httpError(what, *resp);
     // 404s are routine answers (lookups): a debug line (-v=4); everything else is worth a
     // warning.
     if (resp->status == 404) {
@@ -208,34 +208,34 @@ StatusOr<HttpResponse> OpenStackClient::request(const CallContext& call, Service
   return resp;
 }
 
-StatusOr<rapidjson::Document> OpenStackClient::getJson(const CallContext& call, Service service,
+sdk::Result<rapidjson::Document> OpenStackClient::getJson(const CallContext& call, Service service,
                                                        const std::string& path,
                                                        const std::string& op) {
-  CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, "GET", path, nullptr, op));
+  CCM_SDK_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, "GET", path, nullptr, op));
   return parseJson(resp.body);
 }
 
-StatusOr<rapidjson::Document> OpenStackClient::sendJson(const CallContext& call, Service service,
+sdk::Result<rapidjson::Document> OpenStackClient::sendJson(const CallContext& call, Service service,
                                                         const std::string& method,
                                                         const std::string& path, const Json& body,
                                                         const std::string& op) {
-  CCM_OS_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, method, path, &body, op));
+  CCM_SDK_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, method, path, &body, op));
   if (trim(resp.body).empty()) {
     return rapidjson::Document();
   }
   return parseJson(resp.body);
 }
 
-Status OpenStackClient::forEachPage(const CallContext& call, Service service,
+sdk::Status OpenStackClient::forEachPage(const CallContext& call, Service service,
                                     const std::string& path, const std::string& links_key,
                                     const std::string& op,
                                     const std::function<bool(const JsonValue& page)>& on_page) {
   std::string next = path;
   for (int pages = 0; !next.empty(); ++pages) {
     if (pages >= 1000) {
-      return Status(Code::Internal, "more than 1000 pages listing " + path);
+      return sdk::Status(CCM_STATUS_INTERNAL, "more than 1000 pages listing " + path);
     }
-    CCM_OS_ASSIGN_OR_RETURN(rapidjson::Document doc, getJson(call, service, next, op));
+    CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc, getJson(call, service, next, op));
     if (!on_page(doc)) {
       return {};
     }

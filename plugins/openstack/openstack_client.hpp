@@ -1,7 +1,7 @@
 // OpenStackClient: authenticated requests to Nova, Neutron and Octavia. It resolves each
 // service's endpoint from the Keystone catalog once, sends the token, re-authenticates and
 // retries once on 401, bounds every request by the call's deadline, maps error responses to
-// Status (logging the request ID), follows "<collection>_links" pages and records metrics.
+// sdk::Status (logging the request ID), follows "<collection>_links" pages and records metrics.
 #pragma once
 
 #include <atomic>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/http_client.hpp"
 #include "plugins/openstack/json.hpp"
 #include "plugins/openstack/keystone.hpp"
@@ -26,31 +26,31 @@ inline constexpr const char* kNovaMicroversion = "2.47";
 // THREAD: every method may be called from any thread after start().
 class OpenStackClient {
  public:
-  OpenStackClient(const Config& config, HostEnv& env);
+  OpenStackClient(const Config& config, const sdk::Host& env);
 
   // Authenticates and resolves the compute, network and (when load balancers are enabled)
   // load-balancer endpoints. Lifecycle only.
-  Status start(const CallContext& call, bool need_load_balancer);
+  sdk::Status start(const CallContext& call, bool need_load_balancer);
 
   // Sends a request. path is relative to the service's base URL ("servers/ID",
   // "lbaas/loadbalancers?name=x") or an absolute URL (a "next" link). A non-2xx answer is an
-  // error Status (404 -> NOT_FOUND, ...). op names the request in metrics and logs.
-  StatusOr<HttpResponse> request(const CallContext& call, Service service,
+  // error sdk::Status (404 -> NOT_FOUND, ...). op names the request in metrics and logs.
+  sdk::Result<HttpResponse> request(const CallContext& call, Service service,
                                  const std::string& method, const std::string& path,
                                  const Json* body, const std::string& op);
 
   // GET and parse the JSON answer.
-  StatusOr<rapidjson::Document> getJson(const CallContext& call, Service service,
+  sdk::Result<rapidjson::Document> getJson(const CallContext& call, Service service,
                                         const std::string& path, const std::string& op);
 
   // Sends a JSON body and parses the JSON answer (an empty body parses as null).
-  StatusOr<rapidjson::Document> sendJson(const CallContext& call, Service service,
+  sdk::Result<rapidjson::Document> sendJson(const CallContext& call, Service service,
                                          const std::string& method, const std::string& path,
                                          const Json& body, const std::string& op);
 
   // GETs path and every "next" page (<links_key>: [{"rel":"next","href":...}]), calling
   // on_page with each parsed page; stops early when on_page returns false.
-  Status forEachPage(const CallContext& call, Service service, const std::string& path,
+  sdk::Status forEachPage(const CallContext& call, Service service, const std::string& path,
                      const std::string& links_key, const std::string& op,
                      const std::function<bool(const JsonValue& page)>& on_page);
 
@@ -60,15 +60,15 @@ class OpenStackClient {
   // Whether Nova accepted the 2.47 microversion so far (false after a 406).
   bool novaMicroversion() const { return nova_microversion_.load(); }
   KeystoneAuth& keystone() { return *keystone_; }
-  HostEnv& env() { return env_; }
+  const sdk::Host& env() { return env_; }
 
  private:
-  StatusOr<HttpResponse> sendOnce(const CallContext& call, Service service,
+  sdk::Result<HttpResponse> sendOnce(const CallContext& call, Service service,
                                   const std::string& method, const std::string& url,
                                   const std::string& body, const std::string& token);
 
   const Config& config_;
-  HostEnv& env_;
+  const sdk::Host& env_;
   std::unique_ptr<HttpClient> http_;
   std::unique_ptr<KeystoneAuth> keystone_;
   std::string compute_url_;  // written by start() only

@@ -1,6 +1,6 @@
 // The ABI face of the openstack provider, through the plugin SDK (ccm/provider.hpp): one
 // sdk::Provider whose capabilities are thin adapters from the SDK's views and results to the
-// core's types (model.hpp) and Status. The SDK owns the C tables, the entry point and the
+// core's types (model.hpp). The SDK owns the C tables, the entry point and the
 // exception barrier.
 #include <curl/curl.h>
 
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "ccm/provider.hpp"
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/lb_dual_stack.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
@@ -29,82 +29,12 @@ constexpr uint32_t kMaxBatchSize = 500;
 constexpr uint32_t kLoadBalancerConcurrency = 8;
 constexpr uint32_t kRoutesConcurrency = 8;
 
-ccm_log_level abiLevel(LogLevel level) {
-  switch (level) {
-    case LogLevel::Error:
-      return CCM_LOG_ERROR;
-    case LogLevel::Warning:
-      return CCM_LOG_WARNING;
-    case LogLevel::Info:
-      return CCM_LOG_INFO;
-    case LogLevel::Debug:
-      return CCM_LOG_DEBUG;
-  }
-  return CCM_LOG_INFO;
-}
-
-// HostEnv over the SDK's Host (the services table the host gave at negotiation).
-class SdkHostEnv final : public HostEnv {
- public:
-  void log(LogLevel level, std::string_view message) override {
-    host().log(abiLevel(level), message);
-  }
-  // Fields stay fields (ABI 1.1 log_fields); the SDK appends them to the text for a 1.0 host.
-  void logFields(LogLevel level, std::string_view message, const Fields& fields) override {
-    host().logFields(abiLevel(level), message, fields);
-  }
-  bool isCancelled(uint64_t call_id) override {
-    const sdk::Host& h = host();
-    if (!h.has(offsetof(ccm_host_services, is_cancelled)) || h.services().is_cancelled == nullptr) {
-      return false;
-    }
-    return h.services().is_cancelled(h.handle(), call_id);
-  }
-  int64_t monotonicNs() override { return host().nowMonotonicNs(); }
-  int64_t unixNs() override { return host().nowUnixNs(); }
-  void registerSecret(std::string_view value) override { host().registerSecret(value); }
-  void metric(MetricKind kind, std::string_view name, std::string_view help, const Fields& labels,
-              double value) override {
-    sdk::Labels l(labels.begin(), labels.end());
-    switch (kind) {
-      case MetricKind::Counter:
-        host().counterAdd(name, help, l, value);
-        break;
-      case MetricKind::Gauge:
-        host().gaugeSet(name, help, l, value);
-        break;
-      case MetricKind::Histogram:
-        host().observeSeconds(name, help, l, value);
-        break;
-    }
-  }
-
- private:
-  static const sdk::Host& host() { return sdk::Host::instance(); }
-};
-
-HostEnv& env() {
-  static SdkHostEnv instance;
-  return instance;
-}
-
 CallContext contextOf(const sdk::Call& call) {
-  return CallContext(env(), call.id(), call.deadlineNs());
+  return CallContext(sdk::Host::instance(), call.id(), call.deadlineNs());
 }
 
-sdk::Error toError(const Status& st) {
-  return sdk::Error(static_cast<ccm_status>(st.code()), st.message(), st.retryAfter());
-}
-
-sdk::Status toSdk(const Status& st) {
-  if (st.ok()) {
-    return {};
-  }
-  return toError(st);
-}
-
-std::vector<NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
-  std::vector<NodeAddress> out;
+std::vector<sdk::NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
+  std::vector<sdk::NodeAddress> out;
   out.reserve(in.size());
   for (const auto& a : in) {
     out.push_back({std::string(a.type), std::string(a.address)});
@@ -165,44 +95,9 @@ KubeService serviceOf(const sdk::ServiceView& s) {
   return k;
 }
 
-KubeRoute routeOf(const sdk::Route& r) {
-  KubeRoute k;
-  k.name = r.name;
-  k.target_node = r.target_node;
-  k.destination_cidr = r.destination_cidr;
-  k.blackhole = r.blackhole;
-  k.enable_node_addresses = r.enable_node_addresses;
-  for (const auto& a : r.target_node_addresses) {
-    k.target_node_addresses.push_back({a.type, a.address});
-  }
-  return k;
-}
-
-sdk::InstanceMetadata toSdk(const InstanceMetadata& md) {
-  sdk::InstanceMetadata out;
-  out.provider_id = md.provider_id;
-  out.instance_type = md.instance_type;
-  out.zone = md.zone;
-  out.region = md.region;
-  for (const auto& a : md.addresses) {
-    out.addresses.push_back({a.type, a.address});
-  }
-  out.additional_labels.assign(md.additional_labels.begin(), md.additional_labels.end());
-  return out;
-}
-
 sdk::LoadBalancerStatus toSdk(const LbStatus& st) {
   sdk::LoadBalancerStatus out;
-  for (const LbIngress& in : st.ingress) {
-    sdk::Ingress i;
-    i.ip = in.ip;
-    i.hostname = in.hostname;
-    i.ip_mode = in.ip_mode;
-    for (const PortStatus& p : in.ports) {
-      i.ports.push_back({p.port, p.protocol, p.error});
-    }
-    out.ingress.push_back(std::move(i));
-  }
+  out.ingress = st.ingress;
   // Written back on the Service by the host (ABI 1.1), under OCCM's names.
   if (!st.lb_id.empty()) {
     out.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-id", st.lb_id);
@@ -222,7 +117,7 @@ class InstancesCapability final : public sdk::Instances {
                                              const sdk::NodeView& node) override {
     auto r = core_.exists(contextOf(call), nodeOf(node));
     if (!r.ok()) {
-      return toError(r.status());
+      return r.error();
     }
     return *r == Existence::Exists ? sdk::Existence::Exists : sdk::Existence::NotFound;
   }
@@ -230,7 +125,7 @@ class InstancesCapability final : public sdk::Instances {
                                            const sdk::NodeView& node) override {
     auto r = core_.shutdown(contextOf(call), nodeOf(node));
     if (!r.ok()) {
-      return toError(r.status());
+      return r.error();
     }
     return *r == Power::Shutdown ? sdk::Power::Shutdown : sdk::Power::Running;
   }
@@ -238,9 +133,9 @@ class InstancesCapability final : public sdk::Instances {
       const sdk::Call& call, const sdk::NodeView& node) override {
     auto r = core_.metadata(contextOf(call), nodeOf(node));
     if (!r.ok()) {
-      return toError(r.status());
+      return r.error();
     }
-    return std::optional<sdk::InstanceMetadata>(toSdk(*r));
+    return std::optional<sdk::InstanceMetadata>(*r);
   }
   uint32_t maxConcurrency() const override { return kInstancesConcurrency; }
 
@@ -258,9 +153,9 @@ class BatchCapability final : public sdk::InstancesBatch {
     std::vector<sdk::Result<sdk::InstanceMetadata>> out;
     for (auto& r : results) {
       if (r.ok()) {
-        out.emplace_back(toSdk(*r));
+        out.emplace_back(*r);
       } else {
-        out.emplace_back(toError(r.status()));
+        out.emplace_back(r.error());
       }
     }
     return out;
@@ -280,7 +175,7 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc) override {
     auto r = core_.get(contextOf(call), std::string(cluster), serviceOf(svc));
     if (!r.ok()) {
-      return toError(r.status());
+      return r.error();
     }
     if (!r->has_value()) {
       return std::optional<sdk::LoadBalancerStatus>();
@@ -296,19 +191,18 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
       std::span<const sdk::NodeView> nodes) override {
     auto r = core_.ensure(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes));
     if (!r.ok()) {
-      return toError(r.status());
+      return r.error();
     }
     return toSdk(*r);
   }
   sdk::Status updateLoadBalancer(const sdk::Call& call, std::string_view cluster,
                                  const sdk::ServiceView& svc,
                                  std::span<const sdk::NodeView> nodes) override {
-    return toSdk(
-        core_.update(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes)));
+    return core_.update(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes));
   }
   sdk::Status ensureLoadBalancerDeleted(const sdk::Call& call, std::string_view cluster,
                                         const sdk::ServiceView& svc) override {
-    return toSdk(core_.remove(contextOf(call), std::string(cluster), serviceOf(svc)));
+    return core_.remove(contextOf(call), std::string(cluster), serviceOf(svc));
   }
   uint32_t maxConcurrency() const override { return kLoadBalancerConcurrency; }
 
@@ -322,30 +216,17 @@ class RoutesCapability final : public sdk::Routes {
 
   sdk::Result<std::vector<sdk::Route>> listRoutes(const sdk::Call& call,
                                                   std::string_view cluster) override {
-    auto r = core_.list(contextOf(call), std::string(cluster));
-    if (!r.ok()) {
-      return toError(r.status());
-    }
-    std::vector<sdk::Route> out;
-    for (const KubeRoute& k : *r) {
-      sdk::Route route;
-      route.name = k.name;
-      route.target_node = k.target_node;
-      route.destination_cidr = k.destination_cidr;
-      route.blackhole = k.blackhole;
-      out.push_back(std::move(route));
-    }
-    return out;
+    return core_.list(contextOf(call), std::string(cluster));
   }
   // The name hint (the node's UID) is not used: routes are named after their destination,
   // as OCCM names them.
   sdk::Status createRoute(const sdk::Call& call, std::string_view cluster, std::string_view,
                           const sdk::Route& route) override {
-    return toSdk(core_.create(contextOf(call), std::string(cluster), routeOf(route)));
+    return core_.create(contextOf(call), std::string(cluster), route);
   }
   sdk::Status deleteRoute(const sdk::Call& call, std::string_view cluster,
                           const sdk::Route& route) override {
-    return toSdk(core_.remove(contextOf(call), std::string(cluster), routeOf(route)));
+    return core_.remove(contextOf(call), std::string(cluster), route);
   }
   uint32_t maxConcurrency() const override { return kRoutesConcurrency; }
 
@@ -358,12 +239,12 @@ class RoutesCapability final : public sdk::Routes {
 // The provider the SDK's tables point at.
 class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
  public:
-  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host&,
+  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host& host,
                                                               std::string_view config) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    auto core = OpenStackProvider::create(CallContext::lifecycle(env()), env(), config);
+    auto core = OpenStackProvider::create(CallContext::lifecycle(host), host, config);
     if (!core.ok()) {
-      return toError(core.status());
+      return core.error();
     }
     return std::unique_ptr<OpenStackPlugin>(new OpenStackPlugin(std::move(core).value()));
   }
@@ -371,7 +252,7 @@ class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
   // A changed cloud.conf: new credentials take effect for the next requests; anything else
   // that changed is refused and the running settings stay.
   sdk::Status reconfigure(const sdk::Call& call, std::string_view config) override {
-    return toSdk(core_->reconfigure(contextOf(call), env(), config));
+    return core_->reconfigure(contextOf(call), sdk::Host::instance(), config);
   }
 
   sdk::Instances* instances() override { return &instances_; }

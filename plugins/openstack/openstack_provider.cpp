@@ -9,7 +9,7 @@
 
 namespace ccm::openstack {
 
-OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std::move(config)) {
+OpenStackProvider::OpenStackProvider(Config config, const sdk::Host& env) : config_(std::move(config)) {
   client_ = std::make_unique<OpenStackClient>(config_, env);
   nova_ = std::make_unique<NovaClient>(*client_);
   neutron_ = std::make_unique<NeutronClient>(*client_);
@@ -17,10 +17,10 @@ OpenStackProvider::OpenStackProvider(Config config, HostEnv& env) : config_(std:
   instances_ = std::make_unique<Instances>(config_, *nova_, *neutron_);
 }
 
-StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
-    const CallContext& call, HostEnv& env, std::string_view config_text) {
+sdk::Result<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
+    const CallContext& call, const sdk::Host& env, std::string_view config_text) {
   if (config_text.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "the openstack provider needs a cloud config (--cloud-config) with [Global] "
                   "auth-url and credentials");
   }
@@ -40,11 +40,11 @@ StatusOr<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
 
   std::unique_ptr<OpenStackProvider> p(new OpenStackProvider(std::move(config), env));
   const Config& cfg = p->config_;
-  CCM_OS_RETURN_IF_ERROR(p->client_->start(call, cfg.load_balancer.enabled));
-  CCM_OS_RETURN_IF_ERROR(checkCloudObjects(call, cfg, *p->neutron_));
+  CCM_SDK_RETURN_IF_ERROR(p->client_->start(call, cfg.load_balancer.enabled));
+  CCM_SDK_RETURN_IF_ERROR(checkCloudObjects(call, cfg, *p->neutron_));
   if (cfg.load_balancer.enabled) {
     BarbicanClient barbican(*p->client_);
-    CCM_OS_RETURN_IF_ERROR(checkConfiguredTlsContainer(call, barbican, cfg.load_balancer));
+    CCM_SDK_RETURN_IF_ERROR(checkConfiguredTlsContainer(call, barbican, cfg.load_balancer));
   }
   if (cfg.load_balancer.enabled) {
     p->load_balancers_ = std::make_unique<LoadBalancers>(cfg, *p->octavia_, *p->neutron_);

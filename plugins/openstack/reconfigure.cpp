@@ -57,10 +57,10 @@ std::string fixedSettingChanged(const Config& running, const Config& next) {
   return "";
 }
 
-Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
+sdk::Status OpenStackProvider::reconfigure(const CallContext& call, const sdk::Host& env,
                                       std::string_view config_text) {
   if (config_text.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "the new cloud config is empty; the openstack provider keeps the running one");
   }
   auto parsed = parseConfig(config_text);
@@ -71,7 +71,7 @@ Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
   next.regional_provider_id = config_.regional_provider_id;  // from the environment
   std::string fixed = fixedSettingChanged(config_, next);
   if (!fixed.empty()) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   fixed +
                       ": cannot change while the provider runs (restart to change it); "
                       "nothing was applied, the credentials neither");
@@ -86,22 +86,22 @@ Status OpenStackProvider::reconfigure(const CallContext& call, HostEnv& env,
   // creation, and it holds its own copy, replaced here.
   KeystoneAuth& keystone = client_->keystone();
   GlobalConfig previous = keystone.credentials();
-  CCM_OS_RETURN_IF_ERROR(keystone.rotateCredentials(call, next.global));
+  CCM_SDK_RETURN_IF_ERROR(keystone.rotateCredentials(call, next.global));
   // As at start-up: the configured TLS container must be readable, now with the new
   // credentials (another user may lack its ACL) and as it is now (it may be gone). A refusal
   // puts the running credentials back.
   if (load_balancers_ != nullptr) {
     BarbicanClient barbican(*client_);
-    Status tls = checkConfiguredTlsContainer(call, barbican, next.load_balancer);
+    sdk::Status tls = checkConfiguredTlsContainer(call, barbican, next.load_balancer);
     if (!tls.ok()) {
-      Status back = keystone.rotateCredentials(call, previous);
+      sdk::Status back = keystone.rotateCredentials(call, previous);
       if (!back.ok()) {
-        return Status(Code::InvalidArgument,
+        return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                       "the new config is refused (" + tls.message() +
                           "), but logging in again with the running credentials failed too (" +
                           back.message() + ")");
       }
-      return Status(Code::InvalidArgument,
+      return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                     tls.message() + "; the new config is refused and the running credentials stay");
     }
   }

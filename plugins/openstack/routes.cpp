@@ -38,9 +38,9 @@ std::optional<std::string> Routes::cachedNodeName(const std::string& ip) {
   return it->second.first;
 }
 
-Status Routes::refreshNodeNames(const CallContext& call) {
+sdk::Status Routes::refreshNodeNames(const CallContext& call) {
   std::map<std::string, std::string> found;
-  CCM_OS_RETURN_IF_ERROR(nova_.listServers(call, [&](const Server& s) {
+  CCM_SDK_RETURN_IF_ERROR(nova_.listServers(call, [&](const Server& s) {
     for (const NovaAddress& a : s.addresses) {
       found[a.addr] = s.name;
     }
@@ -56,8 +56,8 @@ Status Routes::refreshNodeNames(const CallContext& call) {
   return {};
 }
 
-StatusOr<std::vector<KubeRoute>> Routes::list(const CallContext& call, const std::string& cluster) {
-  CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
+sdk::Result<std::vector<sdk::Route>> Routes::list(const CallContext& call, const std::string& cluster) {
+  CCM_SDK_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   std::set<std::string> tags(router.tags.begin(), router.tags.end());
   std::vector<RouterRoute> mine;
   for (const RouterRoute& r : router.routes) {
@@ -66,15 +66,15 @@ StatusOr<std::vector<KubeRoute>> Routes::list(const CallContext& call, const std
     }
   }
   bool refreshed = false;
-  std::vector<KubeRoute> out;
+  std::vector<sdk::Route> out;
   for (const RouterRoute& r : mine) {
     auto name = cachedNodeName(r.nexthop);
     if (!name && !refreshed) {
-      CCM_OS_RETURN_IF_ERROR(refreshNodeNames(call));
+      CCM_SDK_RETURN_IF_ERROR(refreshNodeNames(call));
       refreshed = true;
       name = cachedNodeName(r.nexthop);
     }
-    KubeRoute k;
+    sdk::Route k;
     k.name = r.destination;
     k.destination_cidr = r.destination;
     if (name) {
@@ -89,7 +89,7 @@ StatusOr<std::vector<KubeRoute>> Routes::list(const CallContext& call, const std
   return out;
 }
 
-StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const std::string& ip) {
+sdk::Result<std::optional<Port>> Routes::nodePort(const CallContext& call, const std::string& ip) {
   std::set<std::string> networks;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -98,7 +98,7 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
     }
   }
   if (networks.empty()) {
-    CCM_OS_ASSIGN_OR_RETURN(
+    CCM_SDK_ASSIGN_OR_RETURN(
         std::vector<Port> router_ports,
         neutron_.listPorts(call, "device_id=" + urlEncode(config_.route.router_id)));
     for (const Port& p : router_ports) {
@@ -107,7 +107,7 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
     std::lock_guard<std::mutex> lock(mu_);
     router_networks_ = networks;
   }
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Port> ports,
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Port> ports,
                           neutron_.listPorts(call, "fixed_ips=" + urlEncode("ip_address=" + ip)));
   std::vector<Port> on_router;
   for (Port& p : ports) {
@@ -119,25 +119,25 @@ StatusOr<std::optional<Port>> Routes::nodePort(const CallContext& call, const st
     return std::optional<Port>();
   }
   if (on_router.size() > 1) {
-    return Status(Code::FailedPrecondition,
+    return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "several ports on the router's networks hold address " + ip);
   }
   return std::optional<Port>(std::move(on_router.front()));
 }
 
-StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRoute& route) {
+sdk::Result<std::string> Routes::nexthopFor(const CallContext& call, const sdk::Route& route) {
   int family = ipFamilyOf(route.destination_cidr);
   if (family == 0) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
-  for (const NodeAddress& a : route.target_node_addresses) {
+  for (const sdk::NodeAddress& a : route.target_node_addresses) {
     if (a.type == "InternalIP" && ipFamilyOf(a.address) == family) {
       return a.address;
     }
   }
   // The host did not pass the node's addresses: ask Nova for the server of that name.
-  CCM_OS_ASSIGN_OR_RETURN(std::vector<Server> servers, nova_.findByName(call, route.target_node));
+  CCM_SDK_ASSIGN_OR_RETURN(std::vector<Server> servers, nova_.findByName(call, route.target_node));
   if (servers.size() == 1) {
     for (const NovaAddress& a : servers.front().addresses) {
       if (a.type != "floating" && ipFamilyOf(a.addr) == family) {
@@ -145,15 +145,15 @@ StatusOr<std::string> Routes::nexthopFor(const CallContext& call, const KubeRout
       }
     }
   }
-  return Status(Code::FailedPrecondition, "no IPv" + std::to_string(family) +
+  return sdk::Status(CCM_STATUS_FAILED_PRECONDITION, "no IPv" + std::to_string(family) +
                                               " InternalIP found for node " + route.target_node);
 }
 
-Status Routes::routerWrite(const CallContext& call, const std::function<Status()>& write) {
+sdk::Status Routes::routerWrite(const CallContext& call, const std::function<sdk::Status()>& write) {
   std::lock_guard<std::mutex> lock(router_mu_);
   for (int attempt = 0;; ++attempt) {
-    Status st = write();
-    if (st.code() != Code::Unavailable || attempt + 1 >= kRouterWriteTries) {
+    sdk::Status st = write();
+    if (st.code() != CCM_STATUS_UNAVAILABLE || attempt + 1 >= kRouterWriteTries) {
       return st;
     }
     auto delay = st.retryAfter().count() > 0
@@ -164,26 +164,26 @@ Status Routes::routerWrite(const CallContext& call, const std::function<Status()
                 {"attempt", std::to_string(attempt + 1)},
                 {"delay_ms", std::to_string(delay.count())},
                 {"error", st.message()}});
-    Status slept = sleepWithin(call, delay);
+    sdk::Status slept = sleepWithin(call, delay);
     if (!slept.ok()) {
       return st;  // out of time: the write's own error says more than the deadline
     }
   }
 }
 
-Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
   return routerWrite(call, [&] { return addRouteOnce(call, r); });
 }
 
-Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
   return routerWrite(call, [&] { return removeRouteOnce(call, r); });
 }
 
-Status Routes::addRouteOnce(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::addRouteOnce(const CallContext& call, const RouterRoute& r) {
   if (features_.atomic) {
     return neutron_.changeExtraRoutes(call, config_.route.router_id, true, {r});
   }
-  CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
+  CCM_SDK_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   if (std::find(router.routes.begin(), router.routes.end(), r) != router.routes.end()) {
     return {};
   }
@@ -191,11 +191,11 @@ Status Routes::addRouteOnce(const CallContext& call, const RouterRoute& r) {
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& r) {
   if (features_.atomic) {
     return neutron_.changeExtraRoutes(call, config_.route.router_id, false, {r});
   }
-  CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
+  CCM_SDK_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   auto it = std::find(router.routes.begin(), router.routes.end(), r);
   if (it == router.routes.end()) {
     return {};
@@ -204,15 +204,15 @@ Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& r) {
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-Status Routes::create(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
-  CCM_OS_ASSIGN_OR_RETURN(std::string nexthop, nexthopFor(call, route));
+sdk::Status Routes::create(const CallContext& call, const std::string& cluster, const sdk::Route& route) {
+  CCM_SDK_ASSIGN_OR_RETURN(std::string nexthop, nexthopFor(call, route));
   auto cidr = Cidr::parse(route.destination_cidr);
   std::string dest = cidr->toString();
   RouterRoute r{dest, nexthop};
-  CCM_OS_RETURN_IF_ERROR(addRoute(call, r).withPrefix("adding route " + dest + " via " + nexthop));
+  CCM_SDK_RETURN_IF_ERROR(addRoute(call, r).withPrefix("adding route " + dest + " via " + nexthop));
   std::string tag = routeTag(cluster, dest);
   if (features_.tags) {
-    Status st = routerWrite(
+    sdk::Status st = routerWrite(
         call, [&] { return neutron_.addRouterTag(call, config_.route.router_id, tag); });
     if (!st.ok()) {
       (void)removeRoute(call, r);
@@ -221,7 +221,7 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
   }
   if (features_.address_pairs) {
     auto port = nodePort(call, nexthop);
-    Status st = port.status();
+    sdk::Status st = port.status();
     if (port.ok() && *port && (*port)->port_security_enabled.value_or(true)) {
       std::vector<AddressPair> pairs = (*port)->allowed_address_pairs;
       bool present = std::any_of(pairs.begin(), pairs.end(),
@@ -254,14 +254,14 @@ Status Routes::create(const CallContext& call, const std::string& cluster, const
   return {};
 }
 
-Status Routes::remove(const CallContext& call, const std::string& cluster, const KubeRoute& route) {
+sdk::Status Routes::remove(const CallContext& call, const std::string& cluster, const sdk::Route& route) {
   auto cidr = Cidr::parse(route.destination_cidr);
   if (!cidr) {
-    return Status(Code::InvalidArgument,
+    return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "route destination \"" + route.destination_cidr + "\" is not a CIDR");
   }
   std::string dest = cidr->toString();
-  CCM_OS_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
+  CCM_SDK_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   std::vector<RouterRoute> candidates;
   for (const RouterRoute& r : router.routes) {
     auto c = Cidr::parse(r.destination);
@@ -282,18 +282,18 @@ Status Routes::remove(const CallContext& call, const std::string& cluster, const
     target = candidates.front();
   }
   if (target) {
-    CCM_OS_RETURN_IF_ERROR(removeRoute(call, *target).withPrefix("removing route " + dest));
+    CCM_SDK_RETURN_IF_ERROR(removeRoute(call, *target).withPrefix("removing route " + dest));
   }
   bool still_routed =
       std::count_if(candidates.begin(), candidates.end(),
                     [&](const RouterRoute& r) { return !target || !(r == *target); }) > 0;
   if (features_.tags && !still_routed) {
     std::string tag = routeTag(cluster, dest);
-    CCM_OS_RETURN_IF_ERROR(routerWrite(
+    CCM_SDK_RETURN_IF_ERROR(routerWrite(
         call, [&] { return neutron_.removeRouterTag(call, config_.route.router_id, tag); }));
   }
   if (target && !route.blackhole && features_.address_pairs) {
-    CCM_OS_ASSIGN_OR_RETURN(std::optional<Port> port, nodePort(call, target->nexthop));
+    CCM_SDK_ASSIGN_OR_RETURN(std::optional<Port> port, nodePort(call, target->nexthop));
     if (port) {
       std::vector<AddressPair> pairs;
       for (const AddressPair& p : port->allowed_address_pairs) {
@@ -302,7 +302,7 @@ Status Routes::remove(const CallContext& call, const std::string& cluster, const
         }
       }
       if (pairs.size() != port->allowed_address_pairs.size()) {
-        CCM_OS_RETURN_IF_ERROR(neutron_.setAllowedAddressPairs(call, port->id, pairs));
+        CCM_SDK_RETURN_IF_ERROR(neutron_.setAllowedAddressPairs(call, port->id, pairs));
       }
     }
   }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "plugins/openstack/host_env.hpp"
+#include "plugins/openstack/call_context.hpp"
 
 namespace ccm::openstack {
 
@@ -174,27 +174,6 @@ std::string quoteRegex(std::string_view s) {
       out.push_back('\\');
     }
     out.push_back(c);
-  }
-  return out;
-}
-
-std::string formatLog(std::string_view message, const Fields& fields) {
-  std::string out(message);
-  for (const auto& [key, value] : fields) {
-    out += ' ';
-    out += key;
-    out += "=\"";
-    for (char c : value) {
-      if (c == '"' || c == '\\') {
-        out.push_back('\\');
-      }
-      if (c == '\n') {
-        out += "\\n";
-        continue;
-      }
-      out.push_back(c);
-    }
-    out += '"';
   }
   return out;
 }

@@ -81,9 +81,21 @@ class Host {
       services_.log_fields(handle_, level, str(message), kv.data(), kv.size());
       return;
     }
+    // klog's text form: key="value", with '"' and backslash escaped and newlines as \n.
     std::string text(message);
     for (const auto& [k, v] : fields) {
-      text.append(" ").append(k).append("=\"").append(v).append("\"");
+      text.append(" ").append(k).append("=\"");
+      for (char c : v) {
+        if (c == '\n') {
+          text.append("\\n");
+          continue;
+        }
+        if (c == '"' || c == '\\') {
+          text.push_back('\\');
+        }
+        text.push_back(c);
+      }
+      text.push_back('"');
     }
     log(level, text);
   }

@@ -62,6 +62,8 @@ inline bool hasField(uint32_t struct_size, size_t offset, size_t size) {
 // ---- errors ---------------------------------------------------------------------------------
 
 // A failed call: one of the ABI's status codes, a message, and an optional retry-after.
+// A provider may also tag an Error with a reason of its own (a short word such as "busy") to
+// tell apart, inside the plugin, failures that share a code; the reason never reaches the host.
 class Error {
  public:
   Error(ccm_status code, std::string message, std::chrono::milliseconds retry_after = {})
@@ -70,6 +72,26 @@ class Error {
   ccm_status code() const { return code_; }
   const std::string& message() const { return message_; }
   std::chrono::milliseconds retryAfter() const { return retry_after_; }
+  const std::string& reason() const { return reason_; }
+
+  // A copy whose message is "<prefix>: <message>"; code, retry-after and reason are kept.
+  Error withPrefix(std::string_view prefix) const {
+    Error e = *this;
+    e.message_ = std::string(prefix) + ": " + message_;
+    return e;
+  }
+  // A copy with this retry-after; code, message and reason are kept.
+  Error withRetryAfter(std::chrono::milliseconds retry_after) const {
+    Error e = *this;
+    e.retry_after_ = retry_after;
+    return e;
+  }
+  // A copy carrying this provider-internal reason (see above).
+  Error withReason(std::string reason) const {
+    Error e = *this;
+    e.reason_ = std::move(reason);
+    return e;
+  }
 
   static Error invalidArgument(std::string m) { return {CCM_STATUS_INVALID_ARGUMENT, std::move(m)}; }
   static Error notFound(std::string m) { return {CCM_STATUS_NOT_FOUND, std::move(m)}; }
@@ -92,39 +114,80 @@ class Error {
     return {CCM_STATUS_DEADLINE_EXCEEDED, std::move(m)};
   }
   static Error cancelled(std::string m) { return {CCM_STATUS_CANCELLED, std::move(m)}; }
+  static Error permissionDenied(std::string m) {
+    return {CCM_STATUS_PERMISSION_DENIED, std::move(m)};
+  }
+  static Error unauthenticated(std::string m) {
+    return {CCM_STATUS_UNAUTHENTICATED, std::move(m)};
+  }
+  static Error aborted(std::string m) { return {CCM_STATUS_ABORTED, std::move(m)}; }
 
  private:
   ccm_status code_;
   std::string message_;
   std::chrono::milliseconds retry_after_;
+  std::string reason_;
 };
 
-// A value or an Error.
+
+// The result of a call with no value: OK or an Error. code(), message(), retryAfter() and
+// reason() read as CCM_STATUS_OK, "", 0 and "" when OK. An Error whose code is CCM_STATUS_OK
+// is a bug: that Status reads as INTERNAL.
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Error error)  // NOLINT(google-explicit-constructor)
+      : error_(error.code() == CCM_STATUS_OK
+                   ? Error::internal("an Error with code OK: " + error.message())
+                   : std::move(error)) {}
+  // The same as Status(Error(code, message, retry_after)), except that CCM_STATUS_OK gives
+  // an OK Status.
+  Status(ccm_status code, std::string message, std::chrono::milliseconds retry_after = {})
+      : error_(code, code == CCM_STATUS_OK ? std::string() : std::move(message),
+               code == CCM_STATUS_OK ? std::chrono::milliseconds(0) : retry_after) {}
+  bool ok() const { return error_.code() == CCM_STATUS_OK; }
+  // Precondition: !ok().
+  const Error& error() const { return error_; }
+
+  ccm_status code() const { return error_.code(); }
+  const std::string& message() const { return error_.message(); }
+  std::chrono::milliseconds retryAfter() const { return error_.retryAfter(); }
+  const std::string& reason() const { return error_.reason(); }
+  // OK stays OK; an Error gets "<prefix>: " before its message.
+  Status withPrefix(std::string_view prefix) const {
+    return ok() ? Status() : Status(error_.withPrefix(prefix));
+  }
+
+ private:
+  Error error_{CCM_STATUS_OK, std::string()};
+};
+
+inline Status okStatus() { return {}; }
+
+// A value or an Error. Built from a Status, it must be a failed one: an OK Status without a
+// value is a bug and reads as INTERNAL. THREAD: as T.
 template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}     // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(const Status& status)                   // NOLINT(google-explicit-constructor)
+      : v_(status.ok() ? Error::internal("Result built from an OK Status without a value")
+                       : status.error()) {}
   bool ok() const { return v_.index() == 0; }
   T& value() & { return std::get<0>(v_); }
   const T& value() const& { return std::get<0>(v_); }
   T&& value() && { return std::get<0>(std::move(v_)); }
   const Error& error() const { return std::get<1>(v_); }
+  // OK with a value, else the Error as a Status (for code that passes failures on).
+  Status status() const { return ok() ? Status() : Status(error()); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
 
  private:
   std::variant<T, Error> v_;
-};
-
-// The result of a call with no value: OK or an Error.
-class [[nodiscard]] Status {
- public:
-  Status() = default;
-  Status(Error error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  bool ok() const { return !error_.has_value(); }
-  const Error& error() const { return *error_; }
-
- private:
-  std::optional<Error> error_;
 };
 
 // ---- value types ------------------------------------------------------------------------------
@@ -375,3 +438,28 @@ class CRoute {
 
 }  // namespace v1
 }  // namespace ccm::sdk
+
+// Early returns for Status/Result code (the names the SDK installs; use them or your own).
+//   CCM_SDK_RETURN_IF_ERROR(expr): returns the Status of expr when it failed.
+//   CCM_SDK_ASSIGN_OR_RETURN(lhs, expr): lhs = the value of the Result expr, or returns its
+//   failure. lhs is a declaration ("auto x") or an lvalue.
+#define CCM_SDK_CONCAT_INNER(a, b) a##b
+#define CCM_SDK_CONCAT(a, b) CCM_SDK_CONCAT_INNER(a, b)
+#define CCM_SDK_RETURN_IF_ERROR(expr)           \
+  do {                                          \
+    ::ccm::sdk::Status ccm_sdk_status_ = (expr); \
+    if (!ccm_sdk_status_.ok()) {                \
+      return ccm_sdk_status_;                   \
+    }                                           \
+  } while (false)
+// NOLINTBEGIN(bugprone-macro-parentheses): tmp is the name this declares and lhs a declaration
+// or an lvalue; neither may be wrapped in parentheses.
+#define CCM_SDK_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                  \
+  if (!tmp.ok()) {                                    \
+    return tmp.error();                               \
+  }                                                   \
+  lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)
+#define CCM_SDK_ASSIGN_OR_RETURN(lhs, expr) \
+  CCM_SDK_ASSIGN_OR_RETURN_IMPL(CCM_SDK_CONCAT(ccm_sdk_result_, __LINE__), lhs, expr)

@@ -33,7 +33,7 @@ std::string parseErr(const std::string& text) {
   auto r = parseConfig(text);
   INFO(text);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == Code::InvalidArgument);
+  CHECK(r.status().code() == CCM_STATUS_INVALID_ARGUMENT);
   return r.status().message();
 }
 

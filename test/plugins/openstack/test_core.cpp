@@ -104,13 +104,13 @@ TEST_CASE("address rules: public networks replace, filtered networks remove, sor
   NetworkingConfig cfg;
   // Nothing configured: everything fixed is internal.
   auto a = mapNodeAddresses(s, {port}, {}, cfg);
-  CHECK(a == std::vector<NodeAddress>{{"InternalIP", "10.0.0.5"},
+  CHECK(a == std::vector<ccm::sdk::NodeAddress>{{"InternalIP", "10.0.0.5"},
                                       {"InternalIP", "10.9.0.5"},
                                       {"ExternalIP", "203.0.113.5"}});
   // "ext" is public: every earlier entry of 10.0.0.5 goes, then it is external.
   cfg.public_network_names = {"ext"};
   a = mapNodeAddresses(s, {port}, {}, cfg);
-  CHECK(a == std::vector<NodeAddress>{{"InternalIP", "10.9.0.5"},
+  CHECK(a == std::vector<ccm::sdk::NodeAddress>{{"InternalIP", "10.9.0.5"},
                                       {"ExternalIP", "10.0.0.5"},
                                       {"InternalIP", "10.0.0.5"},
                                       {"ExternalIP", "203.0.113.5"}});
@@ -118,15 +118,15 @@ TEST_CASE("address rules: public networks replace, filtered networks remove, sor
   cfg.public_network_names.clear();
   cfg.internal_network_names = {"private"};
   a = mapNodeAddresses(s, {port}, {}, cfg);
-  CHECK(a == std::vector<NodeAddress>{{"InternalIP", "10.0.0.5"}, {"ExternalIP", "203.0.113.5"}});
+  CHECK(a == std::vector<ccm::sdk::NodeAddress>{{"InternalIP", "10.0.0.5"}, {"ExternalIP", "203.0.113.5"}});
 
-  std::vector<NodeAddress> sorted = {{"Hostname", "h"},
+  std::vector<ccm::sdk::NodeAddress> sorted = {{"Hostname", "h"},
                                      {"InternalIP", "10.0.0.9"},
                                      {"ExternalIP", "203.0.113.1"},
                                      {"InternalIP", "10.0.0.2"},
                                      {"InternalIP", "192.168.1.1"}};
   sortNodeAddresses(sorted, {*Cidr::parse("203.0.113.0/24"), *Cidr::parse("10.0.0.0/8")});
-  CHECK(sorted == std::vector<NodeAddress>{{"ExternalIP", "203.0.113.1"},
+  CHECK(sorted == std::vector<ccm::sdk::NodeAddress>{{"ExternalIP", "203.0.113.1"},
                                            {"InternalIP", "10.0.0.2"},
                                            {"InternalIP", "10.0.0.9"},
                                            {"Hostname", "h"},
@@ -176,7 +176,7 @@ TEST_CASE("catalog endpoint selection") {
   CHECK(*c.endpointFor("compute", "public", "R2") == "http://r2-public");
   CHECK(*c.endpointFor("compute", "internal", "R2") == "http://r2-internal");  // by region_id
   CHECK(*c.endpointFor("compute", "public", "") == "http://r1-public");
-  CHECK(c.endpointFor("compute", "admin", "R1").status().code() == Code::NotFound);
+  CHECK(c.endpointFor("compute", "admin", "R1").status().code() == CCM_STATUS_NOT_FOUND);
   CHECK_FALSE(c.endpointFor("network", "public", "R1").ok());  // empty URL skipped
   CHECK_FALSE(c.endpointFor("volume", "public", "R1").ok());
 }
@@ -206,7 +206,7 @@ TEST_CASE("load balancer names and settings precedence") {
   CHECK(s->vip_subnet_id == "ann-subnet");           // the annotation wins for the VIP
 
   svc.annotations = {{"loadbalancer.openstack.org/class", "silver"}};
-  CHECK(buildLbSettings(cfg, "prod", svc).status().code() == Code::InvalidArgument);
+  CHECK(buildLbSettings(cfg, "prod", svc).status().code() == CCM_STATUS_INVALID_ARGUMENT);
 
   svc.annotations = {{"loadbalancer.openstack.org/keep-floatingip", "yes"}};
   auto bad = buildLbSettings(cfg, "prod", svc);

@@ -21,7 +21,7 @@ TEST_CASE("Barbican references: the last two parts name the kind and the ID") {
   for (const char* bad : {"", "abc", "/abc", "https://kms/v1/orders/1", "https://kms/v1/containers/",
                           "//x"}) {
     auto r = parseBarbicanRef(bad);
-    CHECK_MESSAGE(r.status().code() == Code::InvalidArgument, bad);
+    CHECK_MESSAGE(r.status().code() == CCM_STATUS_INVALID_ARGUMENT, bad);
   }
 }
 
@@ -72,8 +72,8 @@ TEST_CASE("TLS settings: annotation over config, SNI list, TCP ports only") {
   CHECK(upd.dump().find("containers/ann") != std::string::npos);
 
   svc.ports.push_back({"dns", "UDP", 53, 30053});
-  Status ports = checkTlsPorts(*s, svc);
-  CHECK(ports.code() == Code::InvalidArgument);
+  ccm::sdk::Status ports = checkTlsPorts(*s, svc);
+  CHECK(ports.code() == CCM_STATUS_INVALID_ARGUMENT);
   CHECK(ports.message().find("port 53 is UDP") != std::string::npos);
 
   // An empty annotation turns the config's default off; SNI alone is refused.
@@ -84,5 +84,5 @@ TEST_CASE("TLS settings: annotation over config, SNI list, TCP ports only") {
   svc.annotations.emplace("loadbalancer.openstack.org/sni-container-refs",
                           "https://kms/v1/containers/a");
   auto sni_only = buildLbSettings(cfg, "prod", svc);
-  CHECK(sni_only.status().code() == Code::InvalidArgument);
+  CHECK(sni_only.status().code() == CCM_STATUS_INVALID_ARGUMENT);
 }
