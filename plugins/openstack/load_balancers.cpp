@@ -320,9 +320,13 @@ sdk::Status LoadBalancers::paced(const std::string& key, const sdk::Status& st) 
     return st;  // an error (the host backs off), or Octavia said when to come back
   }
   auto delay = busy_backoff_.next(key);
-  return st.withRetryAfter(delay, " (busy answer " + std::to_string(busy_backoff_.attempts(key)) +
-                                      " in a row; next try in " +
-                                      std::to_string((delay.count() + 999) / 1000) + " s)");
+  const sdk::Error& e = st.error();
+  return sdk::Error(e.code(),
+                    e.message() + " (busy answer " +
+                        std::to_string(busy_backoff_.attempts(key)) + " in a row; next try in " +
+                        std::to_string((delay.count() + 999) / 1000) + " s)",
+                    delay)
+      .withReason(e.reason());
 }
 
 sdk::Result<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::string& cluster,

@@ -129,7 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (data[0] & 1) {
     GlobalConfig global;
-    Status st = mergeCloudsYaml(std::string(text), "/nonexistent-ccm-fuzz/clouds.yaml", global);
+    ccm::sdk::Status st = mergeCloudsYaml(std::string(text), "/nonexistent-ccm-fuzz/clouds.yaml", global);
     ccm::fuzz::touch(st.message());
     return 0;
   }
@@ -151,7 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                        "a warning quotes a secret");
     return 0;
   }
-  ccm::fuzz::require(parsed.status().code() == Code::InvalidArgument,
+  ccm::fuzz::require(parsed.status().code() == CCM_STATUS_INVALID_ARGUMENT,
                      "a refused cloud.conf is INVALID_ARGUMENT");
   auto refusal = [](std::string_view t) -> std::optional<std::string> {
     auto p = parseConfig(t);

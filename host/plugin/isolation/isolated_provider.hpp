@@ -52,6 +52,7 @@
 namespace ccm::plugin::isolation {
 
 struct IsolationOptions {
+  std::string provider;           // the provider's name (the `provider` label of its metrics)
   std::string executable;         // the host binary
   std::vector<std::string> argv;  // the host's own arguments (argv[0] included)
   std::chrono::milliseconds first_backoff{1000};
@@ -109,8 +110,9 @@ class IsolatedProvider final : public Provider {
   void cancelAll() override;
   Status reconfigure(std::string_view config) override;
 
-  // The "provider" health check: OK while the child serves; else what it is waiting for.
-  Status health() const;
+  // The `provider-<name>` health check: OK while the child serves; else what it is waiting
+  // for.
+  Status health() const override;
 
   // The child's metrics in the exposition format (the adapter's and the plugin's), asked for
   // on each call and waited for at most kMetricsWait; empty while the child is not serving.
