@@ -426,6 +426,7 @@ class ReplayTest(unittest.TestCase):
             "usr/include/ccm/testing/fake_host.hpp": 0o644,
             "usr/include/ccm/validation.hpp": 0o644,
             "usr/include/ccm/output_checks.hpp": 0o644,
+            "usr/include/ccm/service_checks.hpp": 0o644,
             "usr/include/ccm/negotiation.hpp": 0o644,
             "usr/bin/ccm-provider-check": 0o755,
             "usr/share/ccm-plugin-sdk/provider.map": 0o644,

@@ -194,8 +194,8 @@ TEST_CASE("with several isolated providers, every child's metrics reach the regi
   (void)a->instanceExists(node());
   (void)b->instanceExists(node());
   std::string text = registry.exposition();
-  CHECK(text.find("ccm_provider_info{name=\"baseline\"") != std::string::npos);
-  CHECK(text.find("ccm_provider_info{name=\"v11\"") != std::string::npos);
+  CHECK(text.find("ccm_provider_info{provider=\"baseline\",name=\"baseline\"") != std::string::npos);
+  CHECK(text.find("ccm_provider_info{provider=\"v11\",name=\"v11\"") != std::string::npos);
   // One family header, whichever children expose it.
   size_t first = text.find("# TYPE ccm_provider_calls_total counter\n");
   CHECK(first != std::string::npos);

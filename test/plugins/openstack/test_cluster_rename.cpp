@@ -16,19 +16,10 @@ namespace {
 const std::string kOld = "kube_service_old_default_web";
 const std::string kNew = "kube_service_new_default_web";
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
+struct Fixture : SimFixture {
   Fixture() {
-    sim.reset();
-    host.clearLogs();
     for (int i = 1; i <= 2; ++i) {
-      std::string name = "node-" + std::to_string(i);
-      std::string ip = "10.0.0." + std::to_string(10 + i);
-      std::string id = sim.addPrivateServer(name, ip);
-      nodes.push_back(node(name, "openstack:///" + id, {{"InternalIP", ip}}));
+      addServerNode("node-" + std::to_string(i), "10.0.0." + std::to_string(10 + i));
     }
   }
 

@@ -15,14 +15,8 @@ namespace {
 const std::string kName = "kube_service_kubernetes_default_web";
 const std::string kName6 = kName + "_ipv6";
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
+struct Fixture : SimFixture {
   Fixture() {
-    sim.reset();
-    host.clearLogs();
     for (int i = 1; i <= 2; ++i) {
       nodes.push_back(addNode(i));
     }

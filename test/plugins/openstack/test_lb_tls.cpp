@@ -17,17 +17,8 @@ const std::string kName = "kube_service_kubernetes_default_web";
 const std::string kTlsAnnotation = "loadbalancer.openstack.org/default-tls-container-ref";
 const std::string kSniAnnotation = "loadbalancer.openstack.org/sni-container-refs";
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
-  Fixture() {
-    sim.reset();
-    host.clearLogs();
-    std::string id = sim.addPrivateServer("node-1", "10.0.0.11");
-    nodes.push_back(node("node-1", "openstack:///" + id, {{"InternalIP", "10.0.0.11"}}));
-  }
+struct Fixture : SimFixture {
+  Fixture() { addServerNode("node-1", "10.0.0.11"); }
 
   Provider& p(const std::string& lb_extra = "") {
     return provider(cloudConf(sim, "", std::string(kLbSection) + lb_extra + "\n"));

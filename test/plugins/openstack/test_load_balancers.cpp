@@ -12,14 +12,8 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
+struct Fixture : SimFixture {
   Fixture() {
-    sim.reset();
-    host.clearLogs();
     for (int i = 1; i <= 3; ++i) {
       nodes.push_back(addNode(i));
     }

@@ -15,20 +15,8 @@ namespace {
 
 const std::string kName = "kube_service_kubernetes_default_web";
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
-  Fixture() {
-    sim.reset();
-    host.clearLogs();
-    std::string id =
-        sim.addServer(R"({"name":"node-1","networks":[{"network":"private","ip":"10.0.0.11"},)"
-                      R"({"network":"private","ip":"fd00::11"}]})");
-    nodes.push_back(node("node-1", "openstack:///" + id,
-                         {{"InternalIP", "10.0.0.11"}, {"InternalIP", "fd00::11"}}));
-  }
+struct Fixture : SimFixture {
+  Fixture() { addServerNode("node-1", "10.0.0.11", "fd00::11"); }
 
   Provider& ovn(const std::string& lb_extra = "") {
     return provider(cloudConf(

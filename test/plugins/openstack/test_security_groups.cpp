@@ -16,14 +16,8 @@ const std::string kGroupName = "lb-sg-5d3c0d1e-8b4b-4c4e-9e35-6a0a8c1f2b3d-defau
 const std::string kGroupDescription =
     "Security Group for default/web Service LoadBalancer in cluster kubernetes";
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
+struct Fixture : SimFixture {
   Fixture() {
-    sim.reset();
-    host.clearLogs();
     for (int i = 1; i <= 3; ++i) {
       nodes.push_back(addNode(i));
     }

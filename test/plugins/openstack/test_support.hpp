@@ -129,4 +129,35 @@ inline Provider& provider(const std::string& config) {
   return *p;
 }
 
+
+// The state most load-balancer tests start from: a reset simulator, a host with no logs, and
+// the nodes (servers on the private network) added so far.
+struct SimFixture {
+  SimProcess& sim = SimProcess::shared();
+  FakeHost& host = FakeHost::instance();
+  std::vector<TNode> nodes;
+
+  SimFixture() {
+    sim.reset();
+    host.clearLogs();
+  }
+
+  // A server on the private network with an IPv4 address and, when ipv6 is set, an IPv6 one,
+  // and its node.
+  TNode& addServerNode(const std::string& name, const std::string& ipv4,
+                       const std::string& ipv6 = "") {
+    std::string id;
+    if (ipv6.empty()) {
+      id = sim.addPrivateServer(name, ipv4);
+      nodes.push_back(node(name, "openstack:///" + id, {{"InternalIP", ipv4}}));
+    } else {
+      id = sim.addServer(R"({"name":")" + name + R"(","networks":[{"network":"private","ip":")" +
+                         ipv4 + R"("},{"network":"private","ip":")" + ipv6 + R"("}]})");
+      nodes.push_back(
+          node(name, "openstack:///" + id, {{"InternalIP", ipv4}, {"InternalIP", ipv6}}));
+    }
+    return nodes.back();
+  }
+};
+
 }  // namespace ccm::openstack::testing

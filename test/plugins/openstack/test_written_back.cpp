@@ -15,20 +15,8 @@ namespace {
 const std::string kIdKey = "loadbalancer.openstack.org/load-balancer-id";
 const std::string kAddressKey = "loadbalancer.openstack.org/load-balancer-address";
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
-
-  Fixture() {
-    sim.reset();
-    host.clearLogs();
-    std::string id =
-        sim.addServer(R"({"name":"node-1","networks":[{"network":"private","ip":"10.0.0.11"},)"
-                      R"({"network":"private","ip":"fd00::11"}]})");
-    nodes.push_back(node("node-1", "openstack:///" + id,
-                         {{"InternalIP", "10.0.0.11"}, {"InternalIP", "fd00::11"}}));
-  }
+struct Fixture : SimFixture {
+  Fixture() { addServerNode("node-1", "10.0.0.11", "fd00::11"); }
 
   Provider& p() { return provider(cloudConf(sim, "", std::string(kLbSection) + "\n")); }
 
