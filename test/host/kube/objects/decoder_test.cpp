@@ -229,6 +229,24 @@ TEST_CASE("unwanted Node values are skipped as raw bytes, brackets in strings in
 
 // The skipper scans 16 bytes at a time where it can; this reference scans byte by byte and
 // states what the answer must be: where the outer container closes, and whether it failed.
+// Feeds s to the skipper in pieces of piece_size() bytes; the offset of the closing byte, or npos
+// when the input ran out first.
+template <typename PieceSize>
+size_t skipInPieces(detail::RawSkipper& skipper, const std::string& s, bool outer_is_array,
+                    PieceSize piece_size) {
+  skipper.start(outer_is_array);
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t piece = std::min<size_t>(s.size() - pos, piece_size());
+    size_t used = skipper.feed(s.data() + pos, piece);
+    if (used < piece) {
+      return pos + used;
+    }
+    pos += piece;
+  }
+  return std::string::npos;
+}
+
 struct ReferenceSkip {
   size_t close = std::string::npos;  // offset of the outer closing bracket
   bool failed = false;
@@ -288,18 +306,7 @@ TEST_CASE("the raw skipper finds the closing bracket wherever the input is cut")
     bool outer_is_array = next(2) == 1;
     ReferenceSkip want = referenceSkip(s, outer_is_array);
     detail::RawSkipper skipper;
-    skipper.start(outer_is_array);
-    size_t pos = 0;
-    size_t found = std::string::npos;
-    while (pos < s.size()) {
-      size_t piece = std::min<size_t>(s.size() - pos, 1 + next(48));
-      size_t used = skipper.feed(s.data() + pos, piece);
-      if (used < piece) {
-        found = pos + used;
-        break;
-      }
-      pos += piece;
-    }
+    size_t found = skipInPieces(skipper, s, outer_is_array, [&] { return 1 + next(48); });
     INFO("input: ", s, " outer array: ", outer_is_array);
     REQUIRE(found == want.close);
     REQUIRE(skipper.failed() == want.failed);
@@ -343,18 +350,7 @@ TEST_CASE("the raw skipper's 64-byte steps give the byte-by-byte answer") {
     bool outer_is_array = next(2) == 1;
     ReferenceSkip want = referenceSkip(s, outer_is_array);
     detail::RawSkipper skipper;
-    skipper.start(outer_is_array);
-    size_t pos = 0;
-    size_t found = std::string::npos;
-    while (pos < s.size()) {
-      size_t piece = std::min<size_t>(s.size() - pos, 1 + next(400));
-      size_t used = skipper.feed(s.data() + pos, piece);
-      if (used < piece) {
-        found = pos + used;
-        break;
-      }
-      pos += piece;
-    }
+    size_t found = skipInPieces(skipper, s, outer_is_array, [&] { return 1 + next(400); });
     if (want.close != std::string::npos && want.close >= 64) {
       ++ended_inside;
     }
