@@ -37,6 +37,7 @@
 #error "ccm/provider.hpp needs C++20: compile with -std=c++20 or later (CMake's ccm::plugin-sdk target sets it). A provider in C needs only ccm/provider_abi.h."
 #endif
 
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -197,37 +198,102 @@ class Host {
   uint32_t minor_ = 0;
 };
 
-// One call in progress: its deadline and cancellation. THREAD: the calling thread (or threads
-// the provider starts for this call, while the call runs).
+// One call in progress: its id, deadline and cancellation, and log lines about it.
+// OWNERSHIP: refers to its Host, which outlives every call. THREAD: the calling thread (or
+// threads the provider starts for this call, while the call runs). Cheap to copy.
 class Call {
  public:
-  explicit Call(const ccm_call* c) : c_(copyStruct(c)) {}
+  // The call the host is making (the helper builds one for every capability call).
+  explicit Call(const ccm_call* c) : Call(Host::instance(), c) {}
+  // The same over another Host (tests that drive a Host of their own).
+  Call(const Host& host, const ccm_call* c) : host_(&host), c_(copyStruct(c)) {}
 
+  // A call the host gave no ccm_call for (a provider's create, say, or work the provider
+  // starts itself): id 0, no deadline, and the host is never asked about cancellation.
+  static Call lifecycle(const Host& host = Host::instance()) {
+    Call c(host, nullptr);
+    c.probe_cancellation_ = false;
+    return c;
+  }
+
+  const Host& host() const { return *host_; }
   uint64_t id() const { return c_.call_id; }
   // Nanoseconds on the host's monotonic clock; 0 = no deadline.
   int64_t deadlineNs() const { return c_.deadline_monotonic_ns; }
+  bool hasDeadline() const { return c_.deadline_monotonic_ns != 0; }
 
   // True once the host wants the call to stop (deadline passed, shutdown, lost leadership).
   bool cancelled() const {
-    const Host& h = Host::instance();
-    if (auto probe = h.slot(&ccm_host_services::is_cancelled,
-                            offsetof(ccm_host_services, is_cancelled))) {
-      return probe(h.handle(), c_.call_id);
+    if (!probe_cancellation_) {
+      return pastDeadline();
     }
-    return c_.deadline_monotonic_ns != 0 && h.nowMonotonicNs() >= c_.deadline_monotonic_ns;
+    if (auto probe = host_->slot(&ccm_host_services::is_cancelled,
+                                 offsetof(ccm_host_services, is_cancelled))) {
+      return probe(host_->handle(), c_.call_id);
+    }
+    return pastDeadline();
   }
 
   // Time left before the deadline (a large value when there is none; zero when past).
   std::chrono::nanoseconds remaining() const {
-    if (c_.deadline_monotonic_ns == 0) {
-      return std::chrono::hours(24);
+    return timeLeft().value_or(std::chrono::hours(24));
+  }
+  // Time left before the deadline on the host's monotonic clock, zero once past; nullopt
+  // when the call has no deadline.
+  std::optional<std::chrono::nanoseconds> timeLeft() const {
+    if (!hasDeadline()) {
+      return std::nullopt;
     }
-    int64_t left = c_.deadline_monotonic_ns - Host::instance().nowMonotonicNs();
+    int64_t left = c_.deadline_monotonic_ns - host_->nowMonotonicNs();
     return std::chrono::nanoseconds(left > 0 ? left : 0);
   }
 
+  // OK while the call may go on; DEADLINE_EXCEEDED once its deadline has passed, CANCELLED
+  // once the host says stop. Check it between steps and return it when it fails.
+  Status checkAlive() const {
+    if (pastDeadline()) {
+      return Error::deadlineExceeded("the call's deadline has passed");
+    }
+    if (probe_cancellation_) {
+      if (auto probe = host_->slot(&ccm_host_services::is_cancelled,
+                                   offsetof(ccm_host_services, is_cancelled))) {
+        if (probe(host_->handle(), c_.call_id)) {
+          return Error::cancelled("the host cancelled the call");
+        }
+      }
+    }
+    return {};
+  }
+
+  // Log lines through the host, with structured fields (Host::logFields; none: Host::log).
+  void info(std::string_view message, const Labels& fields = {}) const {
+    log(CCM_LOG_INFO, message, fields);
+  }
+  void debug(std::string_view message, const Labels& fields = {}) const {
+    log(CCM_LOG_DEBUG, message, fields);
+  }
+  void warning(std::string_view message, const Labels& fields = {}) const {
+    log(CCM_LOG_WARNING, message, fields);
+  }
+  void error(std::string_view message, const Labels& fields = {}) const {
+    log(CCM_LOG_ERROR, message, fields);
+  }
+  void log(ccm_log_level level, std::string_view message, const Labels& fields = {}) const {
+    if (fields.empty()) {
+      host_->log(level, message);
+    } else {
+      host_->logFields(level, message, fields);
+    }
+  }
+
  private:
+  bool pastDeadline() const {
+    return hasDeadline() && host_->nowMonotonicNs() >= c_.deadline_monotonic_ns;
+  }
+
+  const Host* host_;
   ccm_call c_;
+  bool probe_cancellation_ = true;
 };
 
 // ---- input views -----------------------------------------------------------------------------
@@ -252,6 +318,20 @@ inline std::vector<KeyValueView> all(const ccm_kv* kv, size_t n) {
   std::vector<KeyValueView> out;
   for (size_t i = 0; kv != nullptr && i < n; ++i) {
     out.emplace_back(view(kv[i].key), view(kv[i].value));
+  }
+  return out;
+}
+inline StringMap stringMap(const ccm_kv* kv, size_t n) {
+  StringMap out;
+  for (size_t i = 0; kv != nullptr && i < n; ++i) {
+    out.insert_or_assign(std::string(view(kv[i].key)), std::string(view(kv[i].value)));
+  }
+  return out;
+}
+inline std::vector<std::string> ownedStrings(const ccm_str* s, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; s != nullptr && i < n; ++i) {
+    out.emplace_back(view(s[i]));
   }
   return out;
 }
@@ -298,6 +378,29 @@ class NodeView {
   // The whole Node as JSON; empty unless the capability asked for it (wantsObjectJson).
   std::string_view objectJson() const { return view(n_.object_json); }
   const ccm_node& raw() const { return n_; }
+
+  // An owning copy of everything above, for a provider that keeps the Node past the call.
+  // A key given twice keeps its last value.
+  Node toNode() const {
+    Node out;
+    out.name = std::string(name());
+    out.uid = std::string(uid());
+    out.provider_id = std::string(providerId());
+    out.labels = detail::stringMap(n_.labels, n_.label_count);
+    out.annotations = detail::stringMap(n_.annotations, n_.annotation_count);
+    out.addresses = toAddresses(n_.addresses, n_.address_count);
+    out.node_info = NodeInfo{std::string(view(info_.machine_id)),
+                             std::string(view(info_.system_uuid)),
+                             std::string(view(info_.boot_id)),
+                             std::string(view(info_.kernel_version)),
+                             std::string(view(info_.os_image)),
+                             std::string(view(info_.container_runtime_version)),
+                             std::string(view(info_.kubelet_version)),
+                             std::string(view(info_.operating_system)),
+                             std::string(view(info_.architecture))};
+    out.object_json = std::string(objectJson());
+    return out;
+  }
 
  private:
   ccm_node n_;
@@ -353,6 +456,33 @@ class ServiceView {
   LoadBalancerStatus currentStatus() const { return toLoadBalancerStatus(s_.current_status); }
   std::string_view objectJson() const { return view(s_.object_json); }
   const ccm_service& raw() const { return s_; }
+
+  // An owning copy of everything above, for a provider that keeps the Service past the call.
+  // A key given twice keeps its last value.
+  Service toService() const {
+    Service out;
+    out.namespace_ = std::string(namespaceName());
+    out.name = std::string(name());
+    out.uid = std::string(uid());
+    out.labels = detail::stringMap(s_.labels, s_.label_count);
+    out.annotations = detail::stringMap(s_.annotations, s_.annotation_count);
+    out.type = std::string(type());
+    for (const ServicePortView& p : ports()) {
+      out.ports.push_back({std::string(p.name), std::string(p.protocol), p.port, p.node_port,
+                           std::string(p.target_port), std::string(p.app_protocol)});
+    }
+    out.load_balancer_ip = std::string(loadBalancerIp());
+    out.source_ranges = detail::ownedStrings(s_.source_ranges, s_.source_range_count);
+    out.external_traffic_policy = std::string(externalTrafficPolicy());
+    out.health_check_node_port = healthCheckNodePort();
+    out.ip_families = detail::ownedStrings(s_.ip_families, s_.ip_family_count);
+    out.load_balancer_class = std::string(loadBalancerClass());
+    out.session_affinity = std::string(sessionAffinity());
+    out.cluster_ip = std::string(clusterIp());
+    out.current_status = currentStatus();
+    out.object_json = std::string(objectJson());
+    return out;
+  }
 
  private:
   ccm_service s_;

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -238,6 +239,74 @@ struct LoadBalancerStatus {
   Labels annotations;
   std::vector<std::string> removed_annotations;
   bool operator==(const LoadBalancerStatus&) const = default;
+};
+
+// ---- owning copies of the inputs ----------------------------------------------------------
+// The helper (ccm/provider.hpp) passes Nodes and Services as views valid for one call;
+// NodeView::toNode() and ServiceView::toService() copy them into these values for a provider
+// that keeps them longer (across sub-steps, in a cache, on another thread).
+
+// Labels and annotations of a Kubernetes object: keys are unique, looked up by key.
+using StringMap = std::map<std::string, std::string>;
+
+// status.nodeInfo of a Node.
+struct NodeInfo {
+  std::string machine_id;
+  std::string system_uuid;
+  std::string boot_id;
+  std::string kernel_version;
+  std::string os_image;
+  std::string container_runtime_version;
+  std::string kubelet_version;
+  std::string operating_system;
+  std::string architecture;
+  bool operator==(const NodeInfo&) const = default;
+};
+
+struct Node {
+  std::string name;
+  std::string uid;
+  std::string provider_id;  // spec.providerID; may be empty
+  StringMap labels;
+  StringMap annotations;
+  std::vector<NodeAddress> addresses;  // status.addresses, in the host's order
+  NodeInfo node_info;
+  std::string object_json;  // empty unless the capability asked for it (wantsObjectJson)
+  bool operator==(const Node&) const = default;
+};
+
+// One of spec.ports of a Service.
+struct ServicePort {
+  std::string name;
+  std::string protocol;  // "TCP", "UDP" or "SCTP"
+  int32_t port = 0;
+  int32_t node_port = 0;  // 0 when not allocated
+  std::string target_port;  // a number or a name, as text
+  std::string app_protocol;
+  bool operator==(const ServicePort&) const = default;
+};
+
+struct Service {
+  std::string namespace_;  // trailing _: "namespace" is a C++ keyword
+  std::string name;
+  std::string uid;
+  StringMap labels;
+  StringMap annotations;
+  std::string type;
+  std::vector<ServicePort> ports;
+  std::string load_balancer_ip;
+  std::vector<std::string> source_ranges;
+  std::string external_traffic_policy;  // "Cluster" or "Local"
+  int32_t health_check_node_port = 0;   // 0 when unset
+  std::vector<std::string> ip_families;  // "IPv4", "IPv6", in spec order
+  std::string load_balancer_class;
+  std::string session_affinity;
+  std::string cluster_ip;
+  LoadBalancerStatus current_status;  // status.loadBalancer
+  // The whole Service as JSON (the host always sends it): for fields the ones above do not
+  // carry, such as spec.ipFamilyPolicy.
+  std::string object_json;
+  bool operator==(const Service&) const = default;
 };
 
 struct Route {
