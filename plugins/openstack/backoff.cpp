@@ -30,8 +30,8 @@ std::chrono::milliseconds backoffDelay(std::chrono::milliseconds base, int attem
   return std::chrono::milliseconds(dist(rng()));
 }
 
-sdk::Status sleepWithin(const CallContext& call, std::chrono::milliseconds d) {
-  if (auto left = call.remaining(); left && *left <= d) {
+sdk::Status sleepWithin(const sdk::Call& call, std::chrono::milliseconds d) {
+  if (auto left = call.timeLeft(); left && *left <= d) {
     return sdk::Status(CCM_STATUS_DEADLINE_EXCEEDED, "the call's deadline comes before the next retry (in " +
                                               std::to_string(d.count()) + " ms)");
   }

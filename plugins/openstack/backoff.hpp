@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "plugins/openstack/call_context.hpp"
+#include "ccm/provider.hpp"
 
 namespace ccm::openstack {
 
@@ -20,7 +20,7 @@ std::chrono::milliseconds backoffDelay(std::chrono::milliseconds base, int attem
 
 // Sleeps `d` in short steps, returning early with the call's status when it is cancelled or
 // its deadline passes. DEADLINE_EXCEEDED at once when the deadline comes before `d` is over.
-sdk::Status sleepWithin(const CallContext& call, std::chrono::milliseconds d);
+sdk::Status sleepWithin(const sdk::Call& call, std::chrono::milliseconds d);
 
 // THREAD: any.
 class BackoffTable {

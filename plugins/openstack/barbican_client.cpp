@@ -26,7 +26,7 @@ sdk::Result<BarbicanRef> parseBarbicanRef(const std::string& ref) {
   return BarbicanRef{kind, id};
 }
 
-sdk::Status BarbicanClient::read(const CallContext& call, const BarbicanRef& ref) {
+sdk::Status BarbicanClient::read(const sdk::Call& call, const BarbicanRef& ref) {
   std::string op = ref.kind == "containers" ? "container_get" : "secret_get";
   return os_.request(call, Service::KeyManager, "GET", ref.kind + "/" + urlEncode(ref.id), nullptr,
                      op)

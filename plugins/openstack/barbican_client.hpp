@@ -29,7 +29,7 @@ class BarbicanClient {
 
   // GET containers/<id> or secrets/<id>: OK when it exists and is readable; the API's answer
   // otherwise (NOT_FOUND, PERMISSION_DENIED, ...).
-  sdk::Status read(const CallContext& call, const BarbicanRef& ref);
+  sdk::Status read(const sdk::Call& call, const BarbicanRef& ref);
 
  private:
   OpenStackClient& os_;

@@ -27,7 +27,7 @@ const char* kindName(Kind k) {
   return "object";
 }
 
-sdk::Status lookUp(const CallContext& call, NeutronClient& neutron, const Wanted& w) {
+sdk::Status lookUp(const sdk::Call& call, NeutronClient& neutron, const Wanted& w) {
   switch (w.kind) {
     case Kind::Router:
       return neutron.getRouter(call, w.id).status();
@@ -57,7 +57,7 @@ void addLoadBalancerIds(std::vector<Wanted>& out, const std::string& section,
 
 }  // namespace
 
-sdk::Status checkCloudObjects(const CallContext& call, const Config& config, NeutronClient& neutron) {
+sdk::Status checkCloudObjects(const sdk::Call& call, const Config& config, NeutronClient& neutron) {
   std::vector<Wanted> wanted;
   if (!config.route.router_id.empty()) {
     wanted.push_back({"[Route] router-id", Kind::Router, config.route.router_id});

@@ -11,6 +11,6 @@ namespace ccm::openstack {
 
 // INVALID_ARGUMENT naming every option whose object Neutron does not show to the project
 // (404). Other errors (Neutron down) only warn: they say nothing about the configuration.
-sdk::Status checkCloudObjects(const CallContext& call, const Config& config, NeutronClient& neutron);
+sdk::Status checkCloudObjects(const sdk::Call& call, const Config& config, NeutronClient& neutron);
 
 }  // namespace ccm::openstack

@@ -37,7 +37,7 @@ std::string Instances::providerIdFor(const std::string& server_id) const {
   return "openstack:///" + server_id;
 }
 
-sdk::Result<Server> Instances::findServer(const CallContext& call, const KubeNode& node) {
+sdk::Result<Server> Instances::findServer(const sdk::Call& call, const KubeNode& node) {
   if (!node.provider_id.empty()) {
     CCM_SDK_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
     if (!pid.region.empty() && pid.region != config_.global.region) {
@@ -64,7 +64,7 @@ sdk::Result<Server> Instances::findServer(const CallContext& call, const KubeNod
   return std::move(found.front());
 }
 
-sdk::Result<Existence> Instances::exists(const CallContext& call, const KubeNode& node) {
+sdk::Result<Existence> Instances::exists(const sdk::Call& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (server.ok()) {
     return Existence::Exists;
@@ -75,12 +75,12 @@ sdk::Result<Existence> Instances::exists(const CallContext& call, const KubeNode
   return server.status();
 }
 
-sdk::Result<Power> Instances::shutdown(const CallContext& call, const KubeNode& node) {
+sdk::Result<Power> Instances::shutdown(const sdk::Call& call, const KubeNode& node) {
   CCM_SDK_ASSIGN_OR_RETURN(Server server, findServer(call, node));
   return server.status == "SHUTOFF" ? Power::Shutdown : Power::Running;
 }
 
-sdk::Result<sdk::InstanceMetadata> Instances::build(const CallContext& call, const Server& server,
+sdk::Result<sdk::InstanceMetadata> Instances::build(const sdk::Call& call, const Server& server,
                                             const std::vector<Port>& ports) {
   sdk::InstanceMetadata md;
   md.provider_id = providerIdFor(server.id);
@@ -128,7 +128,7 @@ sdk::Result<sdk::InstanceMetadata> Instances::build(const CallContext& call, con
   return md;
 }
 
-sdk::Result<sdk::InstanceMetadata> Instances::metadata(const CallContext& call, const KubeNode& node) {
+sdk::Result<sdk::InstanceMetadata> Instances::metadata(const sdk::Call& call, const KubeNode& node) {
   auto server = findServer(call, node);
   if (!server.ok()) {
     if (server.status().code() == CCM_STATUS_FAILED_PRECONDITION && node.provider_id.empty()) {
@@ -142,7 +142,7 @@ sdk::Result<sdk::InstanceMetadata> Instances::metadata(const CallContext& call, 
 }
 
 std::vector<sdk::Result<sdk::InstanceMetadata>> Instances::metadataBatch(
-    const CallContext& call, const std::vector<KubeNode>& nodes) {
+    const sdk::Call& call, const std::vector<KubeNode>& nodes) {
   std::vector<sdk::Result<sdk::InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
     for (const KubeNode& node : nodes) {

@@ -33,13 +33,13 @@ class Instances {
       : config_(config), nova_(nova), neutron_(neutron) {}
 
   // EXISTS / NOT_FOUND (only on Nova's 404 for the node's providerID); an error otherwise.
-  sdk::Result<Existence> exists(const CallContext& call, const KubeNode& node);
+  sdk::Result<Existence> exists(const sdk::Call& call, const KubeNode& node);
   // SHUTDOWN only for status SHUTOFF.
-  sdk::Result<Power> shutdown(const CallContext& call, const KubeNode& node);
-  sdk::Result<sdk::InstanceMetadata> metadata(const CallContext& call, const KubeNode& node);
+  sdk::Result<Power> shutdown(const sdk::Call& call, const KubeNode& node);
+  sdk::Result<sdk::InstanceMetadata> metadata(const sdk::Call& call, const KubeNode& node);
   // One result per node, in order. Small batches are looked up node by node; larger ones
   // from one paged list of the project's servers and one port list per 40 servers.
-  std::vector<sdk::Result<sdk::InstanceMetadata>> metadataBatch(const CallContext& call,
+  std::vector<sdk::Result<sdk::InstanceMetadata>> metadataBatch(const sdk::Call& call,
                                                         const std::vector<KubeNode>& nodes);
 
   std::string providerIdFor(const std::string& server_id) const;
@@ -47,8 +47,8 @@ class Instances {
  private:
   // By providerID (NOT_FOUND on 404), else by exact name (FAILED_PRECONDITION when no or
   // several servers have that name: a name lookup never proves absence).
-  sdk::Result<Server> findServer(const CallContext& call, const KubeNode& node);
-  sdk::Result<sdk::InstanceMetadata> build(const CallContext& call, const Server& server,
+  sdk::Result<Server> findServer(const sdk::Call& call, const KubeNode& node);
+  sdk::Result<sdk::InstanceMetadata> build(const sdk::Call& call, const Server& server,
                                    const std::vector<Port>& ports);
 
   const Config& config_;

@@ -1,4 +1,5 @@
 // Keystone v3 authentication, catalog and token lifetime.
+#include "plugins/openstack/request_timeout.hpp"
 #include "plugins/openstack/keystone.hpp"
 
 #include <ctime>
@@ -213,7 +214,7 @@ uint64_t KeystoneAuth::authCount() const {
   return auth_count_;
 }
 
-sdk::Result<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContext& call) {
+sdk::Result<std::string> KeystoneAuth::discoverIdentityEndpoint(const sdk::Call& call) {
   std::string url = global_.auth_url;
   if (!endsWith(url, "/")) {
     url += "/";
@@ -281,7 +282,7 @@ sdk::Result<std::string> KeystoneAuth::discoverIdentityEndpoint(const CallContex
   return chosen;
 }
 
-sdk::Status KeystoneAuth::start(const CallContext& call) {
+sdk::Status KeystoneAuth::start(const sdk::Call& call) {
   auto endpoint = discoverIdentityEndpoint(call);
   if (!endpoint.ok()) {
     return endpoint.status();
@@ -318,7 +319,7 @@ sdk::Status KeystoneAuth::loginBackedOff() const {
                 wait);
 }
 
-sdk::Status KeystoneAuth::loginRefused(const CallContext& call, const sdk::Status& st) {
+sdk::Status KeystoneAuth::loginRefused(const sdk::Call& call, const sdk::Status& st) {
   std::chrono::milliseconds delay{0};
   int refusals = 0;
   {
@@ -336,7 +337,7 @@ sdk::Status KeystoneAuth::loginRefused(const CallContext& call, const sdk::Statu
   return sdk::Status(st.code(), st.message(), delay);
 }
 
-sdk::Result<HttpResponse> KeystoneAuth::postAuth(const CallContext& call, const GlobalConfig& g) {
+sdk::Result<HttpResponse> KeystoneAuth::postAuth(const sdk::Call& call, const GlobalConfig& g) {
   CCM_SDK_ASSIGN_OR_RETURN(auto timeout, requestTimeout(call, request_timeout_));
   HttpRequest req;
   req.method = "POST";
@@ -348,7 +349,7 @@ sdk::Result<HttpResponse> KeystoneAuth::postAuth(const CallContext& call, const 
   return http_.send(req);
 }
 
-sdk::Result<Token> KeystoneAuth::authenticate(const CallContext& call, Catalog* catalog_out) {
+sdk::Result<Token> KeystoneAuth::authenticate(const sdk::Call& call, Catalog* catalog_out) {
   CCM_SDK_RETURN_IF_ERROR(loginBackedOff());
   const std::string url = identity_url_ + "auth/tokens";
   CCM_SDK_ASSIGN_OR_RETURN(HttpResponse resp, postAuth(call, global_));
@@ -451,7 +452,7 @@ bool KeystoneAuth::expiresSoon(const Token& token) const {
   return env_.nowUnixNs() >= token.expires_unix_ns - margin;
 }
 
-sdk::Result<std::string> KeystoneAuth::token(const CallContext& call) {
+sdk::Result<std::string> KeystoneAuth::token(const sdk::Call& call) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!expiresSoon(current_)) {
@@ -472,7 +473,7 @@ sdk::Result<std::string> KeystoneAuth::token(const CallContext& call) {
   return current_.value;
 }
 
-sdk::Result<std::string> KeystoneAuth::renewAfterRejection(const CallContext& call,
+sdk::Result<std::string> KeystoneAuth::renewAfterRejection(const sdk::Call& call,
                                                         const std::string& rejected) {
   std::lock_guard<std::mutex> renew(renew_mu_);
   {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/call_context.hpp"
+#include "ccm/provider.hpp"
 #include "plugins/openstack/http_client.hpp"
 #include "plugins/openstack/json.hpp"
 #include "ccm/types.hpp"
@@ -60,20 +60,20 @@ class KeystoneAuth {
                std::chrono::nanoseconds request_timeout);
 
   // The first authentication: finds the v3 endpoint, gets a token and the catalog.
-  sdk::Status start(const CallContext& call);
+  sdk::Status start(const sdk::Call& call);
 
   // A token valid for a while longer, renewing it first when it is about to expire.
-  sdk::Result<std::string> token(const CallContext& call);
+  sdk::Result<std::string> token(const sdk::Call& call);
 
   // After a request with `rejected` got 401: a fresh token (one re-authentication however
   // many threads ask at once).
-  sdk::Result<std::string> renewAfterRejection(const CallContext& call, const std::string& rejected);
+  sdk::Result<std::string> renewAfterRejection(const sdk::Call& call, const std::string& rejected);
 
   // Switches to new credentials (a reconfigure; keystone_rotation.cpp): logs in with them
   // first. When Keystone refuses them the old ones stay and the refusal is returned; when it
   // cannot be asked, the new ones are kept and the next request logs in with them. Requests
   // already holding a token finish with it.
-  sdk::Status rotateCredentials(const CallContext& call, const GlobalConfig& global);
+  sdk::Status rotateCredentials(const sdk::Call& call, const GlobalConfig& global);
   // The credentials in use (those of the last accepted rotation).
   GlobalConfig credentials();
 
@@ -83,13 +83,13 @@ class KeystoneAuth {
   uint64_t authCount() const;
 
  private:
-  sdk::Result<std::string> discoverIdentityEndpoint(const CallContext& call);
-  sdk::Result<Token> authenticate(const CallContext& call, Catalog* catalog_out);
-  sdk::Result<HttpResponse> postAuth(const CallContext& call, const GlobalConfig& g);
+  sdk::Result<std::string> discoverIdentityEndpoint(const sdk::Call& call);
+  sdk::Result<Token> authenticate(const sdk::Call& call, Catalog* catalog_out);
+  sdk::Result<HttpResponse> postAuth(const sdk::Call& call, const GlobalConfig& g);
   // UNAUTHENTICATED with the time left while failed logins are being backed off.
   sdk::Status loginBackedOff() const;
   // Records a refused login and returns st with the delay before the next one.
-  sdk::Status loginRefused(const CallContext& call, const sdk::Status& st);
+  sdk::Status loginRefused(const sdk::Call& call, const sdk::Status& st);
   bool expiresSoon(const Token& token) const;
 
   GlobalConfig global_;  // changed only under renew_mu_ (rotateCredentials) once started

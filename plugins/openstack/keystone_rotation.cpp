@@ -5,7 +5,7 @@
 
 namespace ccm::openstack {
 
-sdk::Status KeystoneAuth::rotateCredentials(const CallContext& call, const GlobalConfig& global) {
+sdk::Status KeystoneAuth::rotateCredentials(const sdk::Call& call, const GlobalConfig& global) {
   // Renewals hold renew_mu_ while they read global_, so none sees a half-changed config.
   std::lock_guard<std::mutex> renew(renew_mu_);
   GlobalConfig previous = global_;

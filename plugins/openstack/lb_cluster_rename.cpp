@@ -97,7 +97,7 @@ sdk::Status renamePoolAndMonitor(const LbRun& run, const OctaviaLoadBalancer& lb
                             const OctaviaPool& pool, const std::string& old,
                             const std::string& now) {
   OctaviaClient& oct = run.octavia();
-  const CallContext& call = run.call();
+  const sdk::Call& call = run.call();
   bool tags = run.features().tags();
   if (!pool.healthmonitor_id.empty()) {
     CCM_SDK_ASSIGN_OR_RETURN(OctaviaMonitor mon, oct.getMonitor(call, pool.healthmonitor_id));
@@ -143,7 +143,7 @@ sdk::Result<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
                                                      const std::vector<KubeNode>& nodes) {
   const LbSettings& s = run.settings();
   OctaviaClient& oct = run.octavia();
-  const CallContext& call = run.call();
+  const sdk::Call& call = run.call();
   Names old = formerNames(s, former_cluster);
   if (lb.name != old.lb || lb.description != old.description) {
     return refuse(lb, "its description is not \"" + old.description + "\"");

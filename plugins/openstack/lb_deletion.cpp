@@ -36,7 +36,7 @@ sdk::Result<std::optional<OctaviaLoadBalancer>> settle(const LbRun& run, Octavia
 // forced by the ERROR state) the listeners and pools go first, one by one.
 sdk::Status deleteWholeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
   OctaviaClient& oct = run.octavia();
-  const CallContext& call = run.call();
+  const sdk::Call& call = run.call();
   CCM_SDK_RETURN_IF_ERROR(deleteVipFloatingIps(run, lb));
   bool cascade = run.config().cascade_delete || lb.provisioning_status == "ERROR";
   if (!cascade) {
@@ -57,7 +57,7 @@ sdk::Status deleteWholeLoadBalancer(const LbRun& run, const OctaviaLoadBalancer&
 // Shared or adopted: removes only what this Service added, its listeners and its tag.
 sdk::Status withdrawFromLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
   OctaviaClient& oct = run.octavia();
-  const CallContext& call = run.call();
+  const sdk::Call& call = run.call();
   const std::string& lb_name = run.settings().lb_name;
   CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners, oct.listListeners(call, lb.id));
   CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaPool> pools, oct.listPools(call, lb.id));

@@ -14,7 +14,7 @@
 namespace ccm::openstack {
 namespace {
 
-sdk::Result<std::vector<FloatingIp>> floatingIpsOnPort(NeutronClient& neutron, const CallContext& call,
+sdk::Result<std::vector<FloatingIp>> floatingIpsOnPort(NeutronClient& neutron, const sdk::Call& call,
                                                     const std::string& port_id) {
   return neutron.listFloatingIps(call, "port_id=" + urlEncode(port_id));
 }
@@ -178,7 +178,7 @@ sdk::Result<std::optional<std::string>> adoptFloatingIp(const LbRun& run,
 }  // namespace
 
 sdk::Result<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
-                                                        const CallContext& call,
+                                                        const sdk::Call& call,
                                                         const LbSettings& s) {
   CCM_SDK_ASSIGN_OR_RETURN(
       std::vector<FloatingIp> fips,
@@ -191,7 +191,7 @@ sdk::Result<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutro
   return fips;
 }
 
-sdk::Result<std::string> currentAddress(NeutronClient& neutron, const CallContext& call,
+sdk::Result<std::string> currentAddress(NeutronClient& neutron, const sdk::Call& call,
                                      const OctaviaLoadBalancer& lb) {
   if (lb.vip_port_id.empty()) {
     return lb.vip_address;

@@ -18,12 +18,12 @@ namespace ccm::openstack {
 // The floating IPs this Service created that are attached to nothing (their load balancer
 // was deleted or re-created, or keep-floatingip kept them).
 sdk::Result<std::vector<FloatingIp>> unattachedFloatingIps(NeutronClient& neutron,
-                                                        const CallContext& call,
+                                                        const sdk::Call& call,
                                                         const LbSettings& s);
 
 // The load balancer's public address as it stands: the floating IP on its VIP port, else the
 // VIP.
-sdk::Result<std::string> currentAddress(NeutronClient& neutron, const CallContext& call,
+sdk::Result<std::string> currentAddress(NeutronClient& neutron, const sdk::Call& call,
                                      const OctaviaLoadBalancer& lb);
 
 // The external network for a new floating IP: the configured one, else the only external

@@ -59,7 +59,7 @@ sdk::Status pendingChild(const std::string& kind, const std::string& name, const
 }
 
 LbRun::LbRun(const LoadBalancerConfig& config, OctaviaClient& octavia, NeutronClient& neutron,
-             const CallContext& call, LbSettings settings, OctaviaFeatures features)
+             const sdk::Call& call, LbSettings settings, OctaviaFeatures features)
     : config_(config),
       octavia_(octavia),
       neutron_(neutron),
@@ -136,7 +136,7 @@ bool LbRun::canWait(milliseconds next_sleep) const {
   if (now + next_sleep > wait_until_) {
     return false;
   }
-  if (auto left = call_.remaining()) {
+  if (auto left = call_.timeLeft()) {
     if (*left <
         std::chrono::duration_cast<std::chrono::nanoseconds>(next_sleep + kDeadlineMargin)) {
       return false;

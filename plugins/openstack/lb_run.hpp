@@ -49,12 +49,12 @@ sdk::Status pendingChild(const std::string& kind, const std::string& name, const
 class LbRun {
  public:
   LbRun(const LoadBalancerConfig& config, OctaviaClient& octavia, NeutronClient& neutron,
-        const CallContext& call, LbSettings settings, OctaviaFeatures features);
+        const sdk::Call& call, LbSettings settings, OctaviaFeatures features);
 
   const LbSettings& settings() const { return settings_; }
   const OctaviaFeatures& features() const { return features_; }
   const LoadBalancerConfig& config() const { return config_; }
-  const CallContext& call() const { return call_; }
+  const sdk::Call& call() const { return call_; }
   OctaviaClient& octavia() const { return octavia_; }
   NeutronClient& neutron() const { return neutron_; }
 
@@ -87,7 +87,7 @@ class LbRun {
   const LoadBalancerConfig& config_;
   OctaviaClient& octavia_;
   NeutronClient& neutron_;
-  const CallContext& call_;
+  const sdk::Call& call_;
   LbSettings settings_;
   OctaviaFeatures features_;
   std::chrono::steady_clock::time_point wait_until_;

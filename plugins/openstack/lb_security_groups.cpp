@@ -164,7 +164,7 @@ sdk::Result<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std:
 sdk::Status reconcileRules(const LbRun& run, const SecurityGroup& group,
                       const std::vector<SecurityGroupRule>& wanted) {
   NeutronClient& neutron = run.neutron();
-  const CallContext& call = run.call();
+  const sdk::Call& call = run.call();
   const std::string& rule_description = run.settings().lb_name;
   CCM_SDK_ASSIGN_OR_RETURN(std::vector<SecurityGroupRule> existing,
                           neutron.listSecurityGroupRules(call, group.id));
@@ -235,7 +235,7 @@ sdk::Status attachToMember(const LbRun& run, const SecurityGroup& group, const s
                       const std::string& instance, const std::string& member_subnet,
                       PortSecurityOffMemo& memo) {
   NeutronClient& neutron = run.neutron();
-  const CallContext& call = run.call();
+  const sdk::Call& call = run.call();
   std::string memo_key = member_subnet + "|" + address + "|" + instance;
   if (memo.recent(memo_key)) {
     return {};

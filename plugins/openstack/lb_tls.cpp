@@ -7,7 +7,7 @@ namespace ccm::openstack {
 namespace {
 
 // One reference read in Barbican, with the error naming the setting it came from.
-sdk::Status checkRef(const CallContext& call, BarbicanClient& barbican, const std::string& source,
+sdk::Status checkRef(const sdk::Call& call, BarbicanClient& barbican, const std::string& source,
                 const std::string& ref) {
   std::string where = source + " \"" + ref + "\"";
   auto parsed = parseBarbicanRef(ref);
@@ -55,7 +55,7 @@ sdk::Status checkTlsPorts(const LbSettings& s, const KubeService& svc) {
   return {};
 }
 
-sdk::Status checkTlsContainers(const CallContext& call, BarbicanClient& barbican,
+sdk::Status checkTlsContainers(const sdk::Call& call, BarbicanClient& barbican,
                           const LoadBalancerConfig& cfg, const LbSettings& s) {
   if (!tlsTerminated(s) || cfg.container_store != "barbican") {
     return {};
@@ -69,7 +69,7 @@ sdk::Status checkTlsContainers(const CallContext& call, BarbicanClient& barbican
   return {};
 }
 
-sdk::Status checkConfiguredTlsContainer(const CallContext& call, BarbicanClient& barbican,
+sdk::Status checkConfiguredTlsContainer(const sdk::Call& call, BarbicanClient& barbican,
                                    const LoadBalancerConfig& cfg) {
   if (cfg.default_tls_container_ref.empty() || cfg.container_store != "barbican") {
     return {};

@@ -29,12 +29,12 @@ sdk::Status checkTlsPorts(const LbSettings& s, const KubeService& svc);
 // With container-store = barbican: the default and SNI references each exist in Barbican and
 // the project may read them. A missing, unreadable or malformed one is INVALID_ARGUMENT
 // naming the setting; no key-manager endpoint is FAILED_PRECONDITION.
-sdk::Status checkTlsContainers(const CallContext& call, BarbicanClient& barbican,
+sdk::Status checkTlsContainers(const sdk::Call& call, BarbicanClient& barbican,
                           const LoadBalancerConfig& cfg, const LbSettings& s);
 
 // --check-config: the [LoadBalancer] default-tls-container-ref, when container-store is
 // barbican (OK when there is none to check).
-sdk::Status checkConfiguredTlsContainer(const CallContext& call, BarbicanClient& barbican,
+sdk::Status checkConfiguredTlsContainer(const sdk::Call& call, BarbicanClient& barbican,
                                    const LoadBalancerConfig& cfg);
 
 // The certificate fields of a new TERMINATED_HTTPS listener's body.

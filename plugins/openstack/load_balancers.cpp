@@ -169,7 +169,7 @@ std::string LoadBalancers::name(const std::string& cluster, const KubeService& s
   return loadBalancerName(cluster, svc);
 }
 
-sdk::Result<OctaviaFeatures> LoadBalancers::features(const CallContext& call) {
+sdk::Result<OctaviaFeatures> LoadBalancers::features(const sdk::Call& call) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (features_ && std::chrono::steady_clock::now() - features_time_ < kFeaturesTtl) {
@@ -189,12 +189,12 @@ sdk::Result<OctaviaFeatures> LoadBalancers::features(const CallContext& call) {
   return f;
 }
 
-sdk::Result<LbRun> LoadBalancers::startRun(const CallContext& call, LbSettings settings) {
+sdk::Result<LbRun> LoadBalancers::startRun(const sdk::Call& call, LbSettings settings) {
   CCM_SDK_ASSIGN_OR_RETURN(OctaviaFeatures feats, features(call));
   return LbRun(config_.load_balancer, octavia_, neutron_, call, std::move(settings), feats);
 }
 
-sdk::Result<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, const LbSettings& s,
+sdk::Result<LoadBalancers::Found> LoadBalancers::find(const sdk::Call& call, const LbSettings& s,
                                                    bool lenient) {
   Found found;
   if (!s.lb_id.empty()) {
@@ -253,7 +253,7 @@ sdk::Result<LoadBalancers::Found> LoadBalancers::find(const CallContext& call, c
   return found;
 }
 
-LbSettings LoadBalancers::lenientSettings(const CallContext& call, const std::string& cluster,
+LbSettings LoadBalancers::lenientSettings(const sdk::Call& call, const std::string& cluster,
                                           const KubeService& svc) const {
   auto built = buildLbSettings(config_.load_balancer, cluster, svc);
   if (built.ok()) {
@@ -276,7 +276,7 @@ LbSettings LoadBalancers::lenientSettings(const CallContext& call, const std::st
   return settings;
 }
 
-sdk::Result<std::optional<LbStatus>> LoadBalancers::get(const CallContext& call,
+sdk::Result<std::optional<LbStatus>> LoadBalancers::get(const sdk::Call& call,
                                                      const std::string& cluster,
                                                      const KubeService& svc) {
   LbSettings s = lenientSettings(call, cluster, svc);
@@ -329,7 +329,7 @@ sdk::Status LoadBalancers::paced(const std::string& key, const sdk::Status& st) 
       .withReason(e.reason());
 }
 
-sdk::Result<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::string& cluster,
+sdk::Result<LbStatus> LoadBalancers::ensure(const sdk::Call& call, const std::string& cluster,
                                          const KubeService& svc,
                                          const std::vector<KubeNode>& nodes) {
   auto r = ensureOnce(call, cluster, svc, nodes);
@@ -340,17 +340,17 @@ sdk::Result<LbStatus> LoadBalancers::ensure(const CallContext& call, const std::
   return r;
 }
 
-sdk::Status LoadBalancers::update(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::update(const sdk::Call& call, const std::string& cluster,
                              const KubeService& svc, const std::vector<KubeNode>& nodes) {
   return paced(name(cluster, svc), updateOnce(call, cluster, svc, nodes));
 }
 
-sdk::Status LoadBalancers::remove(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::remove(const sdk::Call& call, const std::string& cluster,
                              const KubeService& svc) {
   return paced(name(cluster, svc), removeOnce(call, cluster, svc));
 }
 
-sdk::Result<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const std::string& cluster,
+sdk::Result<LbStatus> LoadBalancers::ensureOnce(const sdk::Call& call, const std::string& cluster,
                                              const KubeService& svc,
                                              const std::vector<KubeNode>& nodes) {
   CCM_SDK_ASSIGN_OR_RETURN(LbSettings settings,
@@ -413,7 +413,7 @@ sdk::Result<LbStatus> LoadBalancers::ensureOnce(const CallContext& call, const s
   return placed.status;
 }
 
-sdk::Result<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext& call,
+sdk::Result<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const sdk::Call& call,
                                                             const KubeService& svc,
                                                             const std::vector<KubeNode>& nodes,
                                                             LbSettings settings, Found found) {
@@ -457,7 +457,7 @@ sdk::Result<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const CallContext
   return Placed{std::move(lb), std::move(status), std::move(side)};
 }
 
-sdk::Status LoadBalancers::updateOnce(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::updateOnce(const sdk::Call& call, const std::string& cluster,
                                  const KubeService& svc, const std::vector<KubeNode>& nodes) {
   CCM_SDK_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
@@ -492,7 +492,7 @@ sdk::Status LoadBalancers::updateOnce(const CallContext& call, const std::string
   return {};
 }
 
-sdk::Result<MemberSide> LoadBalancers::updateMembers(const CallContext& call, const KubeService& svc,
+sdk::Result<MemberSide> LoadBalancers::updateMembers(const sdk::Call& call, const KubeService& svc,
                                                   const std::vector<KubeNode>& nodes,
                                                   LbSettings settings, const Found& found) {
   CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
@@ -508,7 +508,7 @@ sdk::Result<MemberSide> LoadBalancers::updateMembers(const CallContext& call, co
   return MemberSide{std::move(desired), memberSubnet(s, lb.vip_subnet_id), s.ip_family};
 }
 
-sdk::Status LoadBalancers::removeOnce(const CallContext& call, const std::string& cluster,
+sdk::Status LoadBalancers::removeOnce(const sdk::Call& call, const std::string& cluster,
                                  const KubeService& svc) {
   CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, lenientSettings(call, cluster, svc)));
   CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, run.settings(), true));
@@ -534,7 +534,7 @@ sdk::Status LoadBalancers::renameIfFormerCluster(const LbRun& run, const std::ve
   return {};
 }
 
-sdk::Status LoadBalancers::retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary) {
+sdk::Status LoadBalancers::retireIpv6LoadBalancer(const sdk::Call& call, const LbSettings& primary) {
   LbSettings v6 = ipv6Settings(primary, primary.vip_subnet_id);
   CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, v6, true));
   if (!found.lb) {

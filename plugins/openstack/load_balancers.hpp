@@ -32,14 +32,14 @@ class LoadBalancers {
       : config_(config), octavia_(octavia), neutron_(neutron) {}
 
   // nullopt when nothing of the Service's load balancer exists.
-  sdk::Result<std::optional<LbStatus>> get(const CallContext& call, const std::string& cluster,
+  sdk::Result<std::optional<LbStatus>> get(const sdk::Call& call, const std::string& cluster,
                                         const KubeService& svc);
   std::string name(const std::string& cluster, const KubeService& svc) const;
-  sdk::Result<LbStatus> ensure(const CallContext& call, const std::string& cluster,
+  sdk::Result<LbStatus> ensure(const sdk::Call& call, const std::string& cluster,
                             const KubeService& svc, const std::vector<KubeNode>& nodes);
-  sdk::Status update(const CallContext& call, const std::string& cluster, const KubeService& svc,
+  sdk::Status update(const sdk::Call& call, const std::string& cluster, const KubeService& svc,
                 const std::vector<KubeNode>& nodes);
-  sdk::Status remove(const CallContext& call, const std::string& cluster, const KubeService& svc);
+  sdk::Status remove(const sdk::Call& call, const std::string& cluster, const KubeService& svc);
 
  private:
   struct Found {
@@ -50,14 +50,14 @@ class LoadBalancers {
     std::string former_cluster;
   };
 
-  sdk::Result<OctaviaFeatures> features(const CallContext& call);
+  sdk::Result<OctaviaFeatures> features(const sdk::Call& call);
   // The state of this call for the Service with these settings (LbRun, lb_run.hpp).
-  sdk::Result<LbRun> startRun(const CallContext& call, LbSettings settings);
+  sdk::Result<LbRun> startRun(const sdk::Call& call, LbSettings settings);
   // The Service's settings, or (when an annotation is invalid) the names and the few
   // annotations that lookup and deletion need, so that a bad annotation never blocks them.
-  LbSettings lenientSettings(const CallContext& call, const std::string& cluster,
+  LbSettings lenientSettings(const sdk::Call& call, const std::string& cluster,
                              const KubeService& svc) const;
-  sdk::Result<Found> find(const CallContext& call, const LbSettings& s, bool lenient);
+  sdk::Result<Found> find(const sdk::Call& call, const LbSettings& s, bool lenient);
   // One load balancer with these settings (the Service's, or its IPv6 one when dual-stack
   // needs two): created when `found` has none, then its children and its address; `side` is
   // what the security group needs of its members (the caller ensures the group once for all
@@ -67,23 +67,23 @@ class LoadBalancers {
     LbStatus status;
     MemberSide side;
   };
-  sdk::Result<Placed> ensurePlaced(const CallContext& call, const KubeService& svc,
+  sdk::Result<Placed> ensurePlaced(const sdk::Call& call, const KubeService& svc,
                                 const std::vector<KubeNode>& nodes, LbSettings settings,
                                 Found found);
   // The members of one load balancer towards `nodes`; its side for the security group.
-  sdk::Result<MemberSide> updateMembers(const CallContext& call, const KubeService& svc,
+  sdk::Result<MemberSide> updateMembers(const sdk::Call& call, const KubeService& svc,
                                      const std::vector<KubeNode>& nodes, LbSettings settings,
                                      const Found& found);
   // A load balancer found under a former cluster name is renamed (lb_cluster_rename.hpp) and
   // becomes the Service's own, or the call is refused.
   sdk::Status renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes, Found& found);
   // Deletes the Service's IPv6 load balancer (lb_dual_stack.hpp) when there is one.
-  sdk::Status retireIpv6LoadBalancer(const CallContext& call, const LbSettings& primary);
-  sdk::Result<LbStatus> ensureOnce(const CallContext& call, const std::string& cluster,
+  sdk::Status retireIpv6LoadBalancer(const sdk::Call& call, const LbSettings& primary);
+  sdk::Result<LbStatus> ensureOnce(const sdk::Call& call, const std::string& cluster,
                                 const KubeService& svc, const std::vector<KubeNode>& nodes);
-  sdk::Status updateOnce(const CallContext& call, const std::string& cluster, const KubeService& svc,
+  sdk::Status updateOnce(const sdk::Call& call, const std::string& cluster, const KubeService& svc,
                     const std::vector<KubeNode>& nodes);
-  sdk::Status removeOnce(const CallContext& call, const std::string& cluster, const KubeService& svc);
+  sdk::Status removeOnce(const sdk::Call& call, const std::string& cluster, const KubeService& svc);
   // A call's result for the load balancer `key`: while Octavia is busy with it (and said
   // nothing of when to come back) the retry-after grows with each busy answer in a row,
   // jittered; any success starts over.

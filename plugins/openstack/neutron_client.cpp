@@ -96,7 +96,7 @@ FloatingIp parseFloatingIp(const JsonValue& obj) {
   return f;
 }
 
-sdk::Result<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
+sdk::Result<std::vector<Port>> NeutronClient::listPorts(const sdk::Call& call,
                                                      const std::string& query) {
   std::vector<Port> out;
   sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("ports", query), "ports_links",
@@ -114,7 +114,7 @@ sdk::Result<std::vector<Port>> NeutronClient::listPorts(const CallContext& call,
   return out;
 }
 
-sdk::Result<Port> NeutronClient::getPort(const CallContext& call, const std::string& id) {
+sdk::Result<Port> NeutronClient::getPort(const sdk::Call& call, const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "ports/" + urlEncode(id), "port_get"));
@@ -125,7 +125,7 @@ sdk::Result<Port> NeutronClient::getPort(const CallContext& call, const std::str
   return parsePort(*port);
 }
 
-sdk::Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
+sdk::Status NeutronClient::setAllowedAddressPairs(const sdk::Call& call, const std::string& port_id,
                                              const std::vector<AddressPair>& pairs) {
   Json arr = Json::array();
   for (const auto& p : pairs) {
@@ -141,7 +141,7 @@ sdk::Status NeutronClient::setAllowedAddressPairs(const CallContext& call, const
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Result<Network> NeutronClient::getNetwork(const CallContext& call, const std::string& id) {
+sdk::Result<Network> NeutronClient::getNetwork(const sdk::Call& call, const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "networks/" + urlEncode(id), "network_get"));
@@ -152,7 +152,7 @@ sdk::Result<Network> NeutronClient::getNetwork(const CallContext& call, const st
   return parseNetwork(*net);
 }
 
-sdk::Result<std::vector<Network>> NeutronClient::listNetworks(const CallContext& call,
+sdk::Result<std::vector<Network>> NeutronClient::listNetworks(const sdk::Call& call,
                                                            const std::string& query) {
   std::vector<Network> out;
   sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("networks", query),
@@ -170,7 +170,7 @@ sdk::Result<std::vector<Network>> NeutronClient::listNetworks(const CallContext&
   return out;
 }
 
-sdk::Result<Subnet> NeutronClient::getSubnet(const CallContext& call, const std::string& id) {
+sdk::Result<Subnet> NeutronClient::getSubnet(const sdk::Call& call, const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "subnets/" + urlEncode(id), "subnet_get"));
@@ -181,7 +181,7 @@ sdk::Result<Subnet> NeutronClient::getSubnet(const CallContext& call, const std:
   return parseSubnet(*sub);
 }
 
-sdk::Result<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& call,
+sdk::Result<std::vector<Subnet>> NeutronClient::listSubnets(const sdk::Call& call,
                                                          const std::string& query) {
   std::vector<Subnet> out;
   sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("subnets", query), "subnets_links",
@@ -199,7 +199,7 @@ sdk::Result<std::vector<Subnet>> NeutronClient::listSubnets(const CallContext& c
   return out;
 }
 
-sdk::Result<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallContext& call,
+sdk::Result<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const sdk::Call& call,
                                                                  const std::string& query) {
   std::vector<FloatingIp> out;
   sdk::Status st = os_.forEachPage(call, Service::Network, withQuery("floatingips", query),
@@ -217,7 +217,7 @@ sdk::Result<std::vector<FloatingIp>> NeutronClient::listFloatingIps(const CallCo
   return out;
 }
 
-sdk::Result<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call, const Json& body) {
+sdk::Result<FloatingIp> NeutronClient::createFloatingIp(const sdk::Call& call, const Json& body) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.sendJson(call, Service::Network, "POST", "floatingips", body, "floatingip_create"));
@@ -228,7 +228,7 @@ sdk::Result<FloatingIp> NeutronClient::createFloatingIp(const CallContext& call,
   return parseFloatingIp(*fip);
 }
 
-sdk::Status NeutronClient::setFloatingIpPort(const CallContext& call, const std::string& fip_id,
+sdk::Status NeutronClient::setFloatingIpPort(const sdk::Call& call, const std::string& fip_id,
                                         const std::string& port_id) {
   Json inner = Json::object();
   if (port_id.empty()) {
@@ -242,7 +242,7 @@ sdk::Status NeutronClient::setFloatingIpPort(const CallContext& call, const std:
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Status NeutronClient::setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
+sdk::Status NeutronClient::setFloatingIpDescription(const sdk::Call& call, const std::string& fip_id,
                                                const std::string& description) {
   Json body = Json::object().set("floatingip", Json::object().set("description", description));
   auto resp = os_.request(call, Service::Network, "PUT", "floatingips/" + urlEncode(fip_id), &body,
@@ -250,7 +250,7 @@ sdk::Status NeutronClient::setFloatingIpDescription(const CallContext& call, con
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::string& fip_id) {
+sdk::Status NeutronClient::deleteFloatingIp(const sdk::Call& call, const std::string& fip_id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "floatingips/" + urlEncode(fip_id),
                           nullptr, "floatingip_delete");
   if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {
@@ -259,7 +259,7 @@ sdk::Status NeutronClient::deleteFloatingIp(const CallContext& call, const std::
   return {};
 }
 
-sdk::Result<std::set<std::string>> NeutronClient::extensionAliases(const CallContext& call) {
+sdk::Result<std::set<std::string>> NeutronClient::extensionAliases(const sdk::Call& call) {
   CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.getJson(call, Service::Network, "extensions", "extension_list"));
   std::set<std::string> out;
@@ -271,7 +271,7 @@ sdk::Result<std::set<std::string>> NeutronClient::extensionAliases(const CallCon
   return out;
 }
 
-sdk::Result<Router> NeutronClient::getRouter(const CallContext& call, const std::string& id) {
+sdk::Result<Router> NeutronClient::getRouter(const sdk::Call& call, const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Network, "routers/" + urlEncode(id), "router_get"));
@@ -282,7 +282,7 @@ sdk::Result<Router> NeutronClient::getRouter(const CallContext& call, const std:
   return parseRouter(*router);
 }
 
-sdk::Status NeutronClient::setRouterRoutes(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::setRouterRoutes(const sdk::Call& call, const std::string& router_id,
                                       const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   auto resp = os_.request(call, Service::Network, "PUT", "routers/" + urlEncode(router_id), &body,
@@ -290,7 +290,7 @@ sdk::Status NeutronClient::setRouterRoutes(const CallContext& call, const std::s
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Status NeutronClient::changeExtraRoutes(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::changeExtraRoutes(const sdk::Call& call, const std::string& router_id,
                                         bool add, const std::vector<RouterRoute>& routes) {
   Json body = Json::object().set("router", Json::object().set("routes", routesJson(routes)));
   std::string action = add ? "add_extraroutes" : "remove_extraroutes";
@@ -300,7 +300,7 @@ sdk::Status NeutronClient::changeExtraRoutes(const CallContext& call, const std:
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Status NeutronClient::addRouterTag(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::addRouterTag(const sdk::Call& call, const std::string& router_id,
                                    const std::string& tag) {
   auto resp = os_.request(call, Service::Network, "PUT",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,
@@ -308,7 +308,7 @@ sdk::Status NeutronClient::addRouterTag(const CallContext& call, const std::stri
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Status NeutronClient::removeRouterTag(const CallContext& call, const std::string& router_id,
+sdk::Status NeutronClient::removeRouterTag(const sdk::Call& call, const std::string& router_id,
                                       const std::string& tag) {
   auto resp = os_.request(call, Service::Network, "DELETE",
                           "routers/" + urlEncode(router_id) + "/tags/" + urlEncode(tag), nullptr,

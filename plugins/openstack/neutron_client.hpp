@@ -99,57 +99,57 @@ class NeutronClient {
   explicit NeutronClient(OpenStackClient& os) : os_(os) {}
 
   // query is the part after '?' (already encoded), e.g. "device_id=X".
-  sdk::Result<std::vector<Port>> listPorts(const CallContext& call, const std::string& query);
-  sdk::Result<Port> getPort(const CallContext& call, const std::string& id);
-  sdk::Status setAllowedAddressPairs(const CallContext& call, const std::string& port_id,
+  sdk::Result<std::vector<Port>> listPorts(const sdk::Call& call, const std::string& query);
+  sdk::Result<Port> getPort(const sdk::Call& call, const std::string& id);
+  sdk::Status setAllowedAddressPairs(const sdk::Call& call, const std::string& port_id,
                                 const std::vector<AddressPair>& pairs);
 
   // Replaces the port's security groups (IDs).
-  sdk::Status setPortSecurityGroups(const CallContext& call, const std::string& port_id,
+  sdk::Status setPortSecurityGroups(const sdk::Call& call, const std::string& port_id,
                                const std::vector<std::string>& group_ids);
 
   // Security groups (neutron_security_groups.cpp). query as for listPorts.
-  sdk::Result<std::vector<SecurityGroup>> listSecurityGroups(const CallContext& call,
+  sdk::Result<std::vector<SecurityGroup>> listSecurityGroups(const sdk::Call& call,
                                                           const std::string& query);
-  sdk::Result<SecurityGroup> createSecurityGroup(const CallContext& call, const std::string& name,
+  sdk::Result<SecurityGroup> createSecurityGroup(const sdk::Call& call, const std::string& name,
                                               const std::string& description);
   // NOT_FOUND counts as done; 409 (still in use by a port) is an error.
-  sdk::Status deleteSecurityGroup(const CallContext& call, const std::string& id);
-  sdk::Result<std::vector<SecurityGroupRule>> listSecurityGroupRules(const CallContext& call,
+  sdk::Status deleteSecurityGroup(const sdk::Call& call, const std::string& id);
+  sdk::Result<std::vector<SecurityGroupRule>> listSecurityGroupRules(const sdk::Call& call,
                                                                   const std::string& group_id);
   // Creates the rule (its id is ignored). ALREADY_EXISTS when Neutron has the same rule.
-  sdk::Status createSecurityGroupRule(const CallContext& call, const SecurityGroupRule& rule);
+  sdk::Status createSecurityGroupRule(const sdk::Call& call, const SecurityGroupRule& rule);
   // NOT_FOUND counts as done.
-  sdk::Status deleteSecurityGroupRule(const CallContext& call, const std::string& id);
+  sdk::Status deleteSecurityGroupRule(const sdk::Call& call, const std::string& id);
 
-  sdk::Result<Network> getNetwork(const CallContext& call, const std::string& id);
-  sdk::Result<std::vector<Network>> listNetworks(const CallContext& call, const std::string& query);
-  sdk::Result<Subnet> getSubnet(const CallContext& call, const std::string& id);
-  sdk::Result<std::vector<Subnet>> listSubnets(const CallContext& call, const std::string& query);
+  sdk::Result<Network> getNetwork(const sdk::Call& call, const std::string& id);
+  sdk::Result<std::vector<Network>> listNetworks(const sdk::Call& call, const std::string& query);
+  sdk::Result<Subnet> getSubnet(const sdk::Call& call, const std::string& id);
+  sdk::Result<std::vector<Subnet>> listSubnets(const sdk::Call& call, const std::string& query);
 
-  sdk::Result<std::vector<FloatingIp>> listFloatingIps(const CallContext& call,
+  sdk::Result<std::vector<FloatingIp>> listFloatingIps(const sdk::Call& call,
                                                     const std::string& query);
-  sdk::Result<FloatingIp> createFloatingIp(const CallContext& call, const Json& body);
+  sdk::Result<FloatingIp> createFloatingIp(const sdk::Call& call, const Json& body);
   // Attaches to port_id, or detaches when it is empty (sends "port_id": null).
-  sdk::Status setFloatingIpPort(const CallContext& call, const std::string& fip_id,
+  sdk::Status setFloatingIpPort(const sdk::Call& call, const std::string& fip_id,
                            const std::string& port_id);
-  sdk::Status setFloatingIpDescription(const CallContext& call, const std::string& fip_id,
+  sdk::Status setFloatingIpDescription(const sdk::Call& call, const std::string& fip_id,
                                   const std::string& description);
   // NOT_FOUND counts as done.
-  sdk::Status deleteFloatingIp(const CallContext& call, const std::string& fip_id);
+  sdk::Status deleteFloatingIp(const sdk::Call& call, const std::string& fip_id);
 
-  sdk::Result<std::set<std::string>> extensionAliases(const CallContext& call);
+  sdk::Result<std::set<std::string>> extensionAliases(const sdk::Call& call);
 
-  sdk::Result<Router> getRouter(const CallContext& call, const std::string& id);
-  sdk::Status setRouterRoutes(const CallContext& call, const std::string& router_id,
+  sdk::Result<Router> getRouter(const sdk::Call& call, const std::string& id);
+  sdk::Status setRouterRoutes(const sdk::Call& call, const std::string& router_id,
                          const std::vector<RouterRoute>& routes);
   // PUT routers/{id}/add_extraroutes or remove_extraroutes (extraroute-atomic).
-  sdk::Status changeExtraRoutes(const CallContext& call, const std::string& router_id, bool add,
+  sdk::Status changeExtraRoutes(const sdk::Call& call, const std::string& router_id, bool add,
                            const std::vector<RouterRoute>& routes);
-  sdk::Status addRouterTag(const CallContext& call, const std::string& router_id,
+  sdk::Status addRouterTag(const sdk::Call& call, const std::string& router_id,
                       const std::string& tag);
   // NOT_FOUND counts as done.
-  sdk::Status removeRouterTag(const CallContext& call, const std::string& router_id,
+  sdk::Status removeRouterTag(const sdk::Call& call, const std::string& router_id,
                          const std::string& tag);
 
  private:

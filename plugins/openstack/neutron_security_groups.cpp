@@ -34,7 +34,7 @@ std::string withQuery(const std::string& path, const std::string& query) {
 
 }  // namespace
 
-sdk::Status NeutronClient::setPortSecurityGroups(const CallContext& call, const std::string& port_id,
+sdk::Status NeutronClient::setPortSecurityGroups(const sdk::Call& call, const std::string& port_id,
                                             const std::vector<std::string>& group_ids) {
   Json body = Json::object().set(
       "port", Json::object().set("security_groups", Json::stringArray(group_ids)));
@@ -43,7 +43,7 @@ sdk::Status NeutronClient::setPortSecurityGroups(const CallContext& call, const 
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Result<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const CallContext& call,
+sdk::Result<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const sdk::Call& call,
                                                                        const std::string& query) {
   std::vector<SecurityGroup> out;
   sdk::Status st =
@@ -62,7 +62,7 @@ sdk::Result<std::vector<SecurityGroup>> NeutronClient::listSecurityGroups(const 
   return out;
 }
 
-sdk::Result<SecurityGroup> NeutronClient::createSecurityGroup(const CallContext& call,
+sdk::Result<SecurityGroup> NeutronClient::createSecurityGroup(const sdk::Call& call,
                                                            const std::string& name,
                                                            const std::string& description) {
   Json body = Json::object().set("security_group",
@@ -77,7 +77,7 @@ sdk::Result<SecurityGroup> NeutronClient::createSecurityGroup(const CallContext&
   return parseSecurityGroup(*g);
 }
 
-sdk::Status NeutronClient::deleteSecurityGroup(const CallContext& call, const std::string& id) {
+sdk::Status NeutronClient::deleteSecurityGroup(const sdk::Call& call, const std::string& id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "security-groups/" + urlEncode(id),
                           nullptr, "security_group_delete");
   if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {
@@ -87,7 +87,7 @@ sdk::Status NeutronClient::deleteSecurityGroup(const CallContext& call, const st
 }
 
 sdk::Result<std::vector<SecurityGroupRule>> NeutronClient::listSecurityGroupRules(
-    const CallContext& call, const std::string& group_id) {
+    const sdk::Call& call, const std::string& group_id) {
   std::vector<SecurityGroupRule> out;
   sdk::Status st = os_.forEachPage(
       call, Service::Network, "security-group-rules?security_group_id=" + urlEncode(group_id),
@@ -105,7 +105,7 @@ sdk::Result<std::vector<SecurityGroupRule>> NeutronClient::listSecurityGroupRule
   return out;
 }
 
-sdk::Status NeutronClient::createSecurityGroupRule(const CallContext& call,
+sdk::Status NeutronClient::createSecurityGroupRule(const sdk::Call& call,
                                               const SecurityGroupRule& rule) {
   Json r = Json::object()
                .set("security_group_id", rule.security_group_id)
@@ -138,7 +138,7 @@ sdk::Status NeutronClient::createSecurityGroupRule(const CallContext& call,
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Status NeutronClient::deleteSecurityGroupRule(const CallContext& call, const std::string& id) {
+sdk::Status NeutronClient::deleteSecurityGroupRule(const sdk::Call& call, const std::string& id) {
   auto resp = os_.request(call, Service::Network, "DELETE", "security-group-rules/" + urlEncode(id),
                           nullptr, "security_group_rule_delete");
   if (!resp.ok() && resp.status().code() != CCM_STATUS_NOT_FOUND) {

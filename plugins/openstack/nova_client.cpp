@@ -46,7 +46,7 @@ Server parseServer(const JsonValue& obj) {
   return s;
 }
 
-sdk::Result<Server> NovaClient::getServer(const CallContext& call, const std::string& id) {
+sdk::Result<Server> NovaClient::getServer(const sdk::Call& call, const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::Compute, "servers/" + urlEncode(id), "server_get"));
@@ -57,7 +57,7 @@ sdk::Result<Server> NovaClient::getServer(const CallContext& call, const std::st
   return parseServer(*server);
 }
 
-sdk::Result<std::vector<Server>> NovaClient::findByName(const CallContext& call,
+sdk::Result<std::vector<Server>> NovaClient::findByName(const sdk::Call& call,
                                                      const std::string& name) {
   std::vector<Server> found;
   std::string path = "servers/detail?name=" + urlEncode("^" + quoteRegex(name) + "$");
@@ -80,7 +80,7 @@ sdk::Result<std::vector<Server>> NovaClient::findByName(const CallContext& call,
   return found;
 }
 
-sdk::Status NovaClient::listServers(const CallContext& call,
+sdk::Status NovaClient::listServers(const sdk::Call& call,
                                const std::function<void(Server)>& on_server) {
   std::string path = "servers/detail?limit=" + std::to_string(kServerPageSize);
   return os_.forEachPage(call, Service::Compute, path, "servers_links", "server_list",
@@ -94,7 +94,7 @@ sdk::Status NovaClient::listServers(const CallContext& call,
                          });
 }
 
-sdk::Result<std::string> NovaClient::flavorName(const CallContext& call,
+sdk::Result<std::string> NovaClient::flavorName(const sdk::Call& call,
                                              const std::string& flavor_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);

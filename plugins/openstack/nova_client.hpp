@@ -39,17 +39,17 @@ class NovaClient {
   explicit NovaClient(OpenStackClient& os) : os_(os) {}
 
   // NOT_FOUND when Nova answers 404.
-  sdk::Result<Server> getServer(const CallContext& call, const std::string& id);
+  sdk::Result<Server> getServer(const sdk::Call& call, const std::string& id);
 
   // Servers whose name is exactly `name` (Nova matches names as regexes: anchored and quoted
   // here). Stops reading pages once more than one is seen.
-  sdk::Result<std::vector<Server>> findByName(const CallContext& call, const std::string& name);
+  sdk::Result<std::vector<Server>> findByName(const sdk::Call& call, const std::string& name);
 
   // Every server of the project, page by page.
-  sdk::Status listServers(const CallContext& call, const std::function<void(Server)>& on_server);
+  sdk::Status listServers(const sdk::Call& call, const std::function<void(Server)>& on_server);
 
   // A flavor's name (cached; flavors are immutable).
-  sdk::Result<std::string> flavorName(const CallContext& call, const std::string& flavor_id);
+  sdk::Result<std::string> flavorName(const sdk::Call& call, const std::string& flavor_id);
 
  private:
   OpenStackClient& os_;

@@ -74,7 +74,7 @@ OctaviaMonitor parseMonitor(const JsonValue& obj) {
 }
 
 template <typename T, typename Parse>
-sdk::Result<std::vector<T>> listAll(OpenStackClient& os, const CallContext& call,
+sdk::Result<std::vector<T>> listAll(OpenStackClient& os, const sdk::Call& call,
                                  const std::string& path, const char* key, const std::string& op,
                                  Parse parse) {
   std::vector<T> out;
@@ -119,13 +119,13 @@ OctaviaLoadBalancer parseLoadBalancer(const JsonValue& obj) {
   return lb;
 }
 
-sdk::Status OctaviaClient::send(const CallContext& call, const std::string& method,
+sdk::Status OctaviaClient::send(const sdk::Call& call, const std::string& method,
                            const std::string& path, const Json* body, const std::string& op) {
   auto resp = os_.request(call, Service::LoadBalancer, method, path, body, op);
   return resp.ok() ? sdk::Status() : resp.status();
 }
 
-sdk::Result<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
+sdk::Result<OctaviaVersion> OctaviaClient::apiVersion(const sdk::Call& call) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::LoadBalancer, os_.octaviaRoot(), "loadbalancer_versions"));
@@ -159,7 +159,7 @@ sdk::Result<OctaviaVersion> OctaviaClient::apiVersion(const CallContext& call) {
   return best;
 }
 
-sdk::Result<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContext& call,
+sdk::Result<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const sdk::Call& call,
                                                              const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.getJson(call, Service::LoadBalancer,
@@ -172,12 +172,12 @@ sdk::Result<OctaviaLoadBalancer> OctaviaClient::getLoadBalancer(const CallContex
 }
 
 sdk::Result<std::vector<OctaviaLoadBalancer>> OctaviaClient::findLoadBalancers(
-    const CallContext& call, const std::string& name) {
+    const sdk::Call& call, const std::string& name) {
   return listAll<OctaviaLoadBalancer>(os_, call, "lbaas/loadbalancers?name=" + urlEncode(name),
                                       "loadbalancers", "loadbalancer_list", parseLoadBalancer);
 }
 
-sdk::Result<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallContext& call,
+sdk::Result<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const sdk::Call& call,
                                                                 const Json& body) {
   CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/loadbalancers",
@@ -189,25 +189,25 @@ sdk::Result<OctaviaLoadBalancer> OctaviaClient::createLoadBalancer(const CallCon
   return parseLoadBalancer(*lb);
 }
 
-sdk::Status OctaviaClient::updateLoadBalancer(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::updateLoadBalancer(const sdk::Call& call, const std::string& id,
                                          const Json& body) {
   return send(call, "PUT", "lbaas/loadbalancers/" + urlEncode(id), &body, "loadbalancer_update");
 }
 
-sdk::Status OctaviaClient::deleteLoadBalancer(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::deleteLoadBalancer(const sdk::Call& call, const std::string& id,
                                          bool cascade) {
   return send(call, "DELETE",
               "lbaas/loadbalancers/" + urlEncode(id) + (cascade ? "?cascade=true" : ""), nullptr,
               "loadbalancer_delete");
 }
 
-sdk::Result<std::vector<OctaviaListener>> OctaviaClient::listListeners(const CallContext& call,
+sdk::Result<std::vector<OctaviaListener>> OctaviaClient::listListeners(const sdk::Call& call,
                                                                     const std::string& lb_id) {
   return listAll<OctaviaListener>(os_, call, "lbaas/listeners?loadbalancer_id=" + urlEncode(lb_id),
                                   "listeners", "listener_list", parseListener);
 }
 
-sdk::Result<OctaviaListener> OctaviaClient::createListener(const CallContext& call, const Json& body) {
+sdk::Result<OctaviaListener> OctaviaClient::createListener(const sdk::Call& call, const Json& body) {
   CCM_SDK_ASSIGN_OR_RETURN(rapidjson::Document doc,
                           os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/listeners", body,
                                        "listener_create"));
@@ -218,22 +218,22 @@ sdk::Result<OctaviaListener> OctaviaClient::createListener(const CallContext& ca
   return parseListener(*l);
 }
 
-sdk::Status OctaviaClient::updateListener(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::updateListener(const sdk::Call& call, const std::string& id,
                                      const Json& body) {
   return send(call, "PUT", "lbaas/listeners/" + urlEncode(id), &body, "listener_update");
 }
 
-sdk::Status OctaviaClient::deleteListener(const CallContext& call, const std::string& id) {
+sdk::Status OctaviaClient::deleteListener(const sdk::Call& call, const std::string& id) {
   return send(call, "DELETE", "lbaas/listeners/" + urlEncode(id), nullptr, "listener_delete");
 }
 
-sdk::Result<std::vector<OctaviaPool>> OctaviaClient::listPools(const CallContext& call,
+sdk::Result<std::vector<OctaviaPool>> OctaviaClient::listPools(const sdk::Call& call,
                                                             const std::string& lb_id) {
   return listAll<OctaviaPool>(os_, call, "lbaas/pools?loadbalancer_id=" + urlEncode(lb_id), "pools",
                               "pool_list", parsePool);
 }
 
-sdk::Result<OctaviaPool> OctaviaClient::createPool(const CallContext& call, const Json& body) {
+sdk::Result<OctaviaPool> OctaviaClient::createPool(const sdk::Call& call, const Json& body) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.sendJson(call, Service::LoadBalancer, "POST", "lbaas/pools", body, "pool_create"));
@@ -244,40 +244,40 @@ sdk::Result<OctaviaPool> OctaviaClient::createPool(const CallContext& call, cons
   return parsePool(*p);
 }
 
-sdk::Status OctaviaClient::updatePool(const CallContext& call, const std::string& id, const Json& body) {
+sdk::Status OctaviaClient::updatePool(const sdk::Call& call, const std::string& id, const Json& body) {
   return send(call, "PUT", "lbaas/pools/" + urlEncode(id), &body, "pool_update");
 }
 
-sdk::Status OctaviaClient::deletePool(const CallContext& call, const std::string& id) {
+sdk::Status OctaviaClient::deletePool(const sdk::Call& call, const std::string& id) {
   return send(call, "DELETE", "lbaas/pools/" + urlEncode(id), nullptr, "pool_delete");
 }
 
-sdk::Result<std::vector<OctaviaMember>> OctaviaClient::listMembers(const CallContext& call,
+sdk::Result<std::vector<OctaviaMember>> OctaviaClient::listMembers(const sdk::Call& call,
                                                                 const std::string& pool_id) {
   return listAll<OctaviaMember>(os_, call, "lbaas/pools/" + urlEncode(pool_id) + "/members",
                                 "members", "member_list", parseMember);
 }
 
-sdk::Status OctaviaClient::replaceMembers(const CallContext& call, const std::string& pool_id,
+sdk::Status OctaviaClient::replaceMembers(const sdk::Call& call, const std::string& pool_id,
                                      const Json& body) {
   return send(call, "PUT", "lbaas/pools/" + urlEncode(pool_id) + "/members", &body,
               "member_batch_update");
 }
 
-sdk::Status OctaviaClient::createMember(const CallContext& call, const std::string& pool_id,
+sdk::Status OctaviaClient::createMember(const sdk::Call& call, const std::string& pool_id,
                                    const Json& body) {
   return send(call, "POST", "lbaas/pools/" + urlEncode(pool_id) + "/members", &body,
               "member_create");
 }
 
-sdk::Status OctaviaClient::deleteMember(const CallContext& call, const std::string& pool_id,
+sdk::Status OctaviaClient::deleteMember(const sdk::Call& call, const std::string& pool_id,
                                    const std::string& member_id) {
   return send(call, "DELETE",
               "lbaas/pools/" + urlEncode(pool_id) + "/members/" + urlEncode(member_id), nullptr,
               "member_delete");
 }
 
-sdk::Result<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, const std::string& id) {
+sdk::Result<OctaviaMonitor> OctaviaClient::getMonitor(const sdk::Call& call, const std::string& id) {
   CCM_SDK_ASSIGN_OR_RETURN(
       rapidjson::Document doc,
       os_.getJson(call, Service::LoadBalancer, "lbaas/healthmonitors/" + urlEncode(id),
@@ -289,16 +289,16 @@ sdk::Result<OctaviaMonitor> OctaviaClient::getMonitor(const CallContext& call, c
   return parseMonitor(*m);
 }
 
-sdk::Status OctaviaClient::createMonitor(const CallContext& call, const Json& body) {
+sdk::Status OctaviaClient::createMonitor(const sdk::Call& call, const Json& body) {
   return send(call, "POST", "lbaas/healthmonitors", &body, "healthmonitor_create");
 }
 
-sdk::Status OctaviaClient::updateMonitor(const CallContext& call, const std::string& id,
+sdk::Status OctaviaClient::updateMonitor(const sdk::Call& call, const std::string& id,
                                     const Json& body) {
   return send(call, "PUT", "lbaas/healthmonitors/" + urlEncode(id), &body, "healthmonitor_update");
 }
 
-sdk::Status OctaviaClient::deleteMonitor(const CallContext& call, const std::string& id) {
+sdk::Status OctaviaClient::deleteMonitor(const sdk::Call& call, const std::string& id) {
   return send(call, "DELETE", "lbaas/healthmonitors/" + urlEncode(id), nullptr,
               "healthmonitor_delete");
 }

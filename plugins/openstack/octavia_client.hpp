@@ -101,42 +101,42 @@ class OctaviaClient {
   OpenStackClient& openstack() const { return os_; }
 
   // The highest API version Octavia lists at its root.
-  sdk::Result<OctaviaVersion> apiVersion(const CallContext& call);
+  sdk::Result<OctaviaVersion> apiVersion(const sdk::Call& call);
 
-  sdk::Result<OctaviaLoadBalancer> getLoadBalancer(const CallContext& call, const std::string& id);
-  sdk::Result<std::vector<OctaviaLoadBalancer>> findLoadBalancers(const CallContext& call,
+  sdk::Result<OctaviaLoadBalancer> getLoadBalancer(const sdk::Call& call, const std::string& id);
+  sdk::Result<std::vector<OctaviaLoadBalancer>> findLoadBalancers(const sdk::Call& call,
                                                                const std::string& name);
-  sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const CallContext& call, const Json& body);
-  sdk::Status updateLoadBalancer(const CallContext& call, const std::string& id, const Json& body);
+  sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const sdk::Call& call, const Json& body);
+  sdk::Status updateLoadBalancer(const sdk::Call& call, const std::string& id, const Json& body);
   // NOT_FOUND is passed through; cascade deletes the children too.
-  sdk::Status deleteLoadBalancer(const CallContext& call, const std::string& id, bool cascade);
+  sdk::Status deleteLoadBalancer(const sdk::Call& call, const std::string& id, bool cascade);
 
-  sdk::Result<std::vector<OctaviaListener>> listListeners(const CallContext& call,
+  sdk::Result<std::vector<OctaviaListener>> listListeners(const sdk::Call& call,
                                                        const std::string& lb_id);
-  sdk::Result<OctaviaListener> createListener(const CallContext& call, const Json& body);
-  sdk::Status updateListener(const CallContext& call, const std::string& id, const Json& body);
-  sdk::Status deleteListener(const CallContext& call, const std::string& id);
+  sdk::Result<OctaviaListener> createListener(const sdk::Call& call, const Json& body);
+  sdk::Status updateListener(const sdk::Call& call, const std::string& id, const Json& body);
+  sdk::Status deleteListener(const sdk::Call& call, const std::string& id);
 
-  sdk::Result<std::vector<OctaviaPool>> listPools(const CallContext& call, const std::string& lb_id);
-  sdk::Result<OctaviaPool> createPool(const CallContext& call, const Json& body);
-  sdk::Status updatePool(const CallContext& call, const std::string& id, const Json& body);
-  sdk::Status deletePool(const CallContext& call, const std::string& id);
+  sdk::Result<std::vector<OctaviaPool>> listPools(const sdk::Call& call, const std::string& lb_id);
+  sdk::Result<OctaviaPool> createPool(const sdk::Call& call, const Json& body);
+  sdk::Status updatePool(const sdk::Call& call, const std::string& id, const Json& body);
+  sdk::Status deletePool(const sdk::Call& call, const std::string& id);
 
-  sdk::Result<std::vector<OctaviaMember>> listMembers(const CallContext& call,
+  sdk::Result<std::vector<OctaviaMember>> listMembers(const sdk::Call& call,
                                                    const std::string& pool_id);
   // PUT pools/{id}/members: replaces the whole member set.
-  sdk::Status replaceMembers(const CallContext& call, const std::string& pool_id, const Json& body);
-  sdk::Status createMember(const CallContext& call, const std::string& pool_id, const Json& body);
-  sdk::Status deleteMember(const CallContext& call, const std::string& pool_id,
+  sdk::Status replaceMembers(const sdk::Call& call, const std::string& pool_id, const Json& body);
+  sdk::Status createMember(const sdk::Call& call, const std::string& pool_id, const Json& body);
+  sdk::Status deleteMember(const sdk::Call& call, const std::string& pool_id,
                       const std::string& member_id);
 
-  sdk::Result<OctaviaMonitor> getMonitor(const CallContext& call, const std::string& id);
-  sdk::Status createMonitor(const CallContext& call, const Json& body);
-  sdk::Status updateMonitor(const CallContext& call, const std::string& id, const Json& body);
-  sdk::Status deleteMonitor(const CallContext& call, const std::string& id);
+  sdk::Result<OctaviaMonitor> getMonitor(const sdk::Call& call, const std::string& id);
+  sdk::Status createMonitor(const sdk::Call& call, const Json& body);
+  sdk::Status updateMonitor(const sdk::Call& call, const std::string& id, const Json& body);
+  sdk::Status deleteMonitor(const sdk::Call& call, const std::string& id);
 
  private:
-  sdk::Status send(const CallContext& call, const std::string& method, const std::string& path,
+  sdk::Status send(const sdk::Call& call, const std::string& method, const std::string& path,
               const Json* body, const std::string& op);
 
   OpenStackClient& os_;

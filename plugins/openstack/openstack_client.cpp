@@ -1,4 +1,5 @@
 // Authenticated OpenStack API requests.
+#include "plugins/openstack/request_timeout.hpp"
 #include "plugins/openstack/openstack_client.hpp"
 
 #include <chrono>
@@ -77,7 +78,7 @@ OpenStackClient::OpenStackClient(const Config& config, const sdk::Host& env) : c
       std::make_unique<KeystoneAuth>(config.global, *http_, env, config.metadata.request_timeout);
 }
 
-sdk::Status OpenStackClient::start(const CallContext& call, bool need_load_balancer) {
+sdk::Status OpenStackClient::start(const sdk::Call& call, bool need_load_balancer) {
   CCM_SDK_RETURN_IF_ERROR(keystone_->start(call));
   const Catalog& catalog = keystone_->catalog();
   const std::string& iface = config_.global.endpoint_type;
@@ -118,7 +119,7 @@ const std::string& OpenStackClient::baseUrl(Service service) const {
   return compute_url_;
 }
 
-sdk::Result<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Service service,
+sdk::Result<HttpResponse> OpenStackClient::sendOnce(const sdk::Call& call, Service service,
                                                  const std::string& method, const std::string& url,
                                                  const std::string& body,
                                                  const std::string& token) {
@@ -149,7 +150,7 @@ sdk::Result<HttpResponse> OpenStackClient::sendOnce(const CallContext& call, Ser
   return resp;
 }
 
-sdk::Result<HttpResponse> OpenStackClient::request(const CallContext& call, Service service,
+sdk::Result<HttpResponse> OpenStackClient::request(const sdk::Call& call, Service service,
                                                 const std::string& method, const std::string& path,
                                                 const Json* body, const std::string& op) {
   std::string url =
@@ -208,14 +209,14 @@ sdk::Result<HttpResponse> OpenStackClient::request(const CallContext& call, Serv
   return resp;
 }
 
-sdk::Result<rapidjson::Document> OpenStackClient::getJson(const CallContext& call, Service service,
+sdk::Result<rapidjson::Document> OpenStackClient::getJson(const sdk::Call& call, Service service,
                                                        const std::string& path,
                                                        const std::string& op) {
   CCM_SDK_ASSIGN_OR_RETURN(HttpResponse resp, request(call, service, "GET", path, nullptr, op));
   return parseJson(resp.body);
 }
 
-sdk::Result<rapidjson::Document> OpenStackClient::sendJson(const CallContext& call, Service service,
+sdk::Result<rapidjson::Document> OpenStackClient::sendJson(const sdk::Call& call, Service service,
                                                         const std::string& method,
                                                         const std::string& path, const Json& body,
                                                         const std::string& op) {
@@ -226,7 +227,7 @@ sdk::Result<rapidjson::Document> OpenStackClient::sendJson(const CallContext& ca
   return parseJson(resp.body);
 }
 
-sdk::Status OpenStackClient::forEachPage(const CallContext& call, Service service,
+sdk::Status OpenStackClient::forEachPage(const sdk::Call& call, Service service,
                                     const std::string& path, const std::string& links_key,
                                     const std::string& op,
                                     const std::function<bool(const JsonValue& page)>& on_page) {

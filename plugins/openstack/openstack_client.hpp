@@ -10,7 +10,7 @@
 #include <string>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/call_context.hpp"
+#include "ccm/provider.hpp"
 #include "plugins/openstack/http_client.hpp"
 #include "plugins/openstack/json.hpp"
 #include "plugins/openstack/keystone.hpp"
@@ -30,27 +30,27 @@ class OpenStackClient {
 
   // Authenticates and resolves the compute, network and (when load balancers are enabled)
   // load-balancer endpoints. Lifecycle only.
-  sdk::Status start(const CallContext& call, bool need_load_balancer);
+  sdk::Status start(const sdk::Call& call, bool need_load_balancer);
 
   // Sends a request. path is relative to the service's base URL ("servers/ID",
   // "lbaas/loadbalancers?name=x") or an absolute URL (a "next" link). A non-2xx answer is an
   // error sdk::Status (404 -> NOT_FOUND, ...). op names the request in metrics and logs.
-  sdk::Result<HttpResponse> request(const CallContext& call, Service service,
+  sdk::Result<HttpResponse> request(const sdk::Call& call, Service service,
                                  const std::string& method, const std::string& path,
                                  const Json* body, const std::string& op);
 
   // GET and parse the JSON answer.
-  sdk::Result<rapidjson::Document> getJson(const CallContext& call, Service service,
+  sdk::Result<rapidjson::Document> getJson(const sdk::Call& call, Service service,
                                         const std::string& path, const std::string& op);
 
   // Sends a JSON body and parses the JSON answer (an empty body parses as null).
-  sdk::Result<rapidjson::Document> sendJson(const CallContext& call, Service service,
+  sdk::Result<rapidjson::Document> sendJson(const sdk::Call& call, Service service,
                                          const std::string& method, const std::string& path,
                                          const Json& body, const std::string& op);
 
   // GETs path and every "next" page (<links_key>: [{"rel":"next","href":...}]), calling
   // on_page with each parsed page; stops early when on_page returns false.
-  sdk::Status forEachPage(const CallContext& call, Service service, const std::string& path,
+  sdk::Status forEachPage(const sdk::Call& call, Service service, const std::string& path,
                      const std::string& links_key, const std::string& op,
                      const std::function<bool(const JsonValue& page)>& on_page);
 
@@ -63,7 +63,7 @@ class OpenStackClient {
   const sdk::Host& env() { return env_; }
 
  private:
-  sdk::Result<HttpResponse> sendOnce(const CallContext& call, Service service,
+  sdk::Result<HttpResponse> sendOnce(const sdk::Call& call, Service service,
                                   const std::string& method, const std::string& url,
                                   const std::string& body, const std::string& token);
 

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "ccm/provider.hpp"
-#include "plugins/openstack/call_context.hpp"
 #include "plugins/openstack/lb_dual_stack.hpp"
 #include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
@@ -28,10 +27,6 @@ constexpr uint32_t kBatchConcurrency = 4;
 constexpr uint32_t kMaxBatchSize = 500;
 constexpr uint32_t kLoadBalancerConcurrency = 8;
 constexpr uint32_t kRoutesConcurrency = 8;
-
-CallContext contextOf(const sdk::Call& call) {
-  return CallContext(sdk::Host::instance(), call.id(), call.deadlineNs());
-}
 
 std::vector<sdk::NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
   std::vector<sdk::NodeAddress> out;
@@ -115,7 +110,7 @@ class InstancesCapability final : public sdk::Instances {
 
   sdk::Result<sdk::Existence> instanceExists(const sdk::Call& call,
                                              const sdk::NodeView& node) override {
-    auto r = core_.exists(contextOf(call), nodeOf(node));
+    auto r = core_.exists(call, nodeOf(node));
     if (!r.ok()) {
       return r.error();
     }
@@ -123,7 +118,7 @@ class InstancesCapability final : public sdk::Instances {
   }
   sdk::Result<sdk::Power> instanceShutdown(const sdk::Call& call,
                                            const sdk::NodeView& node) override {
-    auto r = core_.shutdown(contextOf(call), nodeOf(node));
+    auto r = core_.shutdown(call, nodeOf(node));
     if (!r.ok()) {
       return r.error();
     }
@@ -131,7 +126,7 @@ class InstancesCapability final : public sdk::Instances {
   }
   sdk::Result<std::optional<sdk::InstanceMetadata>> instanceMetadata(
       const sdk::Call& call, const sdk::NodeView& node) override {
-    auto r = core_.metadata(contextOf(call), nodeOf(node));
+    auto r = core_.metadata(call, nodeOf(node));
     if (!r.ok()) {
       return r.error();
     }
@@ -149,7 +144,7 @@ class BatchCapability final : public sdk::InstancesBatch {
 
   sdk::Result<std::vector<sdk::Result<sdk::InstanceMetadata>>> instanceMetadataBatch(
       const sdk::Call& call, std::span<const sdk::NodeView> nodes) override {
-    auto results = core_.metadataBatch(contextOf(call), nodesOf(nodes));
+    auto results = core_.metadataBatch(call, nodesOf(nodes));
     std::vector<sdk::Result<sdk::InstanceMetadata>> out;
     for (auto& r : results) {
       if (r.ok()) {
@@ -173,7 +168,7 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
 
   sdk::Result<std::optional<sdk::LoadBalancerStatus>> getLoadBalancer(
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc) override {
-    auto r = core_.get(contextOf(call), std::string(cluster), serviceOf(svc));
+    auto r = core_.get(call, std::string(cluster), serviceOf(svc));
     if (!r.ok()) {
       return r.error();
     }
@@ -189,7 +184,7 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
   sdk::Result<sdk::LoadBalancerStatus> ensureLoadBalancer(
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc,
       std::span<const sdk::NodeView> nodes) override {
-    auto r = core_.ensure(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes));
+    auto r = core_.ensure(call, std::string(cluster), serviceOf(svc), nodesOf(nodes));
     if (!r.ok()) {
       return r.error();
     }
@@ -198,11 +193,11 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
   sdk::Status updateLoadBalancer(const sdk::Call& call, std::string_view cluster,
                                  const sdk::ServiceView& svc,
                                  std::span<const sdk::NodeView> nodes) override {
-    return core_.update(contextOf(call), std::string(cluster), serviceOf(svc), nodesOf(nodes));
+    return core_.update(call, std::string(cluster), serviceOf(svc), nodesOf(nodes));
   }
   sdk::Status ensureLoadBalancerDeleted(const sdk::Call& call, std::string_view cluster,
                                         const sdk::ServiceView& svc) override {
-    return core_.remove(contextOf(call), std::string(cluster), serviceOf(svc));
+    return core_.remove(call, std::string(cluster), serviceOf(svc));
   }
   uint32_t maxConcurrency() const override { return kLoadBalancerConcurrency; }
 
@@ -216,17 +211,17 @@ class RoutesCapability final : public sdk::Routes {
 
   sdk::Result<std::vector<sdk::Route>> listRoutes(const sdk::Call& call,
                                                   std::string_view cluster) override {
-    return core_.list(contextOf(call), std::string(cluster));
+    return core_.list(call, std::string(cluster));
   }
   // The name hint (the node's UID) is not used: routes are named after their destination,
   // as OCCM names them.
   sdk::Status createRoute(const sdk::Call& call, std::string_view cluster, std::string_view,
                           const sdk::Route& route) override {
-    return core_.create(contextOf(call), std::string(cluster), route);
+    return core_.create(call, std::string(cluster), route);
   }
   sdk::Status deleteRoute(const sdk::Call& call, std::string_view cluster,
                           const sdk::Route& route) override {
-    return core_.remove(contextOf(call), std::string(cluster), route);
+    return core_.remove(call, std::string(cluster), route);
   }
   uint32_t maxConcurrency() const override { return kRoutesConcurrency; }
 
@@ -242,7 +237,7 @@ class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
   static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host& host,
                                                               std::string_view config) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    auto core = OpenStackProvider::create(CallContext::lifecycle(host), host, config);
+    auto core = OpenStackProvider::create(sdk::Call::lifecycle(host), host, config);
     if (!core.ok()) {
       return core.error();
     }
@@ -252,7 +247,7 @@ class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
   // A changed cloud.conf: new credentials take effect for the next requests; anything else
   // that changed is refused and the running settings stay.
   sdk::Status reconfigure(const sdk::Call& call, std::string_view config) override {
-    return core_->reconfigure(contextOf(call), sdk::Host::instance(), config);
+    return core_->reconfigure(call, sdk::Host::instance(), config);
   }
 
   sdk::Instances* instances() override { return &instances_; }

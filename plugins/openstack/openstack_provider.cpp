@@ -18,7 +18,7 @@ OpenStackProvider::OpenStackProvider(Config config, const sdk::Host& env) : conf
 }
 
 sdk::Result<std::unique_ptr<OpenStackProvider>> OpenStackProvider::create(
-    const CallContext& call, const sdk::Host& env, std::string_view config_text) {
+    const sdk::Call& call, const sdk::Host& env, std::string_view config_text) {
   if (config_text.empty()) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                   "the openstack provider needs a cloud config (--cloud-config) with [Global] "

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/call_context.hpp"
+#include "ccm/provider.hpp"
 #include "plugins/openstack/instances.hpp"
 #include "plugins/openstack/load_balancers.hpp"
 #include "plugins/openstack/neutron_client.hpp"
@@ -23,7 +23,7 @@ class OpenStackProvider {
  public:
   // Parses config_text, registers its secrets, authenticates and resolves endpoints. Refusals
   // name the offending key (INVALID_ARGUMENT) or the failing cloud call.
-  static sdk::Result<std::unique_ptr<OpenStackProvider>> create(const CallContext& call, const sdk::Host& env,
+  static sdk::Result<std::unique_ptr<OpenStackProvider>> create(const sdk::Call& call, const sdk::Host& env,
                                                              std::string_view config_text);
 
   Instances& instances() { return *instances_; }
@@ -38,7 +38,7 @@ class OpenStackProvider {
   // (INVALID_ARGUMENT naming the key) and nothing changes. On OK the new secrets are
   // registered and Keystone is logged into with the new credentials for the next requests.
   // THREAD: one at a time; capability calls may run meanwhile.
-  sdk::Status reconfigure(const CallContext& call, const sdk::Host& env, std::string_view config_text);
+  sdk::Status reconfigure(const sdk::Call& call, const sdk::Host& env, std::string_view config_text);
   OpenStackClient& client() { return *client_; }
 
  private:

@@ -57,7 +57,7 @@ std::string fixedSettingChanged(const Config& running, const Config& next) {
   return "";
 }
 
-sdk::Status OpenStackProvider::reconfigure(const CallContext& call, const sdk::Host& env,
+sdk::Status OpenStackProvider::reconfigure(const sdk::Call& call, const sdk::Host& env,
                                       std::string_view config_text) {
   if (config_text.empty()) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,

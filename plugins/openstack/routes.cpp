@@ -38,7 +38,7 @@ std::optional<std::string> Routes::cachedNodeName(const std::string& ip) {
   return it->second.first;
 }
 
-sdk::Status Routes::refreshNodeNames(const CallContext& call) {
+sdk::Status Routes::refreshNodeNames(const sdk::Call& call) {
   std::map<std::string, std::string> found;
   CCM_SDK_RETURN_IF_ERROR(nova_.listServers(call, [&](const Server& s) {
     for (const NovaAddress& a : s.addresses) {
@@ -56,7 +56,7 @@ sdk::Status Routes::refreshNodeNames(const CallContext& call) {
   return {};
 }
 
-sdk::Result<std::vector<sdk::Route>> Routes::list(const CallContext& call, const std::string& cluster) {
+sdk::Result<std::vector<sdk::Route>> Routes::list(const sdk::Call& call, const std::string& cluster) {
   CCM_SDK_ASSIGN_OR_RETURN(Router router, neutron_.getRouter(call, config_.route.router_id));
   std::set<std::string> tags(router.tags.begin(), router.tags.end());
   std::vector<RouterRoute> mine;
@@ -89,7 +89,7 @@ sdk::Result<std::vector<sdk::Route>> Routes::list(const CallContext& call, const
   return out;
 }
 
-sdk::Result<std::optional<Port>> Routes::nodePort(const CallContext& call, const std::string& ip) {
+sdk::Result<std::optional<Port>> Routes::nodePort(const sdk::Call& call, const std::string& ip) {
   std::set<std::string> networks;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -125,7 +125,7 @@ sdk::Result<std::optional<Port>> Routes::nodePort(const CallContext& call, const
   return std::optional<Port>(std::move(on_router.front()));
 }
 
-sdk::Result<std::string> Routes::nexthopFor(const CallContext& call, const sdk::Route& route) {
+sdk::Result<std::string> Routes::nexthopFor(const sdk::Call& call, const sdk::Route& route) {
   int family = ipFamilyOf(route.destination_cidr);
   if (family == 0) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
@@ -149,7 +149,7 @@ sdk::Result<std::string> Routes::nexthopFor(const CallContext& call, const sdk::
                                               " InternalIP found for node " + route.target_node);
 }
 
-sdk::Status Routes::routerWrite(const CallContext& call, const std::function<sdk::Status()>& write) {
+sdk::Status Routes::routerWrite(const sdk::Call& call, const std::function<sdk::Status()>& write) {
   std::lock_guard<std::mutex> lock(router_mu_);
   for (int attempt = 0;; ++attempt) {
     sdk::Status st = write();
@@ -171,15 +171,15 @@ sdk::Status Routes::routerWrite(const CallContext& call, const std::function<sdk
   }
 }
 
-sdk::Status Routes::addRoute(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::addRoute(const sdk::Call& call, const RouterRoute& r) {
   return routerWrite(call, [&] { return addRouteOnce(call, r); });
 }
 
-sdk::Status Routes::removeRoute(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::removeRoute(const sdk::Call& call, const RouterRoute& r) {
   return routerWrite(call, [&] { return removeRouteOnce(call, r); });
 }
 
-sdk::Status Routes::addRouteOnce(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::addRouteOnce(const sdk::Call& call, const RouterRoute& r) {
   if (features_.atomic) {
     return neutron_.changeExtraRoutes(call, config_.route.router_id, true, {r});
   }
@@ -191,7 +191,7 @@ sdk::Status Routes::addRouteOnce(const CallContext& call, const RouterRoute& r) 
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-sdk::Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& r) {
+sdk::Status Routes::removeRouteOnce(const sdk::Call& call, const RouterRoute& r) {
   if (features_.atomic) {
     return neutron_.changeExtraRoutes(call, config_.route.router_id, false, {r});
   }
@@ -204,7 +204,7 @@ sdk::Status Routes::removeRouteOnce(const CallContext& call, const RouterRoute& 
   return neutron_.setRouterRoutes(call, config_.route.router_id, router.routes);
 }
 
-sdk::Status Routes::create(const CallContext& call, const std::string& cluster, const sdk::Route& route) {
+sdk::Status Routes::create(const sdk::Call& call, const std::string& cluster, const sdk::Route& route) {
   CCM_SDK_ASSIGN_OR_RETURN(std::string nexthop, nexthopFor(call, route));
   auto cidr = Cidr::parse(route.destination_cidr);
   std::string dest = cidr->toString();
@@ -254,7 +254,7 @@ sdk::Status Routes::create(const CallContext& call, const std::string& cluster, 
   return {};
 }
 
-sdk::Status Routes::remove(const CallContext& call, const std::string& cluster, const sdk::Route& route) {
+sdk::Status Routes::remove(const sdk::Call& call, const std::string& cluster, const sdk::Route& route) {
   auto cidr = Cidr::parse(route.destination_cidr);
   if (!cidr) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,

@@ -38,27 +38,27 @@ class Routes {
   Routes(const Config& config, NeutronClient& neutron, NovaClient& nova, RouteFeatures features)
       : config_(config), neutron_(neutron), nova_(nova), features_(features) {}
 
-  sdk::Result<std::vector<sdk::Route>> list(const CallContext& call, const std::string& cluster);
-  sdk::Status create(const CallContext& call, const std::string& cluster, const sdk::Route& route);
-  sdk::Status remove(const CallContext& call, const std::string& cluster, const sdk::Route& route);
+  sdk::Result<std::vector<sdk::Route>> list(const sdk::Call& call, const std::string& cluster);
+  sdk::Status create(const sdk::Call& call, const std::string& cluster, const sdk::Route& route);
+  sdk::Status remove(const sdk::Call& call, const std::string& cluster, const sdk::Route& route);
 
   const RouteFeatures& features() const { return features_; }
 
  private:
   // node name per node address, from the project's servers (cached a few minutes).
-  sdk::Status refreshNodeNames(const CallContext& call);
+  sdk::Status refreshNodeNames(const sdk::Call& call);
   std::optional<std::string> cachedNodeName(const std::string& ip);
   // The node port holding ip on one of the router's networks; nullopt when there is none.
-  sdk::Result<std::optional<Port>> nodePort(const CallContext& call, const std::string& ip);
-  sdk::Result<std::string> nexthopFor(const CallContext& call, const sdk::Route& route);
+  sdk::Result<std::optional<Port>> nodePort(const sdk::Call& call, const std::string& ip);
+  sdk::Result<std::string> nexthopFor(const sdk::Call& call, const sdk::Route& route);
   // One write to the router (a route or a tag) at a time from this provider: Neutron fails
   // concurrent writes to one router with a 500 (a database deadlock). A 5xx is retried a few
   // times with growing jittered delays before the caller sees it (and rolls anything back).
-  sdk::Status routerWrite(const CallContext& call, const std::function<sdk::Status()>& write);
-  sdk::Status addRoute(const CallContext& call, const RouterRoute& r);
-  sdk::Status removeRoute(const CallContext& call, const RouterRoute& r);
-  sdk::Status addRouteOnce(const CallContext& call, const RouterRoute& r);
-  sdk::Status removeRouteOnce(const CallContext& call, const RouterRoute& r);
+  sdk::Status routerWrite(const sdk::Call& call, const std::function<sdk::Status()>& write);
+  sdk::Status addRoute(const sdk::Call& call, const RouterRoute& r);
+  sdk::Status removeRoute(const sdk::Call& call, const RouterRoute& r);
+  sdk::Status addRouteOnce(const sdk::Call& call, const RouterRoute& r);
+  sdk::Status removeRouteOnce(const sdk::Call& call, const RouterRoute& r);
 
   const Config& config_;
   NeutronClient& neutron_;

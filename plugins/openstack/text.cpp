@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "plugins/openstack/call_context.hpp"
+#include "ccm/provider.hpp"
 
 namespace ccm::openstack {
 
