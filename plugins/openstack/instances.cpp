@@ -37,7 +37,7 @@ std::string Instances::providerIdFor(const std::string& server_id) const {
   return "openstack:///" + server_id;
 }
 
-sdk::Result<Server> Instances::findServer(const sdk::Call& call, const KubeNode& node) {
+sdk::Result<Server> Instances::findServer(const sdk::Call& call, const sdk::Node& node) {
   if (!node.provider_id.empty()) {
     CCM_SDK_ASSIGN_OR_RETURN(ProviderId pid, parseProviderId(node.provider_id));
     if (!pid.region.empty() && pid.region != config_.global.region) {
@@ -64,7 +64,7 @@ sdk::Result<Server> Instances::findServer(const sdk::Call& call, const KubeNode&
   return std::move(found.front());
 }
 
-sdk::Result<Existence> Instances::exists(const sdk::Call& call, const KubeNode& node) {
+sdk::Result<Existence> Instances::exists(const sdk::Call& call, const sdk::Node& node) {
   auto server = findServer(call, node);
   if (server.ok()) {
     return Existence::Exists;
@@ -75,7 +75,7 @@ sdk::Result<Existence> Instances::exists(const sdk::Call& call, const KubeNode& 
   return server.status();
 }
 
-sdk::Result<Power> Instances::shutdown(const sdk::Call& call, const KubeNode& node) {
+sdk::Result<Power> Instances::shutdown(const sdk::Call& call, const sdk::Node& node) {
   CCM_SDK_ASSIGN_OR_RETURN(Server server, findServer(call, node));
   return server.status == "SHUTOFF" ? Power::Shutdown : Power::Running;
 }
@@ -128,7 +128,8 @@ sdk::Result<sdk::InstanceMetadata> Instances::build(const sdk::Call& call, const
   return md;
 }
 
-sdk::Result<sdk::InstanceMetadata> Instances::metadata(const sdk::Call& call, const KubeNode& node) {
+sdk::Result<sdk::InstanceMetadata> Instances::metadata(const sdk::Call& call,
+                                                       const sdk::Node& node) {
   auto server = findServer(call, node);
   if (!server.ok()) {
     if (server.status().code() == CCM_STATUS_FAILED_PRECONDITION && node.provider_id.empty()) {
@@ -142,10 +143,10 @@ sdk::Result<sdk::InstanceMetadata> Instances::metadata(const sdk::Call& call, co
 }
 
 std::vector<sdk::Result<sdk::InstanceMetadata>> Instances::metadataBatch(
-    const sdk::Call& call, const std::vector<KubeNode>& nodes) {
+    const sdk::Call& call, const std::vector<sdk::Node>& nodes) {
   std::vector<sdk::Result<sdk::InstanceMetadata>> out;
   if (nodes.size() <= kSmallBatch) {
-    for (const KubeNode& node : nodes) {
+    for (const sdk::Node& node : nodes) {
       out.push_back(metadata(call, node));
     }
     return out;
@@ -166,7 +167,7 @@ std::vector<sdk::Result<sdk::InstanceMetadata>> Instances::metadataBatch(
   // Resolve each node to a server ID (or an error).
   std::vector<sdk::Result<std::string>> resolved;
   std::vector<std::string> wanted;
-  for (const KubeNode& node : nodes) {
+  for (const sdk::Node& node : nodes) {
     if (!node.provider_id.empty()) {
       auto pid = parseProviderId(node.provider_id);
       if (!pid.ok()) {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
 #include "plugins/openstack/nova_client.hpp"
 
@@ -33,21 +33,21 @@ class Instances {
       : config_(config), nova_(nova), neutron_(neutron) {}
 
   // EXISTS / NOT_FOUND (only on Nova's 404 for the node's providerID); an error otherwise.
-  sdk::Result<Existence> exists(const sdk::Call& call, const KubeNode& node);
+  sdk::Result<Existence> exists(const sdk::Call& call, const sdk::Node& node);
   // SHUTDOWN only for status SHUTOFF.
-  sdk::Result<Power> shutdown(const sdk::Call& call, const KubeNode& node);
-  sdk::Result<sdk::InstanceMetadata> metadata(const sdk::Call& call, const KubeNode& node);
+  sdk::Result<Power> shutdown(const sdk::Call& call, const sdk::Node& node);
+  sdk::Result<sdk::InstanceMetadata> metadata(const sdk::Call& call, const sdk::Node& node);
   // One result per node, in order. Small batches are looked up node by node; larger ones
   // from one paged list of the project's servers and one port list per 40 servers.
-  std::vector<sdk::Result<sdk::InstanceMetadata>> metadataBatch(const sdk::Call& call,
-                                                        const std::vector<KubeNode>& nodes);
+  std::vector<sdk::Result<sdk::InstanceMetadata>> metadataBatch(
+      const sdk::Call& call, const std::vector<sdk::Node>& nodes);
 
   std::string providerIdFor(const std::string& server_id) const;
 
  private:
   // By providerID (NOT_FOUND on 404), else by exact name (FAILED_PRECONDITION when no or
   // several servers have that name: a name lookup never proves absence).
-  sdk::Result<Server> findServer(const sdk::Call& call, const KubeNode& node);
+  sdk::Result<Server> findServer(const sdk::Call& call, const sdk::Node& node);
   sdk::Result<sdk::InstanceMetadata> build(const sdk::Call& call, const Server& server,
                                    const std::vector<Port>& ports);
 

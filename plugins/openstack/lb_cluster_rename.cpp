@@ -74,9 +74,9 @@ sdk::Status refuse(const OctaviaLoadBalancer& lb, const std::string& why) {
 
 // Whether one of the load balancer's members is one of `nodes` (name and address).
 sdk::Result<bool> hasNodeOfThisCluster(const LbRun& run, const std::vector<OctaviaPool>& pools,
-                                    const std::vector<KubeNode>& nodes) {
+                                       const std::vector<sdk::Node>& nodes) {
   std::set<std::pair<std::string, std::string>> ours;
-  for (const KubeNode& n : nodes) {
+  for (const sdk::Node& n : nodes) {
     for (const sdk::NodeAddress& a : n.addresses) {
       ours.insert({n.name, a.address});
     }
@@ -138,9 +138,9 @@ std::string formerClusterOf(const std::string& lb_name, const LbSettings& s) {
 }
 
 sdk::Result<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
-                                                     const OctaviaLoadBalancer& lb,
-                                                     const std::string& former_cluster,
-                                                     const std::vector<KubeNode>& nodes) {
+                                                        const OctaviaLoadBalancer& lb,
+                                                        const std::string& former_cluster,
+                                                        const std::vector<sdk::Node>& nodes) {
   const LbSettings& s = run.settings();
   OctaviaClient& oct = run.octavia();
   const sdk::Call& call = run.call();

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_run.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 
 namespace ccm::openstack {
@@ -26,8 +26,8 @@ std::string formerClusterOf(const std::string& lb_name, const LbSettings& s);
 // Renames `lb` (named for this Service under `former_cluster`) and its children to the
 // settings' names after the checks above; the load balancer as renamed.
 sdk::Result<OctaviaLoadBalancer> renameForClusterChange(const LbRun& run,
-                                                     const OctaviaLoadBalancer& lb,
-                                                     const std::string& former_cluster,
-                                                     const std::vector<KubeNode>& nodes);
+                                                        const OctaviaLoadBalancer& lb,
+                                                        const std::string& former_cluster,
+                                                        const std::vector<sdk::Node>& nodes);
 
 }  // namespace ccm::openstack

@@ -49,13 +49,13 @@ Json loadBalancerBody(const LbRun& run) {
 }
 
 // The subnet of the first node's address, for a VIP nothing else places.
-sdk::Result<std::string> detectVipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
+sdk::Result<std::string> detectVipSubnet(const LbRun& run, const std::vector<sdk::Node>& nodes) {
   if (nodes.empty() || nodes.front().provider_id.empty()) {
     return sdk::Status(CCM_STATUS_FAILED_PRECONDITION,
                   "cannot find a VIP subnet: set [LoadBalancer] subnet-id or network-id "
                   "(no node with a providerID to detect it from)");
   }
-  const KubeNode& node = nodes.front();
+  const sdk::Node& node = nodes.front();
   std::string addr = memberAddress(node, run.settings().ip_family);
   auto pid = parseProviderId(node.provider_id);
   if (!pid.ok()) {
@@ -82,8 +82,8 @@ sdk::Result<std::string> detectVipSubnet(const LbRun& run, const std::vector<Kub
 // Sets where the VIP goes: the configured port, else the subnet (configured or detected)
 // and network, with loadBalancerIP as the address of a VIP that is the public address. The
 // VIP subnet (empty when not known).
-sdk::Result<std::string> placeVip(const LbRun& run, const KubeService& svc,
-                               const std::vector<KubeNode>& nodes, Json& lb) {
+sdk::Result<std::string> placeVip(const LbRun& run, const sdk::Service& svc,
+                                  const std::vector<sdk::Node>& nodes, Json& lb) {
   const LbSettings& s = run.settings();
   if (!s.vip_port_id.empty()) {
     lb.set("vip_port_id", s.vip_port_id);
@@ -106,8 +106,8 @@ sdk::Result<std::string> placeVip(const LbRun& run, const KubeService& svc,
 }
 
 // Every listener with its pool, members and health monitor, for a fully populated create.
-Json populatedListeners(const LbRun& run, const KubeService& svc,
-                        const std::vector<KubeNode>& nodes, const std::string& member_subnet) {
+Json populatedListeners(const LbRun& run, const sdk::Service& svc,
+                        const std::vector<sdk::Node>& nodes, const std::string& member_subnet) {
   Json listeners = Json::array();
   for (const DesiredPort& d : desiredPorts(run, svc, nodes, member_subnet)) {
     Json l = listenerJson(run, d);
@@ -128,8 +128,8 @@ Json populatedListeners(const LbRun& run, const KubeService& svc,
 
 }  // namespace
 
-sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const KubeService& svc,
-                                                 const std::vector<KubeNode>& nodes) {
+sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const sdk::Service& svc,
+                                                    const std::vector<sdk::Node>& nodes) {
   const LbSettings& s = run.settings();
   Json lb = loadBalancerBody(run);
   CCM_SDK_ASSIGN_OR_RETURN(std::string vip_subnet, placeVip(run, svc, nodes, lb));

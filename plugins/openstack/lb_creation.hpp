@@ -7,13 +7,13 @@
 
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_run.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 
 namespace ccm::openstack {
 
-sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const KubeService& svc,
-                                                 const std::vector<KubeNode>& nodes);
+sdk::Result<OctaviaLoadBalancer> createLoadBalancer(const LbRun& run, const sdk::Service& svc,
+                                                    const std::vector<sdk::Node>& nodes);
 
 }  // namespace ccm::openstack

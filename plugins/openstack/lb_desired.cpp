@@ -16,7 +16,7 @@ std::string childName(const char* kind, const std::string& index, const LbSettin
   return truncateUtf8(std::string(kind) + "_" + index + "_" + s.lb_name, kMaxNameBytes);
 }
 
-std::optional<DesiredMonitor> desiredMonitor(const LbRun& run, const KubeService& svc,
+std::optional<DesiredMonitor> desiredMonitor(const LbRun& run, const sdk::Service& svc,
                                              const DesiredPort& d, const std::string& index) {
   const LbSettings& s = run.settings();
   if (!s.health_monitor) {
@@ -39,12 +39,12 @@ std::optional<DesiredMonitor> desiredMonitor(const LbRun& run, const KubeService
   return m;
 }
 
-std::vector<DesiredMember> desiredMembers(const LbRun& run, const KubeService& svc,
-                                          const std::vector<KubeNode>& nodes,
+std::vector<DesiredMember> desiredMembers(const LbRun& run, const sdk::Service& svc,
+                                          const std::vector<sdk::Node>& nodes,
                                           const std::string& member_subnet, const DesiredPort& d) {
   const LbSettings& s = run.settings();
   std::vector<DesiredMember> out;
-  for (const KubeNode& node : nodes) {
+  for (const sdk::Node& node : nodes) {
     if (!matchesSelector(node, s.node_selector)) {
       continue;
     }
@@ -71,13 +71,13 @@ std::vector<DesiredMember> desiredMembers(const LbRun& run, const KubeService& s
 
 }  // namespace
 
-std::vector<DesiredPort> desiredPorts(const LbRun& run, const KubeService& svc,
-                                      const std::vector<KubeNode>& nodes,
+std::vector<DesiredPort> desiredPorts(const LbRun& run, const sdk::Service& svc,
+                                      const std::vector<sdk::Node>& nodes,
                                       const std::string& member_subnet) {
   const LbSettings& s = run.settings();
   std::vector<DesiredPort> out;
   for (size_t i = 0; i < svc.ports.size(); ++i) {
-    const ServicePort& p = svc.ports[i];
+    const sdk::ServicePort& p = svc.ports[i];
     DesiredPort d;
     d.index = i;
     d.k8s_protocol = p.protocol.empty() ? "TCP" : p.protocol;
@@ -102,7 +102,7 @@ std::vector<DesiredPort> desiredPorts(const LbRun& run, const KubeService& svc,
   return out;
 }
 
-std::string memberAddress(const KubeNode& node, int family) {
+std::string memberAddress(const sdk::Node& node, int family) {
   for (const char* type : {"InternalIP", "ExternalIP"}) {
     for (const sdk::NodeAddress& a : node.addresses) {
       if (a.type == type && ipFamilyOf(a.address) == family) {

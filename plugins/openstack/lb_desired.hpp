@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_run.hpp"
 #include "plugins/openstack/lb_settings.hpp"
-#include "plugins/openstack/model.hpp"
 
 namespace ccm::openstack {
 
@@ -44,13 +44,13 @@ struct DesiredPort {
 
 // One DesiredPort per Service port, in order. Members are the nodes the node selector picks
 // that have an address of the Service's IP family, in `member_subnet` (may be empty).
-std::vector<DesiredPort> desiredPorts(const LbRun& run, const KubeService& svc,
-                                      const std::vector<KubeNode>& nodes,
+std::vector<DesiredPort> desiredPorts(const LbRun& run, const sdk::Service& svc,
+                                      const std::vector<sdk::Node>& nodes,
                                       const std::string& member_subnet);
 
 // The node's address for members: its first InternalIP of the family, else its first
 // ExternalIP of the family; empty when it has neither.
-std::string memberAddress(const KubeNode& node, int family);
+std::string memberAddress(const sdk::Node& node, int family);
 
 // The subnet members go in: the member-subnet-id setting, else `fallback` (the VIP's subnet).
 std::string memberSubnet(const LbSettings& s, const std::string& fallback);

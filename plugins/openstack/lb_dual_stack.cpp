@@ -34,8 +34,8 @@ sdk::Result<std::string> ipv6SubnetOfNetwork(const LbRun& run, const std::string
 
 // The subnet of the first node's IPv6 address (the node with a providerID); empty when no
 // node has one.
-sdk::Result<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<KubeNode>& nodes) {
-  for (const KubeNode& node : nodes) {
+sdk::Result<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<sdk::Node>& nodes) {
+  for (const sdk::Node& node : nodes) {
     std::string addr = memberAddress(node, 6);
     if (node.provider_id.empty() || addr.empty()) {
       continue;
@@ -61,7 +61,7 @@ sdk::Result<std::string> ipv6SubnetOfNodes(const LbRun& run, const std::vector<K
 
 // Where the IPv6 VIP goes: the IPv6 subnet of the configured VIP network (or of the
 // configured subnet's network), else the subnet of the nodes' IPv6 addresses.
-sdk::Result<std::string> ipv6VipSubnet(const LbRun& run, const std::vector<KubeNode>& nodes) {
+sdk::Result<std::string> ipv6VipSubnet(const LbRun& run, const std::vector<sdk::Node>& nodes) {
   const LbSettings& s = run.settings();
   std::string network = s.vip_network_id;
   if (network.empty() && !s.vip_subnet_id.empty()) {
@@ -93,12 +93,12 @@ std::string ipFamilyPolicyOf(std::string_view service_json) {
   return spec == nullptr ? std::string() : jsonString(*spec, "ipFamilyPolicy");
 }
 
-bool wantsDualStack(const KubeService& svc) {
+bool wantsDualStack(const sdk::Service& svc) {
   bool v4 = std::find(svc.ip_families.begin(), svc.ip_families.end(), "IPv4") !=
             svc.ip_families.end();
   bool v6 = std::find(svc.ip_families.begin(), svc.ip_families.end(), "IPv6") !=
             svc.ip_families.end();
-  return v4 && v6 && svc.ip_family_policy != "SingleStack";
+  return v4 && v6 && ipFamilyPolicyOf(svc.object_json) != "SingleStack";
 }
 
 std::string ipv6LoadBalancerName(const std::string& lb_name) {
@@ -106,15 +106,15 @@ std::string ipv6LoadBalancerName(const std::string& lb_name) {
          kIpv6Suffix;
 }
 
-sdk::Result<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
-                                      const std::vector<KubeNode>& nodes,
-                                      const std::optional<OctaviaLoadBalancer>& existing) {
+sdk::Result<DualStackPlan> planDualStack(const LbRun& run, const sdk::Service& svc,
+                                         const std::vector<sdk::Node>& nodes,
+                                         const std::optional<OctaviaLoadBalancer>& existing) {
   DualStackPlan plan;
   if (!wantsDualStack(svc)) {
     return plan;
   }
   const LbSettings& s = run.settings();
-  bool required = svc.ip_family_policy == "RequireDualStack";
+  bool required = ipFamilyPolicyOf(svc.object_json) == "RequireDualStack";
   std::string service = svc.namespace_ + "/" + svc.name;
   auto single = [&](const std::string& why) -> sdk::Result<DualStackPlan> {
     if (required) {
@@ -164,8 +164,8 @@ LbSettings ipv6Settings(const LbSettings& primary, const std::string& ipv6_subne
   return s;
 }
 
-KubeService ipv6Service(const KubeService& svc) {
-  KubeService out = svc;
+sdk::Service ipv6Service(const sdk::Service& svc) {
+  sdk::Service out = svc;
   if (ipFamilyOf(out.load_balancer_ip) != 6) {
     out.load_balancer_ip.clear();
   }
@@ -181,7 +181,8 @@ std::string ipv6AdditionalVip(const OctaviaLoadBalancer& lb) {
   return {};
 }
 
-void addIpv6Ingress(LbStatus& status, const std::string& ipv6_address, bool ipv6_first) {
+void addIpv6Ingress(sdk::LoadBalancerStatus& status, const std::string& ipv6_address,
+                    bool ipv6_first) {
   if (ipv6_address.empty() || status.ingress.empty() || status.ingress.front().ip.empty()) {
     return;
   }

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_run.hpp"
 #include "plugins/openstack/lb_settings.hpp"
-#include "plugins/openstack/model.hpp"
 
 namespace ccm::openstack {
 
@@ -34,8 +34,9 @@ struct DualStackPlan {
 // spec.ipFamilyPolicy from a Service's JSON; empty when absent or unreadable.
 std::string ipFamilyPolicyOf(std::string_view service_json);
 
-// Whether the Service asks for both families.
-bool wantsDualStack(const KubeService& svc);
+// Whether the Service asks for both families (spec.ipFamilies, and spec.ipFamilyPolicy from
+// its object JSON).
+bool wantsDualStack(const sdk::Service& svc);
 
 // The name of the IPv6 load balancer of a Service whose load balancer is `lb_name`.
 std::string ipv6LoadBalancerName(const std::string& lb_name);
@@ -44,21 +45,22 @@ std::string ipv6LoadBalancerName(const std::string& lb_name);
 // RequireDualStack without an IPv6 subnet (or with settings that pin one load balancer:
 // load-balancer-id, port-id) is INVALID_ARGUMENT before anything is made; PreferDualStack
 // then gets IPv4 only, with a log line.
-sdk::Result<DualStackPlan> planDualStack(const LbRun& run, const KubeService& svc,
-                                      const std::vector<KubeNode>& nodes,
-                                      const std::optional<OctaviaLoadBalancer>& existing);
+sdk::Result<DualStackPlan> planDualStack(const LbRun& run, const sdk::Service& svc,
+                                         const std::vector<sdk::Node>& nodes,
+                                         const std::optional<OctaviaLoadBalancer>& existing);
 
 // The settings of the IPv6 load balancer (SecondLoadBalancer) from the Service's settings.
 LbSettings ipv6Settings(const LbSettings& primary, const std::string& ipv6_subnet_id);
 
 // The Service as the IPv6 load balancer sees it: loadBalancerIP only when it is IPv6.
-KubeService ipv6Service(const KubeService& svc);
+sdk::Service ipv6Service(const sdk::Service& svc);
 
 // The load balancer's IPv6 additional VIP; empty when it has none.
 std::string ipv6AdditionalVip(const OctaviaLoadBalancer& lb);
 
 // Adds the IPv6 address to a status built for the IPv4 one (nothing when the status
 // publishes a hostname), in the Service's family order.
-void addIpv6Ingress(LbStatus& status, const std::string& ipv6_address, bool ipv6_first);
+void addIpv6Ingress(sdk::LoadBalancerStatus& status, const std::string& ipv6_address,
+                    bool ipv6_first);
 
 }  // namespace ccm::openstack

@@ -71,7 +71,7 @@ sdk::Status releaseFloatingIp(const LbRun& run, const FloatingIp& fip) {
 
 // The subnets of `network` to try a new floating IP in, in order; empty lets Neutron pick.
 sdk::Result<std::vector<std::string>> floatingSubnets(const LbRun& run, const std::string& network,
-                                                   const KubeService& svc) {
+                                                      const sdk::Service& svc) {
   const LbSettings& s = run.settings();
   NeutronClient& neu = run.neutron();
   std::vector<std::string> subnets;
@@ -107,7 +107,7 @@ sdk::Result<std::vector<std::string>> floatingSubnets(const LbRun& run, const st
 
 // A new floating IP on the VIP port, trying the candidate subnets in turn; its address.
 sdk::Result<std::string> createFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb,
-                                       const KubeService& svc) {
+                                          const sdk::Service& svc) {
   CCM_SDK_ASSIGN_OR_RETURN(std::string network, floatingNetwork(run));
   Json fip = Json::object();
   fip.set("floating_network_id", network);
@@ -238,8 +238,8 @@ sdk::Result<std::string> floatingNetwork(const LbRun& run) {
   return candidates.front();
 }
 
-sdk::Result<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner,
-                                       const KubeService& svc) {
+sdk::Result<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb,
+                                          bool owner, const sdk::Service& svc) {
   const LbSettings& s = run.settings();
   CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> on_port,
                           floatingIpsOnPort(run.neutron(), run.call(), lb.vip_port_id));

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_run.hpp"
 #include "plugins/openstack/lb_settings.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 
@@ -32,8 +32,8 @@ sdk::Result<std::string> floatingNetwork(const LbRun& run);
 
 // The public address of the load balancer: reuses, adopts, creates or releases its floating
 // IP as the settings want; the VIP for internal and IPv6 load balancers.
-sdk::Result<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb, bool owner,
-                                       const KubeService& svc);
+sdk::Result<std::string> ensureFloatingIp(const LbRun& run, const OctaviaLoadBalancer& lb,
+                                          bool owner, const sdk::Service& svc);
 
 // Deletes the floating IPs on the load balancer's VIP port that this Service created, unless
 // keep-floatingip.

@@ -65,9 +65,10 @@ Json poolJson(const LbRun& run, const DesiredPort& d, const std::string& session
   return p;
 }
 
-sdk::Result<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, const KubeService& svc,
-                                 const DesiredPort& d, const OctaviaListener& listener,
-                                 const std::vector<OctaviaPool>& pools, bool members_only) {
+sdk::Result<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id,
+                                    const sdk::Service& svc, const DesiredPort& d,
+                                    const OctaviaListener& listener,
+                                    const std::vector<OctaviaPool>& pools, bool members_only) {
   OctaviaClient& oct = run.octavia();
   std::optional<OctaviaPool> pool;
   if (const OctaviaPool* p = poolOf(pools, listener)) {

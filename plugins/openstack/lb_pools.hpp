@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/json.hpp"
 #include "plugins/openstack/lb_desired.hpp"
 #include "plugins/openstack/lb_run.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 
 namespace ccm::openstack {
@@ -23,8 +23,9 @@ Json poolJson(const LbRun& run, const DesiredPort& d, const std::string& session
 // The pool behind `listener` for port `d`: created when missing, else brought to the
 // settings. With members_only (UpdateLoadBalancer) nothing changes and a missing pool is an
 // error.
-sdk::Result<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id, const KubeService& svc,
-                                 const DesiredPort& d, const OctaviaListener& listener,
-                                 const std::vector<OctaviaPool>& pools, bool members_only);
+sdk::Result<OctaviaPool> ensurePool(const LbRun& run, const std::string& lb_id,
+                                    const sdk::Service& svc, const DesiredPort& d,
+                                    const OctaviaListener& listener,
+                                    const std::vector<OctaviaPool>& pools, bool members_only);
 
 }  // namespace ccm::openstack

@@ -8,7 +8,7 @@ namespace {
 
 constexpr const char* kOvnAlgorithm = "SOURCE_IP_PORT";
 
-sdk::Status ovnRefusal(const KubeService& svc, const std::string& what) {
+sdk::Status ovnRefusal(const sdk::Service& svc, const std::string& what) {
   return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                 "Service " + svc.namespace_ + "/" + svc.name + ": " + what +
                     ", which Octavia's ovn provider ([LoadBalancer] lb-provider = ovn) does not "
@@ -17,7 +17,7 @@ sdk::Status ovnRefusal(const KubeService& svc, const std::string& what) {
 
 }  // namespace
 
-sdk::Status checkProviderLimits(const LbRun& run, const KubeService& svc) {
+sdk::Status checkProviderLimits(const LbRun& run, const sdk::Service& svc) {
   if (!run.features().ovn) {
     return {};
   }

@@ -6,15 +6,15 @@
 // Octavia's 501.
 #pragma once
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_run.hpp"
-#include "plugins/openstack/model.hpp"
 
 namespace ccm::openstack {
 
 // OK unless the provider is ovn and the Service's settings need what ovn does not have: TLS
 // termination (TERMINATED_HTTPS), x-forwarded-for (HTTP listeners), proxy-protocol (PROXY
 // pools) or an lb-method other than SOURCE_IP_PORT.
-sdk::Status checkProviderLimits(const LbRun& run, const KubeService& svc);
+sdk::Status checkProviderLimits(const LbRun& run, const sdk::Service& svc);
 
 // Whether the provider runs health monitors of this type.
 bool providerHasMonitorType(const OctaviaFeatures& features, const std::string& type);

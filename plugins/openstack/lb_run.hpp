@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/config.hpp"
 #include "plugins/openstack/lb_settings.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 #include "plugins/openstack/octavia_features.hpp"

@@ -65,9 +65,9 @@ SecurityGroupRule ingressRule(const std::string& group_id, const std::string& pr
 
 // The rules one side of the Service needs: each node port from each source, and the
 // health-check node port from the member subnet.
-sdk::Result<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const KubeService& svc,
-                                                     const MemberSide& side,
-                                                     const std::string& group_id) {
+sdk::Result<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const sdk::Service& svc,
+                                                        const MemberSide& side,
+                                                        const std::string& group_id) {
   const LbSettings& s = run.settings();
   const std::vector<DesiredPort>& desired = side.desired;
   const std::string& member_subnet = side.member_subnet;
@@ -125,7 +125,7 @@ sdk::Result<std::vector<SecurityGroupRule>> wantedRules(const LbRun& run, const 
 // The Service's group: found by name and description, or made. A group with the name but
 // another description is someone else's: an error, nothing is touched.
 sdk::Result<std::optional<SecurityGroup>> findGroup(const LbRun& run, const std::string& cluster,
-                                                 const KubeService& svc) {
+                                                    const sdk::Service& svc) {
   std::string name = securityGroupName(svc);
   std::string description = securityGroupDescription(cluster, svc);
   CCM_SDK_ASSIGN_OR_RETURN(std::vector<SecurityGroup> groups,
@@ -297,10 +297,10 @@ sdk::Status detach(const LbRun& run, const SecurityGroup& group, const Port& por
 // The group on exactly the members' ports: one query for the ports that have it, one per
 // member that is not among them yet.
 sdk::Status reconcilePorts(const LbRun& run, const SecurityGroup& group,
-                      const std::vector<MemberSide>& sides, const std::vector<KubeNode>& nodes,
-                      PortSecurityOffMemo& memo) {
+                           const std::vector<MemberSide>& sides,
+                           const std::vector<sdk::Node>& nodes, PortSecurityOffMemo& memo) {
   std::map<std::string, std::string> instance_of;  // node name -> providerID
-  for (const KubeNode& n : nodes) {
+  for (const sdk::Node& n : nodes) {
     instance_of[n.name] = n.provider_id;
   }
   struct Where {
@@ -372,27 +372,28 @@ void PortSecurityOffMemo::remember(const std::string& key) {
   seen_[key] = now;
 }
 
-std::string securityGroupName(const KubeService& svc) {
+std::string securityGroupName(const sdk::Service& svc) {
   return truncateUtf8("lb-sg-" + svc.uid + "-" + svc.namespace_ + "-" + svc.name, kMaxNameBytes);
 }
 
-std::string securityGroupDescription(const std::string& cluster, const KubeService& svc) {
+std::string securityGroupDescription(const std::string& cluster, const sdk::Service& svc) {
   return truncateUtf8("Security Group for " + svc.namespace_ + "/" + svc.name +
                           " Service LoadBalancer in cluster " + cluster,
                       kMaxNameBytes);
 }
 
-sdk::Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
-                           const std::vector<DesiredPort>& desired,
-                           const std::vector<KubeNode>& nodes, const std::string& member_subnet,
-                           PortSecurityOffMemo& memo) {
+sdk::Status ensureSecurityGroup(const LbRun& run, const std::string& cluster,
+                                const sdk::Service& svc, const std::vector<DesiredPort>& desired,
+                                const std::vector<sdk::Node>& nodes,
+                                const std::string& member_subnet, PortSecurityOffMemo& memo) {
   std::vector<MemberSide> sides{{desired, member_subnet, run.settings().ip_family}};
   return ensureSecurityGroupSides(run, cluster, svc, sides, nodes, memo);
 }
 
 sdk::Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
-                                const KubeService& svc, const std::vector<MemberSide>& sides,
-                                const std::vector<KubeNode>& nodes, PortSecurityOffMemo& memo) {
+                                     const sdk::Service& svc, const std::vector<MemberSide>& sides,
+                                     const std::vector<sdk::Node>& nodes,
+                                     PortSecurityOffMemo& memo) {
   CCM_SDK_ASSIGN_OR_RETURN(std::optional<SecurityGroup> group, findGroup(run, cluster, svc));
   if (!group) {
     // A group made by an attempt whose answer was lost is found by name next time.
@@ -420,7 +421,8 @@ sdk::Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluste
   return reconcilePorts(run, *group, sides, nodes, memo);
 }
 
-sdk::Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc) {
+sdk::Status deleteSecurityGroup(const LbRun& run, const std::string& cluster,
+                                const sdk::Service& svc) {
   auto found = findGroup(run, cluster, svc);
   if (!found.ok()) {
     if (found.status().code() == CCM_STATUS_FAILED_PRECONDITION) {

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/lb_desired.hpp"
 #include "plugins/openstack/lb_run.hpp"
-#include "plugins/openstack/model.hpp"
 
 namespace ccm::openstack {
 
@@ -40,8 +40,8 @@ class PortSecurityOffMemo {
 };
 
 // OCCM's name and description of the Service's security group.
-std::string securityGroupName(const KubeService& svc);
-std::string securityGroupDescription(const std::string& cluster, const KubeService& svc);
+std::string securityGroupName(const sdk::Service& svc);
+std::string securityGroupDescription(const std::string& cluster, const sdk::Service& svc);
 
 // The members of one of the Service's load balancers (a dual-stack Service with a second
 // "_ipv6" load balancer has two): their ports, the subnet they are in and their IP family.
@@ -56,21 +56,23 @@ struct MemberSide {
 // ethertype) and attaches it to the port of every member of every side; detaches it from
 // ports of nodes that are no longer members. The other parts as ensureSecurityGroup below.
 sdk::Status ensureSecurityGroupSides(const LbRun& run, const std::string& cluster,
-                                const KubeService& svc, const std::vector<MemberSide>& sides,
-                                const std::vector<KubeNode>& nodes, PortSecurityOffMemo& memo);
+                                     const sdk::Service& svc, const std::vector<MemberSide>& sides,
+                                     const std::vector<sdk::Node>& nodes,
+                                     PortSecurityOffMemo& memo);
 
 // Makes the Service's group exist with the rules `desired` needs and attaches it to the
 // port of every member (ports with port security off are left alone, with a log line, and
 // remembered in `memo`); detaches it from ports of nodes that are no longer members.
 // `nodes` are the nodes the members were chosen from; `member_subnet` is the subnet the
 // members are in.
-sdk::Status ensureSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc,
-                           const std::vector<DesiredPort>& desired,
-                           const std::vector<KubeNode>& nodes, const std::string& member_subnet,
-                           PortSecurityOffMemo& memo);
+sdk::Status ensureSecurityGroup(const LbRun& run, const std::string& cluster,
+                                const sdk::Service& svc, const std::vector<DesiredPort>& desired,
+                                const std::vector<sdk::Node>& nodes,
+                                const std::string& member_subnet, PortSecurityOffMemo& memo);
 
 // Detaches the Service's group from every port and deletes it. Nothing to do when there is
 // none; a group this cluster did not make is left alone.
-sdk::Status deleteSecurityGroup(const LbRun& run, const std::string& cluster, const KubeService& svc);
+sdk::Status deleteSecurityGroup(const LbRun& run, const std::string& cluster,
+                                const sdk::Service& svc);
 
 }  // namespace ccm::openstack

@@ -109,11 +109,11 @@ sdk::Result<std::vector<std::string>> sniContainerRefs(const std::string* value,
 
 }  // namespace
 
-std::string loadBalancerName(const std::string& cluster, const KubeService& svc) {
+std::string loadBalancerName(const std::string& cluster, const sdk::Service& svc) {
   return truncateUtf8("kube_service_" + cluster + "_" + svc.namespace_ + "_" + svc.name, 255);
 }
 
-bool matchesSelector(const KubeNode& node,
+bool matchesSelector(const sdk::Node& node,
                      const std::map<std::string, std::optional<std::string>>& selector) {
   for (const auto& [key, value] : selector) {
     auto it = node.labels.find(key);
@@ -128,7 +128,7 @@ bool matchesSelector(const KubeNode& node,
 }
 
 sdk::Result<LbSettings> buildLbSettings(const LoadBalancerConfig& cfg, const std::string& cluster,
-                                     const KubeService& svc) {
+                                        const sdk::Service& svc) {
   Annotations a(svc.annotations);
   LbSettings s;
   std::string ns_name = svc.namespace_ + "/" + svc.name;

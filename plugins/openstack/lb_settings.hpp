@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/model.hpp"
 
 namespace ccm::openstack {
 
@@ -81,13 +81,13 @@ struct LbSettings {
 };
 
 // The load balancer name OCCM gives a Service.
-std::string loadBalancerName(const std::string& cluster, const KubeService& svc);
+std::string loadBalancerName(const std::string& cluster, const sdk::Service& svc);
 
-sdk::Result<LbSettings> buildLbSettings(const LoadBalancerConfig& config, const std::string& cluster,
-                                     const KubeService& svc);
+sdk::Result<LbSettings> buildLbSettings(const LoadBalancerConfig& config,
+                                        const std::string& cluster, const sdk::Service& svc);
 
 // Does the node carry every label of the selector (with the value, when one is given)?
-bool matchesSelector(const KubeNode& node,
+bool matchesSelector(const sdk::Node& node,
                      const std::map<std::string, std::optional<std::string>>& selector);
 
 }  // namespace ccm::openstack

@@ -40,11 +40,11 @@ sdk::Status checkRef(const sdk::Call& call, BarbicanClient& barbican, const std:
 
 }  // namespace
 
-sdk::Status checkTlsPorts(const LbSettings& s, const KubeService& svc) {
+sdk::Status checkTlsPorts(const LbSettings& s, const sdk::Service& svc) {
   if (!tlsTerminated(s)) {
     return {};
   }
-  for (const ServicePort& p : svc.ports) {
+  for (const sdk::ServicePort& p : svc.ports) {
     if (!p.protocol.empty() && p.protocol != "TCP") {
       return sdk::Status(CCM_STATUS_INVALID_ARGUMENT,
                     s.tls_container_source + " asks for TLS termination, which needs TCP ports; "

@@ -7,11 +7,11 @@
 
 #include <string>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/barbican_client.hpp"
 #include "plugins/openstack/config.hpp"
 #include "plugins/openstack/json.hpp"
 #include "plugins/openstack/lb_settings.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 
 namespace ccm::openstack {
@@ -24,7 +24,7 @@ inline bool tlsTerminated(const LbSettings& s) {
 }
 
 // TLS terminates TCP only: a UDP or SCTP port of a TLS Service is INVALID_ARGUMENT, naming it.
-sdk::Status checkTlsPorts(const LbSettings& s, const KubeService& svc);
+sdk::Status checkTlsPorts(const LbSettings& s, const sdk::Service& svc);
 
 // With container-store = barbican: the default and SNI references each exist in Barbican and
 // the project may read them. A missing, unreadable or malformed one is INVALID_ARGUMENT

@@ -29,12 +29,12 @@ constexpr auto kFeaturesTtl = std::chrono::hours(1);
 
 // A Service with a loadBalancerClass is some other controller's.
 // What this provider cannot build for a Service.
-sdk::Status checkSupported(const LbSettings& s, const KubeService& svc) {
+sdk::Status checkSupported(const LbSettings& s, const sdk::Service& svc) {
   if (svc.ports.empty()) {
     return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "the Service has no ports");
   }
   CCM_SDK_RETURN_IF_ERROR(checkTlsPorts(s, svc));
-  for (const ServicePort& p : svc.ports) {
+  for (const sdk::ServicePort& p : svc.ports) {
     if (s.x_forwarded_for && p.protocol != "TCP" && !p.protocol.empty()) {
       return sdk::Status(CCM_STATUS_INVALID_ARGUMENT, "x-forwarded-for needs TCP ports; port " +
                                                std::to_string(p.port) + " is " + p.protocol);
@@ -43,7 +43,7 @@ sdk::Status checkSupported(const LbSettings& s, const KubeService& svc) {
   return {};
 }
 
-void warnIfSourceRangesIgnored(const LbRun& run, const KubeService& svc) {
+void warnIfSourceRangesIgnored(const LbRun& run, const sdk::Service& svc) {
   if (!run.settings().source_ranges.empty() && !run.features().allowedCidrs()) {
     run.call().warning(
         "Octavia cannot restrict source ranges here (needs API 2.12 and not ovn); "
@@ -106,8 +106,8 @@ sdk::Status checkCanShare(const LbRun& run, const OctaviaLoadBalancer& lb) {
 // members_only (UpdateLoadBalancer) only the member sets change and missing listeners or
 // pools are an error.
 sdk::Status reconcileChildren(const LbRun& run, const std::string& lb_id, bool owner,
-                         const KubeService& svc, const std::vector<DesiredPort>& desired,
-                         bool members_only) {
+                              const sdk::Service& svc, const std::vector<DesiredPort>& desired,
+                              bool members_only) {
   OctaviaClient& oct = run.octavia();
   CCM_SDK_ASSIGN_OR_RETURN(std::vector<OctaviaListener> listeners,
                           oct.listListeners(run.call(), lb_id));
@@ -144,11 +144,24 @@ sdk::Status tagLoadBalancer(const LbRun& run, const OctaviaLoadBalancer& lb) {
                         run.call(), lb.id, loadBalancerTagsBody(withTag(lb.tags, lb_name))));
 }
 
+// What ensure has the host write back on the Service (ABI 1.1 annotations), under OCCM's
+// names: the load balancer's ID and its address. An empty value is not written.
+void writeBack(sdk::LoadBalancerStatus& status, const std::string& lb_id,
+               const std::string& address) {
+  if (!lb_id.empty()) {
+    status.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-id", lb_id);
+  }
+  if (!address.empty()) {
+    status.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-address",
+                                    address);
+  }
+}
+
 // The Service's status.loadBalancer: the hostname setting, else (with PROXY protocol, when
 // configured) a hostname made of the address, else the address.
-LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
-                         const std::string& address) {
-  LbStatus status;
+sdk::LoadBalancerStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
+                                        const std::string& address) {
+  sdk::LoadBalancerStatus status;
   sdk::Ingress ingress;
   bool proxy = !s.proxy_protocol.empty();
   if (!s.hostname.empty()) {
@@ -165,7 +178,7 @@ LbStatus publishedStatus(const LbSettings& s, const LoadBalancerConfig& cfg,
 
 }  // namespace
 
-std::string LoadBalancers::name(const std::string& cluster, const KubeService& svc) const {
+std::string LoadBalancers::name(const std::string& cluster, const sdk::Service& svc) const {
   return loadBalancerName(cluster, svc);
 }
 
@@ -254,7 +267,7 @@ sdk::Result<LoadBalancers::Found> LoadBalancers::find(const sdk::Call& call, con
 }
 
 LbSettings LoadBalancers::lenientSettings(const sdk::Call& call, const std::string& cluster,
-                                          const KubeService& svc) const {
+                                          const sdk::Service& svc) const {
   auto built = buildLbSettings(config_.load_balancer, cluster, svc);
   if (built.ok()) {
     return std::move(built).value();
@@ -262,7 +275,7 @@ LbSettings LoadBalancers::lenientSettings(const sdk::Call& call, const std::stri
   // A bad annotation must not keep a Service from being found or deleted: fall back to the
   // names and the annotations that matter for finding and deleting.
   call.warning("Ignoring invalid load balancer settings", {{"error", built.status().message()}});
-  KubeService plain = svc;
+  sdk::Service plain = svc;
   plain.annotations.clear();
   plain.source_ranges.clear();
   LbSettings settings = buildLbSettings(LoadBalancerConfig(), cluster, plain).value();
@@ -276,9 +289,9 @@ LbSettings LoadBalancers::lenientSettings(const sdk::Call& call, const std::stri
   return settings;
 }
 
-sdk::Result<std::optional<LbStatus>> LoadBalancers::get(const sdk::Call& call,
-                                                     const std::string& cluster,
-                                                     const KubeService& svc) {
+sdk::Result<std::optional<sdk::LoadBalancerStatus>> LoadBalancers::get(const sdk::Call& call,
+                                                                       const std::string& cluster,
+                                                                       const sdk::Service& svc) {
   LbSettings s = lenientSettings(call, cluster, svc);
   CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, s, true));
   LbSettings v6 = ipv6Settings(s, s.vip_subnet_id);
@@ -288,7 +301,8 @@ sdk::Result<std::optional<LbStatus>> LoadBalancers::get(const sdk::Call& call,
     lb6 = std::move(found6.lb);
   }
   if (!found.lb && lb6) {
-    return std::optional<LbStatus>(LbStatus{});  // only the IPv6 half is left: it exists
+    return std::optional<sdk::LoadBalancerStatus>(
+        sdk::LoadBalancerStatus{});  // only the IPv6 half is left: it exists
   }
   if (!found.lb) {
     // A floating IP left behind by this Service still counts as part of its load balancer.
@@ -296,19 +310,19 @@ sdk::Result<std::optional<LbStatus>> LoadBalancers::get(const sdk::Call& call,
       CCM_SDK_ASSIGN_OR_RETURN(std::vector<FloatingIp> left,
                               unattachedFloatingIps(neutron_, call, s));
       if (!left.empty()) {
-        return std::optional<LbStatus>(LbStatus{});
+        return std::optional<sdk::LoadBalancerStatus>(sdk::LoadBalancerStatus{});
       }
     }
-    return std::optional<LbStatus>();
+    return std::optional<sdk::LoadBalancerStatus>();
   }
   CCM_SDK_ASSIGN_OR_RETURN(std::string address, currentAddress(neutron_, call, *found.lb));
-  LbStatus status = publishedStatus(s, config_.load_balancer, address);
+  sdk::LoadBalancerStatus status = publishedStatus(s, config_.load_balancer, address);
   if (wantsDualStack(svc)) {
     std::string ipv6 = lb6 ? lb6->vip_address : ipv6AdditionalVip(*found.lb);
     bool ipv6_first = !svc.ip_families.empty() && svc.ip_families.front() == "IPv6";
     addIpv6Ingress(status, ipv6, ipv6_first);
   }
-  return std::optional<LbStatus>(std::move(status));
+  return std::optional<sdk::LoadBalancerStatus>(std::move(status));
 }
 
 sdk::Status LoadBalancers::paced(const std::string& key, const sdk::Status& st) {
@@ -329,9 +343,10 @@ sdk::Status LoadBalancers::paced(const std::string& key, const sdk::Status& st) 
       .withReason(e.reason());
 }
 
-sdk::Result<LbStatus> LoadBalancers::ensure(const sdk::Call& call, const std::string& cluster,
-                                         const KubeService& svc,
-                                         const std::vector<KubeNode>& nodes) {
+sdk::Result<sdk::LoadBalancerStatus> LoadBalancers::ensure(const sdk::Call& call,
+                                                           const std::string& cluster,
+                                                           const sdk::Service& svc,
+                                                           const std::vector<sdk::Node>& nodes) {
   auto r = ensureOnce(call, cluster, svc, nodes);
   sdk::Status st = paced(name(cluster, svc), r.ok() ? sdk::Status() : r.status());
   if (!st.ok()) {
@@ -341,18 +356,18 @@ sdk::Result<LbStatus> LoadBalancers::ensure(const sdk::Call& call, const std::st
 }
 
 sdk::Status LoadBalancers::update(const sdk::Call& call, const std::string& cluster,
-                             const KubeService& svc, const std::vector<KubeNode>& nodes) {
+                                  const sdk::Service& svc, const std::vector<sdk::Node>& nodes) {
   return paced(name(cluster, svc), updateOnce(call, cluster, svc, nodes));
 }
 
 sdk::Status LoadBalancers::remove(const sdk::Call& call, const std::string& cluster,
-                             const KubeService& svc) {
+                                  const sdk::Service& svc) {
   return paced(name(cluster, svc), removeOnce(call, cluster, svc));
 }
 
-sdk::Result<LbStatus> LoadBalancers::ensureOnce(const sdk::Call& call, const std::string& cluster,
-                                             const KubeService& svc,
-                                             const std::vector<KubeNode>& nodes) {
+sdk::Result<sdk::LoadBalancerStatus> LoadBalancers::ensureOnce(
+    const sdk::Call& call, const std::string& cluster, const sdk::Service& svc,
+    const std::vector<sdk::Node>& nodes) {
   CCM_SDK_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
   CCM_SDK_RETURN_IF_ERROR(checkSupported(settings, svc));
@@ -395,7 +410,7 @@ sdk::Result<LbStatus> LoadBalancers::ensureOnce(const sdk::Call& call, const std
     CCM_SDK_ASSIGN_OR_RETURN(Found found6, find(call, v6, false));
     CCM_SDK_ASSIGN_OR_RETURN(Placed placed6,
                             ensurePlaced(call, ipv6Service(svc), nodes, std::move(v6), found6));
-    ipv6 = placed6.status.address;
+    ipv6 = placed6.address;
     sides.push_back(std::move(placed6.side));
   } else if (!wantsDualStack(svc) || !ipv6.empty()) {
     // Only once the Service no longer asks for IPv6, or the IPv6 VIP is on the main load
@@ -414,9 +429,9 @@ sdk::Result<LbStatus> LoadBalancers::ensureOnce(const sdk::Call& call, const std
 }
 
 sdk::Result<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const sdk::Call& call,
-                                                            const KubeService& svc,
-                                                            const std::vector<KubeNode>& nodes,
-                                                            LbSettings settings, Found found) {
+                                                               const sdk::Service& svc,
+                                                               const std::vector<sdk::Node>& nodes,
+                                                               LbSettings settings, Found found) {
   CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb && found.lb->provisioning_status == "PENDING_DELETE") {
@@ -451,14 +466,14 @@ sdk::Result<LoadBalancers::Placed> LoadBalancers::ensurePlaced(const sdk::Call& 
   if (!lb.vip_port_id.empty()) {
     CCM_SDK_ASSIGN_OR_RETURN(address, ensureFloatingIp(run, lb, found.owner, svc));
   }
-  LbStatus status = publishedStatus(s, config_.load_balancer, address);
-  status.lb_id = lb.id;
-  status.address = address;
-  return Placed{std::move(lb), std::move(status), std::move(side)};
+  sdk::LoadBalancerStatus status = publishedStatus(s, config_.load_balancer, address);
+  writeBack(status, lb.id, address);
+  return Placed{std::move(lb), std::move(status), std::move(side), std::move(address)};
 }
 
 sdk::Status LoadBalancers::updateOnce(const sdk::Call& call, const std::string& cluster,
-                                 const KubeService& svc, const std::vector<KubeNode>& nodes) {
+                                      const sdk::Service& svc,
+                                      const std::vector<sdk::Node>& nodes) {
   CCM_SDK_ASSIGN_OR_RETURN(LbSettings settings,
                           buildLbSettings(config_.load_balancer, cluster, svc));
   std::vector<MemberSide> sides;
@@ -492,9 +507,9 @@ sdk::Status LoadBalancers::updateOnce(const sdk::Call& call, const std::string& 
   return {};
 }
 
-sdk::Result<MemberSide> LoadBalancers::updateMembers(const sdk::Call& call, const KubeService& svc,
-                                                  const std::vector<KubeNode>& nodes,
-                                                  LbSettings settings, const Found& found) {
+sdk::Result<MemberSide> LoadBalancers::updateMembers(const sdk::Call& call, const sdk::Service& svc,
+                                                     const std::vector<sdk::Node>& nodes,
+                                                     LbSettings settings, const Found& found) {
   CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, std::move(settings)));
   const LbSettings& s = run.settings();
   if (found.lb->provisioning_status == "ERROR") {
@@ -509,7 +524,7 @@ sdk::Result<MemberSide> LoadBalancers::updateMembers(const sdk::Call& call, cons
 }
 
 sdk::Status LoadBalancers::removeOnce(const sdk::Call& call, const std::string& cluster,
-                                 const KubeService& svc) {
+                                      const sdk::Service& svc) {
   CCM_SDK_ASSIGN_OR_RETURN(LbRun run, startRun(call, lenientSettings(call, cluster, svc)));
   CCM_SDK_ASSIGN_OR_RETURN(Found found, find(call, run.settings(), true));
   if (found.lb) {
@@ -522,8 +537,9 @@ sdk::Status LoadBalancers::removeOnce(const sdk::Call& call, const std::string& 
   return deleteOrphanFloatingIps(run);
 }
 
-sdk::Status LoadBalancers::renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes,
-                                            Found& found) {
+sdk::Status LoadBalancers::renameIfFormerCluster(const LbRun& run,
+                                                 const std::vector<sdk::Node>& nodes,
+                                                 Found& found) {
   if (!found.lb || found.former_cluster.empty()) {
     return {};
   }

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/backoff.hpp"
 #include "plugins/openstack/config.hpp"
 #include "plugins/openstack/lb_security_groups.hpp"
 #include "plugins/openstack/lb_settings.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
 #include "plugins/openstack/octavia_client.hpp"
 #include "plugins/openstack/octavia_features.hpp"
@@ -32,14 +32,16 @@ class LoadBalancers {
       : config_(config), octavia_(octavia), neutron_(neutron) {}
 
   // nullopt when nothing of the Service's load balancer exists.
-  sdk::Result<std::optional<LbStatus>> get(const sdk::Call& call, const std::string& cluster,
-                                        const KubeService& svc);
-  std::string name(const std::string& cluster, const KubeService& svc) const;
-  sdk::Result<LbStatus> ensure(const sdk::Call& call, const std::string& cluster,
-                            const KubeService& svc, const std::vector<KubeNode>& nodes);
-  sdk::Status update(const sdk::Call& call, const std::string& cluster, const KubeService& svc,
-                const std::vector<KubeNode>& nodes);
-  sdk::Status remove(const sdk::Call& call, const std::string& cluster, const KubeService& svc);
+  sdk::Result<std::optional<sdk::LoadBalancerStatus>> get(const sdk::Call& call,
+                                                          const std::string& cluster,
+                                                          const sdk::Service& svc);
+  std::string name(const std::string& cluster, const sdk::Service& svc) const;
+  sdk::Result<sdk::LoadBalancerStatus> ensure(const sdk::Call& call, const std::string& cluster,
+                                              const sdk::Service& svc,
+                                              const std::vector<sdk::Node>& nodes);
+  sdk::Status update(const sdk::Call& call, const std::string& cluster, const sdk::Service& svc,
+                     const std::vector<sdk::Node>& nodes);
+  sdk::Status remove(const sdk::Call& call, const std::string& cluster, const sdk::Service& svc);
 
  private:
   struct Found {
@@ -56,7 +58,7 @@ class LoadBalancers {
   // The Service's settings, or (when an annotation is invalid) the names and the few
   // annotations that lookup and deletion need, so that a bad annotation never blocks them.
   LbSettings lenientSettings(const sdk::Call& call, const std::string& cluster,
-                             const KubeService& svc) const;
+                             const sdk::Service& svc) const;
   sdk::Result<Found> find(const sdk::Call& call, const LbSettings& s, bool lenient);
   // One load balancer with these settings (the Service's, or its IPv6 one when dual-stack
   // needs two): created when `found` has none, then its children and its address; `side` is
@@ -64,26 +66,30 @@ class LoadBalancers {
   // of the Service's load balancers).
   struct Placed {
     OctaviaLoadBalancer lb;
-    LbStatus status;
+    sdk::LoadBalancerStatus status;  // with the annotations written back (writeBack)
     MemberSide side;
+    std::string address;  // the floating IP, else the VIP
   };
-  sdk::Result<Placed> ensurePlaced(const sdk::Call& call, const KubeService& svc,
-                                const std::vector<KubeNode>& nodes, LbSettings settings,
-                                Found found);
+  sdk::Result<Placed> ensurePlaced(const sdk::Call& call, const sdk::Service& svc,
+                                   const std::vector<sdk::Node>& nodes, LbSettings settings,
+                                   Found found);
   // The members of one load balancer towards `nodes`; its side for the security group.
-  sdk::Result<MemberSide> updateMembers(const sdk::Call& call, const KubeService& svc,
-                                     const std::vector<KubeNode>& nodes, LbSettings settings,
-                                     const Found& found);
+  sdk::Result<MemberSide> updateMembers(const sdk::Call& call, const sdk::Service& svc,
+                                        const std::vector<sdk::Node>& nodes, LbSettings settings,
+                                        const Found& found);
   // A load balancer found under a former cluster name is renamed (lb_cluster_rename.hpp) and
   // becomes the Service's own, or the call is refused.
-  sdk::Status renameIfFormerCluster(const LbRun& run, const std::vector<KubeNode>& nodes, Found& found);
+  sdk::Status renameIfFormerCluster(const LbRun& run, const std::vector<sdk::Node>& nodes,
+                                    Found& found);
   // Deletes the Service's IPv6 load balancer (lb_dual_stack.hpp) when there is one.
   sdk::Status retireIpv6LoadBalancer(const sdk::Call& call, const LbSettings& primary);
-  sdk::Result<LbStatus> ensureOnce(const sdk::Call& call, const std::string& cluster,
-                                const KubeService& svc, const std::vector<KubeNode>& nodes);
-  sdk::Status updateOnce(const sdk::Call& call, const std::string& cluster, const KubeService& svc,
-                    const std::vector<KubeNode>& nodes);
-  sdk::Status removeOnce(const sdk::Call& call, const std::string& cluster, const KubeService& svc);
+  sdk::Result<sdk::LoadBalancerStatus> ensureOnce(const sdk::Call& call, const std::string& cluster,
+                                                  const sdk::Service& svc,
+                                                  const std::vector<sdk::Node>& nodes);
+  sdk::Status updateOnce(const sdk::Call& call, const std::string& cluster, const sdk::Service& svc,
+                         const std::vector<sdk::Node>& nodes);
+  sdk::Status removeOnce(const sdk::Call& call, const std::string& cluster,
+                         const sdk::Service& svc);
   // A call's result for the load balancer `key`: while Octavia is busy with it (and said
   // nothing of when to come back) the retry-after grows with each busy answer in a row,
   // jittered; any success starts over.

@@ -6,8 +6,8 @@
 
 #include <vector>
 
+#include "ccm/types.hpp"
 #include "plugins/openstack/config.hpp"
-#include "plugins/openstack/model.hpp"
 #include "plugins/openstack/neutron_client.hpp"
 #include "plugins/openstack/nova_client.hpp"
 

@@ -1,12 +1,11 @@
 // The ABI face of the openstack provider, through the plugin SDK (ccm/provider.hpp): one
-// sdk::Provider whose capabilities are thin adapters from the SDK's views and results to the
-// core's types (model.hpp). The SDK owns the C tables, the entry point and the
-// exception barrier.
+// sdk::Provider whose capabilities are thin adapters from the SDK's views to the core, which
+// takes owning copies (sdk::Node, sdk::Service) and answers in the SDK's result types. The
+// SDK owns the C tables, the entry point and the exception barrier.
 #include <curl/curl.h>
 
 #include <chrono>
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -15,8 +14,6 @@
 #include <vector>
 
 #include "ccm/provider.hpp"
-#include "plugins/openstack/lb_dual_stack.hpp"
-#include "plugins/openstack/lb_settings.hpp"
 #include "plugins/openstack/openstack_provider.hpp"
 
 namespace ccm::openstack {
@@ -28,78 +25,12 @@ constexpr uint32_t kMaxBatchSize = 500;
 constexpr uint32_t kLoadBalancerConcurrency = 8;
 constexpr uint32_t kRoutesConcurrency = 8;
 
-std::vector<sdk::NodeAddress> addressesOf(const std::vector<sdk::AddressView>& in) {
-  std::vector<sdk::NodeAddress> out;
-  out.reserve(in.size());
-  for (const auto& a : in) {
-    out.push_back({std::string(a.type), std::string(a.address)});
-  }
-  return out;
-}
-
-std::map<std::string, std::string> mapOf(const std::vector<sdk::KeyValueView>& in) {
-  std::map<std::string, std::string> out;
-  for (const auto& [k, v] : in) {
-    out[std::string(k)] = std::string(v);
-  }
-  return out;
-}
-
-KubeNode nodeOf(const sdk::NodeView& n) {
-  KubeNode k;
-  k.name = n.name();
-  k.uid = n.uid();
-  k.provider_id = n.providerId();
-  k.labels = mapOf(n.labels());
-  k.annotations = mapOf(n.annotations());
-  k.addresses = addressesOf(n.addresses());
-  return k;
-}
-
-std::vector<KubeNode> nodesOf(std::span<const sdk::NodeView> nodes) {
-  std::vector<KubeNode> out;
+// Owning copies: the core keeps the nodes across the sub-steps of a call.
+std::vector<sdk::Node> nodesOf(std::span<const sdk::NodeView> nodes) {
+  std::vector<sdk::Node> out;
+  out.reserve(nodes.size());
   for (const auto& n : nodes) {
-    out.push_back(nodeOf(n));
-  }
-  return out;
-}
-
-KubeService serviceOf(const sdk::ServiceView& s) {
-  KubeService k;
-  k.namespace_ = s.namespaceName();
-  k.name = s.name();
-  k.uid = s.uid();
-  k.labels = mapOf(s.labels());
-  k.annotations = mapOf(s.annotations());
-  k.type = s.type();
-  for (const auto& p : s.ports()) {
-    k.ports.push_back({std::string(p.name), std::string(p.protocol), p.port, p.node_port});
-  }
-  k.load_balancer_ip = s.loadBalancerIp();
-  for (auto r : s.sourceRanges()) {
-    k.source_ranges.emplace_back(r);
-  }
-  k.external_traffic_policy = s.externalTrafficPolicy();
-  k.health_check_node_port = s.healthCheckNodePort();
-  for (auto f : s.ipFamilies()) {
-    k.ip_families.emplace_back(f);
-  }
-  k.load_balancer_class = s.loadBalancerClass();
-  k.session_affinity = s.sessionAffinity();
-  k.ip_family_policy = ipFamilyPolicyOf(s.objectJson());
-  return k;
-}
-
-sdk::LoadBalancerStatus toSdk(const LbStatus& st) {
-  sdk::LoadBalancerStatus out;
-  out.ingress = st.ingress;
-  // Written back on the Service by the host (ABI 1.1), under OCCM's names.
-  if (!st.lb_id.empty()) {
-    out.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-id", st.lb_id);
-  }
-  if (!st.address.empty()) {
-    out.annotations.emplace_back(std::string(kAnnotationPrefix) + "load-balancer-address",
-                                 st.address);
+    out.push_back(n.toNode());
   }
   return out;
 }
@@ -110,7 +41,7 @@ class InstancesCapability final : public sdk::Instances {
 
   sdk::Result<sdk::Existence> instanceExists(const sdk::Call& call,
                                              const sdk::NodeView& node) override {
-    auto r = core_.exists(call, nodeOf(node));
+    auto r = core_.exists(call, node.toNode());
     if (!r.ok()) {
       return r.error();
     }
@@ -118,7 +49,7 @@ class InstancesCapability final : public sdk::Instances {
   }
   sdk::Result<sdk::Power> instanceShutdown(const sdk::Call& call,
                                            const sdk::NodeView& node) override {
-    auto r = core_.shutdown(call, nodeOf(node));
+    auto r = core_.shutdown(call, node.toNode());
     if (!r.ok()) {
       return r.error();
     }
@@ -126,7 +57,7 @@ class InstancesCapability final : public sdk::Instances {
   }
   sdk::Result<std::optional<sdk::InstanceMetadata>> instanceMetadata(
       const sdk::Call& call, const sdk::NodeView& node) override {
-    auto r = core_.metadata(call, nodeOf(node));
+    auto r = core_.metadata(call, node.toNode());
     if (!r.ok()) {
       return r.error();
     }
@@ -168,36 +99,36 @@ class LoadBalancerCapability final : public sdk::LoadBalancer {
 
   sdk::Result<std::optional<sdk::LoadBalancerStatus>> getLoadBalancer(
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc) override {
-    auto r = core_.get(call, std::string(cluster), serviceOf(svc));
+    auto r = core_.get(call, std::string(cluster), svc.toService());
     if (!r.ok()) {
       return r.error();
     }
     if (!r->has_value()) {
       return std::optional<sdk::LoadBalancerStatus>();
     }
-    return std::optional<sdk::LoadBalancerStatus>(toSdk(**r));
+    return std::optional<sdk::LoadBalancerStatus>(**r);
   }
   sdk::Result<std::string> getLoadBalancerName(const sdk::Call&, std::string_view cluster,
                                                const sdk::ServiceView& svc) override {
-    return core_.name(std::string(cluster), serviceOf(svc));
+    return core_.name(std::string(cluster), svc.toService());
   }
   sdk::Result<sdk::LoadBalancerStatus> ensureLoadBalancer(
       const sdk::Call& call, std::string_view cluster, const sdk::ServiceView& svc,
       std::span<const sdk::NodeView> nodes) override {
-    auto r = core_.ensure(call, std::string(cluster), serviceOf(svc), nodesOf(nodes));
+    auto r = core_.ensure(call, std::string(cluster), svc.toService(), nodesOf(nodes));
     if (!r.ok()) {
       return r.error();
     }
-    return toSdk(*r);
+    return *r;
   }
   sdk::Status updateLoadBalancer(const sdk::Call& call, std::string_view cluster,
                                  const sdk::ServiceView& svc,
                                  std::span<const sdk::NodeView> nodes) override {
-    return core_.update(call, std::string(cluster), serviceOf(svc), nodesOf(nodes));
+    return core_.update(call, std::string(cluster), svc.toService(), nodesOf(nodes));
   }
   sdk::Status ensureLoadBalancerDeleted(const sdk::Call& call, std::string_view cluster,
                                         const sdk::ServiceView& svc) override {
-    return core_.remove(call, std::string(cluster), serviceOf(svc));
+    return core_.remove(call, std::string(cluster), svc.toService());
   }
   uint32_t maxConcurrency() const override { return kLoadBalancerConcurrency; }
 

@@ -182,7 +182,7 @@ TEST_CASE("catalog endpoint selection") {
 }
 
 TEST_CASE("load balancer names and settings precedence") {
-  KubeService svc;
+  ccm::sdk::Service svc;
   svc.namespace_ = "ns";
   svc.name = "web";
   svc.uid = "12345678-90ab-cdef-1234-567890abcdef";
@@ -240,12 +240,14 @@ TEST_CASE("dual-stack helpers: policy from the JSON, families, IPv6 name, ingres
   CHECK(ipFamilyPolicyOf("not json").empty());
   CHECK(ipFamilyPolicyOf("").empty());
 
-  KubeService svc;
+  ccm::sdk::Service svc;
   svc.ip_families = {"IPv4"};
   CHECK_FALSE(wantsDualStack(svc));
   svc.ip_families = {"IPv6", "IPv4"};
   CHECK(wantsDualStack(svc));
-  svc.ip_family_policy = "SingleStack";
+  svc.object_json = R"({"spec":{"ipFamilyPolicy":"PreferDualStack"}})";
+  CHECK(wantsDualStack(svc));
+  svc.object_json = R"({"spec":{"ipFamilyPolicy":"SingleStack"}})";
   CHECK_FALSE(wantsDualStack(svc));
 
   CHECK(ipv6LoadBalancerName("kube_service_k_ns_web") == "kube_service_k_ns_web_ipv6");
@@ -254,13 +256,13 @@ TEST_CASE("dual-stack helpers: policy from the JSON, families, IPv6 name, ingres
   CHECK(v6.size() == 255);
   CHECK(v6.substr(250) == "_ipv6");
 
-  LbStatus st;
+  ccm::sdk::LoadBalancerStatus st;
   st.ingress.push_back({"203.0.113.5", "", "VIP", {}});
   addIpv6Ingress(st, "fd00::5", true);
   REQUIRE(st.ingress.size() == 2);
   CHECK(st.ingress[0].ip == "fd00::5");
   CHECK(st.ingress[0].ip_mode == "VIP");
-  LbStatus named;
+  ccm::sdk::LoadBalancerStatus named;
   named.ingress.push_back({"", "lb.example.com", "", {}});
   addIpv6Ingress(named, "fd00::5", false);
   CHECK(named.ingress.size() == 1);  // a published hostname stands for both families

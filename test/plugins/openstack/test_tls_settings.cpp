@@ -26,11 +26,11 @@ TEST_CASE("Barbican references: the last two parts name the kind and the ID") {
 }
 
 TEST_CASE("TLS settings: annotation over config, SNI list, TCP ports only") {
-  KubeService svc;
+  ccm::sdk::Service svc;
   svc.namespace_ = "ns";
   svc.name = "web";
   svc.uid = "12345678-90ab-cdef-1234-567890abcdef";
-  svc.ports = {{"https", "TCP", 443, 30443}};
+  svc.ports = {{"https", "TCP", 443, 30443, "", ""}};
   LoadBalancerConfig cfg;
   auto s = buildLbSettings(cfg, "prod", svc);
   REQUIRE(s.ok());
@@ -71,7 +71,7 @@ TEST_CASE("TLS settings: annotation over config, SNI list, TCP ports only") {
   CHECK(addListenerTlsChanges(upd, have, *s));
   CHECK(upd.dump().find("containers/ann") != std::string::npos);
 
-  svc.ports.push_back({"dns", "UDP", 53, 30053});
+  svc.ports.push_back({"dns", "UDP", 53, 30053, "", ""});
   ccm::sdk::Status ports = checkTlsPorts(*s, svc);
   CHECK(ports.code() == CCM_STATUS_INVALID_ARGUMENT);
   CHECK(ports.message().find("port 53 is UDP") != std::string::npos);
