@@ -27,7 +27,9 @@
 // their code, message and retry-after to the host.
 //
 // Inputs (NodeView, ServiceView, RouteView data) are views into host memory, valid for the
-// call only: copy what you keep. Outputs are returned as values; the helper hands them to the
+// call only: copy what you keep (NodeView::toNode() and ServiceView::toService() give owning
+// sdk::Node and sdk::Service values). Each method gets the Call it runs under: its deadline
+// (timeLeft()), checkAlive() between steps, and log lines with fields (info() and friends). Outputs are returned as values; the helper hands them to the
 // host, which copies them.
 //
 // Build the plugin with -fvisibility=hidden: only ccm_provider_entry_v1 is exported.
