@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ccm/catalog.hpp"
 #include "ccm/negotiation.hpp"
 #include "ccm/output_checks.hpp"
 #include "ccm/provider_abi.h"
@@ -165,14 +166,14 @@ class FakeHost {
       return Error::internal("create returned OK without a provider");
     }
     // The capability tables, checked once as the host does when it creates the provider.
-    std::string problem = fetch(CCM_CAP_INSTANCES, instances_);
-    problem = problem.empty() ? fetch(CCM_CAP_INSTANCES_BATCH, batch_) : problem;
-    problem = problem.empty() ? fetch(CCM_CAP_LOADBALANCER, lb_) : problem;
-    problem = problem.empty() ? fetch(CCM_CAP_ROUTES, routes_table_) : problem;
+    std::string problem = fetch(instances_);
+    problem = problem.empty() ? fetch(batch_) : problem;
+    problem = problem.empty() ? fetch(lb_) : problem;
+    problem = problem.empty() ? fetch(routes_table_) : problem;
     if (problem.empty() && !instances_ && !batch_ && !lb_ && !routes_table_) {
-      problem = "provides no capability: get_capability returned NULL for each of " CCM_CAP_INSTANCES
-                ", " CCM_CAP_INSTANCES_BATCH ", " CCM_CAP_LOADBALANCER " and " CCM_CAP_ROUTES;
-      problem = "provider " + std::string(name()) + " " + problem;
+      problem = "provider " + std::string(name()) +
+                " provides no capability: get_capability returned NULL for each of " +
+                catalog::capabilityIdList();
     }
     if (!problem.empty()) {
       return Error::failedPrecondition(problem);
@@ -249,7 +250,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
-    ccm_call call = begin(1, OutputKind::Metadata);
+    ccm_call call = begin(1, catalog::InstanceMetadata::kOutput);
     Status s = end(instances_->instance_metadata(provider_, &call, &b.node));
     if (!s.ok()) {
       return s.error();
@@ -264,7 +265,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
     }
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(nodes.size(), OutputKind::Metadata);
+    ccm_call call = begin(nodes.size(), catalog::InstanceMetadataBatch::kOutput);
     Status s =
         end(batch_->instance_metadata_batch(provider_, &call, nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
@@ -293,7 +294,7 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     bool exists = false;
-    ccm_call call = begin(0, OutputKind::LbStatus);
+    ccm_call call = begin(0, catalog::GetLoadBalancer::kOutput);
     Status s = end(lb_->get_load_balancer(provider_, &call, str(cluster), &sb.service, &exists));
     if (!s.ok()) {
       return s.error();
@@ -315,7 +316,7 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin(0, OutputKind::String);
+    ccm_call call = begin(0, catalog::GetLoadBalancerName::kOutput);
     Status s = end(lb_->get_load_balancer_name(provider_, &call, str(cluster), &sb.service));
     if (!s.ok()) {
       return s.error();
@@ -333,7 +334,7 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(0, OutputKind::LbStatus);
+    ccm_call call = begin(0, catalog::EnsureLoadBalancer::kOutput);
     Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
                                              nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
@@ -371,7 +372,7 @@ class FakeHost {
     if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
-    ccm_call call = begin(0, OutputKind::Routes);
+    ccm_call call = begin(0, catalog::ListRoutes::kOutput);
     Status s = end(routes_table_->list_routes(provider_, &call, str(cluster)));
     if (!s.ok()) {
       return s.error();
@@ -514,8 +515,9 @@ class FakeHost {
 
   // Fetches capability Table and checks it as the host does; an absent one leaves out empty.
   template <typename Table>
-  std::string fetch(const char* id, std::optional<Table>& out) {
+  std::string fetch(std::optional<Table>& out) {
     out.reset();
+    constexpr std::string_view id = catalog::Capability<Table>::kId;
     const auto* raw = static_cast<const Table*>(plugin_.get_capability(provider_, str(id)));
     if (raw == nullptr) {
       return {};
