@@ -124,11 +124,7 @@ struct Capability<ccm_routes_v1> : Entry<CCM_CAP_ROUTES, ListRoutes, CreateRoute
 using Tables =
     std::tuple<ccm_instances_v1, ccm_instances_batch_v1, ccm_loadbalancer_v1, ccm_routes_v1>;
 
-// The ID of the capability a slot belongs to.
-template <typename S>
-inline constexpr std::string_view kCapabilityOf = Capability<typename S::Table>::kId;
-
-// Calls fn(SlotEntry{}) for every slot of Table, in order.
+// Calls fn(Slot{}) for every slot entry of Table, in order (only the type matters).
 template <typename Table, typename Fn>
 constexpr void forEachSlot(Fn&& fn) {
   std::apply([&](auto... slot) { (fn(slot), ...); }, typename Capability<Table>::SlotList{});
