@@ -147,17 +147,17 @@ def print_growth(rows, out=sys.stdout):
     if not growth:
         return
     sizes = sorted({n for r in growth for n in r["sizes"]})
-    header = ["cost per node"] + ["%d" % n for n in sizes] + ["largest/smallest", ""]
+    header = ["cost per node", "unit"] + ["%d" % n for n in sizes] + ["largest/smallest", ""]
     table = [header]
     for r in growth:
         flag = "faster than linear" if verdict(r)[1] == "MISS" else ""
-        table.append([r["metric"].split(", largest")[0]] +
+        table.append([r["metric"].split(" per node, largest")[0], r["per_node_unit"]] +
                      [fmt(r["sizes"].get(n)) for n in sizes] + ["%.2fx" % r["value"], flag])
     widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
     print("Growth (bound %.2fx per node from the smallest size to the largest):" %
           growth[0]["bound"], file=out)
     for t in table:
-        print("  ".join(str(c).ljust(w) if i == 0 or i == len(t) - 1 else str(c).rjust(w)
+        print("  ".join(str(c).ljust(w) if i in (0, 1, len(t) - 1) else str(c).rjust(w)
                         for i, (c, w) in enumerate(zip(t, widths))).rstrip(), file=out)
     print(file=out)
 

@@ -13,35 +13,34 @@ from scenarios import row
 
 FULL = 100000
 
-# Growth: the per-node costs compared between sizes. (scenario prefix, metric) -> the label
-# in the growth table. Each is already a cost per node (or per Service, per route).
+# Growth: the costs per node compared between sizes, as (scenario, metric, label in the
+# growth table, unit in the table, factor). A row already per node has factor None; a total
+# is multiplied by the factor and divided by its objects (the nodes, or the N/10 Services
+# for the load-balancer rows: "per Service").
 GROWTH = [
-    ("1 node burst", "host CPU per node", "join: host CPU per node"),
-    ("1 node burst", "time to last node initialised", "join: time per node"),
-    ("1 node burst", "host RSS growth per node", "join: host RSS growth per node"),
-    ("1 node burst", "kubesim CPU per node", "join: kubesim CPU per node"),
-    ("2 steady state", "bytes per cached node", "memory: bytes per cached node"),
-    ("2 steady state", "bytes per cached Service", "memory: bytes per cached Service"),
-    ("2 steady state", "RSS after start-up", "memory: steady RSS per node"),
+    ("1 node burst", "host CPU per node", "join: host CPU", "us", None),
+    ("1 node burst", "time to last node initialised", "join: time", "us", 1e6),
+    ("1 node burst", "host RSS growth per node", "join: host RSS growth", "bytes", None),
+    ("1 node burst", "kubesim CPU per node", "join: kubesim CPU", "us", None),
+    ("2 steady state", "bytes per cached node", "memory: cached node", "bytes", None),
+    ("2 steady state", "bytes per cached Service", "memory: cached Service", "bytes", None),
+    ("2 steady state", "RSS after start-up", "memory: steady RSS", "bytes", 1048576.0),
     ("2 steady state", "CPU per minute while idle (kubelet heartbeats running)",
-     "steady: CPU per minute per node"),
-    ("2 steady state", "address refresh: CPU per node per pass",
-     "steady: address refresh CPU per node"),
+     "steady: CPU per minute", "us", 1e6),
+    ("2 steady state", "address refresh: CPU per node per pass", "steady: address refresh pass",
+     "us", None),
     ("2 steady state", "lifecycle monitor: CPU per node per pass",
-     "steady: lifecycle monitor CPU per node"),
-    ("3 load balancers", "create to every ingress", "lb: time to every ingress per Service"),
+     "steady: lifecycle monitor pass", "us", None),
+    ("3 load balancers", "create to every ingress", "lb: time to every ingress, per Service",
+     "us", 1e6),
     ("3 load balancers", "node joins: time until every load balancer has it",
-     "lb: node join update time per Service"),
-    ("4 routes", "start to every route created", "routes: time per route"),
-    ("4 routes", "quiet reconcile pass: CPU per node per pass",
-     "routes: quiet pass CPU per node"),
+     "lb: node join update, per Service", "us", 1e6),
+    ("4 routes", "start to every route created", "routes: time to create", "us", 1e6),
+    ("4 routes", "quiet reconcile pass: CPU per node per pass", "routes: quiet pass", "us",
+     None),
 ]
-# Metrics above that are totals: divided by the size's node count (or Services, N/10) first.
-PER_SIZE = {"time to last node initialised": 1, "RSS after start-up": 1,
-            "CPU per minute while idle (kubelet heartbeats running)": 1,
-            "create to every ingress": 10,
-            "node joins: time until every load balancer has it": 10,
-            "start to every route created": 1}
+# The load-balancer rows are per Service (N/10 of them), the others per node.
+PER_SERVICE = ("3 load balancers",)
 # A step whose cost per node grows by more than this from the smallest size to the largest
 # is flagged as growing faster than linearly.
 SUPERLINEAR = 1.25
@@ -51,21 +50,20 @@ def scaled(bound_at_full, n):
     return bound_at_full * n / FULL
 
 
-def _note(rows, text):
+def _note_scaled(rows, n):
+    """Says on each row whose bound (time or CPU) was scaled down from 100,000 nodes that it
+    was."""
     for r in rows:
-        if r.get("bound") is not None:
-            r["note"] = (r["note"] + "; " if r["note"] else "") + text
+        if r.get("bound") and r["unit"] in ("s", "CPU-s"):
+            r["note"] = ((r["note"] + "; " if r["note"] else "") +
+                         "bound scaled linearly: the 100,000-node target x %d/100,000" % n)
     return rows
-
-
-def _scaled_note(n):
-    return "bound scaled linearly: the 100,000-node target x %d/100,000" % n
 
 
 def join(n):
     rows = scenarios.node_burst(n, 0, -1, per_node=True, bound_seconds=scaled(30.0, n),
                                 bound_cpu=scaled(8.0, n))
-    return _note(rows, _scaled_note(n))
+    return _note_scaled(rows, n)
 
 
 def memory_and_steady(n, idle_seconds):
@@ -76,32 +74,21 @@ def memory_and_steady(n, idle_seconds):
                                   bound_peak_mib=160.0, bound_cpu_minute=scaled(3.0, n),
                                   per_object=True)
     for r in rows:
-        if r.get("bound") is None:
-            continue
-        if r["unit"] == "MiB":
+        if r.get("bound") is not None and r["unit"] == "MiB":
             r["note"] += "; the 100,000-node bound, not scaled (memory has a base)"
-        else:
-            r["note"] += "; " + _scaled_note(n)
-    return rows
+    return _note_scaled(rows, n)
 
 
 def load_balancers(n):
-    rows = scenarios.load_balancers(n // 10, nodes=n, latency_ms=20,
-                                    bound_ingress=scaled(30.0, n),
-                                    bound_update=scaled(30.0, n), node_leaves=True)
-    for r in rows:
-        if r.get("bound") is not None and r["unit"] == "s":
-            r["note"] = (r["note"] + "; " if r["note"] else "") + _scaled_note(n)
-    return rows
+    return _note_scaled(scenarios.load_balancers(n // 10, nodes=n, latency_ms=20,
+                                                 bound_ingress=scaled(30.0, n),
+                                                 bound_update=scaled(30.0, n),
+                                                 node_leaves=True), n)
 
 
 def routes(n):
-    rows = scenarios.routes(n, bound_seconds=scaled(30.0, n), quiet_pass=True,
-                            bound_pass_cpu=scaled(0.5, n))
-    for r in rows:
-        if r.get("bound") and r["unit"] in ("s", "CPU-s"):
-            r["note"] = (r["note"] + "; " if r["note"] else "") + _scaled_note(n)
-    return rows
+    return _note_scaled(scenarios.routes(n, bound_seconds=scaled(30.0, n), quiet_pass=True,
+                                         bound_pass_cpu=scaled(0.5, n)), n)
 
 
 def lifecycle(n):
@@ -131,11 +118,11 @@ def run(sizes, idle_seconds=60):
 def per_node_costs(rows, n):
     """{growth label: cost per node} from one size's rows."""
     out = {}
-    for prefix, metric, label in GROWTH:
+    for scenario, metric, label, _, factor in GROWTH:
         for r in rows:
-            if r["scenario"] == prefix and r["metric"] == metric:
-                per = PER_SIZE.get(metric)
-                out[label] = r["value"] / (n / per) if per else r["value"]
+            if r["scenario"] == scenario and r["metric"] == metric:
+                objects = n // 10 if scenario in PER_SERVICE else n
+                out[label] = r["value"] * factor / objects if factor else r["value"]
                 break
     return out
 
@@ -149,7 +136,7 @@ def growth_rows(by_size, threshold=SUPERLINEAR):
     costs = {n: per_node_costs(by_size[n], n) for n in sizes}
     load = benchlib.load_average()
     out = []
-    for _, _, label in GROWTH:
+    for _, _, label, unit, _ in GROWTH:
         values = {n: costs[n][label] for n in sizes if label in costs[n]}
         lo, hi = sizes[0], sizes[-1]
         if lo not in values or hi not in values or values[lo] <= 0:
@@ -157,9 +144,10 @@ def growth_rows(by_size, threshold=SUPERLINEAR):
         steps = ["%d->%d %.2fx" % (a, b, values[b] / values[a])
                  for a, b in zip(sizes, sizes[1:])
                  if a in values and b in values and values[a] > 0]
-        r = row("growth", "%d -> %d nodes" % (lo, hi), label + ", largest / smallest size",
-                values[hi] / values[lo], "x", threshold, load=load,
-                note="steps " + ", ".join(steps))
+        r = row("growth", "%d -> %d nodes" % (lo, hi),
+                label + " per node, largest / smallest size", values[hi] / values[lo], "x",
+                threshold, load=load, note="steps " + ", ".join(steps))
         r["sizes"] = values
+        r["per_node_unit"] = unit
         out.append(r)
     return out
