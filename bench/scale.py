@@ -72,7 +72,7 @@ def memory_and_steady(n, idle_seconds):
     rows = scenarios.steady_state(n, n // 10, idle_seconds=idle_seconds, bound_rss_mib=128.0,
                                   lb_services_count=n // 10, heartbeat_args=heartbeat,
                                   bound_peak_mib=160.0, bound_cpu_minute=scaled(3.0, n),
-                                  per_object=True)
+                                  per_object=True, isolated=True)
     for r in rows:
         if r.get("bound") is not None and r["unit"] == "MiB":
             r["note"] += "; the 100,000-node bound, not scaled (memory has a base)"

@@ -59,6 +59,14 @@ def thread_split(before, after, per=1, least=0.005):
 
 # ---- 1. node initialisation burst ----------------------------------------------------------------
 
+def provider_process(env):
+    """The provider child process of a ccm started with --provider-isolation=process."""
+    pids = re.findall(r'"Started the provider process" pid=(\d+)', env.ccm.output())
+    if not pids:
+        raise AssertionError("no provider process in the log: see %s" % env.ccm.log_path)
+    return benchlib.Proc(int(pids[-1]))
+
+
 def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=None,
                floor_ratio=None, isolated=False, per_node=False):
     """`nodes` kubelets register at once; time until the cloud-node controller has
@@ -82,8 +90,7 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
         env.wait_log(CONTROLLER_UP, timeout=60)
         time.sleep(0.5)  # let the start-up work settle
         if isolated:
-            pids = re.findall(r'"Started the provider process" pid=(\d+)', env.ccm.output())
-            child = benchlib.Proc(int(pids[-1]))
+            child = provider_process(env)
             child_cpu0 = child.cpu_seconds()
         env.log.watch(INITIALIZED)
         env.log.skip_to_end()
@@ -228,13 +235,16 @@ def cluster_ip_services(count, namespace="default", prefix="svc"):
 
 def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
                  lb_services_count=0, heartbeat_args=(), bound_peak_mib=None,
-                 bound_cpu_minute=None, per_object=False):
+                 bound_cpu_minute=None, per_object=False, isolated=False):
     """A cluster of `nodes` realistic nodes (already initialised, kubelets heartbeating)
     and `services` Services: time from start to caches synced and leader, RSS, and CPU while
     idle. With `lb_services_count`, that many of the Services are LoadBalancers (given their
     load balancers by the first ccm); `heartbeat_args` are kubesim's flags for the kubelets'
     periods. With `per_object` (the scale suite), the bytes per cached node and Service and
-    the cost of each periodic pass (ccm_controller_pass_*) are added."""
+    the cost of each periodic pass (ccm_controller_pass_*) are added. With `isolated`, the
+    measured ccm runs its provider in a child process, so that the host's RSS and CPU do not
+    include the fake cloud's own state (every load balancer's list of hosts); the child's
+    are reported beside them."""
     s = "2 steady state"
     case = "%d nodes, %d services" % (nodes, services)
     if lb_services_count:
@@ -257,12 +267,16 @@ def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
         # The measured process: a fresh start with leader election, as deployed.
         load = benchlib.load_average()
         t_start = time.time()
-        env.start_ccm(cloud, qps=20, burst=30, extra=["--leader-elect=true"])
+        env.start_ccm(cloud, qps=20, burst=30,
+                      extra=["--leader-elect=true"] +
+                      (["--provider-isolation=process"] if isolated else []))
         t_leader = env.wait_log(LEADER, timeout=120)
         t_synced = env.wait_log(SYNCED, timeout=120)
         env.wait_log(CONTROLLER_UP, timeout=120)
         time.sleep(10)  # settle (first monitor passes, resyncs)
         proc = env.ccm_proc()
+        child = provider_process(env) if isolated else None
+        child_cpu0 = child.cpu_seconds() if child else 0.0
         rss_settled = proc.rss_bytes()
         cpu0 = proc.cpu_seconds()
         m0 = env.metrics()
@@ -272,6 +286,9 @@ def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
         t1 = time.time()
         rss_end = proc.rss_bytes()
         hwm = proc.hwm_bytes()
+        if child:
+            child_cpu = child.cpu_seconds() - child_cpu0
+            child_rss = child.rss_bytes()
         m = env.metrics()
         writes = api_writes(m)
     mib = 1024.0 * 1024.0
@@ -293,6 +310,15 @@ def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
                         note="from start, including the initial list of every object"))
         rows += cached_bytes_rows(s, case, m, load)
         rows += pass_cost_rows(s, case, m0, m, load)
+    if isolated:
+        rows += [
+            row(s, case, "provider process RSS (fake cloud's state)", child_rss / mib, "MiB",
+                load=load, note="--provider-isolation=process: the host's figures above "
+                "leave the fake cloud out; its %d load balancers keep every host" %
+                lb_services_count),
+            row(s, case, "provider process CPU per minute while idle",
+                child_cpu * 60.0 / (t1 - t0), "CPU-s", load=load),
+        ]
     return rows
 
 
