@@ -327,8 +327,8 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   std::vector<Verdict> verdicts(nodes.size(), Verdict::Ready);
   int workers = o.concurrent_node_status_updates > 0 ? o.concurrent_node_status_updates
                                                      : o.concurrent_node_syncs;
-  pass.addOtherThreads(parallelFor(nodes.size(), static_cast<size_t>(std::max(1, workers)), stop,
-                                   [&](size_t i) {
+  auto threads = static_cast<size_t>(std::max(1, workers));
+  auto helper_cpu = parallelFor(nodes.size(), threads, stop, [&](size_t i) {
     const auto& node = nodes[i];
     if (isReady(*node)) {
       if (node->hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
@@ -364,7 +364,8 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
         !node->hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
       setShutdownTaint(*node, true);
     }
-  }));
+  });
+  pass.addOtherThreads(helper_cpu);
   if (stop.stop_requested()) {
     return;
   }

@@ -566,8 +566,8 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
       }
     }));
   } else {
-    pass.addOtherThreads(parallelFor(
-        nodes.size(), static_cast<size_t>(std::max(1, workers)), stop, [&](size_t i) {
+    pass.addOtherThreads(
+        parallelFor(nodes.size(), static_cast<size_t>(std::max(1, workers)), stop, [&](size_t i) {
           NodeRefs refs;
           apply(nodes[i], ctx_.provider.instanceMetadata(refs.add(nodes[i])));
         }));
