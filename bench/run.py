@@ -6,6 +6,8 @@
     ./dev bench burst lifecycle       # only these scenarios
     ./dev bench scale                 # every scenario at 10,000, 25,000 and 100,000 nodes
     ./dev bench scale --sizes 5000    # ... at these sizes (or BENCH_SIZES=5000,10000)
+    ./dev bench scale --steps steady  # ... only these of its steps (join, steady, lb, routes,
+                                      # lifecycle)
     python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
 
 Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6),
@@ -107,7 +109,8 @@ def run_scenario(name, args):
     if name == "kubesim":
         return scenarios.kubesim_bench(args.build_dir, seconds=3 if quick else 10)
     if name == "scale":
-        return scale.run(args.sizes, idle_seconds=20 if quick else 60)
+        return scale.run(args.sizes, idle_seconds=20 if quick else 60,
+                         steps=[x for x in args.steps.split(",") if x])
     if name == "isolation":
         return scenarios.isolation(args.build_dir, nodes=1000 if quick else 5000,
                                    calls=1000 if quick else 5000)
@@ -199,6 +202,9 @@ def main():
     p.add_argument("--sizes", default=os.environ.get("BENCH_SIZES", DEFAULT_SIZES),
                    help="node counts of the scale scenario, comma-separated (default "
                    "$BENCH_SIZES or %s)" % DEFAULT_SIZES)
+    p.add_argument("--steps", default=",".join(scale.STEPS),
+                   help="the scale scenario's steps, comma-separated (default: all of %s)" %
+                   ",".join(scale.STEPS))
     p.add_argument("scenarios", nargs="*", help=", ".join(ALL + EXTRA))
     args = p.parse_args()
     args.sizes = parse_sizes(args.sizes)

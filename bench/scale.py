@@ -99,15 +99,24 @@ def lifecycle(n):
     return scenarios.lifecycle(per_zone=per_zone, vanish=vanish, rate=rate, across_zones=True)
 
 
-def run(sizes, idle_seconds=60):
-    """Every scenario at every size, then the growth rows. Returns the rows; each growth
-    row carries "sizes" ({N: cost per node}) for run.py's growth table."""
+STEPS = ("join", "steady", "lb", "routes", "lifecycle")
+
+
+def run(sizes, idle_seconds=60, steps=STEPS):
+    """The scenarios named in `steps` (all by default) at every size, then the growth rows.
+    Returns the rows; each growth row carries "sizes" ({N: cost per node}) for run.py's
+    growth table."""
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        raise SystemExit("--steps: unknown %s (known: %s)" % (", ".join(unknown),
+                                                               ", ".join(STEPS)))
+    runners = {"join": join, "steady": lambda n: memory_and_steady(n, idle_seconds),
+               "lb": load_balancers, "routes": routes, "lifecycle": lifecycle}
     rows, by_size = [], {}
     for n in sizes:
         got = []
-        for step in (join, lambda n: memory_and_steady(n, idle_seconds), load_balancers,
-                     routes, lifecycle):
-            got += step(n)
+        for step in steps:
+            got += runners[step](n)
         for r in got:
             r["size"] = n
         rows += got
