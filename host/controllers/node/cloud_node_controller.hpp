@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
+#include "host/controllers/common/pass_cost.hpp"
 #include "host/controllers/node/metadata_batcher.hpp"
 #include "host/kube/api/kube_api.hpp"
 #include "host/kube/write/patch_builder.hpp"
@@ -108,6 +109,7 @@ class CloudNodeController final : public Controller {
   metrics::Histogram* taint_removal_delay_ = nullptr;
   metrics::Histogram* initial_sync_delay_ = nullptr;
   metrics::Counter* initialized_ = nullptr;
+  PassCost refresh_cost_;  // the address refresh's, controller="cloud-node"
 
   // Node name -> the resourceVersion our address write produced, until the node's next
   // watch event (at most one entry per node being initialised).
