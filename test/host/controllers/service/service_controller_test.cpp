@@ -622,6 +622,35 @@ TEST_CASE("host lists: every eligible node, sorted, with the current node object
   CHECK(c->currentNodeSet()->size() == 2);
 }
 
+TEST_CASE("a synced load balancer does not keep its host set's snapshot (or its nodes) alive") {
+  // Each load balancer remembers only the members it was synced with: with many load
+  // balancers synced at different node generations, keeping each one's snapshot kept that
+  // many copies of the node list and of the Node objects, memory growing with nodes x LBs.
+  Harness h;
+  h.addNode(node("n1"));
+  auto c = makeController(h);
+  for (int i = 0; i < 3; ++i) {
+    SvcSpec spec;
+    spec.name = "web" + std::to_string(i);
+    spec.uid = "uid-web" + std::to_string(i);
+    h.addService(spec);
+  }
+  drain(*c);
+  REQUIRE(h.provider.count("ensure") == 3);
+  std::weak_ptr<const NodeSet> synced = c->currentNodeSet();
+  h.addNode(node("n2"));
+  drain(*c);
+  CHECK(h.provider.count("update") == 3);
+  c->currentNodeSet();  // the controller's current snapshot is the new one now
+  CHECK(synced.expired());
+  h.provider.clearCalls();
+  NodeSpec relabelled = node("n2");
+  relabelled.labels = {{"x", "y"}};
+  h.updateNode(relabelled);  // the same members: no update
+  drain(*c);
+  CHECK(h.provider.count("update") == 0);
+}
+
 TEST_CASE("a host update error is retried through the service queue, as a full ensure") {
   Harness h;
   h.addNode(node("n1"));
@@ -648,16 +677,24 @@ TEST_CASE("nodes not equal: providerID change or node swap means update; identic
   };
   auto a = set({node("n1"), node("n2")}, 1);
   auto same = set({node("n2"), node("n1")}, 2);
-  CHECK(sameMembers(a, same));
+  CHECK(sameMembers(a->membership(), same));
   NodeSpec moved = node("n2");
   moved.provider_id = "fake://elsewhere";
-  CHECK_FALSE(sameMembers(a, set({node("n1"), moved}, 3)));
-  CHECK_FALSE(sameMembers(a, set({node("n1"), node("n3")}, 4)));
-  CHECK_FALSE(sameMembers(a, set({node("n1")}, 5)));
-  CHECK_FALSE(sameMembers(a, nullptr));
+  CHECK_FALSE(sameMembers(a->membership(), set({node("n1"), moved}, 3)));
+  CHECK_FALSE(sameMembers(a->membership(), set({node("n1"), node("n3")}, 4)));
+  CHECK_FALSE(sameMembers(a->membership(), set({node("n1")}, 5)));
+  CHECK_FALSE(sameMembers(a->membership(), nullptr));
+  CHECK_FALSE(sameMembers(std::nullopt, a));
+  // The pairs are length-prefixed: moving a character between name and providerID changes
+  // the members.
+  NodeSpec ab = node("ab");
+  ab.provider_id = "c";
+  NodeSpec a_bc = node("a");
+  a_bc.provider_id = "bc";
+  CHECK_FALSE(sameMembers(set({ab}, 7)->membership(), set({a_bc}, 8)));
   NodeSpec relabelled = node("n1");
   relabelled.labels = {{"x", "y"}};
-  CHECK(sameMembers(a, set({relabelled, node("n2")}, 6)));  // labels do not matter
+  CHECK(sameMembers(a->membership(), set({relabelled, node("n2")}, 6)));  // labels do not matter
 }
 
 // ---- TestProcessServiceCreateOrUpdate / K8sError / TestSyncService / TestProcessServiceDeletion
