@@ -14,4 +14,8 @@ namespace ccm::runtime {
 // THREAD: any thread; it takes each arena's lock in turn, briefly.
 bool releaseFreeMemory();
 
+// This process's resident set in bytes (/proc/self/statm); 0 where it cannot be read.
+// THREAD: any thread.
+size_t residentBytes();
+
 }  // namespace ccm::runtime

@@ -81,7 +81,9 @@ CloudNodeController::CloudNodeController(ControllerContext& context)
       queue_("Nodes", defaultControllerRateLimiter(), context.clock, &context.metrics),
       batcher_(
           context.provider, [this](std::string_view n) { return ctx_.nodes.get(n); },
-          context.clock) {
+          context.clock),
+      burst_release_({.min_items = kBurstReleaseItems, .min_interval = kBurstReleaseInterval},
+                     context.clock) {
   auto& reg = context.metrics;
   if (auto* f = reg.histogram("node_controller_cloud_provider_taint_removal_delay_seconds",
                               "Number of seconds after node creation when NodeController removed "
@@ -206,6 +208,10 @@ void CloudNodeController::worker(size_t most, size_t workers) {
         queue_.addRateLimited(keys[i]);
       }
       queue_.done(keys[i]);
+    }
+    burst_release_.noteDone(keys.size());
+    if (queue_.len() == 0) {
+      burst_release_.noteDrained();
     }
   }
 }

@@ -164,6 +164,41 @@ TEST_CASE("only the conditions a controller reads are kept, whatever the key ord
   CHECK(n.arenaBytes() < 1000);
 }
 
+TEST_CASE("a string a node repeats is stored once, and each field still reads its own") {
+  // A kubelet's node names itself three more times: the hostname label and the Hostname and
+  // InternalDNS addresses. Kept once, every field still reads the right text.
+  const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
+  auto json = [&name](const std::string& dns) {
+    return R"({"metadata":{"name":")" + name +
+           R"(","labels":{"kubernetes.io/hostname":")" + name +
+           R"("}},"status":{"addresses":[{"type":"InternalIP","address":"10.0.12.34"},)"
+           R"({"type":"InternalDNS","address":")" + dns +
+           R"("},{"type":"Hostname","address":")" + name + R"("}]}})";
+  };
+  auto same = decodeNode(json(name));
+  auto other = decodeNode(json("ip-10-0-12-35.eu-west-1.compute.internal"));
+  REQUIRE(same.ok());
+  REQUIRE(other.ok());
+  const Node& n = **same;
+  CHECK(n.name == name);
+  CHECK(n.label("kubernetes.io/hostname") == name);
+  REQUIRE(n.addresses.size() == 3);
+  CHECK(n.addresses[0].address == "10.0.12.34");
+  CHECK(n.addresses[1].address == name);
+  CHECK(n.addresses[2].address == name);
+  CHECK(n.addresses[1].address.data() == n.name.data());
+  CHECK((*other)->addresses[1].address == "ip-10-0-12-35.eu-west-1.compute.internal");
+  // The other node holds one more copy of a name-sized string, and only that.
+  CHECK((*other)->arenaBytes() - n.arenaBytes() >= name.size() - 8);
+  CHECK((*other)->arenaBytes() - n.arenaBytes() <= name.size() + 8);
+  // Short strings are not looked for (a match saves too little): "10.0.12" appears inside
+  // the address but a 7-byte value is appended as it is, and reads right.
+  auto short_value = decodeNode(
+      R"({"metadata":{"name":"10.0.12.34","labels":{"kubernetes.io/hostname":"10.0.12"}}})");
+  REQUIRE(short_value.ok());
+  CHECK((*short_value)->label("kubernetes.io/hostname") == "10.0.12");
+}
+
 TEST_CASE("a Node survives the decoder being reused, and copies share storage") {
   NodeDecoder d;
   std::string a = readTestdata("node.json");
