@@ -489,6 +489,35 @@ TEST_CASE("the watch envelope routes the object to the decoder, in any key order
   CHECK(h.status_message == "too old resource version: 5 (10)");
 }
 
+TEST_CASE("a Service decoded without its JSON has every field but raw_json, and is smaller") {
+  std::string json = readTestdata("service.json");
+  ServiceDecoder d;
+  auto parse = [&d, &json](bool keep) {
+    d.keepJson(keep);
+    d.reset();
+    rapidjson::Reader reader;
+    rapidjson::MemoryStream ms(json.data(), json.size());
+    REQUIRE(reader.Parse(ms, d));
+    return d.finish();
+  };
+  auto with = parse(true);
+  auto without = parse(false);
+  auto again = parse(true);  // the switch is per reset(), not sticky
+  CHECK(without->raw_json.empty());
+  CHECK_FALSE(with->raw_json.empty());
+  CHECK(again->raw_json == with->raw_json);
+  CHECK(without->key() == with->key());
+  CHECK(without->uid == with->uid);
+  CHECK(without->annotation("loadbalancer.openstack.org/keep-floatingip") == "true");
+  CHECK(without->hasFinalizer("service.kubernetes.io/load-balancer-cleanup"));
+  REQUIRE(without->ports.size() == 2);
+  CHECK(without->ports[1].target_port_name == "https-port");
+  REQUIRE(without->ingress.size() == with->ingress.size());
+  CHECK(without->load_balancer_source_ranges.size() == with->load_balancer_source_ranges.size());
+  // The JSON was the bulk of the Service's own bytes.
+  CHECK(without->arenaBytes() + with->raw_json.size() == with->arenaBytes());
+}
+
 TEST_CASE("a watch event with two objects is malformed, not decoded twice") {
   // Found by the watch_stream fuzzer: the Service decoder's re-serialiser asserted on the
   // second root object.
