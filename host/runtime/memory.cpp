@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #if defined(__GLIBC__)
@@ -17,6 +18,18 @@ bool releaseFreeMemory() {
   // those in the middle of a heap, are returned with madvise(MADV_DONTNEED).
   return malloc_trim(0) != 0;
 #else
+  return false;
+#endif
+}
+
+bool limitHeapArenas(int max) {
+#if defined(__GLIBC__)
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr) {
+    return false;
+  }
+  return mallopt(M_ARENA_MAX, max) == 1;
+#else
+  (void)max;
   return false;
 #endif
 }

@@ -511,25 +511,30 @@ int main(int argc, char** argv) {
       }
       services.push_back(std::move(json));
     }
-    ServiceDecoder d;
-    std::unordered_map<std::string_view, std::shared_ptr<const Service>> cache;
-    cache.reserve(8192);
-    size_t own = 0;
-    size_t before = mallinfo2().uordblks;
-    for (const auto& json : services) {
-      d.reset();
-      rapidjson::Reader reader;
-      rapidjson::MemoryStream ms(json.data(), json.size());
-      reader.Parse(ms, d);
-      auto svc = d.finish();
-      own += sizeof(Service) + svc->arenaBytes() + 2 * sizeof(void*);
-      cache.emplace(svc->key(), svc);
+    // With their JSON (a load-balancer capability present) and without.
+    for (bool keep_json : {true, false}) {
+      ServiceDecoder d;
+      d.keepJson(keep_json);
+      std::unordered_map<std::string_view, std::shared_ptr<const Service>> cache;
+      cache.reserve(8192);
+      size_t own = 0;
+      size_t before = mallinfo2().uordblks;
+      for (const auto& json : services) {
+        d.reset();
+        rapidjson::Reader reader;
+        rapidjson::MemoryStream ms(json.data(), json.size());
+        reader.Parse(ms, d);
+        auto svc = d.finish();
+        own += sizeof(Service) + svc->arenaBytes() + 2 * sizeof(void*);
+        cache.emplace(svc->key(), svc);
+      }
+      size_t after = mallinfo2().uordblks;
+      std::printf(
+          "cache: %d LoadBalancer Services %s JSON, %zu bytes JSON/Service, %zu heap "
+          "bytes/Service (%zu as ccm_informer_cached_bytes counts them)\n",
+          kNodes, keep_json ? "with" : "without", base.size(), (after - before) / cache.size(),
+          own / cache.size());
     }
-    size_t after = mallinfo2().uordblks;
-    std::printf(
-        "cache: %d LoadBalancer Services, %zu bytes JSON/Service, %zu heap bytes/Service "
-        "(%zu as ccm_informer_cached_bytes counts them)\n",
-        kNodes, base.size(), (after - before) / cache.size(), own / cache.size());
   }
 
   // 1b. Watch events as the informer decodes one it has buffered whole: in situ, from memory.

@@ -1,12 +1,15 @@
-// BurstRelease: when a drained queue gives freed heap back.
+// BurstRelease: when a drained queue gives freed heap back; the malloc arena cap.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "host/runtime/burst_release.hpp"
 #include "host/runtime/clock.hpp"
+#include "host/runtime/memory.hpp"
 
 namespace {
 
@@ -75,4 +78,20 @@ TEST_CASE("the default release is the process's own") {
   release.noteDone(1);
   CHECK(release.noteDrained());
   CHECK(release.releases() == 1);
+}
+
+TEST_CASE("the heap arena cap yields to MALLOC_ARENA_MAX") {
+  const char* had = std::getenv("MALLOC_ARENA_MAX");
+  std::string saved = had != nullptr ? had : "";
+  setenv("MALLOC_ARENA_MAX", "4", 1);
+  CHECK_FALSE(ccm::runtime::limitHeapArenas(2));  // the operator's value stands
+  unsetenv("MALLOC_ARENA_MAX");
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+  CHECK(ccm::runtime::limitHeapArenas(2));
+  // Restores glibc's default (0 = 8 per core) for the rest of the tests.
+  CHECK(ccm::runtime::limitHeapArenas(0));
+#endif
+  if (had != nullptr) {
+    setenv("MALLOC_ARENA_MAX", saved.c_str(), 1);
+  }
 }
