@@ -35,6 +35,16 @@ std::string replaced(std::string s, const std::string& from, const std::string& 
   return s;
 }
 
+// Decodes one object from memory with a reused decoder and freezes it.
+template <typename Decoder>
+auto decodeWith(Decoder& d, const std::string& json) {
+  d.reset();
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream ms(json.data(), json.size());
+  REQUIRE(reader.Parse(ms, d));
+  return d.finish();
+}
+
 }  // namespace
 
 TEST_CASE("a realistic Node decodes into every field the controllers use") {
@@ -204,15 +214,8 @@ TEST_CASE("a Node survives the decoder being reused, and copies share storage") 
   std::string a = readTestdata("node.json");
   std::string b =
       replaced(a, "\"name\":\"ip-10-0-12-34.eu-west-1.compute.internal\"", "\"name\":\"other\"");
-  auto parse = [&d](const std::string& json) {
-    d.reset();
-    rapidjson::Reader reader;
-    rapidjson::MemoryStream ms(json.data(), json.size());
-    REQUIRE(reader.Parse(ms, d));
-    return d.finish();
-  };
-  auto first = parse(a);
-  auto second = parse(b);
+  auto first = decodeWith(d, a);
+  auto second = decodeWith(d, b);
   CHECK(first->name == "ip-10-0-12-34.eu-west-1.compute.internal");
   CHECK(second->name == "other");
   Node copy = *first;
@@ -494,11 +497,7 @@ TEST_CASE("a Service decoded without its JSON has every field but raw_json, and 
   ServiceDecoder d;
   auto parse = [&d, &json](bool keep) {
     d.keepJson(keep);
-    d.reset();
-    rapidjson::Reader reader;
-    rapidjson::MemoryStream ms(json.data(), json.size());
-    REQUIRE(reader.Parse(ms, d));
-    return d.finish();
+    return decodeWith(d, json);
   };
   auto with = parse(true);
   auto without = parse(false);
