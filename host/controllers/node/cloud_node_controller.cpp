@@ -82,6 +82,8 @@ CloudNodeController::CloudNodeController(ControllerContext& context)
       batcher_(
           context.provider, [this](std::string_view n) { return ctx_.nodes.get(n); },
           context.clock),
+      burst_release_({.min_items = kBurstReleaseItems, .min_interval = kBurstReleaseInterval},
+                     context.clock),
       refresh_cost_(context.metrics, "cloud-node") {
   auto& reg = context.metrics;
   if (auto* f = reg.histogram("node_controller_cloud_provider_taint_removal_delay_seconds",
@@ -207,6 +209,10 @@ void CloudNodeController::worker(size_t most, size_t workers) {
         queue_.addRateLimited(keys[i]);
       }
       queue_.done(keys[i]);
+    }
+    burst_release_.noteDone(keys.size());
+    if (queue_.len() == 0) {
+      burst_release_.noteDrained();
     }
   }
 }
