@@ -11,18 +11,27 @@
 //   auto md = host.instanceMetadata(node);                           // Result<optional<...>>
 //
 // It is deliberately simple: calls run on the calling thread, deadlines are only reported
-// (not enforced), and only one FakeHost may exist at a time in a process. The real host adds
-// deadline enforcement and concurrency limits on top of the same contract.
+// (not enforced). Several FakeHosts may be alive at once, each with its own handle; a plugin
+// built with ccm/provider.hpp keeps one host per process, the last it negotiated with. The
+// real host adds deadline enforcement and concurrency limits on top of
+// the same contract. What a test can steer: each call's deadline (setCallTimeout), the
+// cancellation every call sees (cancelCalls, also from another thread while a call runs), the
+// clocks the plugin reads (advanceUnixClock, advanceMonotonicClock), and the ABI version the
+// host offers (FakeHostOptions). Calling create again destroys the previous provider first.
 //
 // It refuses what the host refuses, with the host's message, because it runs the host's own
 // checks (ccm/negotiation.hpp, ccm/output_checks.hpp, ccm/validation.hpp):
-//   - at create: a table too short, another major, a minor it does not offer, a NULL required
+//   - at create: a name or version that is not short printable text, a table too short,
+//     another major, a minor it does not offer, a NULL required
 //     slot, a malformed 1.1 declaration, a capability table too short or with a NULL required
 //     slot, no capability at all (FAILED_PRECONDITION);
 //   - in a call: output with an inconsistent pointer/length pair, invalid UTF-8, an oversized
 //     field, a non-IP address, a providerID outside the declared prefix, an annotation outside
 //     the declared domain, OK without a required output, an unknown status code (INTERNAL,
-//     the message naming the field).
+//     the message naming the field);
+//   - from a host service: a metric with an invalid name or labels, or one under the host's
+//     ccm_provider_ prefix with a "provider" label (the host ignores it and counts bad_metric;
+//     here the running call fails, so that the test sees it).
 // It offers ABI 1.CCM_ABI_MINOR by default; FakeHostOptions{.abi_minor = 0} makes it a 1.0
 // host (no log_fields slot, no annotations read) to test a provider's fallbacks.
 #pragma once
@@ -33,6 +42,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -45,6 +55,7 @@
 
 #include "ccm/negotiation.hpp"
 #include "ccm/output_checks.hpp"
+#include "ccm/plugin_text.hpp"
 #include "ccm/provider_abi.h"
 #include "ccm/service_checks.hpp"
 #include "ccm/types.hpp"
@@ -82,11 +93,21 @@ struct Service {
   std::string load_balancer_ip;
   std::vector<std::string> source_ranges;
   std::string external_traffic_policy = "Cluster";
+  int32_t health_check_node_port = 0;
+  std::vector<std::string> ip_families = {"IPv4"};
+  std::string load_balancer_class;
+  std::string session_affinity = "None";
+  // The whole Service object as JSON (ccm_service.object_json), for fields the ABI does not
+  // carry, e.g. R"({"spec":{"ipFamilyPolicy":"PreferDualStack"}})". Empty: none passed.
+  std::string object_json;
 };
 
 struct FakeHostOptions {
   // The highest minor the fake host offers (0 = a 1.0 host).
   uint32_t abi_minor = CCM_ABI_MINOR;
+  // The major it speaks: another one tests the plugin's refusal (create then fails with the
+  // plugin's status and message).
+  uint32_t abi_major = CCM_ABI_MAJOR;
 };
 
 class FakeHost {
@@ -99,13 +120,14 @@ class FakeHost {
 
   explicit FakeHost(ccm_provider_entry_fn entry, FakeHostOptions options = {})
       : entry_(entry), options_(options) {
-    current() = this;
+    std::lock_guard lock(registry().mu);
+    handle_ = ++registry().last;
+    registry().hosts[handle_] = this;
   }
   ~FakeHost() {
-    if (provider_ != nullptr && plugin_.destroy != nullptr) {
-      plugin_.destroy(provider_);
-    }
-    current() = nullptr;
+    destroyProvider();
+    std::lock_guard lock(registry().mu);
+    registry().hosts.erase(handle_);
   }
   FakeHost(const FakeHost&) = delete;
   FakeHost& operator=(const FakeHost&) = delete;
@@ -128,11 +150,11 @@ class FakeHost {
     if (!negotiated_) {
       ccm_host_info info{};
       info.struct_size = sizeof info;
-      info.abi_major = CCM_ABI_MAJOR;
+      info.abi_major = options_.abi_major;
       info.abi_minor = options_.abi_minor;
       info.host_name = str("fake-host");
       info.host_version = str("0.0.0");
-      info.host = kHandle;
+      info.host = handle_;
       info.services = options_.abi_minor >= 1 ? &services() : &services10();
       const ccm_plugin* plugin = nullptr;
       ccm_call call = begin();
@@ -146,6 +168,11 @@ class FakeHost {
         plugin_ = ccm_plugin{};
         return Error::failedPrecondition(problem);
       }
+      if (std::string problem = checkPluginIdentity(view(plugin_.name), view(plugin_.version));
+          !problem.empty()) {
+        plugin_ = ccm_plugin{};
+        return Error::failedPrecondition(problem);
+      }
       PluginDeclarations declared;
       if (std::string problem = checkDeclarations(plugin_, &declared); !problem.empty()) {
         return Error::failedPrecondition(problem);
@@ -155,6 +182,7 @@ class FakeHost {
       metric_namespace_ = declared.metric_namespace;
       negotiated_ = true;
     }
+    destroyProvider();
     ccm_call call = begin();
     ccm_status st = plugin_.create(&call, str(config), &provider_);
     if (Status s = end(st); !s.ok()) {
@@ -192,6 +220,19 @@ class FakeHost {
     ccm_call call = begin();
     return end(plugin_.reconfigure(provider_, &call, str(config)));
   }
+
+  // Destroys the provider (as the host does at shutdown); create makes a new one.
+  void destroyProvider() {
+    if (provider_ != nullptr && plugin_.destroy != nullptr) {
+      plugin_.destroy(provider_);
+    }
+    provider_ = nullptr;
+    instances_.reset();
+    batch_.reset();
+    lb_.reset();
+    routes_table_.reset();
+  }
+  bool hasProvider() const { return provider_ != nullptr; }
 
   const ccm_plugin& plugin() const { return plugin_; }
   // The minor the plugin chose, and its ABI 1.1 declarations (empty when not declared).
@@ -400,15 +441,27 @@ class FakeHost {
   }
 
   // What the provider logged, registered as secret, and reported as metrics (last value or
-  // sum, by name).
-  const std::vector<LogLine>& logs() const { return logs_; }
-  const std::vector<std::string>& secrets() const { return secrets_; }
+  // sum, by name), as copies (a plugin may call these services from threads of its own).
+  std::vector<LogLine> logs() const {
+    std::lock_guard lock(mu_);
+    return logs_;
+  }
+  void clearLogs() {
+    std::lock_guard lock(mu_);
+    logs_.clear();
+  }
+  std::vector<std::string> secrets() const {
+    std::lock_guard lock(mu_);
+    return secrets_;
+  }
   double metric(const std::string& name) const {
+    std::lock_guard lock(mu_);
     auto it = metrics_.find(name);
     return it == metrics_.end() ? 0 : it->second;
   }
   // The fields of the first log line containing text (nullopt: no such line).
   std::optional<Labels> loggedFields(std::string_view text) const {
+    std::lock_guard lock(mu_);
     for (const auto& l : logs_) {
       if (l.message.find(text) != std::string::npos) {
         return l.fields;
@@ -417,17 +470,20 @@ class FakeHost {
     return std::nullopt;
   }
   // True when some log line contains text.
-  bool logged(std::string_view text) const {
-    for (const auto& l : logs_) {
-      if (l.message.find(text) != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }
+  bool logged(std::string_view text) const { return loggedFields(text).has_value(); }
+
+  // The deadline of every call started from now on: now (on the plugin's monotonic clock)
+  // plus timeout; zero (the default) passes no deadline.
+  void setCallTimeout(std::chrono::nanoseconds timeout) { call_timeout_ = timeout; }
+  // While set, is_cancelled answers true for every call, the running one included (this may be
+  // called from another thread while a call runs, as the host cancels one in flight).
+  void cancelCalls(bool cancelled) { cancel_all_.store(cancelled); }
+  // Moves the clocks the plugin reads (now_unix_ns, now_monotonic_ns) by d, e.g. to let a
+  // token or a cache expire without waiting. Call deadlines follow the monotonic clock.
+  void advanceUnixClock(std::chrono::nanoseconds d) { unix_offset_ns_ += d.count(); }
+  void advanceMonotonicClock(std::chrono::nanoseconds d) { mono_offset_ns_ += d.count(); }
 
  private:
-  static constexpr ccm_host_handle kHandle = 1;
 
   // Owned C view of a Node.
   struct NodeBuffers {
@@ -501,6 +557,15 @@ class FakeHost {
       service.source_ranges = ranges.data();
       service.source_range_count = ranges.size();
       service.external_traffic_policy = str(src.external_traffic_policy);
+      service.health_check_node_port = src.health_check_node_port;
+      for (const auto& f : src.ip_families) {
+        families.push_back(str(f));
+      }
+      service.ip_families = families.data();
+      service.ip_family_count = families.size();
+      service.load_balancer_class = str(src.load_balancer_class);
+      service.session_affinity = str(src.session_affinity);
+      service.object_json = str(src.object_json);
       service.current_status = &status;
     }
     Service src;
@@ -508,6 +573,7 @@ class FakeHost {
     std::vector<ccm_service_port> ports;
     std::vector<const ccm_service_port*> port_ptrs;
     std::vector<ccm_str> ranges;
+    std::vector<ccm_str> families;
     ccm_lb_status status{};
     ccm_service service{};
   };
@@ -528,15 +594,32 @@ class FakeHost {
     return {};
   }
 
-  static FakeHost*& current() {
-    static FakeHost* host = nullptr;
-    return host;
+  // Every live FakeHost by its handle, so that a service call reaches the host the plugin
+  // negotiated with.
+  struct Registry {
+    std::mutex mu;
+    ccm_host_handle last = 0;
+    std::map<ccm_host_handle, FakeHost*> hosts;
+  };
+  static Registry& registry() {
+    static Registry* r = new Registry();  // never destroyed: plugins may call at exit
+    return *r;
   }
-  static FakeHost& self() {
-    if (current() == nullptr) {
-      throw std::logic_error("host service called with no FakeHost alive");
+  struct Detached {};
+  explicit FakeHost(Detached) : entry_(nullptr) {}
+  // The host behind handle; for a handle no live FakeHost has (it was destroyed, or the
+  // plugin made one up) a detached host that runs no call and keeps what it is given, so a
+  // stray service call never crashes the test.
+  static FakeHost& self(ccm_host_handle handle) {
+    {
+      std::lock_guard lock(registry().mu);
+      auto it = registry().hosts.find(handle);
+      if (it != registry().hosts.end()) {
+        return *it->second;
+      }
     }
-    return *current();
+    static FakeHost* detached = new FakeHost(Detached{});
+    return *detached;
   }
 
   ccm_call begin(size_t items = 0, OutputKind output = OutputKind::None) {
@@ -549,14 +632,18 @@ class FakeHost {
     lb_status_.reset();
     string_.reset();
     routes_.clear();
-    violation_.clear();
+    {
+      std::lock_guard lock(mu_);
+      violation_.clear();
+    }
     in_call_ = true;
-    return ccm_call{sizeof(ccm_call), call_id_, 0};
+    int64_t deadline = call_timeout_.count() > 0 ? monotonicNs() + call_timeout_.count() : 0;
+    return ccm_call{sizeof(ccm_call), call_id_, deadline};
   }
 
   Status end(ccm_status st) {
     in_call_ = false;
-    if (!violation_.empty()) {
+    if (std::lock_guard lock(mu_); !violation_.empty()) {
       return Error::internal(violation_);
     }
     if (st == CCM_STATUS_OK) {
@@ -579,6 +666,19 @@ class FakeHost {
   }
 
   bool live(uint64_t id) const { return in_call_ && id == call_id_; }
+
+  int64_t monotonicNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count() +
+           mono_offset_ns_.load();
+  }
+  int64_t unixNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+               .count() +
+           unix_offset_ns_.load();
+  }
   // As the host: an emit of another kind than the running call returns is refused (and here
   // fails the call, so that the test sees it).
   bool expects(OutputKind emitted, std::string_view service) {
@@ -590,6 +690,7 @@ class FakeHost {
   }
   // Records the first invalid output of the running call (the call then fails as INTERNAL).
   void flag(std::string problem) {
+    std::lock_guard lock(mu_);
     if (violation_.empty()) {
       violation_ = std::move(problem);
     }
@@ -599,45 +700,52 @@ class FakeHost {
     static const ccm_host_services table = [] {
       ccm_host_services t{};
       t.struct_size = sizeof t;
-      t.log = [](ccm_host_handle, ccm_log_level level, ccm_str m) {
-        self().logs_.push_back({level, std::string(view(m)), {}});
+      t.log = [](ccm_host_handle handle, ccm_log_level level, ccm_str m) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        h.logs_.push_back({level, std::string(view(m)), {}});
       };
-      t.is_cancelled = [](ccm_host_handle, uint64_t) { return false; };
-      t.now_monotonic_ns = [](ccm_host_handle) -> int64_t {
-        return std::chrono::steady_clock::now().time_since_epoch().count();
+      t.is_cancelled = [](ccm_host_handle handle, uint64_t id) {
+        // As the host: a call that is not running (finished, or never started) is cancelled.
+        FakeHost& h = self(handle);
+        return h.cancel_all_.load() || !h.live(id);
       };
-      t.now_unix_ns = [](ccm_host_handle) -> int64_t {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-            .count();
-      };
-      t.set_error = [](ccm_host_handle, uint64_t id, ccm_str m, int64_t retry) {
-        if (!self().live(id)) {
+      t.now_monotonic_ns = [](ccm_host_handle handle) -> int64_t { return self(handle).monotonicNs(); };
+      t.now_unix_ns = [](ccm_host_handle handle) -> int64_t { return self(handle).unixNs(); };
+      t.set_error = [](ccm_host_handle handle, uint64_t id, ccm_str m, int64_t retry) {
+        if (!self(handle).live(id)) {
           return false;
         }
-        self().error_ = std::string(view(m));
-        self().retry_after_ms_ = retry;
+        self(handle).error_ = std::string(view(m));
+        self(handle).retry_after_ms_ = retry;
         return true;
       };
-      t.metric = [](ccm_host_handle, ccm_metric_kind kind, ccm_str name, ccm_str,
+      t.metric = [](ccm_host_handle handle, ccm_metric_kind kind, ccm_str name, ccm_str,
                     const ccm_kv* labels, size_t label_count, double value) {
         // As the host: a bad name or label is ignored (the host counts a bad_metric
         // violation); here it also fails the running call, so that the test sees it.
-        if (std::string e = checkMetricCall(view(name), view(name).substr(0, 200), labels,
-                                            label_count);
-            !e.empty()) {
-          self().flag(e);
+        FakeHost& h = self(handle);
+        std::string e =
+            checkMetricCall(view(name), view(name).substr(0, 200), labels, label_count);
+        if (e.empty()) {
+          e = checkHostLabels(view(name), h.metric_namespace_, labels, label_count);
+        }
+        if (!e.empty()) {
+          h.flag(e);
           return;
         }
-        double& v = self().metrics_[std::string(view(name))];
+        std::lock_guard lock(h.mu_);
+        double& v = h.metrics_[std::string(view(name))];
         v = kind == CCM_METRIC_COUNTER ? v + value : value;
       };
-      t.register_secret = [](ccm_host_handle, ccm_str v) {
-        self().secrets_.emplace_back(view(v));
+      t.register_secret = [](ccm_host_handle handle, ccm_str v) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        h.secrets_.emplace_back(view(v));
       };
-      t.emit_instance_metadata = [](ccm_host_handle, uint64_t id, size_t index,
+      t.emit_instance_metadata = [](ccm_host_handle handle, uint64_t id, size_t index,
                                     const ccm_instance_metadata* md) {
-        FakeHost& h = self();
+        FakeHost& h = self(handle);
         if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_instance_metadata")) {
           return false;
         }
@@ -661,9 +769,9 @@ class FakeHost {
         h.metadata_[index] = std::move(m);
         return true;
       };
-      t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t index, ccm_status st,
+      t.emit_item_error = [](ccm_host_handle handle, uint64_t id, size_t index, ccm_status st,
                              ccm_str message) {
-        FakeHost& h = self();
+        FakeHost& h = self(handle);
         if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_item_error") ||
             index >= h.item_errors_.size()) {
           return false;
@@ -672,8 +780,8 @@ class FakeHost {
             Error(st == CCM_STATUS_OK ? CCM_STATUS_INTERNAL : st, std::string(view(message)));
         return true;
       };
-      t.emit_lb_status = [](ccm_host_handle, uint64_t id, const ccm_lb_status* s) {
-        FakeHost& h = self();
+      t.emit_lb_status = [](ccm_host_handle handle, uint64_t id, const ccm_lb_status* s) {
+        FakeHost& h = self(handle);
         if (!h.live(id) || !h.expects(OutputKind::LbStatus, "emit_lb_status")) {
           return false;
         }
@@ -691,8 +799,8 @@ class FakeHost {
         h.lb_status_ = std::move(status);
         return true;
       };
-      t.emit_route = [](ccm_host_handle, uint64_t id, const ccm_route* r) {
-        FakeHost& h = self();
+      t.emit_route = [](ccm_host_handle handle, uint64_t id, const ccm_route* r) {
+        FakeHost& h = self(handle);
         if (!h.live(id) || !h.expects(OutputKind::Routes, "emit_route")) {
           return false;
         }
@@ -708,8 +816,8 @@ class FakeHost {
         h.routes_.push_back(std::move(route));
         return true;
       };
-      t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str value) {
-        FakeHost& h = self();
+      t.emit_string = [](ccm_host_handle handle, uint64_t id, ccm_str value) {
+        FakeHost& h = self(handle);
         if (!h.live(id) || !h.expects(OutputKind::String, "emit_string")) {
           return false;
         }
@@ -721,7 +829,7 @@ class FakeHost {
         h.string_ = std::move(accepted);
         return true;
       };
-      t.log_fields = [](ccm_host_handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
+      t.log_fields = [](ccm_host_handle handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
                         size_t n) {
         // As the host: keys it would drop (isValidLogKey, or repeated) are dropped.
         Labels kept;
@@ -734,7 +842,9 @@ class FakeHost {
             kept.emplace_back(key, value);
           }
         }
-        self().logs_.push_back({level, std::string(view(m)), std::move(kept)});
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        h.logs_.push_back({level, std::string(view(m)), std::move(kept)});
       };
       return t;
     }();
@@ -754,6 +864,7 @@ class FakeHost {
 
   ccm_provider_entry_fn entry_;
   FakeHostOptions options_;
+  ccm_host_handle handle_ = 0;
   bool negotiated_ = false;
   std::string provider_id_prefix_;
   std::string annotation_domain_;
@@ -775,6 +886,11 @@ class FakeHost {
   std::optional<ccm_loadbalancer_v1> lb_;
   std::optional<ccm_routes_v1> routes_table_;
   std::vector<Route> routes_;
+  std::chrono::nanoseconds call_timeout_{0};
+  std::atomic<bool> cancel_all_{false};
+  std::atomic<int64_t> unix_offset_ns_{0};
+  std::atomic<int64_t> mono_offset_ns_{0};
+  mutable std::mutex mu_;  // guards the three below and violation_
   std::vector<LogLine> logs_;
   std::vector<std::string> secrets_;
   std::map<std::string, double> metrics_;
