@@ -1,4 +1,4 @@
-// FakeHost: dlopen + a ccm_host_services table that records everything.
+// TestHost: dlopen + a ccm_host_services table that records everything.
 #include "test/plugins/openstack/fake_host.hpp"
 
 #include <dlfcn.h>
@@ -11,7 +11,7 @@
 namespace ccm::openstack::testing {
 namespace {
 
-FakeHost* g_host = nullptr;
+TestHost* g_host = nullptr;
 
 std::string str(ccm_str s) {
   return s.data == nullptr ? std::string() : std::string(s.data, s.size);
@@ -50,7 +50,7 @@ struct NodeStorage {
   AddrStorage addresses;
   ccm_node_info info{};
   ccm_node node{};
-  explicit NodeStorage(const TNode& n)
+  explicit NodeStorage(const Node& n)
       : labels(n.labels), annotations(n.annotations), addresses(n.addresses) {
     info.struct_size = sizeof info;
     node.struct_size = sizeof node;
@@ -70,8 +70,8 @@ struct NodeStorage {
 struct NodesStorage {
   std::vector<std::unique_ptr<NodeStorage>> nodes;
   std::vector<const ccm_node*> ptrs;
-  explicit NodesStorage(const std::vector<TNode>& ns) {
-    for (const TNode& n : ns) {
+  explicit NodesStorage(const std::vector<Node>& ns) {
+    for (const Node& n : ns) {
       nodes.push_back(std::make_unique<NodeStorage>(n));
       ptrs.push_back(&nodes.back()->node);
     }
@@ -88,11 +88,11 @@ struct ServiceStorage {
   ccm_service svc{};
   std::string type = "LoadBalancer";
   std::string object_json;
-  explicit ServiceStorage(const TService& s) : annotations(s.annotations) {
+  explicit ServiceStorage(const Service& s) : annotations(s.annotations) {
     if (!s.ip_family_policy.empty()) {
       object_json = R"({"spec":{"ipFamilyPolicy":")" + s.ip_family_policy + R"("}})";
     }
-    for (const TPort& p : s.ports) {
+    for (const ServicePort& p : s.ports) {
       ccm_service_port sp{};
       sp.struct_size = sizeof sp;
       sp.name = view(p.name);
@@ -137,7 +137,7 @@ struct ServiceStorage {
 struct RouteStorage {
   AddrStorage addresses;
   ccm_route route{};
-  explicit RouteStorage(const TRoute& r) : addresses(r.target_node_addresses) {
+  explicit RouteStorage(const Route& r) : addresses(r.target_node_addresses) {
     route.struct_size = sizeof route;
     route.name = view(r.name);
     route.target_node = view(r.target_node);
@@ -153,7 +153,7 @@ struct RouteStorage {
 
 // The C service functions.
 struct Services {
-  static FakeHost& h() { return *g_host; }
+  static TestHost& h() { return *g_host; }
 
   static void log(ccm_host_handle, ccm_log_level level, ccm_str message) {
     std::lock_guard<std::mutex> lock(h().mu_);
@@ -197,7 +197,7 @@ struct Services {
     if (it == h().running_.end()) {
       return false;
     }
-    TMetadata md;
+    InstanceMetadata md;
     md.provider_id = str(m->provider_id);
     md.instance_type = str(m->instance_type);
     md.zone = str(m->zone);
@@ -224,7 +224,7 @@ struct Services {
     if (it == h().running_.end()) {
       return false;
     }
-    std::vector<TIngress> out;
+    std::vector<Ingress> out;
     for (size_t i = 0; i < s->ingress_count; ++i) {
       out.push_back(
           {str(s->ingress[i]->ip), str(s->ingress[i]->hostname), str(s->ingress[i]->ip_mode)});
@@ -238,7 +238,7 @@ struct Services {
     if (it == h().running_.end()) {
       return false;
     }
-    TRoute route;
+    Route route;
     route.name = str(r->name);
     route.target_node = str(r->target_node);
     route.destination_cidr = str(r->destination_cidr);
@@ -304,7 +304,7 @@ void* openLibrary() {
 
 }  // namespace
 
-FakeHost::FakeHost() {
+TestHost::TestHost() {
   g_host = this;
   lib_ = openLibrary();
   ccm_host_info info{};
@@ -325,15 +325,15 @@ FakeHost::FakeHost() {
   }
 }
 
-FakeHost& FakeHost::instance() {
+TestHost& TestHost::instance() {
   // Never destroyed: providers kept in function-local statics are destroyed at exit and call
   // back into the host's services while they go.
-  static FakeHost* host = new FakeHost();
+  static TestHost* host = new TestHost();
   return *host;
 }
 
-std::pair<ccm_status, std::string> FakeHost::negotiateWithMajor(uint32_t major) {
-  FakeHost& h = instance();
+std::pair<ccm_status, std::string> TestHost::negotiateWithMajor(uint32_t major) {
+  TestHost& h = instance();
   ccm_host_info info{};
   info.struct_size = sizeof info;
   info.abi_major = major;
@@ -347,7 +347,7 @@ std::pair<ccm_status, std::string> FakeHost::negotiateWithMajor(uint32_t major) 
   return {st, r.error};
 }
 
-ccm_call FakeHost::begin(int64_t deadline_ms) {
+ccm_call TestHost::begin(int64_t deadline_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   ccm_call call{};
   call.struct_size = sizeof call;
@@ -357,7 +357,7 @@ ccm_call FakeHost::begin(int64_t deadline_ms) {
   return call;
 }
 
-CallResult FakeHost::end(uint64_t call_id, ccm_status status) {
+CallResult TestHost::end(uint64_t call_id, ccm_status status) {
   std::lock_guard<std::mutex> lock(mu_);
   CallResult r = std::move(running_[call_id]);
   running_.erase(call_id);
@@ -365,27 +365,27 @@ CallResult FakeHost::end(uint64_t call_id, ccm_status status) {
   return r;
 }
 
-std::vector<LogLine> FakeHost::logs() {
+std::vector<LogLine> TestHost::logs() {
   std::lock_guard<std::mutex> lock(mu_);
   return logs_;
 }
 
-std::vector<std::string> FakeHost::secrets() {
+std::vector<std::string> TestHost::secrets() {
   std::lock_guard<std::mutex> lock(mu_);
   return secrets_;
 }
 
-void FakeHost::clearLogs() {
+void TestHost::clearLogs() {
   std::lock_guard<std::mutex> lock(mu_);
   logs_.clear();
 }
 
-uint64_t FakeHost::metricCount(const std::string& name) {
+uint64_t TestHost::metricCount(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   return metrics_[name];
 }
 
-bool FakeHost::logged(const std::string& needle) {
+bool TestHost::logged(const std::string& needle) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& l : logs_) {
     if (l.message.find(needle) != std::string::npos) {
@@ -395,17 +395,17 @@ bool FakeHost::logged(const std::string& needle) {
   return false;
 }
 
-void FakeHost::advanceUnix(std::chrono::nanoseconds d) {
+void TestHost::advanceUnix(std::chrono::nanoseconds d) {
   std::lock_guard<std::mutex> lock(mu_);
   unix_offset_ns_ += d.count();
 }
 
-void FakeHost::setCancelAll(bool cancelled) {
+void TestHost::setCancelAll(bool cancelled) {
   std::lock_guard<std::mutex> lock(mu_);
   cancel_all_ = cancelled;
 }
 
-std::pair<CallResult, std::unique_ptr<Provider>> FakeHost::create(const std::string& config) {
+std::pair<CallResult, std::unique_ptr<Provider>> TestHost::create(const std::string& config) {
   ccm_provider* p = nullptr;
   CallResult r = run(
       [&](const ccm_call* call) {
@@ -450,7 +450,7 @@ CallResult Provider::reconfigure(const std::string& config) {
   });
 }
 
-CallResult Provider::exists(const TNode& node) {
+CallResult Provider::exists(const Node& node) {
   NodeStorage n(node);
   ccm_existence e = CCM_EXISTENCE_UNKNOWN;
   auto& t = cap<ccm_instances_v1>(*this, CCM_CAP_INSTANCES);
@@ -460,7 +460,7 @@ CallResult Provider::exists(const TNode& node) {
   return r;
 }
 
-CallResult Provider::shutdown(const TNode& node) {
+CallResult Provider::shutdown(const Node& node) {
   NodeStorage n(node);
   ccm_power pw = CCM_POWER_UNKNOWN;
   auto& t = cap<ccm_instances_v1>(*this, CCM_CAP_INSTANCES);
@@ -470,13 +470,13 @@ CallResult Provider::shutdown(const TNode& node) {
   return r;
 }
 
-CallResult Provider::metadata(const TNode& node) {
+CallResult Provider::metadata(const Node& node) {
   NodeStorage n(node);
   auto& t = cap<ccm_instances_v1>(*this, CCM_CAP_INSTANCES);
   return host_.run([&](const ccm_call* c) { return t.instance_metadata(p_, c, &n.node); });
 }
 
-CallResult Provider::metadataBatch(const std::vector<TNode>& nodes) {
+CallResult Provider::metadataBatch(const std::vector<Node>& nodes) {
   NodesStorage n(nodes);
   auto& t = cap<ccm_instances_batch_v1>(*this, CCM_CAP_INSTANCES_BATCH);
   return host_.run([&](const ccm_call* c) {
@@ -484,7 +484,7 @@ CallResult Provider::metadataBatch(const std::vector<TNode>& nodes) {
   });
 }
 
-CallResult Provider::getLoadBalancer(const TService& svc, const std::string& cluster) {
+CallResult Provider::getLoadBalancer(const Service& svc, const std::string& cluster) {
   ServiceStorage s(svc);
   bool exists = false;
   auto& t = cap<ccm_loadbalancer_v1>(*this, CCM_CAP_LOADBALANCER);
@@ -495,14 +495,14 @@ CallResult Provider::getLoadBalancer(const TService& svc, const std::string& clu
   return r;
 }
 
-CallResult Provider::loadBalancerName(const TService& svc, const std::string& cluster) {
+CallResult Provider::loadBalancerName(const Service& svc, const std::string& cluster) {
   ServiceStorage s(svc);
   auto& t = cap<ccm_loadbalancer_v1>(*this, CCM_CAP_LOADBALANCER);
   return host_.run(
       [&](const ccm_call* c) { return t.get_load_balancer_name(p_, c, view(cluster), &s.svc); });
 }
 
-CallResult Provider::ensure(const TService& svc, const std::vector<TNode>& nodes,
+CallResult Provider::ensure(const Service& svc, const std::vector<Node>& nodes,
                             const std::string& cluster, int64_t deadline_ms) {
   ServiceStorage s(svc);
   NodesStorage n(nodes);
@@ -514,7 +514,7 @@ CallResult Provider::ensure(const TService& svc, const std::vector<TNode>& nodes
       deadline_ms);
 }
 
-CallResult Provider::update(const TService& svc, const std::vector<TNode>& nodes,
+CallResult Provider::update(const Service& svc, const std::vector<Node>& nodes,
                             const std::string& cluster) {
   ServiceStorage s(svc);
   NodesStorage n(nodes);
@@ -524,7 +524,7 @@ CallResult Provider::update(const TService& svc, const std::vector<TNode>& nodes
   });
 }
 
-CallResult Provider::remove(const TService& svc, const std::string& cluster) {
+CallResult Provider::remove(const Service& svc, const std::string& cluster) {
   ServiceStorage s(svc);
   auto& t = cap<ccm_loadbalancer_v1>(*this, CCM_CAP_LOADBALANCER);
   return host_.run([&](const ccm_call* c) {
@@ -532,7 +532,7 @@ CallResult Provider::remove(const TService& svc, const std::string& cluster) {
   });
 }
 
-CallResult Provider::ensureSettled(const TService& svc, const std::vector<TNode>& nodes, int tries,
+CallResult Provider::ensureSettled(const Service& svc, const std::vector<Node>& nodes, int tries,
                                    const std::string& cluster) {
   CallResult r;
   for (int i = 0; i < tries; ++i) {
@@ -544,7 +544,7 @@ CallResult Provider::ensureSettled(const TService& svc, const std::vector<TNode>
   return r;
 }
 
-CallResult Provider::removeSettled(const TService& svc, int tries, const std::string& cluster) {
+CallResult Provider::removeSettled(const Service& svc, int tries, const std::string& cluster) {
   CallResult r;
   for (int i = 0; i < tries; ++i) {
     r = remove(svc, cluster);
@@ -560,7 +560,7 @@ CallResult Provider::listRoutes(const std::string& cluster) {
   return host_.run([&](const ccm_call* c) { return t.list_routes(p_, c, view(cluster)); });
 }
 
-CallResult Provider::createRoute(const TRoute& route, const std::string& cluster) {
+CallResult Provider::createRoute(const Route& route, const std::string& cluster) {
   RouteStorage r(route);
   std::string hint = "node-uid";
   auto& t = cap<ccm_routes_v1>(*this, CCM_CAP_ROUTES);
@@ -569,7 +569,7 @@ CallResult Provider::createRoute(const TRoute& route, const std::string& cluster
   });
 }
 
-CallResult Provider::deleteRoute(const TRoute& route, const std::string& cluster) {
+CallResult Provider::deleteRoute(const Route& route, const std::string& cluster) {
   RouteStorage r(route);
   auto& t = cap<ccm_routes_v1>(*this, CCM_CAP_ROUTES);
   return host_.run(

@@ -1,4 +1,4 @@
-// FakeHost: a test host for the openstack plugin. It dlopens openstack.so, negotiates through
+// TestHost: a test host for the openstack plugin. It dlopens openstack.so, negotiates through
 // ccm_provider_entry_v1 with its own ccm_host_services table (capturing logs, secrets, metrics
 // and emitted results; clocks it can shift; calls it can cancel), and offers typed wrappers
 // that build the ABI structs and call the capability tables exactly as the host does.
@@ -19,7 +19,7 @@ namespace ccm::openstack::testing {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-struct TNode {
+struct Node {
   std::string name;
   std::string uid;
   std::string provider_id;
@@ -28,27 +28,27 @@ struct TNode {
   Pairs addresses;  // (type, address)
 };
 
-inline TNode node(std::string name, std::string provider_id = "", Pairs addresses = {}) {
-  TNode n;
+inline Node node(std::string name, std::string provider_id = "", Pairs addresses = {}) {
+  Node n;
   n.name = std::move(name);
   n.provider_id = std::move(provider_id);
   n.addresses = std::move(addresses);
   return n;
 }
 
-struct TPort {
+struct ServicePort {
   std::string name;
   std::string protocol = "TCP";
   int32_t port = 0;
   int32_t node_port = 0;
 };
 
-struct TService {
+struct Service {
   std::string ns = "default";
   std::string name;
   std::string uid = "5d3c0d1e-8b4b-4c4e-9e35-6a0a8c1f2b3d";
   Pairs annotations;
-  std::vector<TPort> ports;
+  std::vector<ServicePort> ports;
   std::string load_balancer_ip;
   std::vector<std::string> source_ranges;
   std::string external_traffic_policy = "Cluster";
@@ -59,7 +59,7 @@ struct TService {
   std::string session_affinity = "None";
 };
 
-struct TRoute {
+struct Route {
   std::string name;
   std::string target_node;
   std::string destination_cidr;
@@ -67,7 +67,7 @@ struct TRoute {
   Pairs target_node_addresses;
 };
 
-struct TMetadata {
+struct InstanceMetadata {
   std::string provider_id;
   std::string instance_type;
   std::string zone;
@@ -75,7 +75,7 @@ struct TMetadata {
   Pairs addresses;
 };
 
-struct TIngress {
+struct Ingress {
   std::string ip;
   std::string hostname;
   std::string ip_mode;
@@ -91,10 +91,10 @@ struct CallResult {
   ccm_status status = CCM_STATUS_INTERNAL;
   std::string error;
   int64_t retry_after_ms = 0;
-  std::map<size_t, TMetadata> metadata;
+  std::map<size_t, InstanceMetadata> metadata;
   std::map<size_t, std::pair<ccm_status, std::string>> item_errors;
-  std::optional<std::vector<TIngress>> lb_status;
-  std::vector<TRoute> routes;
+  std::optional<std::vector<Ingress>> lb_status;
+  std::vector<Route> routes;
   std::optional<std::string> string;
   ccm_existence existence = CCM_EXISTENCE_UNKNOWN;
   ccm_power power = CCM_POWER_UNKNOWN;
@@ -105,10 +105,10 @@ struct CallResult {
 
 class Provider;
 
-class FakeHost {
+class TestHost {
  public:
   // Loads openstack.so (path from $CCM_OPENSTACK_SO) and negotiates, once per process.
-  static FakeHost& instance();
+  static TestHost& instance();
 
   const ccm_plugin& plugin() const { return *plugin_; }
 
@@ -144,7 +144,7 @@ class FakeHost {
   CallResult end(uint64_t call_id, ccm_status status);
 
  private:
-  FakeHost();
+  TestHost();
   friend struct Services;
 
   void* lib_ = nullptr;
@@ -162,33 +162,33 @@ class FakeHost {
 // A created provider and typed calls on its capabilities.
 class Provider {
  public:
-  Provider(FakeHost& host, ccm_provider* p) : host_(host), p_(p) {}
+  Provider(TestHost& host, ccm_provider* p) : host_(host), p_(p) {}
   ~Provider();
 
   const void* capability(const char* id);
   bool has(const char* id) { return capability(id) != nullptr; }
 
-  CallResult exists(const TNode& node);
-  CallResult shutdown(const TNode& node);
-  CallResult metadata(const TNode& node);
-  CallResult metadataBatch(const std::vector<TNode>& nodes);
+  CallResult exists(const Node& node);
+  CallResult shutdown(const Node& node);
+  CallResult metadata(const Node& node);
+  CallResult metadataBatch(const std::vector<Node>& nodes);
 
-  CallResult getLoadBalancer(const TService& svc, const std::string& cluster = "kubernetes");
-  CallResult loadBalancerName(const TService& svc, const std::string& cluster = "kubernetes");
-  CallResult ensure(const TService& svc, const std::vector<TNode>& nodes,
+  CallResult getLoadBalancer(const Service& svc, const std::string& cluster = "kubernetes");
+  CallResult loadBalancerName(const Service& svc, const std::string& cluster = "kubernetes");
+  CallResult ensure(const Service& svc, const std::vector<Node>& nodes,
                     const std::string& cluster = "kubernetes", int64_t deadline_ms = 60000);
-  CallResult update(const TService& svc, const std::vector<TNode>& nodes,
+  CallResult update(const Service& svc, const std::vector<Node>& nodes,
                     const std::string& cluster = "kubernetes");
-  CallResult remove(const TService& svc, const std::string& cluster = "kubernetes");
+  CallResult remove(const Service& svc, const std::string& cluster = "kubernetes");
   // Calls ensure (or remove) until it stops answering "busy, retry later" (at most `tries`).
-  CallResult ensureSettled(const TService& svc, const std::vector<TNode>& nodes, int tries = 10,
+  CallResult ensureSettled(const Service& svc, const std::vector<Node>& nodes, int tries = 10,
                            const std::string& cluster = "kubernetes");
-  CallResult removeSettled(const TService& svc, int tries = 10,
+  CallResult removeSettled(const Service& svc, int tries = 10,
                            const std::string& cluster = "kubernetes");
 
   CallResult listRoutes(const std::string& cluster = "kubernetes");
-  CallResult createRoute(const TRoute& route, const std::string& cluster = "kubernetes");
-  CallResult deleteRoute(const TRoute& route, const std::string& cluster = "kubernetes");
+  CallResult createRoute(const Route& route, const std::string& cluster = "kubernetes");
+  CallResult deleteRoute(const Route& route, const std::string& cluster = "kubernetes");
 
   // ccm_plugin.reconfigure with new cloud.conf text (UNIMPLEMENTED when the slot is NULL).
   CallResult reconfigure(const std::string& config);
@@ -196,7 +196,7 @@ class Provider {
   ccm_provider* raw() { return p_; }
 
  private:
-  FakeHost& host_;
+  TestHost& host_;
   ccm_provider* p_;
 };
 

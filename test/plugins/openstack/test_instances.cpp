@@ -24,7 +24,7 @@ struct Fixture {
   }
 };
 
-bool hasAddress(const TMetadata& md, const std::string& type, const std::string& addr) {
+bool hasAddress(const InstanceMetadata& md, const std::string& type, const std::string& addr) {
   for (const auto& [t, a] : md.addresses) {
     if (t == type && a == addr) {
       return true;
@@ -103,7 +103,7 @@ TEST_CASE_FIXTURE(Fixture, "metadata: provider ID, flavor from microversion 2.47
   auto r = p().metadata(node("node-m"));
   REQUIRE(r.ok());
   REQUIRE(r.metadata.count(0) == 1);
-  const TMetadata& md = r.metadata[0];
+  const InstanceMetadata& md = r.metadata[0];
   CHECK(md.provider_id == "openstack:///" + id);
   CHECK(md.instance_type == "m1.large");
   CHECK(md.zone == "zone-1-east");
@@ -221,7 +221,7 @@ TEST_CASE_FIXTURE(Fixture, "regional provider IDs with OS_CCM_REGIONAL=true") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "batch: one server list and one port list answer many nodes") {
-  std::vector<TNode> nodes;
+  std::vector<Node> nodes;
   for (int i = 0; i < 6; ++i) {
     std::string name = "batch-" + std::to_string(i);
     std::string id = server(name, "10.0.0." + std::to_string(100 + i));
@@ -248,7 +248,7 @@ TEST_CASE_FIXTURE(Fixture, "batch: one server list and one port list answer many
 
 TEST_CASE_FIXTURE(Fixture, "batch: server list pages are followed") {
   sim.config(R"({"nova_max_limit":2})");
-  std::vector<TNode> nodes;
+  std::vector<Node> nodes;
   for (int i = 0; i < 5; ++i) {
     std::string name = "paged-" + std::to_string(i);
     server(name, "10.0.0." + std::to_string(150 + i));
@@ -266,7 +266,7 @@ TEST_CASE_FIXTURE(Fixture, "a request that outlives the call's deadline is cut o
   auto& prov = p();
   REQUIRE(prov.exists(node("node-slow", "openstack:///" + id)).ok());  // warm: token in hand
   sim.fault(R"({"path":"/compute/","status":200,"count":1,"delay_s":20,"body":{}})");
-  auto r = FakeHost::instance().run(
+  auto r = TestHost::instance().run(
       [&](const ccm_call* call) {
         ccm_node n{};
         n.struct_size = sizeof n;
@@ -300,11 +300,11 @@ TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    FakeHost::instance().setCancelAll(true);
+    TestHost::instance().setCancelAll(true);
   });
   auto r = prov.exists(node("node-hang", "openstack:///" + id));
   canceller.join();
-  FakeHost::instance().setCancelAll(false);
+  TestHost::instance().setCancelAll(false);
   CHECK(r.status == CCM_STATUS_CANCELLED);
   CHECK(r.existence == CCM_EXISTENCE_UNKNOWN);
 }
@@ -312,9 +312,9 @@ TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels
 TEST_CASE_FIXTURE(Fixture, "instances: cancelled calls stop with CANCELLED") {
   std::string id = server("node-c", "10.0.0.80");
   auto& prov = p();
-  FakeHost::instance().setCancelAll(true);
+  TestHost::instance().setCancelAll(true);
   auto r = prov.exists(node("node-c", "openstack:///" + id));
-  FakeHost::instance().setCancelAll(false);
+  TestHost::instance().setCancelAll(false);
   CHECK(r.status == CCM_STATUS_CANCELLED);
   CHECK(r.existence == CCM_EXISTENCE_UNKNOWN);
 }

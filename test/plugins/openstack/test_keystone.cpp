@@ -14,7 +14,7 @@ namespace {
 
 struct Fixture {
   SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
+  TestHost& host = TestHost::instance();
   Fixture() {
     sim.reset();
     host.clearLogs();
@@ -54,12 +54,12 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("negotiation: another ABI major is refused, naming both versions") {
-  auto [status, message] = FakeHost::negotiateWithMajor(2);
+  auto [status, message] = TestHost::negotiateWithMajor(2);
   CHECK(status == CCM_STATUS_FAILED_PRECONDITION);
   CHECK(message.find(std::to_string(CCM_ABI_MAJOR) + "." + std::to_string(CCM_ABI_MINOR)) !=
         std::string::npos);
   CHECK(message.find("2.0") != std::string::npos);
-  const ccm_plugin& p = FakeHost::instance().plugin();
+  const ccm_plugin& p = TestHost::instance().plugin();
   CHECK(std::string(p.name.data, p.name.size) == "openstack");
   CHECK(p.abi_major == 1u);
 }
@@ -373,7 +373,7 @@ TEST_CASE_FIXTURE(Fixture, "capabilities follow the configuration and the cloud"
 
 TEST_CASE("TLS: the CA file is used; without it the certificate is refused") {
   SimProcess tls(true);
-  FakeHost& host = FakeHost::instance();
+  TestHost& host = TestHost::instance();
   std::string base = "[Global]\nauth-url = " + tls.url() +
                      "/identity/v3\nregion = RegionOne\nuser-id = u-demo\n"
                      "password = demo-password\ntenant-id = p-demo\n";

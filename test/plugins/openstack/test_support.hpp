@@ -119,7 +119,7 @@ inline Provider& provider(const std::string& config) {
   static std::unique_ptr<Provider> p;
   if (!p || current != config) {
     p.reset();
-    auto [r, created] = FakeHost::instance().create(config);
+    auto [r, created] = TestHost::instance().create(config);
     if (!r.ok()) {
       throw std::runtime_error("create failed: " + r.error);
     }
@@ -134,8 +134,8 @@ inline Provider& provider(const std::string& config) {
 // the nodes (servers on the private network) added so far.
 struct SimFixture {
   SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
+  TestHost& host = TestHost::instance();
+  std::vector<Node> nodes;
 
   SimFixture() {
     sim.reset();
@@ -144,7 +144,7 @@ struct SimFixture {
 
   // A server on the private network with an IPv4 address and, when ipv6 is set, an IPv6 one,
   // and its node.
-  TNode& addServerNode(const std::string& name, const std::string& ipv4,
+  Node& addServerNode(const std::string& name, const std::string& ipv4,
                        const std::string& ipv6 = "") {
     std::string id;
     if (ipv6.empty()) {
