@@ -3,9 +3,11 @@
 // version, the host's "provider" metric label), against a provider written in this file.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ccm/testing/fake_host.hpp"
 
@@ -25,6 +27,8 @@ ccm_call g_call{};
 int64_t g_unix_ns = 0;
 int64_t g_mono_ns = 0;
 std::string g_service_seen;
+constexpr int kConcurrent = 8;
+std::atomic<int> g_in_flight{0};
 int g_destroyed = 0;
 
 ccm_str cs(const std::string& s) { return ccm_str{s.data(), s.size()}; }
@@ -38,6 +42,16 @@ ccm_status existsFn(ccm_provider*, const ccm_call* call, const ccm_node* node,
   g_mono_ns = g_services->now_monotonic_ns(g_host);
   ccm_kv label{cs(g_metric_label), str("a")};
   g_services->metric(g_host, CCM_METRIC_COUNTER, str("calls_total"), str("calls"), &label, 1, 1);
+  if (view(node->name).substr(0, 5) == "busy-") {
+    // Concurrent calls: each waits (bounded) until all are in, then fails with its own
+    // message.
+    ++g_in_flight;
+    for (int i = 0; i < 10000 && g_in_flight.load() < kConcurrent; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    g_services->set_error(g_host, call->call_id, node->name, static_cast<int64_t>(view(node->name).size()));
+    return CCM_STATUS_UNAVAILABLE;
+  }
   if (view(node->name) == "wait") {
     for (int i = 0; i < 10000 && !g_services->is_cancelled(g_host, call->call_id); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -265,4 +279,28 @@ TEST_CASE("each fake host has its own handle; a gone host's handle is absorbed")
   CHECK(g_services->is_cancelled(first, 1));
   CHECK_FALSE(g_services->set_error(first, 1, str("late"), 0));
   CHECK_FALSE(second.logged("stray"));
+}
+
+TEST_CASE("concurrent calls keep their own outputs") {
+  FakeHost host(&entry);
+  REQUIRE(host.create("").ok());
+  g_in_flight = 0;
+  std::vector<Status> results(kConcurrent);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kConcurrent; ++i) {
+    threads.emplace_back([&host, &results, i] {
+      auto r = host.instanceExists(testing::Node{"busy-" + std::to_string(i)});
+      results[i] = r.ok() ? Status() : Status(r.error());
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  CHECK(g_in_flight.load() == kConcurrent);
+  for (int i = 0; i < kConcurrent; ++i) {
+    CAPTURE(i);
+    CHECK(results[i].code() == CCM_STATUS_UNAVAILABLE);
+    CHECK(results[i].message() == "busy-" + std::to_string(i));
+    CHECK(results[i].retryAfter().count() == 6);
+  }
 }

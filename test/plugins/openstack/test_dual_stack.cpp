@@ -48,7 +48,7 @@ struct Fixture : SimFixture {
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}};
     s.ip_families = std::move(families);
-    s.ip_family_policy = policy;
+    s.object_json = ipFamilyPolicyJson(policy);
     return s;
   }
 

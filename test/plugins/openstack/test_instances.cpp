@@ -145,7 +145,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: Neutron ports first, access IPs, hostname
                 {"network":"private","ip":"fd00::30"}]})");
   auto r = p().metadata(node("node-addr", "openstack:///" + id));
   REQUIRE(r.ok());
-  Pairs want = {{"InternalIP", "10.0.0.30"},
+  std::vector<NodeAddress> want = {{"InternalIP", "10.0.0.30"},
                 {"InternalIP", "fd00::30"},
                 {"ExternalIP", "198.51.100.9"},
                 {"Hostname", "node-addr.example"},
@@ -160,7 +160,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: ports that are not ACTIVE are skipped") {
   auto r = p().metadata(node("node-down", "openstack:///" + id));
   REQUIRE(r.ok());
   // The address still comes from Nova's list, after the (empty) Neutron part.
-  Pairs want = {{"InternalIP", "10.0.0.31"}};
+  std::vector<NodeAddress> want = {{"InternalIP", "10.0.0.31"}};
   CHECK(r.metadata[0].addresses == want);
 }
 
@@ -183,7 +183,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: public and internal network names, IPv6 s
   REQUIRE(r.ok());
   // provider-ext: ExternalIP (its Neutron InternalIP is removed); storage: not listed as
   // internal, so its address is dropped entirely; IPv6 dropped.
-  Pairs want = {{"InternalIP", "10.0.0.40"}, {"ExternalIP", "192.0.2.40"}};
+  std::vector<NodeAddress> want = {{"InternalIP", "10.0.0.40"}, {"ExternalIP", "192.0.2.40"}};
   CHECK(r.metadata[0].addresses == want);
 }
 
@@ -193,7 +193,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: address-sort-order") {
   std::string sections = "[Networking]\naddress-sort-order = 198.51.100.0/24, 10.0.0.0/24\n";
   auto r = p("", sections).metadata(node("node-sort", "openstack:///" + id));
   REQUIRE(r.ok());
-  Pairs want = {
+  std::vector<NodeAddress> want = {
       {"ExternalIP", "198.51.100.7"}, {"InternalIP", "10.0.0.51"}, {"InternalIP", "10.0.0.52"}};
   CHECK(r.metadata[0].addresses == want);
 }
@@ -239,7 +239,7 @@ TEST_CASE_FIXTURE(Fixture, "batch: one server list and one port list answer many
   for (int i = 0; i < 6; ++i) {
     REQUIRE(r.metadata.count(static_cast<size_t>(i)) == 1);
     CHECK(r.metadata[static_cast<size_t>(i)].addresses ==
-          Pairs{{"InternalIP", "10.0.0." + std::to_string(100 + i)}});
+          std::vector<NodeAddress>{{"InternalIP", "10.0.0." + std::to_string(100 + i)}});
   }
   REQUIRE(r.item_errors.count(6) == 1);
   CHECK(r.item_errors[6].first == CCM_STATUS_NOT_FOUND);
@@ -266,22 +266,7 @@ TEST_CASE_FIXTURE(Fixture, "a request that outlives the call's deadline is cut o
   auto& prov = p();
   REQUIRE(prov.exists(node("node-slow", "openstack:///" + id)).ok());  // warm: token in hand
   sim.fault(R"({"path":"/compute/","status":200,"count":1,"delay_s":20,"body":{}})");
-  auto r = TestHost::instance().run(
-      [&](const ccm_call* call) {
-        ccm_node n{};
-        n.struct_size = sizeof n;
-        std::string name = "node-slow";
-        std::string pid = "openstack:///" + id;
-        n.name = {name.data(), name.size()};
-        n.provider_id = {pid.data(), pid.size()};
-        ccm_node_info info{};
-        info.struct_size = sizeof info;
-        n.node_info = &info;
-        ccm_existence e = CCM_EXISTENCE_UNKNOWN;
-        auto* caps = static_cast<const ccm_instances_v1*>(prov.capability(CCM_CAP_INSTANCES));
-        return caps->instance_exists(prov.raw(), call, &n, &e);
-      },
-      1000);
+  auto r = prov.exists(node("node-slow", "openstack:///" + id), 1000);
   CHECK(r.status == CCM_STATUS_DEADLINE_EXCEEDED);
 }
 

@@ -48,7 +48,7 @@ struct Fixture : SimFixture {
 TEST_CASE_FIXTURE(Fixture, "ovn dual-stack: a second load balancer, no additional VIP") {
   Service s = web();
   s.ip_families = {"IPv4", "IPv6"};
-  s.ip_family_policy = "RequireDualStack";
+  s.object_json = ipFamilyPolicyJson("RequireDualStack");
   auto r = ovn().ensureSettled(s, nodes);
   REQUIRE_MESSAGE(r.ok(), r.error);
   REQUIRE(r.lb_status->size() == 2);

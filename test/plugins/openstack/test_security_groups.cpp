@@ -12,7 +12,8 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-const std::string kGroupName = "lb-sg-5d3c0d1e-8b4b-4c4e-9e35-6a0a8c1f2b3d-default-web";
+// The group of the Service web() (in namespace default, with the fake host's default UID).
+const std::string kGroupName = "lb-sg-" + Service{}.uid + "-default-web";
 const std::string kGroupDescription =
     "Security Group for default/web Service LoadBalancer in cluster kubernetes";
 
@@ -353,7 +354,7 @@ Service dualStackWeb(const std::string& policy = "RequireDualStack") {
   s.name = "web";
   s.ports = {{"http", "TCP", 80, 30080}};
   s.ip_families = {"IPv4", "IPv6"};
-  s.ip_family_policy = policy;
+  s.object_json = ipFamilyPolicyJson(policy);
   return s;
 }
 
@@ -398,7 +399,7 @@ TEST_CASE_FIXTURE(Fixture, "dual-stack with a second _ipv6 load balancer: IPv6 r
   // Back to IPv4 alone: the IPv6 load balancer goes, and so do its rules.
   Service v4 = dualStackWeb();
   v4.ip_families = {"IPv4"};
-  v4.ip_family_policy = "SingleStack";
+  v4.object_json = ipFamilyPolicyJson("SingleStack");
   REQUIRE(prov.ensureSettled(v4, both).ok());
   st = sim.state();
   CHECK(ingressWithEthertype(st, gid) == std::set<std::string>{"IPv4 tcp/30080 from 10.0.0.0/24"});

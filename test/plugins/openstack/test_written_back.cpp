@@ -51,7 +51,7 @@ TEST_CASE_FIXTURE(Fixture,
                   "dual-stack: the written-back ID of its own load balancer pins nothing") {
   Service s = web();
   s.ip_families = {"IPv4", "IPv6"};
-  s.ip_family_policy = "RequireDualStack";
+  s.object_json = ipFamilyPolicyJson("RequireDualStack");
   auto first = p().ensureSettled(s, nodes);
   REQUIRE_MESSAGE(first.ok(), first.error);
   REQUIRE(first.lb_status->size() == 2);

@@ -10,7 +10,8 @@
 //   ccm::sdk::testing::Node node{"node-1"};
 //   auto md = host.instanceMetadata(node);                           // Result<optional<...>>
 //
-// It is deliberately simple: calls run on the calling thread, deadlines are only reported
+// It is deliberately simple: calls run on the calling thread (several threads may call at
+// once, as the host does; each call keeps its own outputs), deadlines are only reported
 // (not enforced). Several FakeHosts may be alive at once, each with its own handle; a plugin
 // built with ccm/provider.hpp keeps one host per process, the last it negotiated with. The
 // real host adds deadline enforcement and concurrency limits on top of
@@ -46,6 +47,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -145,8 +147,9 @@ class FakeHost {
     return reinterpret_cast<ccm_provider_entry_fn>(sym);
   }
 
-  // Negotiates (once) and creates the provider from config.
-  Status create(std::string_view config) {
+  // Negotiates with the plugin (once; create does it when not done yet): calls its entry
+  // point and checks the table it returns as the host does.
+  Status negotiate() {
     if (!negotiated_) {
       ccm_host_info info{};
       info.struct_size = sizeof info;
@@ -157,12 +160,12 @@ class FakeHost {
       info.host = handle_;
       info.services = options_.abi_minor >= 1 ? &services() : &services10();
       const ccm_plugin* plugin = nullptr;
-      ccm_call call = begin();
-      ccm_status st = entry_(&info, &call, &plugin);
+      Running run = begin();
+      ccm_status st = entry_(&info, &run.call, &plugin);
       if (st != CCM_STATUS_OK) {
-        return end(st);
+        return end(run, st);
       }
-      in_call_ = false;
+      finish(run);
       if (std::string problem = checkPluginTable(plugin, options_.abi_minor, &plugin_);
           !problem.empty()) {
         plugin_ = ccm_plugin{};
@@ -182,10 +185,18 @@ class FakeHost {
       metric_namespace_ = declared.metric_namespace;
       negotiated_ = true;
     }
+    return {};
+  }
+
+  // Negotiates (once) and creates the provider from config.
+  Status create(std::string_view config) {
+    if (Status s = negotiate(); !s.ok()) {
+      return s;
+    }
     destroyProvider();
-    ccm_call call = begin();
-    ccm_status st = plugin_.create(&call, str(config), &provider_);
-    if (Status s = end(st); !s.ok()) {
+    Running run = begin();
+    ccm_status st = plugin_.create(&run.call, str(config), &provider_);
+    if (Status s = end(run, st); !s.ok()) {
       provider_ = nullptr;
       return s;
     }
@@ -217,8 +228,8 @@ class FakeHost {
     if (plugin_.abi_minor < 1 || plugin_.reconfigure == nullptr) {
       return Error::unimplemented("the plugin has no reconfigure slot");
     }
-    ccm_call call = begin();
-    return end(plugin_.reconfigure(provider_, &call, str(config)));
+    Running run = begin();
+    return end(run, plugin_.reconfigure(provider_, &run.call, str(config)));
   }
 
   // Destroys the provider (as the host does at shutdown); create makes a new one.
@@ -254,8 +265,8 @@ class FakeHost {
     }
     NodeBuffers b(node);
     ccm_existence out = CCM_EXISTENCE_UNKNOWN;
-    ccm_call call = begin();
-    Status s = end(instances_->instance_exists(provider_, &call, &b.node, &out));
+    Running run = begin();
+    Status s = end(run, instances_->instance_exists(provider_, &run.call, &b.node, &out));
     if (!s.ok()) {
       return s.error();
     }
@@ -272,8 +283,8 @@ class FakeHost {
     }
     NodeBuffers b(node);
     ccm_power out = CCM_POWER_UNKNOWN;
-    ccm_call call = begin();
-    Status s = end(instances_->instance_shutdown(provider_, &call, &b.node, &out));
+    Running run = begin();
+    Status s = end(run, instances_->instance_shutdown(provider_, &run.call, &b.node, &out));
     if (!s.ok()) {
       return s.error();
     }
@@ -290,12 +301,12 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
-    ccm_call call = begin(1, OutputKind::Metadata);
-    Status s = end(instances_->instance_metadata(provider_, &call, &b.node));
+    Running run = begin(1, OutputKind::Metadata);
+    Status s = end(run, instances_->instance_metadata(provider_, &run.call, &b.node));
     if (!s.ok()) {
       return s.error();
     }
-    return std::move(metadata_[0]);
+    return std::move(run.state->metadata[0]);
   }
 
   // One result per node, in order: the metadata (nullopt: none yet) or the node's error.
@@ -305,18 +316,18 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
     }
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(nodes.size(), OutputKind::Metadata);
+    Running run = begin(nodes.size(), OutputKind::Metadata);
     Status s =
-        end(batch_->instance_metadata_batch(provider_, &call, nl.ptrs.data(), nl.ptrs.size()));
+        end(run, batch_->instance_metadata_batch(provider_, &run.call, nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
     std::vector<Result<std::optional<InstanceMetadata>>> out;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (item_errors_[i]) {
-        out.emplace_back(*item_errors_[i]);
-      } else if (metadata_[i]) {
-        out.emplace_back(std::move(metadata_[i]));
+      if (run.state->item_errors[i]) {
+        out.emplace_back(*run.state->item_errors[i]);
+      } else if (run.state->metadata[i]) {
+        out.emplace_back(std::move(run.state->metadata[i]));
       } else {
         // As the host answers a node the plugin gave no result for.
         out.emplace_back(Error::unavailable("provider returned no result for node " +
@@ -334,20 +345,20 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     bool exists = false;
-    ccm_call call = begin(0, OutputKind::LbStatus);
-    Status s = end(lb_->get_load_balancer(provider_, &call, str(cluster), &sb.service, &exists));
+    Running run = begin(0, OutputKind::LbStatus);
+    Status s = end(run, lb_->get_load_balancer(provider_, &run.call, str(cluster), &sb.service, &exists));
     if (!s.ok()) {
       return s.error();
     }
     if (!exists) {
       return std::optional<LoadBalancerStatus>();
     }
-    if (!lb_status_) {
+    if (!run.state->lb_status) {
       return Error::internal(
           "provider returned OK from get_load_balancer with exists set but without a load "
           "balancer status");
     }
-    return std::optional<LoadBalancerStatus>(std::move(*lb_status_));
+    return std::optional<LoadBalancerStatus>(std::move(*run.state->lb_status));
   }
 
   Result<std::string> getLoadBalancerName(const Service& svc,
@@ -356,15 +367,15 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin(0, OutputKind::String);
-    Status s = end(lb_->get_load_balancer_name(provider_, &call, str(cluster), &sb.service));
+    Running run = begin(0, OutputKind::String);
+    Status s = end(run, lb_->get_load_balancer_name(provider_, &run.call, str(cluster), &sb.service));
     if (!s.ok()) {
       return s.error();
     }
-    if (!string_) {
+    if (!run.state->string) {
       return Error::internal("get_load_balancer_name returned OK without a name");
     }
-    return *string_;
+    return *run.state->string;
   }
 
   Result<LoadBalancerStatus> ensureLoadBalancer(const Service& svc, const std::vector<Node>& nodes,
@@ -374,17 +385,17 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(0, OutputKind::LbStatus);
-    Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
+    Running run = begin(0, OutputKind::LbStatus);
+    Status s = end(run, lb_->ensure_load_balancer(provider_, &run.call, str(cluster), &sb.service,
                                              nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
-    if (!lb_status_) {
+    if (!run.state->lb_status) {
       return Error::internal("provider returned OK from ensure_load_balancer without a load "
                              "balancer status");
     }
-    return *lb_status_;
+    return *run.state->lb_status;
   }
 
   Status updateLoadBalancer(const Service& svc, const std::vector<Node>& nodes,
@@ -394,8 +405,8 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin();
-    return end(lb_->update_load_balancer(provider_, &call, str(cluster), &sb.service,
+    Running run = begin();
+    return end(run, lb_->update_load_balancer(provider_, &run.call, str(cluster), &sb.service,
                                          nl.ptrs.data(), nl.ptrs.size()));
   }
 
@@ -404,20 +415,20 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin();
-    return end(lb_->ensure_load_balancer_deleted(provider_, &call, str(cluster), &sb.service));
+    Running run = begin();
+    return end(run, lb_->ensure_load_balancer_deleted(provider_, &run.call, str(cluster), &sb.service));
   }
 
   Result<std::vector<Route>> listRoutes(std::string_view cluster = "kubernetes") {
     if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
-    ccm_call call = begin(0, OutputKind::Routes);
-    Status s = end(routes_table_->list_routes(provider_, &call, str(cluster)));
+    Running run = begin(0, OutputKind::Routes);
+    Status s = end(run, routes_table_->list_routes(provider_, &run.call, str(cluster)));
     if (!s.ok()) {
       return s.error();
     }
-    return routes_;
+    return run.state->routes;
   }
 
   Status createRoute(const Route& route, std::string_view name_hint,
@@ -426,9 +437,9 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
     CRoute c(route);
-    ccm_call call = begin();
-    return end(
-        routes_table_->create_route(provider_, &call, str(cluster), str(name_hint), c.get()));
+    Running run = begin();
+    return end(run, 
+        routes_table_->create_route(provider_, &run.call, str(cluster), str(name_hint), c.get()));
   }
 
   Status deleteRoute(const Route& route, std::string_view cluster = "kubernetes") {
@@ -436,8 +447,8 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
     CRoute c(route);
-    ccm_call call = begin();
-    return end(routes_table_->delete_route(provider_, &call, str(cluster), c.get()));
+    Running run = begin();
+    return end(run, routes_table_->delete_route(provider_, &run.call, str(cluster), c.get()));
   }
 
   // What the provider logged, registered as secret, and reported as metrics (last value or
@@ -474,7 +485,7 @@ class FakeHost {
 
   // The deadline of every call started from now on: now (on the plugin's monotonic clock)
   // plus timeout; zero (the default) passes no deadline.
-  void setCallTimeout(std::chrono::nanoseconds timeout) { call_timeout_ = timeout; }
+  void setCallTimeout(std::chrono::nanoseconds timeout) { call_timeout_ns_ = timeout.count(); }
   // While set, is_cancelled answers true for every call, the running one included (this may be
   // called from another thread while a call runs, as the host cancels one in flight).
   void cancelCalls(bool cancelled) { cancel_all_.store(cancelled); }
@@ -622,29 +633,49 @@ class FakeHost {
     return *detached;
   }
 
-  ccm_call begin(size_t items = 0, OutputKind output = OutputKind::None) {
-    ++call_id_;
-    output_ = output;
-    error_.clear();
-    retry_after_ms_ = 0;
-    metadata_.assign(items, std::nullopt);
-    item_errors_.assign(items, std::nullopt);
-    lb_status_.reset();
-    string_.reset();
-    routes_.clear();
-    {
-      std::lock_guard lock(mu_);
-      violation_.clear();
-    }
-    in_call_ = true;
-    int64_t deadline = call_timeout_.count() > 0 ? monotonicNs() + call_timeout_.count() : 0;
-    return ccm_call{sizeof(ccm_call), call_id_, deadline};
+  // One call's outputs, filled by the host services while it runs (under mu_).
+  struct CallState {
+    OutputKind output = OutputKind::None;  // what the call returns
+    std::string error;
+    int64_t retry_after_ms = 0;
+    std::vector<std::optional<InstanceMetadata>> metadata;
+    std::vector<std::optional<Error>> item_errors;
+    std::optional<LoadBalancerStatus> lb_status;
+    std::optional<std::string> string;
+    std::vector<Route> routes;
+    std::string violation;  // the first invalid output: the call fails as INTERNAL
+  };
+  // A running call. Calls may run concurrently from several threads, as the host makes them.
+  struct Running {
+    ccm_call call{};
+    std::shared_ptr<CallState> state;
+  };
+
+  Running begin(size_t items = 0, OutputKind output = OutputKind::None) {
+    auto state = std::make_shared<CallState>();
+    state->output = output;
+    state->metadata.assign(items, std::nullopt);
+    state->item_errors.assign(items, std::nullopt);
+    int64_t timeout = call_timeout_ns_.load();
+    int64_t deadline = timeout > 0 ? monotonicNs() + timeout : 0;
+    std::lock_guard lock(mu_);
+    uint64_t id = ++call_id_;
+    running_[id] = state;
+    return Running{ccm_call{sizeof(ccm_call), id, deadline}, std::move(state)};
   }
 
-  Status end(ccm_status st) {
-    in_call_ = false;
-    if (std::lock_guard lock(mu_); !violation_.empty()) {
-      return Error::internal(violation_);
+  // The call is over: later service calls with its id are refused.
+  void finish(const Running& run) {
+    std::lock_guard lock(mu_);
+    running_.erase(run.call.call_id);
+  }
+
+  Status end(const Running& run, ccm_status st) {
+    finish(run);
+    // No service call can reach the state any more: read without the lock.
+    const CallState& c = *run.state;
+    if (!c.violation.empty()) {
+      return Error::internal(c.violation);
     }
     if (st == CCM_STATUS_OK) {
       return {};
@@ -657,15 +688,19 @@ class FakeHost {
       case CCM_STATUS_ABORTED: case CCM_STATUS_UNIMPLEMENTED: case CCM_STATUS_INTERNAL:
       case CCM_STATUS_UNAVAILABLE: case CCM_STATUS_UNAUTHENTICATED:
       case CCM_STATUS_IMPLEMENTED_ELSEWHERE:
-        return Error(st, error_, std::chrono::milliseconds(retry_after_ms_));
+        return Error(st, c.error, std::chrono::milliseconds(c.retry_after_ms));
       default:
         // As the host: a code outside the ABI's closed set reads as INTERNAL.
         return Error::internal("unknown status code " + std::to_string(st) +
-                               (error_.empty() ? "" : ": " + error_));
+                               (c.error.empty() ? "" : ": " + c.error));
     }
   }
 
-  bool live(uint64_t id) const { return in_call_ && id == call_id_; }
+  // The state of running call id, or nullptr when it is not running. Caller holds mu_.
+  CallState* live(uint64_t id) {
+    auto it = running_.find(id);
+    return it == running_.end() ? nullptr : it->second.get();
+  }
 
   int64_t monotonicNs() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -681,18 +716,26 @@ class FakeHost {
   }
   // As the host: an emit of another kind than the running call returns is refused (and here
   // fails the call, so that the test sees it).
-  bool expects(OutputKind emitted, std::string_view service) {
-    if (std::string e = checkOutputKind(output_, emitted, service); !e.empty()) {
-      flag(e);
+  // Caller holds mu_.
+  static bool expects(CallState& c, OutputKind emitted, std::string_view service) {
+    if (std::string e = checkOutputKind(c.output, emitted, service); !e.empty()) {
+      flag(c, e);
       return false;
     }
     return true;
   }
-  // Records the first invalid output of the running call (the call then fails as INTERNAL).
-  void flag(std::string problem) {
+  // Records the first invalid output of a call (it then fails as INTERNAL). Caller holds mu_.
+  static void flag(CallState& c, std::string problem) {
+    if (c.violation.empty()) {
+      c.violation = std::move(problem);
+    }
+  }
+  // A service call that is no call's (the metric service has no call id) fails every running
+  // call, so that the test sees it whichever call it came from.
+  void flagAll(const std::string& problem) {
     std::lock_guard lock(mu_);
-    if (violation_.empty()) {
-      violation_ = std::move(problem);
+    for (auto& [id, c] : running_) {
+      flag(*c, problem);
     }
   }
 
@@ -708,22 +751,28 @@ class FakeHost {
       t.is_cancelled = [](ccm_host_handle handle, uint64_t id) {
         // As the host: a call that is not running (finished, or never started) is cancelled.
         FakeHost& h = self(handle);
-        return h.cancel_all_.load() || !h.live(id);
+        std::lock_guard lock(h.mu_);
+        return h.cancel_all_.load() || h.live(id) == nullptr;
       };
-      t.now_monotonic_ns = [](ccm_host_handle handle) -> int64_t { return self(handle).monotonicNs(); };
+      t.now_monotonic_ns = [](ccm_host_handle handle) -> int64_t {
+        return self(handle).monotonicNs();
+      };
       t.now_unix_ns = [](ccm_host_handle handle) -> int64_t { return self(handle).unixNs(); };
       t.set_error = [](ccm_host_handle handle, uint64_t id, ccm_str m, int64_t retry) {
-        if (!self(handle).live(id)) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr) {
           return false;
         }
-        self(handle).error_ = std::string(view(m));
-        self(handle).retry_after_ms_ = retry;
+        c->error = std::string(view(m));
+        c->retry_after_ms = retry;
         return true;
       };
       t.metric = [](ccm_host_handle handle, ccm_metric_kind kind, ccm_str name, ccm_str,
                     const ccm_kv* labels, size_t label_count, double value) {
         // As the host: a bad name or label is ignored (the host counts a bad_metric
-        // violation); here it also fails the running call, so that the test sees it.
+        // violation); here it also fails the running calls, so that the test sees it.
         FakeHost& h = self(handle);
         std::string e =
             checkMetricCall(view(name), view(name).substr(0, 200), labels, label_count);
@@ -731,7 +780,7 @@ class FakeHost {
           e = checkHostLabels(view(name), h.metric_namespace_, labels, label_count);
         }
         if (!e.empty()) {
-          h.flag(e);
+          h.flagAll(e);
           return;
         }
         std::lock_guard lock(h.mu_);
@@ -746,91 +795,107 @@ class FakeHost {
       t.emit_instance_metadata = [](ccm_host_handle handle, uint64_t id, size_t index,
                                     const ccm_instance_metadata* md) {
         FakeHost& h = self(handle);
-        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_instance_metadata")) {
-          return false;
-        }
-        if (md == nullptr || index >= h.metadata_.size()) {
-          h.flag(md == nullptr ? "emit_instance_metadata was given a NULL pointer"
-                               : "emit_instance_metadata index " + std::to_string(index) +
-                                     " is out of range (the call has " +
-                                     std::to_string(h.metadata_.size()) + " nodes)");
-          return false;
-        }
+        // Checked before taking the lock (the checks read only md and declarations).
         InstanceMetadata m;
-        if (std::string e = acceptMetadata(md, h.provider_id_prefix_, &m); !e.empty()) {
-          if (h.metadata_.size() == 1) {
-            h.flag("invalid instance metadata: " + e);
+        std::string e = md == nullptr ? std::string()
+                                      : acceptMetadata(md, h.provider_id_prefix_, &m);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::Metadata, "emit_instance_metadata")) {
+          return false;
+        }
+        if (md == nullptr || index >= c->metadata.size()) {
+          flag(*c, md == nullptr ? "emit_instance_metadata was given a NULL pointer"
+                                 : "emit_instance_metadata index " + std::to_string(index) +
+                                       " is out of range (the call has " +
+                                       std::to_string(c->metadata.size()) + " nodes)");
+          return false;
+        }
+        if (!e.empty()) {
+          if (c->metadata.size() == 1) {
+            flag(*c, "invalid instance metadata: " + e);
           } else {
-            h.item_errors_[index] =
+            c->item_errors[index] =
                 Error::internal("provider returned invalid instance metadata: " + e);
           }
           return false;
         }
-        h.metadata_[index] = std::move(m);
+        c->metadata[index] = std::move(m);
         return true;
       };
       t.emit_item_error = [](ccm_host_handle handle, uint64_t id, size_t index, ccm_status st,
                              ccm_str message) {
         FakeHost& h = self(handle);
-        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_item_error") ||
-            index >= h.item_errors_.size()) {
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::Metadata, "emit_item_error") ||
+            index >= c->item_errors.size()) {
           return false;
         }
-        h.item_errors_[index] =
+        c->item_errors[index] =
             Error(st == CCM_STATUS_OK ? CCM_STATUS_INTERNAL : st, std::string(view(message)));
         return true;
       };
       t.emit_lb_status = [](ccm_host_handle handle, uint64_t id, const ccm_lb_status* s) {
         FakeHost& h = self(handle);
-        if (!h.live(id) || !h.expects(OutputKind::LbStatus, "emit_lb_status")) {
+        LoadBalancerStatus status;
+        std::string e = s == nullptr ? std::string()
+                                     : acceptLbStatus(s, h.plugin_.abi_minor >= 1,
+                                                      h.annotation_domain_, &status);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::LbStatus, "emit_lb_status")) {
           return false;
         }
         if (s == nullptr) {
-          h.flag("emit_lb_status was given a NULL pointer");
+          flag(*c, "emit_lb_status was given a NULL pointer");
           return false;
         }
-        LoadBalancerStatus status;
-        if (std::string e =
-                acceptLbStatus(s, h.plugin_.abi_minor >= 1, h.annotation_domain_, &status);
-            !e.empty()) {
-          h.flag("invalid load balancer status: " + e);
+        if (!e.empty()) {
+          flag(*c, "invalid load balancer status: " + e);
           return false;
         }
-        h.lb_status_ = std::move(status);
+        c->lb_status = std::move(status);
         return true;
       };
       t.emit_route = [](ccm_host_handle handle, uint64_t id, const ccm_route* r) {
         FakeHost& h = self(handle);
-        if (!h.live(id) || !h.expects(OutputKind::Routes, "emit_route")) {
+        Route route;
+        std::string e = r == nullptr ? std::string() : acceptRoute(r, &route);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::Routes, "emit_route")) {
           return false;
         }
         if (r == nullptr) {
-          h.flag("emit_route was given a NULL pointer");
+          flag(*c, "emit_route was given a NULL pointer");
           return false;
         }
-        Route route;
-        if (std::string e = acceptRoute(r, &route); !e.empty()) {
-          h.flag("invalid route: " + e);
+        if (!e.empty()) {
+          flag(*c, "invalid route: " + e);
           return false;
         }
-        h.routes_.push_back(std::move(route));
+        c->routes.push_back(std::move(route));
         return true;
       };
       t.emit_string = [](ccm_host_handle handle, uint64_t id, ccm_str value) {
         FakeHost& h = self(handle);
-        if (!h.live(id) || !h.expects(OutputKind::String, "emit_string")) {
-          return false;
-        }
         std::string accepted;
-        if (std::string e = acceptString(value, &accepted); !e.empty()) {
-          h.flag("invalid string: " + e);
+        std::string e = acceptString(value, &accepted);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::String, "emit_string")) {
           return false;
         }
-        h.string_ = std::move(accepted);
+        if (!e.empty()) {
+          flag(*c, "invalid string: " + e);
+          return false;
+        }
+        c->string = std::move(accepted);
         return true;
       };
-      t.log_fields = [](ccm_host_handle handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
-                        size_t n) {
+      t.log_fields = [](ccm_host_handle handle, ccm_log_level level, ccm_str m,
+                        const ccm_kv* fields, size_t n) {
         // As the host: keys it would drop (isValidLogKey, or repeated) are dropped.
         Labels kept;
         for (const auto& [key, value] : toLabels(fields, n)) {
@@ -869,28 +934,19 @@ class FakeHost {
   std::string provider_id_prefix_;
   std::string annotation_domain_;
   std::string metric_namespace_;
-  std::string violation_;  // first invalid output of the running call
-  OutputKind output_ = OutputKind::None;  // what the running call returns
   ccm_plugin plugin_{};
   ccm_provider* provider_ = nullptr;
-  uint64_t call_id_ = 0;
-  bool in_call_ = false;
-  std::string error_;
-  int64_t retry_after_ms_ = 0;
-  std::vector<std::optional<InstanceMetadata>> metadata_;
-  std::vector<std::optional<Error>> item_errors_;
-  std::optional<LoadBalancerStatus> lb_status_;
-  std::optional<std::string> string_;
   std::optional<ccm_instances_v1> instances_;
   std::optional<ccm_instances_batch_v1> batch_;
   std::optional<ccm_loadbalancer_v1> lb_;
   std::optional<ccm_routes_v1> routes_table_;
-  std::vector<Route> routes_;
-  std::chrono::nanoseconds call_timeout_{0};
+  std::atomic<int64_t> call_timeout_ns_{0};
   std::atomic<bool> cancel_all_{false};
   std::atomic<int64_t> unix_offset_ns_{0};
   std::atomic<int64_t> mono_offset_ns_{0};
-  mutable std::mutex mu_;  // guards the three below and violation_
+  mutable std::mutex mu_;  // guards the four below and every CallState
+  uint64_t call_id_ = 0;
+  std::map<uint64_t, std::shared_ptr<CallState>> running_;
   std::vector<LogLine> logs_;
   std::vector<std::string> secrets_;
   std::map<std::string, double> metrics_;
