@@ -12,9 +12,7 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  Fixture() { sim.reset(); }
+struct Fixture : SimFixture {
   Provider& p(const std::string& global_extra = "", const std::string& sections = "") {
     return provider(cloudConf(sim, global_extra, sections));
   }

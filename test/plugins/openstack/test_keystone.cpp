@@ -12,14 +12,7 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  TestHost& host = TestHost::instance();
-  Fixture() {
-    sim.reset();
-    host.clearLogs();
-  }
-
+struct Fixture : SimFixture {
   std::string conf(const std::string& global) {
     return "[Global]\nauth-url = " + sim.url() + "/identity/v3\nregion = RegionOne\n" + global;
   }

@@ -32,12 +32,10 @@ std::string tagFor(const std::string& cluster, std::string cidr) {
   return std::string("ccm:") + hex + ":" + cidr;
 }
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
+struct Fixture : SimFixture {
   std::vector<std::string> server_ids;
 
   Fixture() {
-    sim.reset();
     for (int i = 1; i <= 3; ++i) {
       server_ids.push_back(sim.addServer(R"({"name":"node-)" + std::to_string(i) +
                                          R"(","networks":[{"network":"private","ip":"10.0.0.)" +

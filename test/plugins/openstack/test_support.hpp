@@ -141,8 +141,8 @@ inline Provider& provider(const std::string& config) {
 }
 
 
-// The state most load-balancer tests start from: a reset simulator, a host with no logs, and
-// the nodes (servers on the private network) added so far.
+// The state every test against the simulator starts from: a reset simulator, a host with no
+// logs, and the nodes (servers on the private network) added so far.
 struct SimFixture {
   SimProcess& sim = SimProcess::shared();
   TestHost& host = TestHost::instance();
