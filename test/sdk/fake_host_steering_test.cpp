@@ -287,6 +287,7 @@ TEST_CASE("concurrent calls keep their own outputs") {
   g_in_flight = 0;
   std::vector<Status> results(kConcurrent);
   std::vector<std::thread> threads;
+  threads.reserve(kConcurrent);
   for (int i = 0; i < kConcurrent; ++i) {
     threads.emplace_back([&host, &results, i] {
       auto r = host.instanceExists(testing::Node{"busy-" + std::to_string(i)});
