@@ -408,6 +408,8 @@ class Env:
     127.0.0.1 (no token needed: --authorization-always-allow-paths)."""
 
     def __init__(self, nodes=0, kubesim_args=()):
+        # CCM_KUBESIM_ARGS (read by the harness) adds kubesim flags to every scenario, e.g.
+        # the steady heartbeat mode of issue 29: CCM_KUBESIM_ARGS=--node-status-period=10s.
         self.cluster = harness.Cluster(nodes=nodes, kubesim_args=list(kubesim_args))
         self.ccm = None
         self.metrics_port = None
@@ -489,12 +491,24 @@ class Env:
                  os.environ.get("BENCH_PERF_CALLGRAPH", "dwarf,16384"), "-o", out, "-p",
                  str(self.ccm.proc.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
+        # BENCH_KUBESIM_PERF=<file> samples kubesim the same way (both may run at once).
+        sim_out = os.environ.get("BENCH_KUBESIM_PERF")
+        self.sim_perf = None
+        if sim_out:
+            self.sim_perf = subprocess.Popen(
+                ["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "--call-graph",
+                 os.environ.get("BENCH_PERF_CALLGRAPH", "dwarf,16384"), "-o", sim_out, "-p",
+                 str(self.cluster.kubesim.pid)], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
 
     def profile_stop(self):
-        if getattr(self, "perf", None) is not None:
-            self.perf.send_signal(signal.SIGINT)
-            self.perf.wait()
-            self.perf = None
+        for name in ("perf", "sim_perf"):
+            proc = getattr(self, name, None)
+            if proc is not None:
+                proc.send_signal(signal.SIGINT)
+                proc.wait()
+                setattr(self, name, None)
 
     def add_nodes(self, count, ready=None):
         return self.cluster.add_nodes(count=count, ready=ready)

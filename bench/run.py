@@ -4,13 +4,16 @@
     ./dev bench                       # everything (about 7 minutes on 2 cores)
     ./dev bench --quick               # smaller runs (about 4 minutes)
     ./dev bench burst lifecycle       # only these scenarios
-    ./dev bench scale                 # the node burst at 10,000, 25,000 and 100,000 nodes
+    ./dev bench scale                 # every scenario at 10,000, 25,000 and 100,000 nodes
     ./dev bench scale --sizes 5000    # ... at these sizes (or BENCH_SIZES=5000,10000)
+    ./dev bench scale --steps steady  # ... only these of its steps (join, steady, lb, routes,
+                                      # lifecycle)
     python3 bench/run.py --build-dir build-release [--repeat N] [--out FILE] [scenario...]
 
 Scenarios: burst (1), steady (2), lb (3), routes (4), lifecycle (5), kubesim (6),
-isolation (7); `scale` (the unthrottled burst at each of --sizes, with host and kubesim CPU
-and RSS per node and the bytes per cached node) runs only when named.
+isolation (7); `scale` (bench/scale.py: join, memory, steady state, load balancers, routes and
+lifecycle at each of --sizes against the issue's 100,000-node targets, then a growth table of
+the cost per node at each size) runs only when named.
 Every figure is printed beside its bound (a target the project set itself) as a ratio measured in the
 same run, with the machine's load average when it was taken. No upstream figure is printed:
 these runs are against kubesim, and upstream's figures were measured against a real
@@ -30,6 +33,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import benchlib  # noqa: E402
+import scale  # noqa: E402
 import scenarios  # noqa: E402
 
 ALL = ["burst", "steady", "lb", "routes", "lifecycle", "kubesim", "isolation"]
@@ -105,7 +109,8 @@ def run_scenario(name, args):
     if name == "kubesim":
         return scenarios.kubesim_bench(args.build_dir, seconds=3 if quick else 10)
     if name == "scale":
-        return scenarios.scale(args.sizes)
+        return scale.run(args.sizes, idle_seconds=20 if quick else 60,
+                         steps=[x for x in args.steps.split(",") if x])
     if name == "isolation":
         return scenarios.isolation(args.build_dir, nodes=1000 if quick else 5000,
                                    calls=1000 if quick else 5000)
@@ -138,7 +143,31 @@ def fmt(v):
     return str(v)
 
 
+def print_growth(rows, out=sys.stdout):
+    """The growth table: each cost per node at every size, its ratio from the smallest size to
+    the largest, and a flag where that ratio passes the bound (faster than linear)."""
+    growth = [r for r in rows if r.get("sizes")]
+    if not growth:
+        return
+    sizes = sorted({n for r in growth for n in r["sizes"]})
+    header = ["cost per node", "unit"] + ["%d" % n for n in sizes] + ["largest/smallest", ""]
+    table = [header]
+    for r in growth:
+        flag = "faster than linear" if verdict(r)[1] == "MISS" else ""
+        table.append([r["metric"].split(" per node, largest")[0], r["per_node_unit"]] +
+                     [fmt(r["sizes"].get(n)) for n in sizes] + ["%.2fx" % r["value"], flag])
+    widths = [max(len(str(t[i])) for t in table) for i in range(len(header))]
+    print("Growth (bound %.2fx per node from the smallest size to the largest):" %
+          growth[0]["bound"], file=out)
+    for t in table:
+        print("  ".join(str(c).ljust(w) if i in (0, 1, len(t) - 1) else str(c).rjust(w)
+                        for i, (c, w) in enumerate(zip(t, widths))).rstrip(), file=out)
+    print(file=out)
+
+
 def print_table(rows, out=sys.stdout):
+    print("Measured against kubesim on this machine (%d CPUs); load = the 1-minute load "
+          "average when the figure was taken." % os.cpu_count(), file=out)
     header = ["scenario", "case", "metric", "value", "unit", "bound", "ratio", "", "load"]
     table = [header]
     for r in rows:
@@ -173,6 +202,9 @@ def main():
     p.add_argument("--sizes", default=os.environ.get("BENCH_SIZES", DEFAULT_SIZES),
                    help="node counts of the scale scenario, comma-separated (default "
                    "$BENCH_SIZES or %s)" % DEFAULT_SIZES)
+    p.add_argument("--steps", default=",".join(scale.STEPS),
+                   help="the scale scenario's steps, comma-separated (default: all of %s)" %
+                   ",".join(scale.STEPS))
     p.add_argument("scenarios", nargs="*", help=", ".join(ALL + EXTRA))
     args = p.parse_args()
     args.sizes = parse_sizes(args.sizes)
@@ -199,6 +231,8 @@ def main():
         print("    %s took %.0f s" % (n, time.time() - t), file=sys.stderr, flush=True)
     print()
     print_table(rows)
+    print()
+    print_growth(rows)
     misses = [r for r in rows if verdict(r)[1] == "MISS"]
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+
 #include "host/log/log.hpp"
 
 namespace ccm::kubesim {
@@ -10,6 +12,14 @@ namespace {
 
 // The field manager of the simulated kubelets' writes (a kubelet's User-Agent product name).
 constexpr std::string_view kKubelet = "kubelet";
+
+// Due beats are gathered into rounds at most this often (a wake-up per beat would cost more
+// than the beat at 100,000 nodes).
+constexpr std::chrono::milliseconds kRound{50};
+// With nothing placed, the thread still wakes this often (changes also wake it).
+constexpr std::chrono::seconds kIdleWake{1};
+
+using Beat = HeartbeatSchedule::Beat;
 
 const ResourceType& nodesType() {
   return *ResourceRegistry::builtin().find("", "v1", "nodes");
@@ -135,6 +145,7 @@ Status KubeletSimulator::addNamedNodes(const std::vector<std::string>& names,
     e.next_status = now + std::chrono::milliseconds(randomInt(0, period_status.count()));
     std::lock_guard lock(mu_);
     nodes_[name] = e;
+    scheduleBeats(name, e);
   }
   cv_.notify_all();
   return okStatus();
@@ -144,6 +155,7 @@ Status KubeletSimulator::deleteNode(const std::string& name) {
   {
     std::lock_guard lock(mu_);
     nodes_.erase(name);
+    schedule_.remove(name);
   }
   auto r = writer_.remove(nodesType(), "", name, {});
   writer_.remove(leasesType(), "kube-node-lease", name, {});
@@ -166,6 +178,7 @@ Status KubeletSimulator::setReady(const std::string& name, const std::string& re
     }
     it->second.state.ready = ready;
     it->second.state.heartbeats = ready != "Unknown";
+    scheduleBeats(name, it->second);
   }
   if (!postStatus(name, ready)) {
     return Status(Code::NotFound, "node " + name + " not found");
@@ -185,6 +198,7 @@ Status KubeletSimulator::setHeartbeats(const std::string& name, bool enabled) {
     it->second.state.ready = "True";
     it->second.next_status = std::chrono::steady_clock::now();
   }
+  scheduleBeats(name, it->second);
   cv_.notify_all();
   return okStatus();
 }
@@ -198,6 +212,7 @@ void KubeletSimulator::setAllHeartbeats(bool enabled) {
       e.state.ready = "True";
       e.next_status = std::chrono::steady_clock::now();
     }
+    scheduleBeats(name, e);
   }
   cv_.notify_all();
 }
@@ -205,6 +220,7 @@ void KubeletSimulator::setAllHeartbeats(bool enabled) {
 void KubeletSimulator::reset() {
   std::lock_guard lock(mu_);
   nodes_.clear();
+  schedule_.clear();
 }
 
 void KubeletSimulator::reregisterMissing() {
@@ -240,6 +256,15 @@ size_t KubeletSimulator::size() const {
   return nodes_.size();
 }
 
+void KubeletSimulator::scheduleBeats(const std::string& name, const Entry& e) {
+  if (e.state.heartbeats) {
+    schedule_.place(name, Beat::Lease, e.next_lease);
+    schedule_.place(name, Beat::Status, e.next_status);
+  } else {
+    schedule_.remove(name);
+  }
+}
+
 bool KubeletSimulator::renewLease(const std::string& name) {
   auto r = writer_.update(
       leasesType(), "kube-node-lease", name, "",
@@ -272,19 +297,22 @@ void KubeletSimulator::tick() {
   std::vector<std::pair<std::string, std::string>> statuses;
   {
     std::lock_guard lock(mu_);
-    for (auto& [name, e] : nodes_) {
-      if (!e.state.heartbeats) {
-        continue;
+    for (auto& due : schedule_.takeDue(now)) {
+      auto it = nodes_.find(due.node);
+      if (it == nodes_.end() || !it->second.state.heartbeats) {
+        continue;  // not placed for such nodes; nothing to beat
       }
-      if (e.next_lease <= now) {
-        leases.push_back(name);
+      Entry& e = it->second;
+      if (due.beat == Beat::Lease) {
         e.next_lease = now + options_.heartbeat_period;
         ++e.state.lease_renewals;
-      }
-      if (e.next_status <= now) {
-        statuses.emplace_back(name, e.state.ready);
+        schedule_.place(due.node, Beat::Lease, e.next_lease);
+        leases.push_back(std::move(due.node));
+      } else {
         e.next_status = now + options_.status_period;
         ++e.state.status_updates;
+        schedule_.place(due.node, Beat::Status, e.next_status);
+        statuses.emplace_back(std::move(due.node), e.state.ready);
       }
     }
   }
@@ -304,6 +332,7 @@ void KubeletSimulator::tick() {
       // The Node was deleted through the API: this kubelet is gone.
       std::lock_guard lock(mu_);
       nodes_.erase(name);
+      schedule_.remove(name);
       continue;
     }
     // Only the Lease is missing: a kubelet recreates it.
@@ -324,11 +353,19 @@ void KubeletSimulator::tick() {
 
 void KubeletSimulator::run() {
   std::unique_lock lock(mu_);
+  auto last_round = std::chrono::steady_clock::now();
   while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(50));
+    auto next = schedule_.nextDue();
+    auto wake = next ? std::max(*next, last_round + kRound) : last_round + kIdleWake;
+    cv_.wait_until(lock, wake);
     if (stopping_) {
       break;
     }
+    auto now = std::chrono::steady_clock::now();
+    if (now < wake) {
+      continue;  // woken by a change (new nodes, heartbeats on): look again
+    }
+    last_round = now;
     lock.unlock();
     tick();
     lock.lock();

@@ -7,7 +7,9 @@
 // (a kubelet does not re-register until it restarts).
 //
 // Writes go through ObjectWriter, so they produce watch events and obey the same rules as
-// API writes. Work is spread over the period so heartbeats do not arrive in bursts.
+// API writes. Work is spread over the period so heartbeats do not arrive in bursts. The due
+// beats wait in a HeartbeatSchedule (a heap by due time): a round costs only the nodes that
+// are due, and the thread sleeps until the next one is (rounds at most every 50 ms).
 //
 // THREAD: public methods may be called from any thread; mu_ guards the node table. One
 // internal thread ("kubelets") does the periodic work.
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "host/runtime/status.hpp"
+#include "kubesim/heartbeat_schedule.hpp"
 #include "kubesim/node_factory.hpp"
 #include "kubesim/object_writer.hpp"
 
@@ -73,6 +76,8 @@ class KubeletSimulator {
  private:
   struct Entry {
     NodeState state;
+    // When the next beats are due; placed in schedule_ while heartbeats are on (kept while
+    // they are off, so turning them on again beats at once when a beat is overdue).
     std::chrono::steady_clock::time_point next_lease;
     std::chrono::steady_clock::time_point next_status;
   };
@@ -82,6 +87,8 @@ class KubeletSimulator {
   void tick();
   bool renewLease(const std::string& name);
   bool postStatus(const std::string& name, const std::string& ready);
+  // Places (heartbeats on) or drops (off) both beats of `name`. Caller holds mu_.
+  void scheduleBeats(const std::string& name, const Entry& e);
 
   ObjectWriter& writer_;
   const Options options_;
@@ -92,6 +99,7 @@ class KubeletSimulator {
   std::mutex round_mu_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> nodes_;  // guarded by mu_
+  HeartbeatSchedule schedule_;          // guarded by mu_
   int next_index_ = 1;                  // guarded by mu_
   std::condition_variable cv_;
   bool stopping_ = false;  // guarded by mu_

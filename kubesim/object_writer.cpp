@@ -327,14 +327,15 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
     if (!cur) {
       return ApiError::notFound(type.group, type.resource, name);
     }
-    // Parse in place from private copies (faster than copying every string into the
-    // documents); the buffers live until this attempt is over.
+    // Parse in place from a private copy (faster than copying every string into the
+    // document); the buffer lives until this attempt is over. The old object is a copy of
+    // the parsed tree made before the mutation: its strings point into the same buffer,
+    // which nothing writes to after the parse, so the object is parsed once, not twice.
     std::string doc_text = cur->json;
-    std::string old_text = cur->json;
     JsonDocument doc;
     doc.ParseInsitu(doc_text.data());
     JsonDocument old;
-    old.ParseInsitu(old_text.data());
+    old.CopyFrom(doc, old.GetAllocator());
     if (auto err = mutate(doc, *cur)) {
       return *err;
     }

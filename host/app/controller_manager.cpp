@@ -38,6 +38,9 @@ Status ControllerManager::start() {
     kube::InformerOptions informer_options;
     informer_options.metrics = &metrics_;
     nodes_ = std::make_unique<kube::NodeInformer>(&client_, informer_options);
+    // A Service's JSON goes only to load-balancer calls (ccm_service.object_json, set on
+    // every call since ABI 1.0): without the capability nothing reads it.
+    informer_options.keep_object_json = provider_.info().load_balancer.present;
     services_ = std::make_unique<kube::ServiceInformer>(&client_, informer_options);
     nodes = nodes_.get();
     services = services_.get();

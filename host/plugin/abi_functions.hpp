@@ -1,10 +1,12 @@
 // The catalog of the ABI: one descriptor per function the host calls, and one per capability.
 // AbiCaller (abi_call.hpp) runs any described function; nothing else is written per function.
 //
-// A function descriptor (derived from Function<slot, name, output>) says:
-//   Table, kSlot    the capability table and the function pointer in it
-//   kName           the call's name in metrics, logs and errors (the slot's field name)
-//   kOutput         which emit_* service the plugin may use during the call
+// What the ABI itself says about a slot (its table, name, output kind, since/required) is in
+// the SDK's catalog (ccm/catalog.hpp); a descriptor adds only what is the host's. A function
+// descriptor (derived from Function<catalog entry>) says:
+//   Table, kSlot    the capability table and the function pointer in it (from the catalog)
+//   kName           the call's name in metrics, logs and errors (the catalog's slot name)
+//   kOutput         which emit_* service the plugin may use during the call (the catalog's)
 //   Out             the out-parameter passed after the inputs (NoOut: none), arena-owned
 //   Result          what the typed method returns (Status: just the call's status)
 //   read(done[, inputs...])  the Result from a successful call's outputs (state locked)
@@ -12,13 +14,15 @@
 //   kReadsFailures  read() sees failed calls too (the batch's per-node results)
 // The typed inputs are converted by AbiInput::args, one overload per input type.
 //
-// A capability descriptor (CapabilitySpec<Table>, derived from Capability<...>) says its ID,
-// its runner's name, which ProviderOptions deadline and ProviderInfo entry are its, and its
-// functions (every one a required slot, checked when the provider is created).
+// A capability descriptor (CapabilitySpec<Table>, derived from Capability<...>) says its
+// runner's name, which ProviderOptions deadline and ProviderInfo entry are its, and its
+// functions; its ID comes from the catalog, and its functions must be the catalog's slots,
+// in the catalog's order (a static_assert below), so a slot the host does not call fails the
+// build. The required slots are checked when the provider is created (ccm/negotiation.hpp).
 //
-// Adding a function: a descriptor here (and a read() in abi_functions.cpp when it returns
-// more than a Status), its entry in its capability's Functions, and the typed method that
-// calls it. A new input type also needs its AbiInput::args overload.
+// Adding a function: its catalog entry, a descriptor here (and a read() in abi_functions.cpp
+// when it returns more than a Status), its entry in its capability's Functions, and the typed
+// method that calls it. A new input type also needs its AbiInput::args overload.
 #pragma once
 
 #include <algorithm>
@@ -28,8 +32,10 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include "ccm/catalog.hpp"
 #include "ccm/provider_abi.h"
 #include "host/plugin/abi_call.hpp"
 #include "host/plugin/host_services.hpp"
@@ -39,29 +45,17 @@
 
 namespace ccm::plugin::abi {
 
-// A string literal as a template argument (a function's or a capability's name).
-template <size_t N>
-struct Literal {
-  // Implicit, so that a descriptor can say "instance_exists".
-  constexpr Literal(const char (&text)[N]) { std::copy_n(text, N, chars); }
-  constexpr std::string_view view() const { return {chars, N - 1}; }
-  char chars[N]{};
-};
+namespace catalog = sdk::catalog;
+using catalog::Literal;
 
-template <typename Slot>
-struct TableOf;
-template <typename Table, typename Fn>
-struct TableOf<Fn Table::*> {
-  using type = Table;
-};
-
-// The base of every function descriptor: its slot, name and output, and the defaults.
-template <auto Slot, Literal Name, OutputKind Output = OutputKind::None>
+// The base of every function descriptor: its catalog entry, and the host's defaults.
+template <typename Entry>
 struct Function {
-  using Table = typename TableOf<decltype(Slot)>::type;
-  static constexpr auto kSlot = Slot;
-  static constexpr std::string_view kName = Name.view();
-  static constexpr OutputKind kOutput = Output;
+  using Slot = Entry;
+  using Table = typename Entry::Table;
+  static constexpr auto kSlot = Entry::kSlot;
+  static constexpr std::string_view kName = Entry::kName;
+  static constexpr OutputKind kOutput = Entry::kOutput;
   using Out = NoOut;
   using Result = Status;
   static constexpr Code kAlsoSuccess = Code::Ok;
@@ -70,20 +64,19 @@ struct Function {
 
 // ---- ccm.instances/1 ---------------------------------------------------------------------
 
-struct InstanceExists : Function<&ccm_instances_v1::instance_exists, "instance_exists"> {
+struct InstanceExists : Function<catalog::InstanceExists> {
   using Out = ccm_existence;
   using Result = StatusOr<Existence>;
   static Result read(const Finished<Out>& done);
 };
 
-struct InstanceShutdown : Function<&ccm_instances_v1::instance_shutdown, "instance_shutdown"> {
+struct InstanceShutdown : Function<catalog::InstanceShutdown> {
   using Out = ccm_power;
   using Result = StatusOr<Power>;
   static Result read(const Finished<Out>& done);
 };
 
-struct InstanceMetadata
-    : Function<&ccm_instances_v1::instance_metadata, "instance_metadata", OutputKind::Metadata> {
+struct InstanceMetadata : Function<catalog::InstanceMetadata> {
   using Result = StatusOr<std::optional<sdk::InstanceMetadata>>;
   static Result read(const Finished<Out>& done);
 };
@@ -91,8 +84,7 @@ struct InstanceMetadata
 // ---- ccm.instances.batch/1 ---------------------------------------------------------------
 
 // One chunk of at most max_batch_size nodes; the result has one entry per node.
-struct InstanceMetadataBatch : Function<&ccm_instances_batch_v1::instance_metadata_batch,
-                                        "instance_metadata_batch", OutputKind::Metadata> {
+struct InstanceMetadataBatch : Function<catalog::InstanceMetadataBatch> {
   static constexpr bool kReadsFailures = true;
   using Result = StatusOr<std::vector<MetadataResult>>;
   static Result read(const Finished<Out>& done, std::span<const NodeRef> nodes);
@@ -100,59 +92,57 @@ struct InstanceMetadataBatch : Function<&ccm_instances_batch_v1::instance_metada
 
 // ---- ccm.loadbalancer/1 ------------------------------------------------------------------
 
-struct GetLoadBalancer
-    : Function<&ccm_loadbalancer_v1::get_load_balancer, "get_load_balancer", OutputKind::LbStatus> {
+struct GetLoadBalancer : Function<catalog::GetLoadBalancer> {
   using Out = bool;
   using Result = StatusOr<std::optional<LoadBalancerStatus>>;
   static Result read(const Finished<Out>& done);
 };
 
-struct GetLoadBalancerName : Function<&ccm_loadbalancer_v1::get_load_balancer_name,
-                                      "get_load_balancer_name", OutputKind::String> {
+struct GetLoadBalancerName : Function<catalog::GetLoadBalancerName> {
   using Result = StatusOr<std::string>;
   static Result read(const Finished<Out>& done);
 };
 
-struct EnsureLoadBalancer : Function<&ccm_loadbalancer_v1::ensure_load_balancer,
-                                     "ensure_load_balancer", OutputKind::LbStatus> {
+struct EnsureLoadBalancer : Function<catalog::EnsureLoadBalancer> {
   using Result = StatusOr<LoadBalancerStatus>;
   static Result read(const Finished<Out>& done);
 };
 
-struct UpdateLoadBalancer
-    : Function<&ccm_loadbalancer_v1::update_load_balancer, "update_load_balancer"> {};
+struct UpdateLoadBalancer : Function<catalog::UpdateLoadBalancer> {};
 
-struct EnsureLoadBalancerDeleted
-    : Function<&ccm_loadbalancer_v1::ensure_load_balancer_deleted, "ensure_load_balancer_deleted"> {
-};
+struct EnsureLoadBalancerDeleted : Function<catalog::EnsureLoadBalancerDeleted> {};
 
 // ---- ccm.routes/1 ------------------------------------------------------------------------
 
-struct ListRoutes : Function<&ccm_routes_v1::list_routes, "list_routes", OutputKind::Routes> {
+struct ListRoutes : Function<catalog::ListRoutes> {
   using Result = StatusOr<std::vector<Route>>;
   static Result read(const Finished<Out>& done);
 };
 
 // ALREADY_EXISTS from a create and NOT_FOUND from a delete are success (both are idempotent).
-struct CreateRoute : Function<&ccm_routes_v1::create_route, "create_route"> {
+struct CreateRoute : Function<catalog::CreateRoute> {
   static constexpr Code kAlsoSuccess = Code::AlreadyExists;
 };
 
-struct DeleteRoute : Function<&ccm_routes_v1::delete_route, "delete_route"> {
+struct DeleteRoute : Function<catalog::DeleteRoute> {
   static constexpr Code kAlsoSuccess = Code::NotFound;
 };
 
 // ---- the capabilities --------------------------------------------------------------------
 
-// The base of every capability descriptor: its ID, its runner's name (threads
-// "ccm-<runner>"), its deadline in ProviderOptions, its entry in ProviderInfo, its functions.
-template <Literal Id, Literal Runner, auto Timeout, auto Info, typename... Fs>
+// The base of every capability descriptor: its ID (the catalog's), its runner's name
+// (threads "ccm-<runner>"), its deadline in ProviderOptions, its entry in ProviderInfo, its
+// functions, which must be the catalog's slots of Table in the catalog's order.
+template <typename Table, Literal Runner, auto Timeout, auto Info, typename... Fs>
 struct Capability {
-  static constexpr std::string_view kId = Id.view();
+  static constexpr std::string_view kId = catalog::Capability<Table>::kId;
   static constexpr std::string_view kRunner = Runner.view();
   static constexpr auto kTimeout = Timeout;
   static constexpr auto kInfo = Info;
   using Functions = std::tuple<Fs...>;
+  static_assert(std::is_same_v<typename catalog::Capability<Table>::SlotList,
+                               std::tuple<typename Fs::Slot...>>,
+                "the host's functions of a capability must be its catalog slots, in order");
 };
 
 template <typename Table>
@@ -160,23 +150,23 @@ struct CapabilitySpec;
 
 template <>
 struct CapabilitySpec<ccm_instances_v1>
-    : Capability<CCM_CAP_INSTANCES, "instances", &ProviderOptions::instances_timeout,
+    : Capability<ccm_instances_v1, "instances", &ProviderOptions::instances_timeout,
                  &ProviderInfo::instances, InstanceExists, InstanceShutdown, InstanceMetadata> {};
 
 template <>
 struct CapabilitySpec<ccm_instances_batch_v1>
-    : Capability<CCM_CAP_INSTANCES_BATCH, "instances.batch", &ProviderOptions::batch_timeout,
+    : Capability<ccm_instances_batch_v1, "instances.batch", &ProviderOptions::batch_timeout,
                  &ProviderInfo::instances_batch, InstanceMetadataBatch> {};
 
 template <>
 struct CapabilitySpec<ccm_loadbalancer_v1>
-    : Capability<CCM_CAP_LOADBALANCER, "loadbalancer", &ProviderOptions::load_balancer_timeout,
+    : Capability<ccm_loadbalancer_v1, "loadbalancer", &ProviderOptions::load_balancer_timeout,
                  &ProviderInfo::load_balancer, GetLoadBalancer, GetLoadBalancerName,
                  EnsureLoadBalancer, UpdateLoadBalancer, EnsureLoadBalancerDeleted> {};
 
 template <>
 struct CapabilitySpec<ccm_routes_v1>
-    : Capability<CCM_CAP_ROUTES, "routes", &ProviderOptions::routes_timeout, &ProviderInfo::routes,
+    : Capability<ccm_routes_v1, "routes", &ProviderOptions::routes_timeout, &ProviderInfo::routes,
                  ListRoutes, CreateRoute, DeleteRoute> {};
 
 }  // namespace ccm::plugin::abi

@@ -190,13 +190,16 @@ StatusOr<std::unique_ptr<AbiProvider>> AbiProvider::create(
   if (!s.ok()) {
     return s;
   }
-  if (!info.instances.present && !info.instances_batch.present && !info.load_balancer.present &&
-      !info.routes.present) {
+  bool any = std::apply(
+      [&](auto&... cap) {
+        return ((info.*abi::CapabilitySpec<decltype(cap.table)>::kInfo).present || ...);
+      },
+      p->capabilities_);
+  if (!any) {
     return Status(Code::FailedPrecondition,
                   fmt::format("provider {} provides no capability: get_capability returned NULL "
-                              "for each of {}, {}, {} and {}",
-                              plugin->name, CCM_CAP_INSTANCES, CCM_CAP_INSTANCES_BATCH,
-                              CCM_CAP_LOADBALANCER, CCM_CAP_ROUTES));
+                              "for each of {}",
+                              plugin->name, sdk::catalog::capabilityIdList()));
   }
   std::apply(
       [&](auto&... cap) {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "ccm/catalog.hpp"
 #include "host/plugin/abi_call.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/plugin/provider.hpp"
@@ -87,9 +88,8 @@ class AbiProvider final : public Provider {
   ProviderOptions options_;
   ccm_provider* provider_ = nullptr;
   ProviderInfo info_;
-  std::tuple<BoundCapability<ccm_instances_v1>, BoundCapability<ccm_instances_batch_v1>,
-             BoundCapability<ccm_loadbalancer_v1>, BoundCapability<ccm_routes_v1>>
-      capabilities_;
+  // One per capability of the SDK's catalog (ccm/catalog.hpp).
+  sdk::catalog::EachTable<BoundCapability>::type capabilities_;
   AbiCaller caller_;
   std::mutex reconfigure_mu_;  // held for the whole of a reconfigure: never two at once
   std::unique_ptr<CallRunner> reconfigure_runner_;  // one slot; created on first use

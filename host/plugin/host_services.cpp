@@ -324,18 +324,15 @@ void HostServices::metric(ccm_host_handle host, ccm_metric_kind kind, ccm_str na
   // Since 1.1: "<metric_namespace>_..." is the plugin's own name, exposed as it is (the
   // namespace was checked at load not to be one the host uses).
   const std::string& ns = plugin->second.metric_namespace;
-  bool own = !ns.empty() && metric_name.size() > ns.size() + 1 &&
-             metric_name.compare(0, ns.size(), ns) == 0 && metric_name[ns.size()] == '_';
+  bool own = sdk::isOwnMetric(metric_name, ns);
   std::string full = own ? metric_name : "ccm_provider_" + metric_name;
   if (!own) {
     // Under the host's prefix the host names the provider, so two providers (or two builds of
-    // one plugin) never add up; the label name is the host's.
-    if (std::find(names.begin(), names.end(), "provider") != names.end()) {
+    // one plugin) never add up; the label name is the host's (the SDK's check, shared with
+    // the fake host).
+    if (std::string e = sdk::checkHostLabels(metric_name, ns, labels, label_count); !e.empty()) {
       lock.unlock();
-      self.violation(host, "bad_metric",
-                     fmt::format("metric \"{}\": the label \"provider\" is the host's (it names "
-                                 "the provider on every ccm_provider_* metric)",
-                                 metric_name));
+      self.violation(host, "bad_metric", e);
       return;
     }
     names.insert(names.begin(), "provider");

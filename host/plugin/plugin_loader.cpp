@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "ccm/negotiation.hpp"
+#include "ccm/plugin_text.hpp"
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
 #include "host/log/log.hpp"
@@ -43,21 +44,12 @@ Registry& registry() {
 
 std::string modeString(mode_t m) { return fmt::format("{:04o}", m & 07777); }
 
-bool validProviderName(std::string_view name) {
-  if (name.empty() || name.size() > 63) {
-    return false;
-  }
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-  });
-}
+bool validProviderName(std::string_view name) { return sdk::isValidProviderName(name); }
 
 Status fail(Code code, const std::string& path, const std::string& what) {
   return Status(code, fmt::format("cannot load provider plugin {}: {}", path, what));
 }
 
-// The longest version string a plugin may declare.
-constexpr size_t kMaxVersionBytes = 64;
 
 // What the entry point works on: owned by its call, which may outlive load() (a hung entry
 // point is abandoned, not stopped).
@@ -287,11 +279,10 @@ StatusOr<std::shared_ptr<const LoadedPlugin>> PluginLoader::load(const LoadOptio
                             "named <provider-name>.so)",
                             safeText(declared, 64), options.name));
   }
-  if (std::string problem =
-          checkPrintable("its version", sdk::view(table.version), kMaxVersionBytes);
+  // The name matched the provider name (so it is one); the version as the fake host checks it.
+  if (std::string problem = sdk::checkPluginIdentity(declared, sdk::view(table.version));
       !problem.empty()) {
-    return fail(Code::FailedPrecondition, path,
-                problem + " (ccm_plugin.version must be printable text, e.g. \"1.4.2\")");
+    return fail(Code::FailedPrecondition, path, problem);
   }
   // The 1.1 declarations (a 1.0 plugin declares none), checked as the fake host does.
   sdk::PluginDeclarations declarations;

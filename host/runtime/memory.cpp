@@ -1,6 +1,11 @@
 // releaseFreeMemory: glibc's malloc_trim where available.
 #include "host/runtime/memory.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -15,6 +20,29 @@ bool releaseFreeMemory() {
 #else
   return false;
 #endif
+}
+
+bool limitHeapArenas(int max) {
+#if defined(__GLIBC__)
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr) {
+    return false;
+  }
+  return mallopt(M_ARENA_MAX, max) == 1;
+#else
+  (void)max;
+  return false;
+#endif
+}
+
+size_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t size_pages = 0;
+  size_t resident_pages = 0;
+  long page = sysconf(_SC_PAGESIZE);
+  if (!(statm >> size_pages >> resident_pages) || page <= 0) {
+    return 0;
+  }
+  return resident_pages * static_cast<size_t>(page);
 }
 
 }  // namespace ccm::runtime

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The Rust example provider (plugin-sdk/rust/example-provider), built by cargo and loaded by
 the real host: --check-config accepts it and reports its refusals, it initialises nodes
-against kubesim, and a panic inside one of its calls is an INTERNAL error with the panic's
-message in the host's log while the host and the other nodes carry on.
+against kubesim, a changed --cloud-config reaches it through the host's reconfigure (a broken
+one is refused with the line named, the old settings kept), and a panic inside one of its
+calls is an INTERNAL error with the panic's message in the host's log while the host and the
+other nodes carry on.
 
 Environment (set by meson): CCM_BUILD_DIR, CCM_SOURCE_DIR, CCM_RUST_PLUGIN_DIR (the folder
 holding rust-example.so)."""
@@ -15,6 +17,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.environ["CCM_SOURCE_DIR"], "test", "support"))
 from harness import BUILD, Cluster, is_initialized, labels, wait_for  # noqa: E402
 from abi_version import abi_text  # noqa: E402
+from secret_volume import SecretVolume  # noqa: E402
 
 PLUGIN_DIR = os.environ["CCM_RUST_PLUGIN_DIR"]
 BINARY = os.path.join(BUILD, "host", "cloud-controller-manager")
@@ -93,6 +96,50 @@ class RustExampleTest(unittest.TestCase):
             self.assertIn("INTERNAL", out)
             self.assertNotIn("thread '", out)  # Rust's default hook would have written this
             self.assertFalse(is_initialized(c.node("rust-boom")))
+            self.assertTrue(ccm.alive())
+            self.assertEqual(ccm.stop(), 0)
+
+    def test_a_changed_config_reaches_the_provider_through_the_host(self):
+        region = "topology.kubernetes.io/region"
+        with Cluster() as c:
+            c.add_nodes(names=["rust-a"])
+            vol = SecretVolume(c.tmp)
+            vol.publish("region before\nrust-a zone-1 small 10.2.0.1\n")
+            ccm = c.start_ccm(vol.path, provider="rust-example", plugin_dir=PLUGIN_DIR,
+                              extra=["--cloud-config-reload-period=100ms"])
+            wait_for(lambda: is_initialized(c.node("rust-a")), "rust-a initialised",
+                     timeout=120)
+            self.assertEqual(labels(c.node("rust-a"))[region], "before")
+
+            # A new region and machines the first file did not know: the provider's own line
+            # says it took the new file, and a node joining after it gets the new settings.
+            vol.publish("region after\nrust-a zone-1 small 10.2.0.1\n"
+                        "rust-c zone-3 large 10.2.0.3\nrust-d zone-4 small 10.2.0.4\n")
+            wait_for(lambda: "rust-example reconfigured with 3 machines" in ccm.output(),
+                     "the provider's reconfigure", timeout=120)
+            wait_for(lambda: "Provider reconfigured from the changed cloud config" in
+                     ccm.output(), "the host's line", timeout=60)
+            c.add_nodes(names=["rust-c"])
+            wait_for(lambda: is_initialized(c.node("rust-c")), "rust-c initialised",
+                     timeout=120)
+            self.assertEqual(labels(c.node("rust-c"))[region], "after")
+            self.assertEqual(labels(c.node("rust-c"))["node.kubernetes.io/instance-type"],
+                             "large")
+
+            # A broken file (line 3): the provider's refusal names the line, and nothing of
+            # it is used: a node joining afterwards gets the settings of the file before.
+            vol.publish("region broken\nrust-d zone-9 huge 10.2.0.9\n"
+                        "rust-a zone-1 small not-an-ip\n")
+            wait_for(lambda: "Provider refused the changed cloud config" in ccm.output(),
+                     "the refusal", timeout=120)
+            refusal = next(line for line in ccm.output().splitlines()
+                           if "Provider refused the changed cloud config" in line)
+            self.assertRegex(refusal, r'line 3: \\*"not-an-ip\\*" is not an IP')
+            c.add_nodes(names=["rust-d"])
+            wait_for(lambda: is_initialized(c.node("rust-d")), "rust-d initialised",
+                     timeout=120)
+            self.assertEqual(labels(c.node("rust-d"))[region], "after")
+            self.assertEqual(labels(c.node("rust-d"))["topology.kubernetes.io/zone"], "zone-4")
             self.assertTrue(ccm.alive())
             self.assertEqual(ccm.stop(), 0)
 

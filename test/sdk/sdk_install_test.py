@@ -81,6 +81,7 @@ class SdkInstallTest(unittest.TestCase):
                     "include/ccm/types.hpp", "include/ccm/testing/fake_host.hpp",
                     "include/ccm/validation.hpp", "include/ccm/output_checks.hpp",
                     "include/ccm/negotiation.hpp", "include/ccm/service_checks.hpp",
+                    "include/ccm/catalog.hpp", "include/ccm/plugin_text.hpp",
                     "share/ccm-plugin-sdk/provider.map",
                     "share/ccm-plugin-sdk/rust/Cargo.toml",
                     "share/ccm-plugin-sdk/rust/Cargo.lock",

@@ -309,11 +309,25 @@ class Cluster:
     def admin(self, method, path, body=None):
         return self.api.request(method, "/admin" + path, body)
 
+    # Nodes per admin request: registering 100,000 at once takes kubesim longer than one
+    # request's 30 s timeout on a loaded machine; each chunk stays well within it.
+    ADD_NODES_CHUNK = 5000
+
     def add_nodes(self, count=None, names=None, ready=None):
-        body = {"count": count} if names is None else {"names": names}
-        if ready is not None:
-            body["ready"] = ready
-        return self.admin("POST", "/nodes", body)["names"]
+        added = []
+        while True:
+            if names is None:
+                n = min(count, self.ADD_NODES_CHUNK)
+                body = {"count": n}
+                count -= n
+            else:
+                body = {"names": names[:self.ADD_NODES_CHUNK]}
+                names = names[self.ADD_NODES_CHUNK:]
+            if ready is not None:
+                body["ready"] = ready
+            added += self.admin("POST", "/nodes", body)["names"]
+            if (names is None and count <= 0) or (names is not None and not names):
+                return added
 
     def set_ready(self, names, status):
         return self.admin("POST", "/nodes/ready", {"names": list(names), "status": status})

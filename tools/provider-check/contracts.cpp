@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "ccm/catalog.hpp"
 #include "host/plugin/abi_provider.hpp"
 #include "host/plugin/plugin_loader.hpp"
 #include "host/runtime/metrics.hpp"
@@ -20,10 +21,13 @@ namespace {
 using plugin::AbiProvider;
 using plugin::NodeRef;
 
-constexpr std::string_view kInstances = CCM_CAP_INSTANCES;
-constexpr std::string_view kBatch = CCM_CAP_INSTANCES_BATCH;
-constexpr std::string_view kLoadBalancer = CCM_CAP_LOADBALANCER;
-constexpr std::string_view kRoutes = CCM_CAP_ROUTES;
+namespace catalog = sdk::catalog;
+
+// The capability IDs and call names are the SDK catalog's (ccm/catalog.hpp).
+constexpr std::string_view kInstances = catalog::Capability<ccm_instances_v1>::kId;
+constexpr std::string_view kBatch = catalog::Capability<ccm_instances_batch_v1>::kId;
+constexpr std::string_view kLoadBalancer = catalog::Capability<ccm_loadbalancer_v1>::kId;
+constexpr std::string_view kRoutes = catalog::Capability<ccm_routes_v1>::kId;
 // The most calls the concurrency contract makes at once when the plugin declares no limit,
 // and at most whatever it declares.
 constexpr uint32_t kDefaultConcurrency = 8;
@@ -211,24 +215,27 @@ void instances(Session& session) {
     NodeRef ref = node.ref();
     {
       Snapshot before = session.snapshot();
-      ch.call(kInstances, "instance_exists");
+      ch.call(kInstances, catalog::InstanceExists::kName);
       auto r = p.instanceExists(ref);
-      session.judge(fmt::format("{} instance_exists ({})", kInstances, node.kind()), r.status(),
-                    before, r.ok() ? describe(*r) : "");
+      session.judge(
+          fmt::format("{} {} ({})", kInstances, catalog::InstanceExists::kName, node.kind()),
+          r.status(), before, r.ok() ? describe(*r) : "");
     }
     {
       Snapshot before = session.snapshot();
-      ch.call(kInstances, "instance_shutdown");
+      ch.call(kInstances, catalog::InstanceShutdown::kName);
       auto r = p.instanceShutdown(ref);
-      session.judge(fmt::format("{} instance_shutdown ({})", kInstances, node.kind()),
-                    r.status(), before, r.ok() ? describe(*r) : "");
+      session.judge(
+          fmt::format("{} {} ({})", kInstances, catalog::InstanceShutdown::kName, node.kind()),
+          r.status(), before, r.ok() ? describe(*r) : "");
     }
     {
       Snapshot before = session.snapshot();
-      ch.call(kInstances, "instance_metadata");
+      ch.call(kInstances, catalog::InstanceMetadata::kName);
       auto r = p.instanceMetadata(ref);
-      session.judge(fmt::format("{} instance_metadata ({})", kInstances, node.kind()),
-                    r.status(), before, r.ok() ? describe(*r) : "");
+      session.judge(
+          fmt::format("{} {} ({})", kInstances, catalog::InstanceMetadata::kName, node.kind()),
+          r.status(), before, r.ok() ? describe(*r) : "");
     }
   }
   session.lateOutput(kInstances, start);
@@ -241,9 +248,10 @@ void batchOf(Session& session, const std::string& kind, const std::vector<OwnedN
     refs.push_back(n.ref());
   }
   Snapshot before = session.snapshot();
-  session.channel().call(kBatch, "instance_metadata_batch");
+  session.channel().call(kBatch, catalog::InstanceMetadataBatch::kName);
   auto r = session.provider().instanceMetadataBatch(refs);
-  std::string contract = fmt::format("{} instance_metadata_batch ({})", kBatch, kind);
+  std::string contract =
+      fmt::format("{} {} ({})", kBatch, catalog::InstanceMetadataBatch::kName, kind);
   if (r.ok() && r->size() != refs.size()) {
     session.channel().fail(contract, fmt::format("{} results for {} nodes", r->size(),
                                                  refs.size()));
@@ -296,36 +304,36 @@ void loadBalancers(Session& session) {
     };
     {
       Snapshot before = session.snapshot();
-      ch.call(kLoadBalancer, "get_load_balancer_name");
+      ch.call(kLoadBalancer, catalog::GetLoadBalancerName::kName);
       auto r = p.getLoadBalancerName(cluster, ref);
-      session.judge(name("get_load_balancer_name"), r.status(), before,
+      session.judge(name(catalog::GetLoadBalancerName::kName), r.status(), before,
                     r.ok() ? fmt::format("\"{}\"", *r) : "");
     }
     {
       Snapshot before = session.snapshot();
-      ch.call(kLoadBalancer, "ensure_load_balancer");
+      ch.call(kLoadBalancer, catalog::EnsureLoadBalancer::kName);
       auto r = p.ensureLoadBalancer(cluster, ref, refs);
-      session.judge(name("ensure_load_balancer"), r.status(), before,
+      session.judge(name(catalog::EnsureLoadBalancer::kName), r.status(), before,
                     r.ok() ? fmt::format("{} ingress", r->ingress.size()) : "");
     }
     {
       Snapshot before = session.snapshot();
-      ch.call(kLoadBalancer, "get_load_balancer");
+      ch.call(kLoadBalancer, catalog::GetLoadBalancer::kName);
       auto r = p.getLoadBalancer(cluster, ref);
-      session.judge(name("get_load_balancer"), r.status(), before,
+      session.judge(name(catalog::GetLoadBalancer::kName), r.status(), before,
                     r.ok() ? (r->has_value() ? "exists" : "does not exist") : "");
     }
     {
       Snapshot before = session.snapshot();
-      ch.call(kLoadBalancer, "update_load_balancer");
+      ch.call(kLoadBalancer, catalog::UpdateLoadBalancer::kName);
       Status s = p.updateLoadBalancer(cluster, ref, refs);
-      session.judge(name("update_load_balancer"), s, before, "OK");
+      session.judge(name(catalog::UpdateLoadBalancer::kName), s, before, "OK");
     }
     {
       Snapshot before = session.snapshot();
-      ch.call(kLoadBalancer, "ensure_load_balancer_deleted");
+      ch.call(kLoadBalancer, catalog::EnsureLoadBalancerDeleted::kName);
       Status s = p.ensureLoadBalancerDeleted(cluster, ref);
-      session.judge(name("ensure_load_balancer_deleted"), s, before, "OK");
+      session.judge(name(catalog::EnsureLoadBalancerDeleted::kName), s, before, "OK");
     }
   }
   session.lateOutput(kLoadBalancer, start);
@@ -341,25 +349,27 @@ void routes(Session& session) {
   Snapshot start = session.snapshot();
   auto list = [&](const std::string& when) {
     Snapshot before = session.snapshot();
-    ch.call(kRoutes, "list_routes");
+    ch.call(kRoutes, catalog::ListRoutes::kName);
     auto r = p.listRoutes(cluster);
-    session.judge(fmt::format("{} list_routes ({})", kRoutes, when), r.status(), before,
-                  r.ok() ? fmt::format("{} routes", r->size()) : "");
+    session.judge(fmt::format("{} {} ({})", kRoutes, catalog::ListRoutes::kName, when), r.status(),
+                  before, r.ok() ? fmt::format("{} routes", r->size()) : "");
   };
   list("before");
   for (const auto& [kind, route] : routeInputs()) {
     {
       Snapshot before = session.snapshot();
-      ch.call(kRoutes, "create_route");
+      ch.call(kRoutes, catalog::CreateRoute::kName);
       Status s = p.createRoute(cluster, route.name, route);
-      session.judge(fmt::format("{} create_route ({})", kRoutes, kind), s, before, "OK");
+      session.judge(fmt::format("{} {} ({})", kRoutes, catalog::CreateRoute::kName, kind), s,
+                    before, "OK");
     }
     list("after create_route " + kind);
     {
       Snapshot before = session.snapshot();
-      ch.call(kRoutes, "delete_route");
+      ch.call(kRoutes, catalog::DeleteRoute::kName);
       Status s = p.deleteRoute(cluster, route);
-      session.judge(fmt::format("{} delete_route ({})", kRoutes, kind), s, before, "OK");
+      session.judge(fmt::format("{} {} ({})", kRoutes, catalog::DeleteRoute::kName, kind), s,
+                    before, "OK");
     }
   }
   session.lateOutput(kRoutes, start);
@@ -412,9 +422,8 @@ void concurrency(Session& session) {
   if (info.instances.present) {
     uint32_t n = concurrencyFor(info.instances);
     std::vector<OwnedNode> nodes = manyNodes("check-conc", n);
-    atOnce(session, kInstances, "instance_metadata", n, [&](uint32_t i) {
-      return p.instanceMetadata(nodes[i].ref()).status();
-    });
+    atOnce(session, kInstances, catalog::InstanceMetadata::kName, n,
+           [&](uint32_t i) { return p.instanceMetadata(nodes[i].ref()).status(); });
   }
   if (info.instances_batch.present) {
     uint32_t n = concurrencyFor(info.instances_batch);
@@ -424,7 +433,7 @@ void concurrency(Session& session) {
     for (const auto& node : nodes) {
       refs.push_back(node.ref());
     }
-    atOnce(session, kBatch, "instance_metadata_batch", n,
+    atOnce(session, kBatch, catalog::InstanceMetadataBatch::kName, n,
            [&](uint32_t) { return p.instanceMetadataBatch(refs).status(); });
   }
   if (info.load_balancer.present) {
@@ -434,13 +443,12 @@ void concurrency(Session& session) {
     for (uint32_t i = 0; i < n; ++i) {
       services.emplace_back("ordinary", fmt::format("check-conc-{}", i)).seal();
     }
-    atOnce(session, kLoadBalancer, "get_load_balancer", n, [&](uint32_t i) {
-      return p.getLoadBalancer(cluster, services[i].ref()).status();
-    });
+    atOnce(session, kLoadBalancer, catalog::GetLoadBalancer::kName, n,
+           [&](uint32_t i) { return p.getLoadBalancer(cluster, services[i].ref()).status(); });
   }
   if (info.routes.present) {
     uint32_t n = concurrencyFor(info.routes);
-    atOnce(session, kRoutes, "list_routes", n,
+    atOnce(session, kRoutes, catalog::ListRoutes::kName, n,
            [&](uint32_t) { return p.listRoutes(cluster).status(); });
   }
 }
@@ -458,22 +466,22 @@ std::optional<AnyCall> anyCall(Session& session, const OwnedNode& node,
   const auto& info = session.info();
   const std::string& cluster = session.options().cluster_name;
   if (info.instances.present) {
-    return AnyCall{kInstances, "instance_metadata",
+    return AnyCall{kInstances, catalog::InstanceMetadata::kName,
                    [&p, &node] { return p.instanceMetadata(node.ref()).status(); }};
   }
   if (info.instances_batch.present) {
-    return AnyCall{kBatch, "instance_metadata_batch", [&p, &node] {
+    return AnyCall{kBatch, catalog::InstanceMetadataBatch::kName, [&p, &node] {
                      NodeRef ref = node.ref();
                      return p.instanceMetadataBatch({&ref, 1}).status();
                    }};
   }
   if (info.load_balancer.present) {
-    return AnyCall{kLoadBalancer, "get_load_balancer", [&p, &service, &cluster] {
+    return AnyCall{kLoadBalancer, catalog::GetLoadBalancer::kName, [&p, &service, &cluster] {
                      return p.getLoadBalancer(cluster, service.ref()).status();
                    }};
   }
   if (info.routes.present) {
-    return AnyCall{kRoutes, "list_routes",
+    return AnyCall{kRoutes, catalog::ListRoutes::kName,
                    [&p, &cluster] { return p.listRoutes(cluster).status(); }};
   }
   return std::nullopt;

@@ -4,37 +4,54 @@
 namespace ccm::controllers {
 
 plugin::NodeRef NodeRefs::add(const std::shared_ptr<const kube::Node>& node) {
-  auto h = std::make_unique<Holder>();
-  h->node = node;
-  for (const auto& kv : node->labels) {
-    h->labels.push_back({kv.key, kv.value});
-  }
-  for (const auto& kv : node->annotations) {
-    h->annotations.push_back({kv.key, kv.value});
-  }
-  for (const auto& a : node->addresses) {
-    h->addresses.push_back({a.type, a.address});
-  }
-  plugin::NodeRef r;
-  r.name = node->name;
-  r.uid = node->uid;
-  r.provider_id = node->provider_id;
-  r.labels = h->labels;
-  r.annotations = h->annotations;
-  r.addresses = h->addresses;
-  const auto& ni = node->node_info;
-  r.node_info = {ni.machine_id,     ni.system_uuid,     ni.boot_id,
-                 ni.kernel_version, ni.os_image,        ni.container_runtime_version,
-                 ni.kubelet_version, ni.operating_system, ni.architecture};
-  holders_.push_back(std::move(h));
-  refs_.push_back(r);
-  return r;
+  add(std::span(&node, 1));
+  return refs_.back();
 }
 
 void NodeRefs::add(std::span<const std::shared_ptr<const kube::Node>> nodes) {
-  refs_.reserve(refs_.size() + nodes.size());
+  size_t pairs = 0;
+  size_t addresses = 0;
   for (const auto& n : nodes) {
-    add(n);
+    pairs += n->labels.size() + n->annotations.size();
+    addresses += n->addresses.size();
+  }
+  plugin::KeyValueRef* kv = nullptr;
+  plugin::AddressRef* addr = nullptr;
+  if (pairs > 0) {
+    pair_blocks_.push_back(std::make_unique<plugin::KeyValueRef[]>(pairs));
+    kv = pair_blocks_.back().get();
+  }
+  if (addresses > 0) {
+    address_blocks_.push_back(std::make_unique<plugin::AddressRef[]>(addresses));
+    addr = address_blocks_.back().get();
+  }
+  nodes_.reserve(nodes_.size() + nodes.size());
+  refs_.reserve(refs_.size() + nodes.size());
+  // Copies a node's pairs to the block and returns the span they fill.
+  auto pairsOf = [&kv](std::span<const kube::KeyValue> from) {
+    std::span<const plugin::KeyValueRef> out(kv, from.size());
+    for (const auto& p : from) {
+      *kv++ = {p.key, p.value};
+    }
+    return out;
+  };
+  for (const auto& node : nodes) {
+    plugin::NodeRef r;
+    r.name = node->name;
+    r.uid = node->uid;
+    r.provider_id = node->provider_id;
+    r.labels = pairsOf(node->labels);
+    r.annotations = pairsOf(node->annotations);
+    r.addresses = {addr, node->addresses.size()};
+    for (const auto& a : node->addresses) {
+      *addr++ = {a.type, a.address};
+    }
+    const auto& ni = node->node_info;
+    r.node_info = {ni.machine_id,     ni.system_uuid,     ni.boot_id,
+                   ni.kernel_version, ni.os_image,        ni.container_runtime_version,
+                   ni.kubelet_version, ni.operating_system, ni.architecture};
+    nodes_.push_back(node);
+    refs_.push_back(r);
   }
 }
 

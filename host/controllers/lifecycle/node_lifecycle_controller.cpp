@@ -54,7 +54,8 @@ ZoneState computeZoneState(int ready, int not_ready, double unhealthy_threshold)
 NodeLifecycleController::NodeLifecycleController(ControllerContext& context)
     : ctx_(context),
       per_provider_zones_(context.options.cloud_provider.find(',') != std::string::npos),
-      recorder_(context.events.recorder("cloud-node-lifecycle-controller")) {}
+      recorder_(context.events.recorder("cloud-node-lifecycle-controller")),
+      monitor_cost_(context.metrics, "cloud-node-lifecycle") {}
 
 NodeLifecycleController::~NodeLifecycleController() {
   stop();
@@ -233,6 +234,7 @@ bool NodeLifecycleController::takeToken(const std::string& zone, Clock::MonoTime
 }
 
 void NodeLifecycleController::monitorNodes(std::stop_token stop) {
+  PassTimer pass(monitor_cost_);
   const options::Options& o = ctx_.options;
   auto nodes = ctx_.nodes.list();
   auto now = ctx_.clock.now();
@@ -325,7 +327,8 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   std::vector<Verdict> verdicts(nodes.size(), Verdict::Ready);
   int workers = o.concurrent_node_status_updates > 0 ? o.concurrent_node_status_updates
                                                      : o.concurrent_node_syncs;
-  parallelFor(nodes.size(), static_cast<size_t>(std::max(1, workers)), stop, [&](size_t i) {
+  auto threads = static_cast<size_t>(std::max(1, workers));
+  auto helper_cpu = parallelFor(nodes.size(), threads, stop, [&](size_t i) {
     const auto& node = nodes[i];
     if (isReady(*node)) {
       if (node->hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
@@ -362,6 +365,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
       setShutdownTaint(*node, true);
     }
   });
+  pass.addOtherThreads(helper_cpu);
   if (stop.stop_requested()) {
     return;
   }
@@ -448,6 +452,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
           {{"candidates", due.size()}});
     }
   }
+  pass.finish(nodes.size());
 }
 
 DeferralReason deferralReason(ZoneState state, bool all_fully_disrupted) {

@@ -35,6 +35,7 @@
 #include <unordered_map>
 
 #include "host/controllers/common/controller.hpp"
+#include "host/controllers/common/pass_cost.hpp"
 
 namespace ccm::controllers::lifecycle {
 
@@ -107,6 +108,7 @@ class NodeLifecycleController final : public Controller {
   ControllerContext& ctx_;
   bool per_provider_zones_ = false;  // several --cloud-provider
   kube::EventRecorder recorder_;
+  PassCost monitor_cost_;  // controller="cloud-node-lifecycle"
   std::jthread thread_;
   // When the monitor loop last started or finished a pass (clock ticks; 0 before start).
   std::atomic<Clock::MonoTime::rep> heartbeat_{0};

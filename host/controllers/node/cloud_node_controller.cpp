@@ -81,7 +81,10 @@ CloudNodeController::CloudNodeController(ControllerContext& context)
       queue_("Nodes", defaultControllerRateLimiter(), context.clock, &context.metrics),
       batcher_(
           context.provider, [this](std::string_view n) { return ctx_.nodes.get(n); },
-          context.clock) {
+          context.clock),
+      burst_release_({.min_items = kBurstReleaseItems, .min_interval = kBurstReleaseInterval},
+                     context.clock),
+      refresh_cost_(context.metrics, "cloud-node") {
   auto& reg = context.metrics;
   if (auto* f = reg.histogram("node_controller_cloud_provider_taint_removal_delay_seconds",
                               "Number of seconds after node creation when NodeController removed "
@@ -206,6 +209,10 @@ void CloudNodeController::worker(size_t most, size_t workers) {
         queue_.addRateLimited(keys[i]);
       }
       queue_.done(keys[i]);
+    }
+    burst_release_.noteDone(keys.size());
+    if (queue_.len() == 0) {
+      burst_release_.noteDrained();
     }
   }
 }
@@ -493,6 +500,7 @@ constexpr size_t kRefreshNodesInFlight = 1000;
 
 void CloudNodeController::refreshAddresses(std::stop_token stop) {
   auto started = std::chrono::steady_clock::now();
+  PassTimer pass(refresh_cost_);
   std::vector<std::shared_ptr<const kube::Node>> nodes;
   for (auto& n : ctx_.nodes.list()) {
     if (!n->hasTaint(keys::kUninitializedTaint)) {
@@ -549,7 +557,7 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
     // refresh of 5,000 nodes does not hold them all at once (it used to, 15 MiB at the peak).
     size_t parallel = std::clamp<size_t>(kRefreshNodesInFlight / chunk, 1,
                                          static_cast<size_t>(std::max(1, workers)));
-    parallelFor(chunks, parallel, stop, [&](size_t c) {
+    pass.addOtherThreads(parallelFor(chunks, parallel, stop, [&](size_t c) {
       auto part = std::span(nodes).subspan(c * chunk, std::min(chunk, nodes.size() - c * chunk));
       NodeRefs refs(part);
       auto results = ctx_.provider.instanceMetadataBatch(refs.refs());
@@ -562,16 +570,18 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
                                 : MetadataAnswer(r.status()));
         }
       }
-    });
+    }));
   } else {
-    parallelFor(nodes.size(), static_cast<size_t>(std::max(1, workers)), stop, [&](size_t i) {
-      NodeRefs refs;
-      apply(nodes[i], ctx_.provider.instanceMetadata(refs.add(nodes[i])));
-    });
+    pass.addOtherThreads(
+        parallelFor(nodes.size(), static_cast<size_t>(std::max(1, workers)), stop, [&](size_t i) {
+          NodeRefs refs;
+          apply(nodes[i], ctx_.provider.instanceMetadata(refs.add(nodes[i])));
+        }));
   }
   // The chunks' copies are freed: give their pages back rather than keep them resident
   // until the next refresh.
   runtime::releaseFreeMemory();
+  pass.finish(nodes.size());
   log::infoV(2, "Refreshed node addresses",
              {{"nodes", nodes.size()},
               {"updated", updated.load()},

@@ -22,6 +22,10 @@
 // server as one pipelined batch (KubeApi::writeBatch), then the PATCHes of step 3 as another.
 // Every node keeps its own answer, its own conflict handling and its own retry; only the round
 // trips are shared [upstream: one node at a time per worker].
+//
+// When the queue drains after a burst (kBurstReleaseItems nodes or more handled since the
+// last time), the worker that found it empty gives freed heap back to the kernel
+// (runtime::BurstRelease), so the resident set after a burst falls back to what is kept.
 #pragma once
 
 #include <chrono>
@@ -35,9 +39,11 @@
 #include <vector>
 
 #include "host/controllers/common/controller.hpp"
+#include "host/controllers/common/pass_cost.hpp"
 #include "host/controllers/node/metadata_batcher.hpp"
 #include "host/kube/api/kube_api.hpp"
 #include "host/kube/write/patch_builder.hpp"
+#include "host/runtime/burst_release.hpp"
 #include "host/runtime/work_queue.hpp"
 
 namespace ccm::controllers::node {
@@ -63,6 +69,10 @@ class CloudNodeController final : public Controller {
   // no wait, 0.19–0.20 with this one (0.42 before batches), and the last node was not
   // initialised later (bench/RESULTS.md).
   static constexpr std::chrono::microseconds kWriteGatherPerNode{400};
+  // A drained queue gives freed heap back when at least this many nodes were handled since
+  // the last time, and not more often than this.
+  static constexpr size_t kBurstReleaseItems = 1000;
+  static constexpr std::chrono::milliseconds kBurstReleaseInterval{2000};
 
   // One reconcile of a node (the work a worker does for a key). Exposed for tests.
   Status syncNode(const std::string& name);
@@ -105,9 +115,11 @@ class CloudNodeController final : public Controller {
   kube::EventRecorder recorder_;
   WorkQueue queue_;
   MetadataBatcher batcher_;
+  runtime::BurstRelease burst_release_;
   metrics::Histogram* taint_removal_delay_ = nullptr;
   metrics::Histogram* initial_sync_delay_ = nullptr;
   metrics::Counter* initialized_ = nullptr;
+  PassCost refresh_cost_;  // the address refresh's, controller="cloud-node"
 
   // Node name -> the resourceVersion our address write produced, until the node's next
   // watch event (at most one entry per node being initialised).

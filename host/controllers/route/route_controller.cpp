@@ -63,6 +63,7 @@ RouteController::RouteController(const ControllerContext& context, std::vector<C
       context.metrics.counter("route_controller_route_sync_total",
                               "Number of route reconcile passes that listed the cloud's routes.",
                               {}, metrics::Stability::Alpha);
+  full_pass_cost_ = std::make_unique<PassCost>(context.metrics, "route");
   guard_->self = this;
 }
 
@@ -587,7 +588,17 @@ bool RouteController::processNextRouteItem() {
   }
   bool list = *key == kListKey;
   auto start = context_.clock.now();
-  (void)reconcile(list);  // failures are logged; the next pass retries
+  {
+    // The cost of a full pass (planning; the calls it dispatches run on the call pool).
+    std::optional<PassTimer> pass;
+    if (list) {
+      pass.emplace(*full_pass_cost_);
+    }
+    (void)reconcile(list);  // failures are logged; the next pass retries
+    if (pass) {
+      pass->finish(context_.nodes.size());
+    }
+  }
   if (list) {
     // Non-sliding: the next full pass is due one period after this one started.
     auto next = std::chrono::duration_cast<std::chrono::nanoseconds>(

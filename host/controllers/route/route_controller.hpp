@@ -38,6 +38,7 @@
 
 #include "host/controllers/common/cidr.hpp"
 #include "host/controllers/common/controller.hpp"
+#include "host/controllers/common/pass_cost.hpp"
 #include "host/controllers/route/call_pool.hpp"
 #include "host/controllers/route/route_planner.hpp"
 #include "host/runtime/work_queue.hpp"
@@ -154,6 +155,7 @@ class RouteController final : public Controller {
   std::unordered_map<std::string, Written> written_;        // guarded by mu_
 
   metrics::Family<metrics::Counter>* route_sync_total_ = nullptr;
+  std::unique_ptr<PassCost> full_pass_cost_;  // controller="route": passes that list
 
   std::shared_ptr<HandlerGuard> guard_;
   std::once_flag handlers_once_;

@@ -2,10 +2,17 @@
 // (the stable node set predicates), sorted by name, with their provider NodeRefs built once
 // and shared by every EnsureLoadBalancer / UpdateLoadBalancer call made with this snapshot.
 //
+// Membership: what a load balancer remembers of the set it was last synced with. Not the
+// snapshot: a snapshot holds every node (and pins those versions of the Node objects), and
+// with many load balancers each synced at a different node generation the host kept one
+// snapshot per load balancer alive, memory growing with nodes x load balancers.
+//
 // THREAD: immutable after construction; share as std::shared_ptr<const NodeSet>.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,6 +22,15 @@
 #include "host/kube/objects/node.hpp"
 
 namespace ccm::controllers::service {
+
+// The members of a host set as upstream's nodesSufficientlyEqual compares them (node names
+// with their providerIDs): how many, and a SHA-256 digest (its first 128 bits) of the sorted
+// pairs, each string length-prefixed. 24 bytes, whatever the number of nodes.
+struct Membership {
+  size_t count = 0;
+  std::array<uint64_t, 2> digest{};
+  bool operator==(const Membership&) const = default;
+};
 
 class NodeSet {
  public:
@@ -30,8 +46,9 @@ class NodeSet {
   // The node-event generation this snapshot was built at.
   uint64_t generation() const { return generation_; }
 
+  const Membership& membership() const { return membership_; }
   // Upstream's nodesSufficientlyEqual: the same node names with the same providerIDs.
-  bool sameMembers(const NodeSet& other) const;
+  bool sameMembers(const NodeSet& other) const { return membership_ == other.membership_; }
 
   // "[a b c <N more>]" with at most `limit` names (for event messages).
   std::string loggableNames(size_t limit = 20) const;
@@ -39,10 +56,13 @@ class NodeSet {
  private:
   std::vector<std::shared_ptr<const kube::Node>> nodes_;
   NodeRefs refs_;
+  Membership membership_;
   uint64_t generation_ = 0;
 };
 
-// Same members; a null set equals nothing (not even another null set).
-bool sameMembers(const std::shared_ptr<const NodeSet>& a, const std::shared_ptr<const NodeSet>& b);
+// Whether a load balancer last synced with `synced` (nullopt: never) has the members of
+// `current` (a null set has none to compare: false).
+bool sameMembers(const std::optional<Membership>& synced,
+                 const std::shared_ptr<const NodeSet>& current);
 
 }  // namespace ccm::controllers::service

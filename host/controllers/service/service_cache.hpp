@@ -28,9 +28,9 @@ namespace ccm::controllers::service {
 struct CachedService {
   // The state of the last sync (or the last state seen before a deletion).
   std::shared_ptr<const kube::Service> service;
-  // The host set given to the last EnsureLoadBalancer / UpdateLoadBalancer (recorded before
-  // the call, like upstream).
-  std::shared_ptr<const NodeSet> synced_nodes;
+  // The members of the host set given to the last EnsureLoadBalancer / UpdateLoadBalancer
+  // (recorded before the call, like upstream); nullopt before the first.
+  std::optional<Membership> synced_members;
   // The last EnsureLoadBalancer of this UID succeeded and nothing failed since.
   bool ensured = false;
   // An EnsureLoadBalancer of this UID was attempted (so a load balancer may exist).

@@ -421,20 +421,14 @@ void ServiceController::syncNodes() {
   auto pass = std::make_shared<NodePass>(
       context_.clock, nodesync_latency_ != nullptr ? &nodesync_latency_->noLabels() : nullptr);
   std::vector<std::string> keys;
-  // Services share a few snapshots: compare each distinct one with the current set once.
-  std::unordered_map<const NodeSet*, bool> same;
   cache_.forEach([&](const std::string& key, const CachedService& e) {
     if (!e.ensured || !e.service || !wantsLoadBalancer(*e.service, classes_)) {
       return;
     }
-    auto it = same.find(e.synced_nodes.get());
-    if (it == same.end()) {
-      if (!set) {
-        set = currentNodeSet();
-      }
-      it = same.emplace(e.synced_nodes.get(), sameMembers(e.synced_nodes, set)).first;
+    if (!set) {
+      set = currentNodeSet();
     }
-    if (!it->second) {
+    if (!sameMembers(e.synced_members, set)) {
       keys.push_back(key);
     }
   });
@@ -449,7 +443,7 @@ void ServiceController::syncNodes() {
 
 void ServiceController::recheckHosts(const std::string& key,
                                      const std::shared_ptr<const NodeSet>& used) {
-  if (!sameMembers(used, currentNodeSet())) {
+  if (!sameMembers(used->membership(), currentNodeSet())) {
     enqueueHosts(key, nullptr);
   }
 }
@@ -651,7 +645,7 @@ std::pair<ServiceController::Op, Status> ServiceController::ensurePath(
                     "There are no available nodes for LoadBalancer");
   }
   cache_.update(key, [&](CachedService& c) {
-    c.synced_nodes = nodes;
+    c.synced_members = nodes->membership();
     c.ensure_attempted = true;
   });
 
@@ -684,10 +678,10 @@ std::optional<Status> ServiceController::syncHosts(
     return std::nullopt;  // not a plain host update: run the whole sync
   }
   auto nodes = currentNodeSet();
-  if (sameMembers(entry->synced_nodes, nodes)) {
+  if (sameMembers(entry->synced_members, nodes)) {
     return okStatus();
   }
-  cache_.update(key, [&](CachedService& c) { c.synced_nodes = nodes; });
+  cache_.update(key, [&](CachedService& c) { c.synced_members = nodes->membership(); });
 
   ServiceRefHolder holder(svc);
   auto ref = kube::referenceTo(*svc);

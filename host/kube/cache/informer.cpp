@@ -11,6 +11,7 @@
 #include <random>
 #include <shared_mutex>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,6 +85,9 @@ struct Informer<T>::Impl {
         backoff(options.initial_backoff, options.max_backoff, options.backoff_reset, 1.0, clk,
                 random) {
     path = options.path.empty() ? std::string(Traits<T>::kPath) : options.path;
+    if constexpr (std::is_same_v<T, Service>) {
+      decoder.keepJson(options.keep_object_json);
+    }
     if (options.metrics != nullptr) {
       std::string resource(Traits<T>::kName);
       if (auto* g = options.metrics->gauge("ccm_informer_cached_objects",

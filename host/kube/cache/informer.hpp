@@ -59,6 +59,10 @@ struct InformerOptions {
   // wake-up for many; an event after a quiet spell is handled at once. In the 5,000-node
   // burst 5 ms saved the node informer about 0.03 CPU-s (bench/RESULTS.md).
   std::chrono::milliseconds watch_gather{5};
+  // Services only: whether each cached Service keeps its JSON (Service::raw_json), which only
+  // load-balancer calls read. Off, raw_json is empty and a cached LoadBalancer Service is
+  // about half as large.
+  bool keep_object_json = true;
   // When set, the cache's size is published as ccm_informer_cached_objects{resource} and
   // ccm_informer_cached_bytes{resource} (see Informer::cachedBytes).
   metrics::Registry* metrics = nullptr;

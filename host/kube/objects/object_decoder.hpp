@@ -47,10 +47,24 @@ struct SRef {
   uint32_t len = 0;
 };
 
+// The text an object keeps of its own. A string it already holds (a node's name again as
+// its hostname label and its Hostname and InternalDNS addresses) is stored once: add() looks
+// for it in what is there before appending.
 class ScratchText {
  public:
+  // Strings shorter than this are appended without looking (a match saves little), and so is
+  // everything once the text is longer than kDedupWithin (the look costs more than it saves).
+  static constexpr size_t kDedupMin = 8;
+  static constexpr size_t kDedupWithin = 2048;
+
   void clear() { text_.clear(); }
   SRef add(std::string_view s) {
+    if (s.size() >= kDedupMin && text_.size() <= kDedupWithin) {
+      size_t at = std::string_view(text_).find(s);
+      if (at != std::string_view::npos) {
+        return SRef{nullptr, static_cast<uint32_t>(at), static_cast<uint32_t>(s.size())};
+      }
+    }
     SRef r{nullptr, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(s.size())};
     text_.append(s);
     return r;

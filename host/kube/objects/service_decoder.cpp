@@ -7,6 +7,7 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "host/kube/objects/string_pool.hpp"
 
@@ -90,7 +91,9 @@ void ServiceDecoder::reset() {
   raw_.Clear();
   writer_.Reset(raw_);
   tee_depth_ = 0;
-  tee_skip_ = 0;
+  // Without JSON kept, the tee stays inside a "skipped container" that never closes: it
+  // writes nothing.
+  tee_skip_ = keep_json_ ? 0 : std::numeric_limits<int>::max() / 2;
   root_key_metadata_ = false;
   in_metadata_ = false;
 }
@@ -544,7 +547,8 @@ std::shared_ptr<const Service> ServiceDecoder::finish() {
   // The cache key "namespace/name" is stored once; namespace_ and name are views into it.
   uint32_t ns_len = meta_.ns.len;
   SRef key_ref = text_.add(key());
-  SRef raw_ref = text_.add(std::string_view(raw_.GetString(), raw_.GetSize()));
+  SRef raw_ref =
+      keep_json_ ? text_.add(std::string_view(raw_.GetString(), raw_.GetSize())) : SRef{};
 
   detail::Arena arena;
   size_t labels_off = arena.reserve<KeyValue>(meta_.labels.size());

@@ -29,6 +29,10 @@ class ServiceDecoder : public detail::SaxDecoder<ServiceDecoder> {
 
   void reset();
   std::shared_ptr<const Service> finish();
+  // Whether finished Services carry their JSON (Service::raw_json; on by default). Only
+  // load-balancer calls read it; without it a cached LoadBalancer Service is about half as
+  // large, and no event is written back out as JSON. Takes effect at the next reset().
+  void keepJson(bool keep) { keep_json_ = keep; }
   std::string_view name() const { return text_.view(meta_.name); }
   std::string_view resourceVersion() const { return text_.view(meta_.resource_version); }
   // "namespace/name" of the decoded object (valid until the next event or reset()).
@@ -96,6 +100,7 @@ class ServiceDecoder : public detail::SaxDecoder<ServiceDecoder> {
   rapidjson::Writer<rapidjson::StringBuffer> writer_;
   int tee_depth_ = 0;
   int tee_skip_ = 0;  // -1: skip the next value; >0: inside a skipped container
+  bool keep_json_ = true;
   bool root_key_metadata_ = false;
   bool in_metadata_ = false;
 };

@@ -255,6 +255,7 @@ SteadyClock::duration IsolatedProvider::runOnce(bool first) {
   {
     std::lock_guard lock(mu_);
     pid_ = pid;
+    ++generation_;
     state_ = State::Starting;
     start_failure_.reset();
     ready_info_.reset();
@@ -513,11 +514,13 @@ Status IsolatedProvider::health() const {
 std::string IsolatedProvider::childMetrics() {
   auto pending = std::make_shared<Pending>();
   uint64_t id = 0;
+  uint64_t generation = 0;
   {
     std::lock_guard lock(mu_);
     if (state_ != State::Up) {
       return {};
     }
+    generation = generation_;
     id = next_id_++;
     pending_[id] = pending;
   }
@@ -539,7 +542,8 @@ std::string IsolatedProvider::childMetrics() {
   if (!r.finish().ok() || pending->reply.empty()) {
     return {};
   }
-  return text;
+  // Counters never go backwards when a restarted child starts its own from zero.
+  return carry_.adjust(text, generation);
 }
 
 StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_view call_name,

@@ -43,6 +43,7 @@
 #include <variant>
 #include <vector>
 
+#include "host/plugin/isolation/counter_carry.hpp"
 #include "host/plugin/isolation/process.hpp"
 #include "host/plugin/isolation/wire.hpp"
 #include "host/plugin/provider.hpp"
@@ -154,6 +155,7 @@ class IsolatedProvider final : public Provider {
   State state_ = State::Starting;                 // guarded by mu_
   std::string config_;                            // guarded by mu_: the last accepted one
   pid_t pid_ = -1;                                // guarded by mu_: -1 once reaped
+  uint64_t generation_ = 0;                       // guarded by mu_: children started so far
   std::optional<StartFailure> start_failure_;     // guarded by mu_ (the current child's)
   std::optional<ProviderInfo> ready_info_;        // guarded by mu_ (the current child's)
   bool stopping_ = false;                         // guarded by mu_
@@ -174,6 +176,7 @@ class IsolatedProvider final : public Provider {
   metrics::Counter* restarts_metric_ = nullptr;
   metrics::Gauge* up_metric_ = nullptr;
   metrics::Registry::SourceId metrics_source_ = 0;
+  CounterCarry carry_;  // the earlier children's counters, added to the current one's
   std::thread supervisor_;
 };
 

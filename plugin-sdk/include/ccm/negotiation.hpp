@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "ccm/catalog.hpp"
 #include "ccm/provider_abi.h"
 #include "ccm/types.hpp"
 #include "ccm/validation.hpp"
@@ -105,13 +106,13 @@ inline std::string checkDeclarations(const ccm_plugin& table, PluginDeclarations
 namespace detail {
 
 struct Slot {
-  const char* name;
+  std::string_view name;
   size_t offset;  // in bytes from the start of the table
   bool set;
 };
 
 template <typename Table, typename Fn>
-Slot slot(const Table& t, const char* name, Fn Table::*member) {
+Slot slot(const Table& t, std::string_view name, Fn Table::*member) {
   return Slot{name,
               static_cast<size_t>(reinterpret_cast<const char*>(&(t.*member)) -
                                   reinterpret_cast<const char*>(&t)),
@@ -120,28 +121,17 @@ Slot slot(const Table& t, const char* name, Fn Table::*member) {
 
 }  // namespace detail
 
-// The required function slots of each capability table, in order.
-inline std::vector<detail::Slot> requiredSlots(const ccm_instances_v1& t) {
-  return {detail::slot(t, "instance_exists", &ccm_instances_v1::instance_exists),
-          detail::slot(t, "instance_shutdown", &ccm_instances_v1::instance_shutdown),
-          detail::slot(t, "instance_metadata", &ccm_instances_v1::instance_metadata)};
-}
-inline std::vector<detail::Slot> requiredSlots(const ccm_instances_batch_v1& t) {
-  return {detail::slot(t, "instance_metadata_batch",
-                       &ccm_instances_batch_v1::instance_metadata_batch)};
-}
-inline std::vector<detail::Slot> requiredSlots(const ccm_loadbalancer_v1& t) {
-  return {detail::slot(t, "get_load_balancer", &ccm_loadbalancer_v1::get_load_balancer),
-          detail::slot(t, "get_load_balancer_name", &ccm_loadbalancer_v1::get_load_balancer_name),
-          detail::slot(t, "ensure_load_balancer", &ccm_loadbalancer_v1::ensure_load_balancer),
-          detail::slot(t, "update_load_balancer", &ccm_loadbalancer_v1::update_load_balancer),
-          detail::slot(t, "ensure_load_balancer_deleted",
-                       &ccm_loadbalancer_v1::ensure_load_balancer_deleted)};
-}
-inline std::vector<detail::Slot> requiredSlots(const ccm_routes_v1& t) {
-  return {detail::slot(t, "list_routes", &ccm_routes_v1::list_routes),
-          detail::slot(t, "create_route", &ccm_routes_v1::create_route),
-          detail::slot(t, "delete_route", &ccm_routes_v1::delete_route)};
+// The required function slots of capability table t, in order (from ccm/catalog.hpp).
+template <typename Table>
+std::vector<detail::Slot> requiredSlots(const Table& t) {
+  std::vector<detail::Slot> out;
+  catalog::forEachSlot<Table>([&](auto entry) {
+    using Entry = decltype(entry);
+    if constexpr (Entry::kRequired) {
+      out.push_back(detail::slot(t, Entry::kName, Entry::kSlot));
+    }
+  });
+  return out;
 }
 
 // Checks a capability table get_capability returned (not NULL): long enough for its header,
@@ -157,10 +147,10 @@ std::string checkCapabilityTable(std::string_view id, const Table* raw, Table* t
   for (const detail::Slot& s : requiredSlots(t)) {
     if (s.offset + sizeof(void*) > t.struct_size) {
       return "capability " + std::string(id) + " struct_size " + std::to_string(t.struct_size) +
-             " ends before its required slot " + s.name;
+             " ends before its required slot " + std::string(s.name);
     }
     if (!s.set) {
-      return "capability " + std::string(id) + " has its required slot " + s.name +
+      return "capability " + std::string(id) + " has its required slot " + std::string(s.name) +
              " set to NULL";
     }
   }

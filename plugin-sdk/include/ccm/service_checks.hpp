@@ -71,5 +71,32 @@ inline std::string checkMetricCall(std::string_view name, std::string_view shown
   return {};
 }
 
+// True when metric `name` is the plugin's own (ABI 1.1): "<metric_namespace>_..." with a
+// declared namespace. The host exposes those as they are and every other one under its
+// ccm_provider_ prefix, with a "provider" label naming the provider.
+inline bool isOwnMetric(std::string_view name, std::string_view metric_namespace) {
+  return !metric_namespace.empty() && name.size() > metric_namespace.size() + 1 &&
+         name.substr(0, metric_namespace.size()) == metric_namespace &&
+         name[metric_namespace.size()] == '_';
+}
+
+// Empty when the labels of a metric call (already checked by checkMetricCall) leave the host
+// its own: a metric under the host's ccm_provider_ prefix may not carry a "provider" label
+// (the host adds it); else what is wrong (the host ignores the call and counts bad_metric).
+inline std::string checkHostLabels(std::string_view name, std::string_view metric_namespace,
+                                   const ccm_kv* labels, size_t label_count) {
+  if (isOwnMetric(name, metric_namespace)) {
+    return {};
+  }
+  for (size_t i = 0; i < label_count; ++i) {
+    if (std::string_view(labels[i].key.data, labels[i].key.size) == "provider") {
+      return "metric \"" + std::string(name) +
+             "\": the label \"provider\" is the host's (it names the provider on every "
+             "ccm_provider_* metric)";
+    }
+  }
+  return {};
+}
+
 }  // namespace v1
 }  // namespace ccm::sdk

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -44,7 +45,7 @@ struct ccm_provider {
 static struct ccm_provider g_provider;
 
 #if defined(BREAK_HANGS) || defined(BREAK_STRAY_THREAD) || defined(BREAK_HANGS_IN_ENTRY) || \
-    defined(BREAK_HANGS_IN_CREATE)
+    defined(BREAK_HANGS_IN_CREATE) || defined(WAITS_WHEN_ASKED)
 static void sleep_ms(long ms) {
   struct timespec ts;
   ts.tv_sec = ms / 1000;
@@ -153,6 +154,37 @@ static void* stray(void* arg) {
 }
 #endif
 
+#if defined(WAITS_WHEN_ASKED)
+static void touch(const char* dir, const char* name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE* f = fopen(path, "w");
+  if (f != NULL) {
+    fclose(f);
+  }
+}
+
+/* When CCM_KIT_CANCEL_DIR names a folder: creates <dir>/waiting, then waits (at most two
+ * minutes) until the host says the call is cancelled, creates <dir>/cancelled and answers
+ * true. A test of cancellation reaching the plugin (an isolated provider's child included);
+ * without the variable the baseline answers at once. */
+static bool waited_for_cancel(const ccm_call* call) {
+  const char* dir = getenv("CCM_KIT_CANCEL_DIR");
+  if (dir == NULL) {
+    return false;
+  }
+  touch(dir, "waiting");
+  for (int i = 0; i < 12000; ++i) {
+    if (g_services->is_cancelled(g_host, call->call_id)) {
+      touch(dir, "cancelled");
+      return true;
+    }
+    sleep_ms(10);
+  }
+  return false;
+}
+#endif
+
 static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_node* node) {
   ccm_instance_metadata md;
   ccm_node_address addrs[2];
@@ -169,6 +201,11 @@ static ccm_status metadata_fn(ccm_provider* p, const ccm_call* call, const ccm_n
   addrs[1].address = node->name;
   md.addresses = addrs;
   md.address_count = 2;
+#if defined(WAITS_WHEN_ASKED)
+  if (waited_for_cancel(call)) {
+    return CCM_STATUS_CANCELLED;
+  }
+#endif
 #if defined(BREAK_HANGS)
   /* Ignores its deadline and cancellation: the host must abandon the call. */
   sleep_ms(3000);

@@ -1,5 +1,6 @@
 // kube-client-bench: measures what the scale targets depend on, and prints it:
-//  - heap bytes per cached node (5,000 realistic nodes of ~5.5 KB JSON each);
+//  - heap bytes per cached node (5,000 realistic nodes of ~5.5 KB JSON each) and per cached
+//    Service (5,000 LoadBalancer Services with two ports, from testdata/service.json);
 //  - CPU per node decoded from a streamed list and from watch events;
 //  - CPU per request of the client (PATCH over a kept-alive connection), and requests/s
 //    with several threads against the in-process fake server.
@@ -35,6 +36,7 @@
 #include "host/kube/cache/informer.hpp"
 #include "host/kube/transport/kube_client.hpp"
 #include "host/kube/objects/node_decoder.hpp"
+#include "host/kube/objects/service_decoder.hpp"
 #include "host/kube/write/patch_builder.hpp"
 #include "test/support/fake_api_server.hpp"
 
@@ -482,6 +484,57 @@ int main(int argc, char** argv) {
         "(%.0f MB/s)\n",
         kNodes, json_bytes / kNodes, (after - before) / cache.size(), (c1 - c0) * 1e6 / kNodes,
         json_bytes / (c1 - c0) / 1e6);
+  }
+
+  // 1a. Memory per cached Service: the same LoadBalancer Service under 5,000 names, uids and
+  // addresses, decoded and kept as the informer keeps them.
+  {
+    std::ifstream sin(dir + "/service.json");
+    std::stringstream sss;
+    sss << sin.rdbuf();
+    const std::string base = sss.str();
+    std::vector<std::string> services;
+    for (int i = 0; i < kNodes; ++i) {
+      std::string json = base;
+      std::string suffix = std::to_string(100000 + i).substr(1);
+      for (auto [from, to] : {std::pair<std::string, std::string>{"\"web\"", "\"web-" + suffix + "\""},
+                              {"555555555555", "5555555" + suffix},
+                              {"203.0.113.9", "203.0." + std::to_string(i / 250) + "." +
+                                                  std::to_string(i % 250)},
+                              {"10.96.12.7", "10.96." + std::to_string(i / 250) + "." +
+                                                 std::to_string(i % 250)}}) {
+        size_t pos = 0;
+        while ((pos = json.find(from, pos)) != std::string::npos) {
+          json.replace(pos, from.size(), to);
+          pos += to.size();
+        }
+      }
+      services.push_back(std::move(json));
+    }
+    // With their JSON (a load-balancer capability present) and without.
+    for (bool keep_json : {true, false}) {
+      ServiceDecoder d;
+      d.keepJson(keep_json);
+      std::unordered_map<std::string_view, std::shared_ptr<const Service>> cache;
+      cache.reserve(8192);
+      size_t own = 0;
+      size_t before = mallinfo2().uordblks;
+      for (const auto& json : services) {
+        d.reset();
+        rapidjson::Reader reader;
+        rapidjson::MemoryStream ms(json.data(), json.size());
+        reader.Parse(ms, d);
+        auto svc = d.finish();
+        own += sizeof(Service) + svc->arenaBytes() + 2 * sizeof(void*);
+        cache.emplace(svc->key(), svc);
+      }
+      size_t after = mallinfo2().uordblks;
+      std::printf(
+          "cache: %d LoadBalancer Services %s JSON, %zu bytes JSON/Service, %zu heap "
+          "bytes/Service (%zu as ccm_informer_cached_bytes counts them)\n",
+          kNodes, keep_json ? "with" : "without", base.size(), (after - before) / cache.size(),
+          own / cache.size());
+    }
   }
 
   // 1b. Watch events as the informer decodes one it has buffered whole: in situ, from memory.

@@ -1,8 +1,9 @@
 // IsolatedProvider (--provider-isolation=process) against real child processes: the host
 // binary re-executed with a conformance kit plugin. Covers the supervisor's races (a stop
 // while a child is being spawned, a stop before the first start), a child that stops taking
-// frames, the child's socket not leaking into the plugin's own children, and the metrics of
-// several children all reaching the host's registry.
+// frames, the child's socket not leaking into the plugin's own children, the metrics of
+// several children all reaching the host's registry, the host's cancelAll reaching a call
+// running in the child, and counters that do not go backwards when a child is restarted.
 //
 // No assertion depends on timing: every wait is bounded only to turn a hang into a failure.
 #include <fcntl.h>
@@ -204,4 +205,107 @@ TEST_CASE("with several isolated providers, every child's metrics reach the regi
     a.reset();
     b.reset();
   }));
+}
+
+namespace {
+
+bool fileExists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
+
+// Waits (bounded) until path exists.
+bool appears(const std::string& path) {
+  auto until = std::chrono::steady_clock::now() + kHangBound;
+  while (!fileExists(path)) {
+    if (std::chrono::steady_clock::now() > until) {
+      return false;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// The sum of every ccm_provider_calls_total sample for `call` in an exposition.
+double callsTotal(const std::string& text, const std::string& call) {
+  double sum = 0;
+  size_t at = 0;
+  while ((at = text.find("ccm_provider_calls_total{", at)) != std::string::npos) {
+    size_t eol = text.find('\n', at);
+    std::string line = text.substr(at, eol - at);
+    at = eol;
+    if (line.find("call=\"" + call + "\"") != std::string::npos) {
+      sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("the host's cancelAll reaches a call running in the child") {
+  // baseline.so waits in instance_metadata until the call is cancelled when
+  // CCM_KIT_CANCEL_DIR is set, and leaves a file when it starts waiting and when it sees the
+  // cancellation. The deadline (10 minutes, in the child too) is far past kHangBound, so only
+  // the host's cancelAll can end the call in time.
+  std::array<char, 32> dir_template{"/tmp/ccm-cancel-XXXXXX"};
+  REQUIRE(::mkdtemp(dir_template.data()) != nullptr);
+  std::string dir = dir_template.data();
+  IsolationOptions iso = isolationFor("baseline");
+  iso.argv.push_back("--cloud-provider-call-timeout=600s");
+  ProviderOptions options;
+  options.instances_timeout = 600s;
+  ::setenv("CCM_KIT_CANCEL_DIR", dir.c_str(), 1);  // inherited by the child started now
+  auto provider = startOk(std::move(iso), options);
+  ::unsetenv("CCM_KIT_CANCEL_DIR");
+
+  Status result;
+  std::thread call([&] { result = provider->instanceMetadata(node()).status(); });
+  REQUIRE(appears(dir + "/waiting"));  // the call runs in the child
+  CHECK_FALSE(fileExists(dir + "/cancelled"));
+  provider->cancelAll();
+  CHECK(appears(dir + "/cancelled"));  // the plugin saw is_cancelled() turn true
+  bool ended = endsInTime([&] { call.join(); });
+  REQUIRE(ended);
+  CHECK_MESSAGE(result.code() == Code::Cancelled, result.message());
+  // Later calls are refused at once: the host is stopping or lost leadership.
+  CHECK(provider->instanceExists(node()).status().code() == Code::Cancelled);
+  CHECK(endsInTime([&] { provider.reset(); }));
+  ::unlink((dir + "/waiting").c_str());
+  ::unlink((dir + "/cancelled").c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST_CASE("a restarted child's counters continue from the dead child's in /metrics") {
+  metrics::Registry registry;
+  ProviderOptions options;
+  options.registry = &registry;
+  Spawned spawned;
+  IsolationOptions iso = isolationFor("baseline");
+  iso.spawned_for_test = [&](pid_t pid) { spawned.add(pid); };
+  auto provider = startOk(std::move(iso), options);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(provider->instanceExists(node()).ok());
+  }
+  double before = callsTotal(registry.exposition(), "instance_exists");
+  CHECK(before == 3);
+
+  REQUIRE(::kill(spawned.first(), SIGKILL) == 0);
+  // Bounded: until a second child serves calls again.
+  bool restarted = false;
+  for (int i = 0; i < 60000 && !restarted; ++i) {
+    {
+      std::lock_guard lock(spawned.mu);
+      restarted = spawned.pids.size() >= 2;
+    }
+    restarted = restarted && provider->instanceExists(node()).ok();
+    if (!restarted) {
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  REQUIRE(restarted);
+  // The new child counted one call (its own counter says 1); the host shows the dead child's
+  // 3 carried on top, never less than before.
+  double after = callsTotal(registry.exposition(), "instance_exists");
+  CHECK(after == before + 1);
+  CHECK(endsInTime([&] { provider.reset(); }));
 }

@@ -27,8 +27,8 @@ struct Fixture : SimFixture {
     return provider(cloudConf(sim, "", std::string(kLbSection) + lb_extra + "\n"));
   }
 
-  static TService web(const std::string& lb_id = "") {
-    TService s;
+  static Service web(const std::string& lb_id = "") {
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}, {"dns", "UDP", 53, 30053}};
     s.annotations = {{"loadbalancer.openstack.org/enable-health-monitor", "true"}};

@@ -23,7 +23,7 @@ struct Fixture : SimFixture {
   }
 
   // A node with an IPv4 and an IPv6 address on the private network.
-  TNode addNode(int i) {
+  Node addNode(int i) {
     std::string name = "node-" + std::to_string(i);
     std::string ip4 = "10.0.0." + std::to_string(10 + i);
     std::string ip6 = "fd00::" + std::to_string(10 + i);
@@ -42,13 +42,13 @@ struct Fixture : SimFixture {
                                   lb_extra + "\n# " + tag + "\n"));
   }
 
-  static TService web(std::vector<std::string> families = {"IPv4", "IPv6"},
+  static Service web(std::vector<std::string> families = {"IPv4", "IPv6"},
                       const std::string& policy = "RequireDualStack") {
-    TService s;
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}};
     s.ip_families = std::move(families);
-    s.ip_family_policy = policy;
+    s.object_json = ipFamilyPolicyJson(policy);
     return s;
   }
 
@@ -189,7 +189,7 @@ TEST_CASE_FIXTURE(Fixture, "no IPv6 subnet: RequireDualStack is refused, PreferD
 TEST_CASE_FIXTURE(Fixture, "RequireDualStack with load-balancer-id is refused before anything") {
   auto other = sim.post("/_sim/add", R"({"kind":"loadbalancers","object":{"name":"shared",)"
                                      R"("vip_subnet_id":"sub-private","tags":["shared"]}})");
-  TService s = web();
+  Service s = web();
   s.annotations = {{"loadbalancer.openstack.org/load-balancer-id", str(other, "id")}};
   sim.clearRequests();
   auto r = p().ensure(s, nodes);

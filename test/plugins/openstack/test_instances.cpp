@@ -12,9 +12,7 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
-  Fixture() { sim.reset(); }
+struct Fixture : SimFixture {
   Provider& p(const std::string& global_extra = "", const std::string& sections = "") {
     return provider(cloudConf(sim, global_extra, sections));
   }
@@ -24,7 +22,7 @@ struct Fixture {
   }
 };
 
-bool hasAddress(const TMetadata& md, const std::string& type, const std::string& addr) {
+bool hasAddress(const InstanceMetadata& md, const std::string& type, const std::string& addr) {
   for (const auto& [t, a] : md.addresses) {
     if (t == type && a == addr) {
       return true;
@@ -103,7 +101,7 @@ TEST_CASE_FIXTURE(Fixture, "metadata: provider ID, flavor from microversion 2.47
   auto r = p().metadata(node("node-m"));
   REQUIRE(r.ok());
   REQUIRE(r.metadata.count(0) == 1);
-  const TMetadata& md = r.metadata[0];
+  const InstanceMetadata& md = r.metadata[0];
   CHECK(md.provider_id == "openstack:///" + id);
   CHECK(md.instance_type == "m1.large");
   CHECK(md.zone == "zone-1-east");
@@ -145,7 +143,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: Neutron ports first, access IPs, hostname
                 {"network":"private","ip":"fd00::30"}]})");
   auto r = p().metadata(node("node-addr", "openstack:///" + id));
   REQUIRE(r.ok());
-  Pairs want = {{"InternalIP", "10.0.0.30"},
+  std::vector<NodeAddress> want = {{"InternalIP", "10.0.0.30"},
                 {"InternalIP", "fd00::30"},
                 {"ExternalIP", "198.51.100.9"},
                 {"Hostname", "node-addr.example"},
@@ -160,7 +158,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: ports that are not ACTIVE are skipped") {
   auto r = p().metadata(node("node-down", "openstack:///" + id));
   REQUIRE(r.ok());
   // The address still comes from Nova's list, after the (empty) Neutron part.
-  Pairs want = {{"InternalIP", "10.0.0.31"}};
+  std::vector<NodeAddress> want = {{"InternalIP", "10.0.0.31"}};
   CHECK(r.metadata[0].addresses == want);
 }
 
@@ -183,7 +181,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: public and internal network names, IPv6 s
   REQUIRE(r.ok());
   // provider-ext: ExternalIP (its Neutron InternalIP is removed); storage: not listed as
   // internal, so its address is dropped entirely; IPv6 dropped.
-  Pairs want = {{"InternalIP", "10.0.0.40"}, {"ExternalIP", "192.0.2.40"}};
+  std::vector<NodeAddress> want = {{"InternalIP", "10.0.0.40"}, {"ExternalIP", "192.0.2.40"}};
   CHECK(r.metadata[0].addresses == want);
 }
 
@@ -193,7 +191,7 @@ TEST_CASE_FIXTURE(Fixture, "addresses: address-sort-order") {
   std::string sections = "[Networking]\naddress-sort-order = 198.51.100.0/24, 10.0.0.0/24\n";
   auto r = p("", sections).metadata(node("node-sort", "openstack:///" + id));
   REQUIRE(r.ok());
-  Pairs want = {
+  std::vector<NodeAddress> want = {
       {"ExternalIP", "198.51.100.7"}, {"InternalIP", "10.0.0.51"}, {"InternalIP", "10.0.0.52"}};
   CHECK(r.metadata[0].addresses == want);
 }
@@ -221,7 +219,7 @@ TEST_CASE_FIXTURE(Fixture, "regional provider IDs with OS_CCM_REGIONAL=true") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "batch: one server list and one port list answer many nodes") {
-  std::vector<TNode> nodes;
+  std::vector<Node> nodes;
   for (int i = 0; i < 6; ++i) {
     std::string name = "batch-" + std::to_string(i);
     std::string id = server(name, "10.0.0." + std::to_string(100 + i));
@@ -239,7 +237,7 @@ TEST_CASE_FIXTURE(Fixture, "batch: one server list and one port list answer many
   for (int i = 0; i < 6; ++i) {
     REQUIRE(r.metadata.count(static_cast<size_t>(i)) == 1);
     CHECK(r.metadata[static_cast<size_t>(i)].addresses ==
-          Pairs{{"InternalIP", "10.0.0." + std::to_string(100 + i)}});
+          std::vector<NodeAddress>{{"InternalIP", "10.0.0." + std::to_string(100 + i)}});
   }
   REQUIRE(r.item_errors.count(6) == 1);
   CHECK(r.item_errors[6].first == CCM_STATUS_NOT_FOUND);
@@ -248,7 +246,7 @@ TEST_CASE_FIXTURE(Fixture, "batch: one server list and one port list answer many
 
 TEST_CASE_FIXTURE(Fixture, "batch: server list pages are followed") {
   sim.config(R"({"nova_max_limit":2})");
-  std::vector<TNode> nodes;
+  std::vector<Node> nodes;
   for (int i = 0; i < 5; ++i) {
     std::string name = "paged-" + std::to_string(i);
     server(name, "10.0.0." + std::to_string(150 + i));
@@ -266,22 +264,7 @@ TEST_CASE_FIXTURE(Fixture, "a request that outlives the call's deadline is cut o
   auto& prov = p();
   REQUIRE(prov.exists(node("node-slow", "openstack:///" + id)).ok());  // warm: token in hand
   sim.fault(R"({"path":"/compute/","status":200,"count":1,"delay_s":20,"body":{}})");
-  auto r = FakeHost::instance().run(
-      [&](const ccm_call* call) {
-        ccm_node n{};
-        n.struct_size = sizeof n;
-        std::string name = "node-slow";
-        std::string pid = "openstack:///" + id;
-        n.name = {name.data(), name.size()};
-        n.provider_id = {pid.data(), pid.size()};
-        ccm_node_info info{};
-        info.struct_size = sizeof info;
-        n.node_info = &info;
-        ccm_existence e = CCM_EXISTENCE_UNKNOWN;
-        auto* caps = static_cast<const ccm_instances_v1*>(prov.capability(CCM_CAP_INSTANCES));
-        return caps->instance_exists(prov.raw(), call, &n, &e);
-      },
-      1000);
+  auto r = prov.exists(node("node-slow", "openstack:///" + id), 1000);
   CHECK(r.status == CCM_STATUS_DEADLINE_EXCEEDED);
 }
 
@@ -300,11 +283,11 @@ TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    FakeHost::instance().setCancelAll(true);
+    TestHost::instance().setCancelAll(true);
   });
   auto r = prov.exists(node("node-hang", "openstack:///" + id));
   canceller.join();
-  FakeHost::instance().setCancelAll(false);
+  TestHost::instance().setCancelAll(false);
   CHECK(r.status == CCM_STATUS_CANCELLED);
   CHECK(r.existence == CCM_EXISTENCE_UNKNOWN);
 }
@@ -312,9 +295,9 @@ TEST_CASE_FIXTURE(Fixture, "a request in flight is aborted when the host cancels
 TEST_CASE_FIXTURE(Fixture, "instances: cancelled calls stop with CANCELLED") {
   std::string id = server("node-c", "10.0.0.80");
   auto& prov = p();
-  FakeHost::instance().setCancelAll(true);
+  TestHost::instance().setCancelAll(true);
   auto r = prov.exists(node("node-c", "openstack:///" + id));
-  FakeHost::instance().setCancelAll(false);
+  TestHost::instance().setCancelAll(false);
   CHECK(r.status == CCM_STATUS_CANCELLED);
   CHECK(r.existence == CCM_EXISTENCE_UNKNOWN);
 }

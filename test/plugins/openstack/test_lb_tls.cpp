@@ -30,8 +30,8 @@ struct Fixture : SimFixture {
     return str(doc, "container_ref");
   }
 
-  static TService web(const std::string& ref) {
-    TService s;
+  static Service web(const std::string& ref) {
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}, {"https", "TCP", 443, 30443}};
     if (!ref.empty()) {
@@ -100,7 +100,7 @@ TEST_CASE_FIXTURE(Fixture, "a missing or unreadable container refuses the Servic
   CHECK(r.error.find("/containers/<id>") != std::string::npos);
 
   // A UDP port cannot terminate TLS: refused before Barbican is asked.
-  TService udp = web(container());
+  Service udp = web(container());
   udp.ports.push_back({"dns", "UDP", 53, 30053});
   r = p().ensure(udp, nodes);
   CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
@@ -153,7 +153,7 @@ TEST_CASE_FIXTURE(Fixture, "SNI containers: set, changed in place, checked in Ba
   std::string def = container();
   std::string a = container();
   std::string b = container();
-  TService s = web(def);
+  Service s = web(def);
   s.annotations.push_back({kSniAnnotation, a + ", " + b});
   auto r = p().ensureSettled(s, nodes);
   REQUIRE_MESSAGE(r.ok(), r.error);
@@ -179,7 +179,7 @@ TEST_CASE_FIXTURE(Fixture, "SNI containers: set, changed in place, checked in Ba
   CHECK(countMutations(sim) == 0);
 
   // SNI alone, without a default certificate, is refused.
-  TService sni_only = web("");
+  Service sni_only = web("");
   sni_only.annotations = {{kSniAnnotation, a}};
   r = p().ensure(sni_only, nodes);
   CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
@@ -188,7 +188,7 @@ TEST_CASE_FIXTURE(Fixture, "SNI containers: set, changed in place, checked in Ba
 
 TEST_CASE_FIXTURE(Fixture, "x-forwarded-for and proxy-protocol with TLS") {
   std::string ref = container();
-  TService s = web(ref);
+  Service s = web(ref);
   s.annotations.push_back({"loadbalancer.openstack.org/x-forwarded-for", "true"});
   REQUIRE(p().ensureSettled(s, nodes).ok());
   auto st = sim.state();

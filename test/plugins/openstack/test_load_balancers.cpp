@@ -19,7 +19,7 @@ struct Fixture : SimFixture {
     }
   }
 
-  TNode addNode(int i) {
+  Node addNode(int i) {
     std::string name = "node-" + std::to_string(i);
     std::string ip = "10.0.0." + std::to_string(10 + i);
     std::string id = sim.addPrivateServer(name, ip);
@@ -30,8 +30,8 @@ struct Fixture : SimFixture {
     return provider(cloudConf(sim, "", std::string(kLbSection) + lb_extra + "\n" + more));
   }
 
-  static TService web() {
-    TService s;
+  static Service web() {
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}, {"https", "TCP", 443, 30443}};
     return s;
@@ -144,7 +144,7 @@ TEST_CASE_FIXTURE(Fixture, "ensure is idempotent: a second call changes nothing"
 }
 
 TEST_CASE_FIXTURE(Fixture, "health monitors: created, updated and deleted with the annotations") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("enable-health-monitor"), "true"},
                    {annotation("health-monitor-delay"), "7"},
                    {annotation("health-monitor-timeout"), "4"},
@@ -185,7 +185,7 @@ TEST_CASE_FIXTURE(Fixture, "health monitors: create-monitor in the config") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "externalTrafficPolicy Local: HTTP monitor on the health check port") {
-  TService s = web();
+  Service s = web();
   s.external_traffic_policy = "Local";
   s.health_check_node_port = 32000;
   s.annotations = {{annotation("enable-health-monitor"), "true"}};
@@ -204,7 +204,7 @@ TEST_CASE_FIXTURE(Fixture, "externalTrafficPolicy Local: HTTP monitor on the hea
 
 TEST_CASE_FIXTURE(Fixture, "update: members follow the node set, nothing else changes") {
   REQUIRE(p().ensureSettled(web(), nodes).ok());
-  std::vector<TNode> changed = {nodes[0], nodes[1], addNode(4)};
+  std::vector<Node> changed = {nodes[0], nodes[1], addNode(4)};
   sim.clearRequests();
   auto r = p().update(web(), changed);
   REQUIRE_MESSAGE(r.ok(), r.error);
@@ -229,7 +229,7 @@ TEST_CASE_FIXTURE(Fixture, "update: no load balancer yet is NOT_FOUND") {
 TEST_CASE_FIXTURE(Fixture, "node-selector: only matching nodes become members") {
   nodes[1].labels = {{"lb", "yes"}};
   nodes[2].labels = {{"lb", "no"}};
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("node-selector"), "lb=yes"}};
   REQUIRE(p().ensureSettled(s, nodes).ok());
   auto st = state();
@@ -257,7 +257,7 @@ TEST_CASE_FIXTURE(Fixture, "delete: removes everything it made, and is idempoten
 
 TEST_CASE_FIXTURE(Fixture, "an invalid annotation blocks ensure but neither get nor delete") {
   REQUIRE(p().ensureSettled(web(), nodes).ok());
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("keep-floatingip"), "yes please"}};
   CHECK(p().ensure(s, nodes).status == CCM_STATUS_INVALID_ARGUMENT);
   auto g = p().getLoadBalancer(s);
@@ -270,7 +270,7 @@ TEST_CASE_FIXTURE(Fixture, "an invalid annotation blocks ensure but neither get 
 }
 
 TEST_CASE_FIXTURE(Fixture, "delete with cascade-delete = false removes the children one by one") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("enable-health-monitor"), "true"}};
   REQUIRE(p("cascade-delete = false\n").ensureSettled(s, nodes).ok());
   sim.clearRequests();
@@ -283,7 +283,7 @@ TEST_CASE_FIXTURE(Fixture, "delete with cascade-delete = false removes the child
 }
 
 TEST_CASE_FIXTURE(Fixture, "keep-floatingip: the address survives deletion and is reused") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("keep-floatingip"), "true"}};
   auto r = p().ensureSettled(s, nodes);
   REQUIRE(r.ok());
@@ -319,7 +319,7 @@ TEST_CASE_FIXTURE(Fixture, "a floating IP left without a port counts as existing
 
 TEST_CASE_FIXTURE(Fixture,
                   "internal load balancers publish the VIP, and a switch releases the FIP") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{"service.beta.kubernetes.io/openstack-internal-load-balancer", "true"}};
   auto r = p().ensureSettled(s, nodes);
   REQUIRE(r.ok());
@@ -353,7 +353,7 @@ TEST_CASE_FIXTURE(Fixture,
 }
 
 TEST_CASE_FIXTURE(Fixture, "internal-lb in the config wins over the annotation") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{"service.beta.kubernetes.io/openstack-internal-load-balancer", "false"}};
   REQUIRE(p("internal-lb = true\n").ensureSettled(s, nodes).ok());
   CHECK(state()["floatingips"].Size() == 0);
@@ -362,7 +362,7 @@ TEST_CASE_FIXTURE(Fixture, "internal-lb in the config wins over the annotation")
 TEST_CASE_FIXTURE(Fixture, "loadBalancerIP: an existing free floating IP is attached, not owned") {
   sim.post("/_sim/add",
            R"({"kind":"floatingips","object":{"floating_ip_address":"172.24.4.200"}})");
-  TService s = web();
+  Service s = web();
   s.load_balancer_ip = "172.24.4.200";
   auto r = p().ensureSettled(s, nodes);
   REQUIRE(r.ok());
@@ -374,13 +374,13 @@ TEST_CASE_FIXTURE(Fixture, "loadBalancerIP: an existing free floating IP is atta
 }
 
 TEST_CASE_FIXTURE(Fixture, "loadBalancerIP: a missing address is created; one in use is refused") {
-  TService s = web();
+  Service s = web();
   s.load_balancer_ip = "172.24.4.201";
   auto r = p().ensureSettled(s, nodes);
   REQUIRE(r.ok());
   CHECK((*r.lb_status)[0].ip == "172.24.4.201");
 
-  TService other = web();
+  Service other = web();
   other.name = "other";
   other.load_balancer_ip = "172.24.4.201";
   r = p().ensureSettled(other, nodes);
@@ -395,7 +395,7 @@ TEST_CASE_FIXTURE(Fixture, "floating network and subnet from annotations") {
     "network_id":"net-pub2","cidr":"203.0.113.0/25"}})");
   sim.post("/_sim/add", R"({"kind":"subnets","object":{"id":"sub-pub2b","name":"pub2-b",
     "network_id":"net-pub2","cidr":"203.0.113.128/25"}})");
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("floating-network-id"), "net-pub2"},
                    {annotation("floating-subnet-id"), "sub-pub2b"}};
   auto r = p().ensureSettled(s, nodes);
@@ -403,7 +403,7 @@ TEST_CASE_FIXTURE(Fixture, "floating network and subnet from annotations") {
   CHECK((*r.lb_status)[0].ip.rfind("203.0.113.1", 0) == 0);  // .128/25
 
   // By name pattern instead of ID.
-  TService t = web();
+  Service t = web();
   t.name = "web2";
   t.annotations = {{annotation("floating-network-id"), "net-pub2"},
                    {annotation("floating-subnet"), "*-a"}};
@@ -438,7 +438,7 @@ TEST_CASE_FIXTURE(Fixture, "floating network: auto-detected when unique, refused
 }
 
 TEST_CASE_FIXTURE(Fixture, "source ranges become allowed_cidrs and follow changes") {
-  TService s = web();
+  Service s = web();
   s.source_ranges = {"192.168.0.0/24", "10.1.2.3/16"};
   REQUIRE(p().ensureSettled(s, nodes).ok());
   auto st = state();
@@ -467,7 +467,7 @@ TEST_CASE_FIXTURE(Fixture, "source ranges become allowed_cidrs and follow change
 
 TEST_CASE_FIXTURE(Fixture, "old Octavia: no tags, no allowed_cidrs, no timeouts, and a warning") {
   sim.config(R"({"octavia_versions":["v2.0"]})");
-  TService s = web();
+  Service s = web();
   s.source_ranges = {"10.0.0.0/8"};
   auto r = p("# old octavia\n").ensureSettled(s, nodes);
   REQUIRE_MESSAGE(r.ok(), r.error);
@@ -482,7 +482,7 @@ TEST_CASE_FIXTURE(Fixture, "old Octavia: no tags, no allowed_cidrs, no timeouts,
 }
 
 TEST_CASE_FIXTURE(Fixture, "proxy protocol: PROXY pools, ipMode Proxy, or the hostname trick") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("proxy-protocol"), "v2"}};
   auto r = p().ensureSettled(s, nodes);
   REQUIRE(r.ok());
@@ -503,7 +503,7 @@ TEST_CASE_FIXTURE(Fixture, "proxy protocol: PROXY pools, ipMode Proxy, or the ho
 }
 
 TEST_CASE_FIXTURE(Fixture, "x-forwarded-for: HTTP listeners that insert the header") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("x-forwarded-for"), "true"}};
   REQUIRE(p().ensureSettled(s, nodes).ok());
   auto st = state();
@@ -528,7 +528,7 @@ TEST_CASE_FIXTURE(Fixture, "x-forwarded-for: HTTP listeners that insert the head
 }
 
 TEST_CASE_FIXTURE(Fixture, "listener settings: timeouts and connection limit, updated in place") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("timeout-client-data"), "1000"},
                    {annotation("timeout-member-connect"), "2000"},
                    {annotation("timeout-member-data"), "3000"},
@@ -552,7 +552,7 @@ TEST_CASE_FIXTURE(Fixture, "listener settings: timeouts and connection limit, up
 }
 
 TEST_CASE_FIXTURE(Fixture, "lb-method and session affinity change the pools in place") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("lb-method"), "LEAST_CONNECTIONS"}};
   s.session_affinity = "ClientIP";
   REQUIRE(p().ensureSettled(s, nodes).ok());
@@ -575,7 +575,7 @@ TEST_CASE_FIXTURE(Fixture, "lb-method and session affinity change the pools in p
 
 TEST_CASE_FIXTURE(Fixture, "a removed Service port removes its listener and pool") {
   REQUIRE(p().ensureSettled(web(), nodes).ok());
-  TService s = web();
+  Service s = web();
   s.ports.pop_back();
   REQUIRE(p().ensureSettled(s, nodes).ok());
   auto st = state();
@@ -586,7 +586,7 @@ TEST_CASE_FIXTURE(Fixture, "a removed Service port removes its listener and pool
 TEST_CASE_FIXTURE(Fixture, "VIP placement: port-id, network-id and subnet-id annotations") {
   sim.post("/_sim/add", R"({"kind":"ports","object":{"id":"vip-port-1","network_id":"net-private",
     "fixed_ips":[{"subnet_id":"sub-private","ip_address":"10.0.0.222"}]}})");
-  TService s = web();
+  Service s = web();
   s.annotations = {{"service.beta.kubernetes.io/openstack-internal-load-balancer", "true"},
                    {annotation("port-id"), "vip-port-1"}};
   auto r = p().ensureSettled(s, nodes);
@@ -599,7 +599,7 @@ TEST_CASE_FIXTURE(Fixture, "VIP placement: port-id, network-id and subnet-id ann
   CHECK(str(body, "vip_port_id") == "vip-port-1");
   CHECK(!body.HasMember("vip_subnet_id"));
 
-  TService t = web();
+  Service t = web();
   t.name = "by-network";
   t.annotations = {{"service.beta.kubernetes.io/openstack-internal-load-balancer", "true"},
                    {annotation("network-id"), "net-private"},
@@ -620,14 +620,14 @@ TEST_CASE_FIXTURE(Fixture, "VIP subnet auto-detected from the first node") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "IPv6 Services: VIP on the v6 subnet, no floating IP") {
-  std::vector<TNode> v6;
+  std::vector<Node> v6;
   for (int i = 1; i <= 2; ++i) {
     std::string name = "v6-" + std::to_string(i);
     std::string ip = "fd00::" + std::to_string(100 + i);
     std::string id = sim.addPrivateServer(name, ip);
     v6.push_back(node(name, "openstack:///" + id, {{"InternalIP", ip}}));
   }
-  TService s = web();
+  Service s = web();
   s.ip_families = {"IPv6"};
   s.annotations = {{annotation("subnet-id"), "sub-private6"}};
   auto r = p().ensureSettled(s, v6);
@@ -649,7 +649,7 @@ TEST_CASE_FIXTURE(Fixture, "adoption by load-balancer-id: only our listeners and
   sim.post("/_sim/add", R"({"kind":"floatingips","object":{"floating_ip_address":"172.24.4.77",
     "port_id":")" + vip_port +
                             R"("}})");
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("load-balancer-id"), id}};
   auto r = p().ensureSettled(s, nodes);
   REQUIRE_MESSAGE(r.ok(), r.error);
@@ -678,7 +678,7 @@ TEST_CASE_FIXTURE(Fixture, "adoption: a port used by someone else's listener is 
   auto lb = sim.post("/_sim/add", R"({"kind":"loadbalancers","object":{"name":"busy-port",
     "vip_subnet_id":"sub-private","listeners":[{"name":"theirs","protocol":"TCP",
     "protocol_port":80}]}})");
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("load-balancer-id"), lb["id"].GetString()},
                    {"service.beta.kubernetes.io/openstack-internal-load-balancer", "true"}};
   auto r = p().ensureSettled(s, nodes);
@@ -689,7 +689,7 @@ TEST_CASE_FIXTURE(Fixture, "adoption: a port used by someone else's listener is 
 TEST_CASE_FIXTURE(Fixture, "adoption: an external non-owner cannot add a floating IP") {
   auto lb = sim.post("/_sim/add", R"({"kind":"loadbalancers","object":{"name":"no-fip",
     "vip_subnet_id":"sub-private"}})");
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("load-balancer-id"), lb["id"].GetString()}};
   auto r = p().ensureSettled(s, nodes);
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
@@ -700,7 +700,7 @@ TEST_CASE_FIXTURE(Fixture, "adoption: an external non-owner cannot add a floatin
 }
 
 TEST_CASE_FIXTURE(Fixture, "adoption: a missing load balancer ID is refused; delete ignores it") {
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("load-balancer-id"), "no-such-lb"}};
   auto r = p().ensure(s, nodes);
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
@@ -712,13 +712,13 @@ TEST_CASE_FIXTURE(Fixture, "another cluster's ID copied over is refused, not sha
   // A load balancer made by a cluster named "old" for its Service default/web, whose nodes are
   // not this cluster's; its ID copied into this cluster's Service default/web.
   std::string other_id = sim.addPrivateServer("other-1", "10.0.0.99");
-  std::vector<TNode> other = {
+  std::vector<Node> other = {
       node("other-1", "openstack:///" + other_id, {{"InternalIP", "10.0.0.99"}})};
   REQUIRE(p().ensureSettled(web(), other, 10, "old").ok());
   auto before = state();
   std::string id = str(onlyLb(before), "id");
   size_t listeners = objects(before, "listeners").size();
-  TService s = web();
+  Service s = web();
   s.annotations = {{annotation("load-balancer-id"), id}};
   auto r = p().ensureSettled(s, nodes, 10, "new");
   CHECK(r.status == CCM_STATUS_FAILED_PRECONDITION);
@@ -822,7 +822,7 @@ TEST_CASE_FIXTURE(Fixture, "cluster name and loadBalancerClass") {
   CHECK(str(onlyLb(state()), "name") == "kube_service_prod_default_web");
   // The host hands over only Services of a class it claims (--load-balancer-class): one that
   // arrives with a class is served like any other.
-  TService s = web();
+  Service s = web();
   s.name = "classed";
   s.uid = "uid-classed";
   s.load_balancer_class = "example.com/openstack";

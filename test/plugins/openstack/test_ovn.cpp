@@ -23,8 +23,8 @@ struct Fixture : SimFixture {
         sim, "", std::string(kLbSection) + "lb-provider = ovn\n" + lb_extra + "\n# ovn\n"));
   }
 
-  static TService web() {
-    TService s;
+  static Service web() {
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}};
     return s;
@@ -32,7 +32,7 @@ struct Fixture : SimFixture {
 
   // The Service is refused as INVALID_ARGUMENT naming `setting`, and Octavia was not asked
   // to make anything.
-  void refusedBeforeAnything(Provider& p, const TService& s, const std::string& setting) {
+  void refusedBeforeAnything(Provider& p, const Service& s, const std::string& setting) {
     sim.clearRequests();
     auto r = p.ensure(s, nodes);
     CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
@@ -46,9 +46,9 @@ struct Fixture : SimFixture {
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "ovn dual-stack: a second load balancer, no additional VIP") {
-  TService s = web();
+  Service s = web();
   s.ip_families = {"IPv4", "IPv6"};
-  s.ip_family_policy = "RequireDualStack";
+  s.object_json = ipFamilyPolicyJson("RequireDualStack");
   auto r = ovn().ensureSettled(s, nodes);
   REQUIRE_MESSAGE(r.ok(), r.error);
   REQUIRE(r.lb_status->size() == 2);
@@ -72,7 +72,7 @@ TEST_CASE_FIXTURE(Fixture, "ovn dual-stack: a second load balancer, no additiona
 
 TEST_CASE_FIXTURE(Fixture, "ovn: TLS termination is refused before anything is made") {
   std::string ref = str(sim.post("/_sim/barbican/containers", "{}"), "container_ref");
-  TService s = web();
+  Service s = web();
   s.annotations = {{"loadbalancer.openstack.org/default-tls-container-ref", ref}};
   refusedBeforeAnything(ovn(), s, "default-tls-container-ref");
   refusedBeforeAnything(ovn("default-tls-container-ref = " + ref + "\n"), web(),
@@ -80,17 +80,17 @@ TEST_CASE_FIXTURE(Fixture, "ovn: TLS termination is refused before anything is m
 }
 
 TEST_CASE_FIXTURE(Fixture, "ovn: x-forwarded-for, proxy-protocol and lb-method are refused") {
-  TService xff = web();
+  Service xff = web();
   xff.annotations = {{"loadbalancer.openstack.org/x-forwarded-for", "true"}};
   refusedBeforeAnything(ovn(), xff, "x-forwarded-for");
-  TService proxy = web();
+  Service proxy = web();
   proxy.annotations = {{"loadbalancer.openstack.org/proxy-protocol", "true"}};
   refusedBeforeAnything(ovn(), proxy, "proxy-protocol");
   refusedBeforeAnything(ovn("lb-method = ROUND_ROBIN\n"), web(), "lb-method = ROUND_ROBIN");
 }
 
 TEST_CASE_FIXTURE(Fixture, "ovn: TCP monitors are made, an SCTP port gets none") {
-  TService s = web();
+  Service s = web();
   s.ports.push_back({"sctp", "SCTP", 90, 30090});
   s.annotations = {{"loadbalancer.openstack.org/enable-health-monitor", "true"}};
   auto r = ovn().ensureSettled(s, nodes);

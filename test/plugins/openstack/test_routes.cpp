@@ -32,12 +32,10 @@ std::string tagFor(const std::string& cluster, std::string cidr) {
   return std::string("ccm:") + hex + ":" + cidr;
 }
 
-struct Fixture {
-  SimProcess& sim = SimProcess::shared();
+struct Fixture : SimFixture {
   std::vector<std::string> server_ids;
 
   Fixture() {
-    sim.reset();
     for (int i = 1; i <= 3; ++i) {
       server_ids.push_back(sim.addServer(R"({"name":"node-)" + std::to_string(i) +
                                          R"(","networks":[{"network":"private","ip":"10.0.0.)" +
@@ -51,8 +49,8 @@ struct Fixture {
     return provider(cloudConf(sim, "", "[Route]\nrouter-id = router-1\n" + extra));
   }
 
-  static TRoute route(int node, const std::string& cidr) {
-    TRoute r;
+  static Route route(int node, const std::string& cidr) {
+    Route r;
     r.target_node = "node-" + std::to_string(node);
     r.destination_cidr = cidr;
     r.target_node_addresses = {{"Hostname", r.target_node},
@@ -231,12 +229,12 @@ TEST_CASE_FIXTURE(Fixture, "IPv6 pod CIDRs route via the node's IPv6 address") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "node addresses missing from the request: found through Nova") {
-  TRoute r;
+  Route r;
   r.target_node = "node-3";
   r.destination_cidr = "10.244.3.0/24";
   REQUIRE(p().createRoute(r).ok());
   CHECK(routes() == std::set<std::string>{"10.244.3.0/24 via 10.0.0.13"});
-  TRoute nowhere;
+  Route nowhere;
   nowhere.target_node = "no-such-node";
   nowhere.destination_cidr = "10.244.4.0/24";
   CHECK(p().createRoute(nowhere).status == CCM_STATUS_FAILED_PRECONDITION);
@@ -245,7 +243,7 @@ TEST_CASE_FIXTURE(Fixture, "node addresses missing from the request: found throu
 TEST_CASE_FIXTURE(Fixture, "ports without port security get no address pairs") {
   std::string id = sim.addServer(R"({"name":"node-nosec","networks":[{"network":"private",
     "ip":"10.0.0.44","port_security":false}]})");
-  TRoute r;
+  Route r;
   r.target_node = "node-nosec";
   r.destination_cidr = "10.244.44.0/24";
   r.target_node_addresses = {{"InternalIP", "10.0.0.44"}};
@@ -267,7 +265,7 @@ TEST_CASE_FIXTURE(Fixture, "a failed step rolls the route and its tag back") {
 
 TEST_CASE_FIXTURE(Fixture, "an invalid destination is INVALID_ARGUMENT") {
   CHECK(p().createRoute(route(1, "not-a-cidr")).status == CCM_STATUS_INVALID_ARGUMENT);
-  TRoute r = route(1, "bad");
+  Route r = route(1, "bad");
   CHECK(p().deleteRoute(r).status == CCM_STATUS_INVALID_ARGUMENT);
 }
 
@@ -276,11 +274,11 @@ TEST_CASE_FIXTURE(Fixture, "16 nodes at once on a router whose concurrent writes
   // deadlock): the provider must serialise its writes, so every route goes in once, with no
   // rollback and no error.
   constexpr int kNodes = 16;
-  std::vector<TRoute> wanted;
+  std::vector<Route> wanted;
   for (int i = 0; i < kNodes; ++i) {
     std::string ip = "10.0.0." + std::to_string(100 + i);
     sim.addPrivateServer("burst-" + std::to_string(i), ip);
-    TRoute r;
+    Route r;
     r.target_node = "burst-" + std::to_string(i);
     r.destination_cidr = "10.245." + std::to_string(i) + ".0/24";
     r.target_node_addresses = {{"InternalIP", ip}};

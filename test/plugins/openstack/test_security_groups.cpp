@@ -12,7 +12,8 @@ using namespace ccm::openstack::testing;
 
 namespace {
 
-const std::string kGroupName = "lb-sg-5d3c0d1e-8b4b-4c4e-9e35-6a0a8c1f2b3d-default-web";
+// The group of the Service web() (in namespace default, with the fake host's default UID).
+const std::string kGroupName = "lb-sg-" + Service{}.uid + "-default-web";
 const std::string kGroupDescription =
     "Security Group for default/web Service LoadBalancer in cluster kubernetes";
 
@@ -23,7 +24,7 @@ struct Fixture : SimFixture {
     }
   }
 
-  TNode addNode(int i, const std::string& extra_network = "") {
+  Node addNode(int i, const std::string& extra_network = "") {
     std::string name = "node-" + std::to_string(i);
     std::string ip = "10.0.0." + std::to_string(10 + i);
     std::string id =
@@ -40,8 +41,8 @@ struct Fixture : SimFixture {
                                   lb_extra));
   }
 
-  static TService web() {
-    TService s;
+  static Service web() {
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}, {"dns", "UDP", 53, 30053}};
     return s;
@@ -96,7 +97,7 @@ const std::set<std::string> kAllNodes{"10.0.0.11", "10.0.0.12", "10.0.0.13"};
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "create: one group, a rule per node port, on every member port") {
-  TService s = web();
+  Service s = web();
   s.external_traffic_policy = "Local";
   s.health_check_node_port = 32100;
   auto r = p().ensureSettled(s, nodes);
@@ -123,7 +124,7 @@ TEST_CASE_FIXTURE(Fixture, "nodes join and leave: only the changed ports are loo
   REQUIRE(p().ensureSettled(web(), nodes).ok());
   std::string gid = groupId(sim.state());
 
-  std::vector<TNode> more = nodes;
+  std::vector<Node> more = nodes;
   more.push_back(addNode(4));
   sim.clearRequests();
   auto r = p().update(web(), more);
@@ -134,7 +135,7 @@ TEST_CASE_FIXTURE(Fixture, "nodes join and leave: only the changed ports are loo
   CHECK(countRequests(sim, "GET", "network", "/ports") == 2);
   CHECK(countRequests(sim, "PUT", "network", "/ports/") == 1);
 
-  std::vector<TNode> fewer = {more[1], more[2], more[3]};
+  std::vector<Node> fewer = {more[1], more[2], more[3]};
   sim.clearRequests();
   REQUIRE(p().update(web(), fewer).ok());
   CHECK(attached(sim.state(), gid) == std::set<std::string>{"10.0.0.12", "10.0.0.13", "10.0.0.14"});
@@ -144,7 +145,7 @@ TEST_CASE_FIXTURE(Fixture, "nodes join and leave: only the changed ports are loo
 
 TEST_CASE_FIXTURE(Fixture, "a changed node port replaces its rule (OCCM #2003 left it open)") {
   REQUIRE(p().ensureSettled(web(), nodes).ok());
-  TService s = web();
+  Service s = web();
   s.ports[0].node_port = 31080;
   REQUIRE(p().ensureSettled(s, nodes).ok());
   auto st = sim.state();
@@ -153,7 +154,7 @@ TEST_CASE_FIXTURE(Fixture, "a changed node port replaces its rule (OCCM #2003 le
 }
 
 TEST_CASE_FIXTURE(Fixture, "ovn: the rules follow loadBalancerSourceRanges") {
-  TService s = web();
+  Service s = web();
   s.ports = {{"http", "TCP", 80, 30080}};
   s.source_ranges = {"192.0.2.0/24", "198.51.100.7/32"};
   auto r = p("lb-provider = ovn\n").ensureSettled(s, nodes);
@@ -206,14 +207,14 @@ TEST_CASE_FIXTURE(Fixture, "groups and rules this cluster did not make are left 
                             R"(","direction":"ingress","protocol":"tcp","port_range_min":22,
       "port_range_max":22,"remote_ip_prefix":"10.9.0.0/16","description":"ops: ssh"}})");
   // The provider keeps the other group on the port when it attaches its own.
-  TService s = web();
+  Service s = web();
   s.ports[0].node_port = 31080;
   REQUIRE(p().ensureSettled(s, nodes).ok());
   st = sim.state();
   CHECK(ingress(st, gid).count("tcp/22 from 10.9.0.0/16") == 1);
 
   // A group with the Service's group name but another cluster's description.
-  TService t = web();
+  Service t = web();
   t.name = "api";
   std::string foreign_name = "lb-sg-" + t.uid + "-default-api";
   auto foreign = sim.post("/_sim/add", R"({"kind":"security_groups","object":{"name":")" +
@@ -277,7 +278,7 @@ TEST_CASE_FIXTURE(Fixture, "nothing to open empties nothing (OCCM #2699 emptied 
   auto rules = ingress(st, gid);
   REQUIRE(rules.size() == 2);
   // The same Service seen without node ports and with no node: rules and attachments stay.
-  TService s = web();
+  Service s = web();
   for (auto& port : s.ports) {
     port.node_port = 0;
   }
@@ -307,7 +308,7 @@ TEST_CASE_FIXTURE(Fixture, "a rule Neutron already has (409) counts as made") {
 }
 
 TEST_CASE_FIXTURE(Fixture, "IPv6: rules from the IPv6 member subnet, on the IPv6 ports") {
-  std::vector<TNode> v6_nodes;
+  std::vector<Node> v6_nodes;
   for (int i = 5; i <= 6; ++i) {
     std::string name = "node-" + std::to_string(i);
     std::string ip4 = "10.0.0." + std::to_string(10 + i);
@@ -318,7 +319,7 @@ TEST_CASE_FIXTURE(Fixture, "IPv6: rules from the IPv6 member subnet, on the IPv6
     v6_nodes.push_back(node(name, "openstack:///" + id,
                             {{"InternalIP", ip4}, {"InternalIP", ip6}, {"Hostname", name}}));
   }
-  TService s = web();
+  Service s = web();
   s.ports = {{"http", "TCP", 80, 30080}};
   s.ip_families = {"IPv6"};
   s.annotations = {{"loadbalancer.openstack.org/subnet-id", "sub-private6"}};
@@ -338,7 +339,7 @@ TEST_CASE_FIXTURE(Fixture, "IPv6: rules from the IPv6 member subnet, on the IPv6
 namespace {
 
 // A node with an IPv4 and an IPv6 address on the private network (a port each).
-TNode dualStackNode(SimProcess& sim, int i) {
+Node dualStackNode(SimProcess& sim, int i) {
   std::string name = "node6-" + std::to_string(i);
   std::string ip4 = "10.0.0." + std::to_string(20 + i);
   std::string ip6 = "fd00::" + std::to_string(20 + i);
@@ -348,12 +349,12 @@ TNode dualStackNode(SimProcess& sim, int i) {
   return node(name, "openstack:///" + id, {{"InternalIP", ip4}, {"InternalIP", ip6}});
 }
 
-TService dualStackWeb(const std::string& policy = "RequireDualStack") {
-  TService s;
+Service dualStackWeb(const std::string& policy = "RequireDualStack") {
+  Service s;
   s.name = "web";
   s.ports = {{"http", "TCP", 80, 30080}};
   s.ip_families = {"IPv4", "IPv6"};
-  s.ip_family_policy = policy;
+  s.object_json = ipFamilyPolicyJson(policy);
   return s;
 }
 
@@ -374,7 +375,7 @@ std::set<std::string> ingressWithEthertype(const rapidjson::Document& st, const 
 
 TEST_CASE_FIXTURE(Fixture, "dual-stack with a second _ipv6 load balancer: IPv6 rules and ports") {
   sim.config(R"({"octavia_versions":["v2.0","v2.5","v2.16"]})");  // no additional VIPs
-  std::vector<TNode> both = {dualStackNode(sim, 1), dualStackNode(sim, 2)};
+  std::vector<Node> both = {dualStackNode(sim, 1), dualStackNode(sim, 2)};
   Provider& prov = p("# old octavia\n");
   auto r = prov.ensureSettled(dualStackWeb(), both);
   REQUIRE_MESSAGE(r.ok(), r.error);
@@ -396,9 +397,9 @@ TEST_CASE_FIXTURE(Fixture, "dual-stack with a second _ipv6 load balancer: IPv6 r
   CHECK(ingressWithEthertype(st, gid).count("IPv6 tcp/30080 from fd00::/64") == 1);
 
   // Back to IPv4 alone: the IPv6 load balancer goes, and so do its rules.
-  TService v4 = dualStackWeb();
+  Service v4 = dualStackWeb();
   v4.ip_families = {"IPv4"};
-  v4.ip_family_policy = "SingleStack";
+  v4.object_json = ipFamilyPolicyJson("SingleStack");
   REQUIRE(prov.ensureSettled(v4, both).ok());
   st = sim.state();
   CHECK(ingressWithEthertype(st, gid) == std::set<std::string>{"IPv4 tcp/30080 from 10.0.0.0/24"});
@@ -406,8 +407,8 @@ TEST_CASE_FIXTURE(Fixture, "dual-stack with a second _ipv6 load balancer: IPv6 r
 
 TEST_CASE_FIXTURE(Fixture,
                   "ovn dual-stack: each family's source ranges as rules of its ethertype") {
-  std::vector<TNode> both = {dualStackNode(sim, 1)};
-  TService s = dualStackWeb();
+  std::vector<Node> both = {dualStackNode(sim, 1)};
+  Service s = dualStackWeb();
   s.source_ranges = {"192.0.2.0/24", "2001:db8::/32"};
   auto r = p("lb-provider = ovn\n").ensureSettled(s, both);
   REQUIRE_MESSAGE(r.ok(), r.error);

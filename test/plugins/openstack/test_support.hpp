@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "test/plugins/openstack/fake_host.hpp"
+#include "test/plugins/openstack/test_host.hpp"
 #include "test/plugins/openstack/sim_process.hpp"
 
 namespace ccm::openstack::testing {
@@ -95,6 +95,16 @@ inline std::vector<const rapidjson::Value*> objects(const rapidjson::Document& s
   return out;
 }
 
+// The value of a log line's structured field (log_fields), empty when it has none.
+inline std::string logField(const LogLine& line, const std::string& key) {
+  for (const auto& [k, v] : line.fields) {
+    if (k == key) {
+      return v;
+    }
+  }
+  return {};
+}
+
 // The [LoadBalancer] section most load-balancer tests start from: VIPs on the private
 // subnet, floating IPs from the public network.
 inline constexpr const char* kLbSection =
@@ -113,13 +123,14 @@ inline const rapidjson::Value* byName(const rapidjson::Document& state, const ch
   return nullptr;
 }
 
-// A shared provider against the shared simulator, re-created when the config changes.
+// A shared provider against the shared simulator, re-created when the config changes (or a
+// test created another in between).
 inline Provider& provider(const std::string& config) {
   static std::string current;
   static std::unique_ptr<Provider> p;
-  if (!p || current != config) {
+  if (!p || !p->current() || current != config) {
     p.reset();
-    auto [r, created] = FakeHost::instance().create(config);
+    auto [r, created] = TestHost::instance().create(config);
     if (!r.ok()) {
       throw std::runtime_error("create failed: " + r.error);
     }
@@ -130,12 +141,12 @@ inline Provider& provider(const std::string& config) {
 }
 
 
-// The state most load-balancer tests start from: a reset simulator, a host with no logs, and
-// the nodes (servers on the private network) added so far.
+// The state every test against the simulator starts from: a reset simulator, a host with no
+// logs, and the nodes (servers on the private network) added so far.
 struct SimFixture {
   SimProcess& sim = SimProcess::shared();
-  FakeHost& host = FakeHost::instance();
-  std::vector<TNode> nodes;
+  TestHost& host = TestHost::instance();
+  std::vector<Node> nodes;
 
   SimFixture() {
     sim.reset();
@@ -144,7 +155,7 @@ struct SimFixture {
 
   // A server on the private network with an IPv4 address and, when ipv6 is set, an IPv6 one,
   // and its node.
-  TNode& addServerNode(const std::string& name, const std::string& ipv4,
+  Node& addServerNode(const std::string& name, const std::string& ipv4,
                        const std::string& ipv6 = "") {
     std::string id;
     if (ipv6.empty()) {

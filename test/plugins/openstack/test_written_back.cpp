@@ -20,15 +20,15 @@ struct Fixture : SimFixture {
 
   Provider& p() { return provider(cloudConf(sim, "", std::string(kLbSection) + "\n")); }
 
-  static TService web() {
-    TService s;
+  static Service web() {
+    Service s;
     s.name = "web";
     s.ports = {{"http", "TCP", 80, 30080}};
     return s;
   }
 
   // The Service as the host has it after writing back the ensure's answer.
-  TService writtenBack(TService s, const CallResult& r) {
+  Service writtenBack(Service s, const CallResult& r) {
     auto st = sim.state();
     REQUIRE(st["loadbalancers"].Size() >= 1);
     std::string id;
@@ -49,13 +49,13 @@ struct Fixture : SimFixture {
 
 TEST_CASE_FIXTURE(Fixture,
                   "dual-stack: the written-back ID of its own load balancer pins nothing") {
-  TService s = web();
+  Service s = web();
   s.ip_families = {"IPv4", "IPv6"};
-  s.ip_family_policy = "RequireDualStack";
+  s.object_json = ipFamilyPolicyJson("RequireDualStack");
   auto first = p().ensureSettled(s, nodes);
   REQUIRE_MESSAGE(first.ok(), first.error);
   REQUIRE(first.lb_status->size() == 2);
-  TService annotated = writtenBack(s, first);
+  Service annotated = writtenBack(s, first);
   auto again = p().ensureSettled(annotated, nodes);
   REQUIRE_MESSAGE(again.ok(), again.error);
   CHECK(again.lb_status->size() == 2);
@@ -65,14 +65,14 @@ TEST_CASE_FIXTURE(Fixture,
 TEST_CASE_FIXTURE(Fixture, "after the load balancer was deleted, the stale pair gets a new one") {
   auto first = p().ensureSettled(web(), nodes);
   REQUIRE_MESSAGE(first.ok(), first.error);
-  TService annotated = writtenBack(web(), first);
+  Service annotated = writtenBack(web(), first);
   // The Service stopped being a LoadBalancer: its load balancer went, the annotations stayed.
   auto del = p().removeSettled(annotated);
   REQUIRE_MESSAGE(del.ok(), del.error);
   REQUIRE(sim.state()["loadbalancers"].Size() == 0);
 
   // A user's own stale ID (no address beside it) is still refused, naming it.
-  TService users = web();
+  Service users = web();
   users.annotations = {annotated.annotations.front()};
   auto refused = p().ensure(users, nodes);
   CHECK(refused.status == CCM_STATUS_FAILED_PRECONDITION);

@@ -10,19 +10,29 @@
 //   ccm::sdk::testing::Node node{"node-1"};
 //   auto md = host.instanceMetadata(node);                           // Result<optional<...>>
 //
-// It is deliberately simple: calls run on the calling thread, deadlines are only reported
-// (not enforced), and only one FakeHost may exist at a time in a process. The real host adds
-// deadline enforcement and concurrency limits on top of the same contract.
+// It is deliberately simple: calls run on the calling thread (several threads may call at
+// once, as the host does; each call keeps its own outputs), deadlines are only reported
+// (not enforced). Several FakeHosts may be alive at once, each with its own handle; a plugin
+// built with ccm/provider.hpp keeps one host per process, the last it negotiated with. The
+// real host adds deadline enforcement and concurrency limits on top of
+// the same contract. What a test can steer: each call's deadline (setCallTimeout), the
+// cancellation every call sees (cancelCalls, also from another thread while a call runs), the
+// clocks the plugin reads (advanceUnixClock, advanceMonotonicClock), and the ABI version the
+// host offers (FakeHostOptions). Calling create again destroys the previous provider first.
 //
 // It refuses what the host refuses, with the host's message, because it runs the host's own
 // checks (ccm/negotiation.hpp, ccm/output_checks.hpp, ccm/validation.hpp):
-//   - at create: a table too short, another major, a minor it does not offer, a NULL required
+//   - at create: a name or version that is not short printable text, a table too short,
+//     another major, a minor it does not offer, a NULL required
 //     slot, a malformed 1.1 declaration, a capability table too short or with a NULL required
 //     slot, no capability at all (FAILED_PRECONDITION);
 //   - in a call: output with an inconsistent pointer/length pair, invalid UTF-8, an oversized
 //     field, a non-IP address, a providerID outside the declared prefix, an annotation outside
 //     the declared domain, OK without a required output, an unknown status code (INTERNAL,
-//     the message naming the field).
+//     the message naming the field);
+//   - from a host service: a metric with an invalid name or labels, or one under the host's
+//     ccm_provider_ prefix with a "provider" label (the host ignores it and counts bad_metric;
+//     here the running call fails, so that the test sees it).
 // It offers ABI 1.CCM_ABI_MINOR by default; FakeHostOptions{.abi_minor = 0} makes it a 1.0
 // host (no log_fields slot, no annotations read) to test a provider's fallbacks.
 #pragma once
@@ -33,9 +43,11 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -43,8 +55,10 @@
 #include <string_view>
 #include <vector>
 
+#include "ccm/catalog.hpp"
 #include "ccm/negotiation.hpp"
 #include "ccm/output_checks.hpp"
+#include "ccm/plugin_text.hpp"
 #include "ccm/provider_abi.h"
 #include "ccm/service_checks.hpp"
 #include "ccm/types.hpp"
@@ -82,11 +96,21 @@ struct Service {
   std::string load_balancer_ip;
   std::vector<std::string> source_ranges;
   std::string external_traffic_policy = "Cluster";
+  int32_t health_check_node_port = 0;
+  std::vector<std::string> ip_families = {"IPv4"};
+  std::string load_balancer_class;
+  std::string session_affinity = "None";
+  // The whole Service object as JSON (ccm_service.object_json), for fields the ABI does not
+  // carry, e.g. R"({"spec":{"ipFamilyPolicy":"PreferDualStack"}})". Empty: none passed.
+  std::string object_json;
 };
 
 struct FakeHostOptions {
   // The highest minor the fake host offers (0 = a 1.0 host).
   uint32_t abi_minor = CCM_ABI_MINOR;
+  // The major it speaks: another one tests the plugin's refusal (create then fails with the
+  // plugin's status and message).
+  uint32_t abi_major = CCM_ABI_MAJOR;
 };
 
 class FakeHost {
@@ -99,13 +123,14 @@ class FakeHost {
 
   explicit FakeHost(ccm_provider_entry_fn entry, FakeHostOptions options = {})
       : entry_(entry), options_(options) {
-    current() = this;
+    std::lock_guard lock(registry().mu);
+    handle_ = ++registry().last;
+    registry().hosts[handle_] = this;
   }
   ~FakeHost() {
-    if (provider_ != nullptr && plugin_.destroy != nullptr) {
-      plugin_.destroy(provider_);
-    }
-    current() = nullptr;
+    destroyProvider();
+    std::lock_guard lock(registry().mu);
+    registry().hosts.erase(handle_);
   }
   FakeHost(const FakeHost&) = delete;
   FakeHost& operator=(const FakeHost&) = delete;
@@ -123,25 +148,31 @@ class FakeHost {
     return reinterpret_cast<ccm_provider_entry_fn>(sym);
   }
 
-  // Negotiates (once) and creates the provider from config.
-  Status create(std::string_view config) {
+  // Negotiates with the plugin (once; create does it when not done yet): calls its entry
+  // point and checks the table it returns as the host does.
+  Status negotiate() {
     if (!negotiated_) {
       ccm_host_info info{};
       info.struct_size = sizeof info;
-      info.abi_major = CCM_ABI_MAJOR;
+      info.abi_major = options_.abi_major;
       info.abi_minor = options_.abi_minor;
       info.host_name = str("fake-host");
       info.host_version = str("0.0.0");
-      info.host = kHandle;
+      info.host = handle_;
       info.services = options_.abi_minor >= 1 ? &services() : &services10();
       const ccm_plugin* plugin = nullptr;
-      ccm_call call = begin();
-      ccm_status st = entry_(&info, &call, &plugin);
+      Running run = begin();
+      ccm_status st = entry_(&info, &run.call, &plugin);
       if (st != CCM_STATUS_OK) {
-        return end(st);
+        return end(run, st);
       }
-      in_call_ = false;
+      finish(run);
       if (std::string problem = checkPluginTable(plugin, options_.abi_minor, &plugin_);
+          !problem.empty()) {
+        plugin_ = ccm_plugin{};
+        return Error::failedPrecondition(problem);
+      }
+      if (std::string problem = checkPluginIdentity(view(plugin_.name), view(plugin_.version));
           !problem.empty()) {
         plugin_ = ccm_plugin{};
         return Error::failedPrecondition(problem);
@@ -155,9 +186,18 @@ class FakeHost {
       metric_namespace_ = declared.metric_namespace;
       negotiated_ = true;
     }
-    ccm_call call = begin();
-    ccm_status st = plugin_.create(&call, str(config), &provider_);
-    if (Status s = end(st); !s.ok()) {
+    return {};
+  }
+
+  // Negotiates (once) and creates the provider from config.
+  Status create(std::string_view config) {
+    if (Status s = negotiate(); !s.ok()) {
+      return s;
+    }
+    destroyProvider();
+    Running run = begin();
+    ccm_status st = plugin_.create(&run.call, str(config), &provider_);
+    if (Status s = end(run, st); !s.ok()) {
       provider_ = nullptr;
       return s;
     }
@@ -165,14 +205,14 @@ class FakeHost {
       return Error::internal("create returned OK without a provider");
     }
     // The capability tables, checked once as the host does when it creates the provider.
-    std::string problem = fetch(CCM_CAP_INSTANCES, instances_);
-    problem = problem.empty() ? fetch(CCM_CAP_INSTANCES_BATCH, batch_) : problem;
-    problem = problem.empty() ? fetch(CCM_CAP_LOADBALANCER, lb_) : problem;
-    problem = problem.empty() ? fetch(CCM_CAP_ROUTES, routes_table_) : problem;
+    std::string problem = fetch(instances_);
+    problem = problem.empty() ? fetch(batch_) : problem;
+    problem = problem.empty() ? fetch(lb_) : problem;
+    problem = problem.empty() ? fetch(routes_table_) : problem;
     if (problem.empty() && !instances_ && !batch_ && !lb_ && !routes_table_) {
-      problem = "provides no capability: get_capability returned NULL for each of " CCM_CAP_INSTANCES
-                ", " CCM_CAP_INSTANCES_BATCH ", " CCM_CAP_LOADBALANCER " and " CCM_CAP_ROUTES;
-      problem = "provider " + std::string(name()) + " " + problem;
+      problem = "provider " + std::string(name()) +
+                " provides no capability: get_capability returned NULL for each of " +
+                catalog::capabilityIdList();
     }
     if (!problem.empty()) {
       return Error::failedPrecondition(problem);
@@ -189,9 +229,22 @@ class FakeHost {
     if (plugin_.abi_minor < 1 || plugin_.reconfigure == nullptr) {
       return Error::unimplemented("the plugin has no reconfigure slot");
     }
-    ccm_call call = begin();
-    return end(plugin_.reconfigure(provider_, &call, str(config)));
+    Running run = begin();
+    return end(run, plugin_.reconfigure(provider_, &run.call, str(config)));
   }
+
+  // Destroys the provider (as the host does at shutdown); create makes a new one.
+  void destroyProvider() {
+    if (provider_ != nullptr && plugin_.destroy != nullptr) {
+      plugin_.destroy(provider_);
+    }
+    provider_ = nullptr;
+    instances_.reset();
+    batch_.reset();
+    lb_.reset();
+    routes_table_.reset();
+  }
+  bool hasProvider() const { return provider_ != nullptr; }
 
   const ccm_plugin& plugin() const { return plugin_; }
   // The minor the plugin chose, and its ABI 1.1 declarations (empty when not declared).
@@ -213,8 +266,8 @@ class FakeHost {
     }
     NodeBuffers b(node);
     ccm_existence out = CCM_EXISTENCE_UNKNOWN;
-    ccm_call call = begin();
-    Status s = end(instances_->instance_exists(provider_, &call, &b.node, &out));
+    Running run = begin();
+    Status s = end(run, instances_->instance_exists(provider_, &run.call, &b.node, &out));
     if (!s.ok()) {
       return s.error();
     }
@@ -231,8 +284,8 @@ class FakeHost {
     }
     NodeBuffers b(node);
     ccm_power out = CCM_POWER_UNKNOWN;
-    ccm_call call = begin();
-    Status s = end(instances_->instance_shutdown(provider_, &call, &b.node, &out));
+    Running run = begin();
+    Status s = end(run, instances_->instance_shutdown(provider_, &run.call, &b.node, &out));
     if (!s.ok()) {
       return s.error();
     }
@@ -249,12 +302,12 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES);
     }
     NodeBuffers b(node);
-    ccm_call call = begin(1, OutputKind::Metadata);
-    Status s = end(instances_->instance_metadata(provider_, &call, &b.node));
+    Running run = begin(1, catalog::InstanceMetadata::kOutput);
+    Status s = end(run, instances_->instance_metadata(provider_, &run.call, &b.node));
     if (!s.ok()) {
       return s.error();
     }
-    return std::move(metadata_[0]);
+    return std::move(run.state->metadata[0]);
   }
 
   // One result per node, in order: the metadata (nullopt: none yet) or the node's error.
@@ -264,18 +317,18 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_INSTANCES_BATCH);
     }
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(nodes.size(), OutputKind::Metadata);
+    Running run = begin(nodes.size(), catalog::InstanceMetadataBatch::kOutput);
     Status s =
-        end(batch_->instance_metadata_batch(provider_, &call, nl.ptrs.data(), nl.ptrs.size()));
+        end(run, batch_->instance_metadata_batch(provider_, &run.call, nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
     std::vector<Result<std::optional<InstanceMetadata>>> out;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      if (item_errors_[i]) {
-        out.emplace_back(*item_errors_[i]);
-      } else if (metadata_[i]) {
-        out.emplace_back(std::move(metadata_[i]));
+      if (run.state->item_errors[i]) {
+        out.emplace_back(*run.state->item_errors[i]);
+      } else if (run.state->metadata[i]) {
+        out.emplace_back(std::move(run.state->metadata[i]));
       } else {
         // As the host answers a node the plugin gave no result for.
         out.emplace_back(Error::unavailable("provider returned no result for node " +
@@ -293,20 +346,20 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     bool exists = false;
-    ccm_call call = begin(0, OutputKind::LbStatus);
-    Status s = end(lb_->get_load_balancer(provider_, &call, str(cluster), &sb.service, &exists));
+    Running run = begin(0, catalog::GetLoadBalancer::kOutput);
+    Status s = end(run, lb_->get_load_balancer(provider_, &run.call, str(cluster), &sb.service, &exists));
     if (!s.ok()) {
       return s.error();
     }
     if (!exists) {
       return std::optional<LoadBalancerStatus>();
     }
-    if (!lb_status_) {
+    if (!run.state->lb_status) {
       return Error::internal(
           "provider returned OK from get_load_balancer with exists set but without a load "
           "balancer status");
     }
-    return std::optional<LoadBalancerStatus>(std::move(*lb_status_));
+    return std::optional<LoadBalancerStatus>(std::move(*run.state->lb_status));
   }
 
   Result<std::string> getLoadBalancerName(const Service& svc,
@@ -315,15 +368,15 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin(0, OutputKind::String);
-    Status s = end(lb_->get_load_balancer_name(provider_, &call, str(cluster), &sb.service));
+    Running run = begin(0, catalog::GetLoadBalancerName::kOutput);
+    Status s = end(run, lb_->get_load_balancer_name(provider_, &run.call, str(cluster), &sb.service));
     if (!s.ok()) {
       return s.error();
     }
-    if (!string_) {
+    if (!run.state->string) {
       return Error::internal("get_load_balancer_name returned OK without a name");
     }
-    return *string_;
+    return *run.state->string;
   }
 
   Result<LoadBalancerStatus> ensureLoadBalancer(const Service& svc, const std::vector<Node>& nodes,
@@ -333,17 +386,17 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin(0, OutputKind::LbStatus);
-    Status s = end(lb_->ensure_load_balancer(provider_, &call, str(cluster), &sb.service,
+    Running run = begin(0, catalog::EnsureLoadBalancer::kOutput);
+    Status s = end(run, lb_->ensure_load_balancer(provider_, &run.call, str(cluster), &sb.service,
                                              nl.ptrs.data(), nl.ptrs.size()));
     if (!s.ok()) {
       return s.error();
     }
-    if (!lb_status_) {
+    if (!run.state->lb_status) {
       return Error::internal("provider returned OK from ensure_load_balancer without a load "
                              "balancer status");
     }
-    return *lb_status_;
+    return *run.state->lb_status;
   }
 
   Status updateLoadBalancer(const Service& svc, const std::vector<Node>& nodes,
@@ -353,8 +406,8 @@ class FakeHost {
     }
     ServiceBuffers sb(svc);
     NodeListBuffers nl(nodes);
-    ccm_call call = begin();
-    return end(lb_->update_load_balancer(provider_, &call, str(cluster), &sb.service,
+    Running run = begin();
+    return end(run, lb_->update_load_balancer(provider_, &run.call, str(cluster), &sb.service,
                                          nl.ptrs.data(), nl.ptrs.size()));
   }
 
@@ -363,20 +416,20 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_LOADBALANCER);
     }
     ServiceBuffers sb(svc);
-    ccm_call call = begin();
-    return end(lb_->ensure_load_balancer_deleted(provider_, &call, str(cluster), &sb.service));
+    Running run = begin();
+    return end(run, lb_->ensure_load_balancer_deleted(provider_, &run.call, str(cluster), &sb.service));
   }
 
   Result<std::vector<Route>> listRoutes(std::string_view cluster = "kubernetes") {
     if (!routes_table_) {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
-    ccm_call call = begin(0, OutputKind::Routes);
-    Status s = end(routes_table_->list_routes(provider_, &call, str(cluster)));
+    Running run = begin(0, catalog::ListRoutes::kOutput);
+    Status s = end(run, routes_table_->list_routes(provider_, &run.call, str(cluster)));
     if (!s.ok()) {
       return s.error();
     }
-    return routes_;
+    return run.state->routes;
   }
 
   Status createRoute(const Route& route, std::string_view name_hint,
@@ -385,9 +438,9 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
     CRoute c(route);
-    ccm_call call = begin();
-    return end(
-        routes_table_->create_route(provider_, &call, str(cluster), str(name_hint), c.get()));
+    Running run = begin();
+    return end(run, 
+        routes_table_->create_route(provider_, &run.call, str(cluster), str(name_hint), c.get()));
   }
 
   Status deleteRoute(const Route& route, std::string_view cluster = "kubernetes") {
@@ -395,20 +448,32 @@ class FakeHost {
       return Error::unimplemented("no " CCM_CAP_ROUTES);
     }
     CRoute c(route);
-    ccm_call call = begin();
-    return end(routes_table_->delete_route(provider_, &call, str(cluster), c.get()));
+    Running run = begin();
+    return end(run, routes_table_->delete_route(provider_, &run.call, str(cluster), c.get()));
   }
 
   // What the provider logged, registered as secret, and reported as metrics (last value or
-  // sum, by name).
-  const std::vector<LogLine>& logs() const { return logs_; }
-  const std::vector<std::string>& secrets() const { return secrets_; }
+  // sum, by name), as copies (a plugin may call these services from threads of its own).
+  std::vector<LogLine> logs() const {
+    std::lock_guard lock(mu_);
+    return logs_;
+  }
+  void clearLogs() {
+    std::lock_guard lock(mu_);
+    logs_.clear();
+  }
+  std::vector<std::string> secrets() const {
+    std::lock_guard lock(mu_);
+    return secrets_;
+  }
   double metric(const std::string& name) const {
+    std::lock_guard lock(mu_);
     auto it = metrics_.find(name);
     return it == metrics_.end() ? 0 : it->second;
   }
   // The fields of the first log line containing text (nullopt: no such line).
   std::optional<Labels> loggedFields(std::string_view text) const {
+    std::lock_guard lock(mu_);
     for (const auto& l : logs_) {
       if (l.message.find(text) != std::string::npos) {
         return l.fields;
@@ -417,17 +482,20 @@ class FakeHost {
     return std::nullopt;
   }
   // True when some log line contains text.
-  bool logged(std::string_view text) const {
-    for (const auto& l : logs_) {
-      if (l.message.find(text) != std::string::npos) {
-        return true;
-      }
-    }
-    return false;
-  }
+  bool logged(std::string_view text) const { return loggedFields(text).has_value(); }
+
+  // The deadline of every call started from now on: now (on the plugin's monotonic clock)
+  // plus timeout; zero (the default) passes no deadline.
+  void setCallTimeout(std::chrono::nanoseconds timeout) { call_timeout_ns_ = timeout.count(); }
+  // While set, is_cancelled answers true for every call, the running one included (this may be
+  // called from another thread while a call runs, as the host cancels one in flight).
+  void cancelCalls(bool cancelled) { cancel_all_.store(cancelled); }
+  // Moves the clocks the plugin reads (now_unix_ns, now_monotonic_ns) by d, e.g. to let a
+  // token or a cache expire without waiting. Call deadlines follow the monotonic clock.
+  void advanceUnixClock(std::chrono::nanoseconds d) { unix_offset_ns_ += d.count(); }
+  void advanceMonotonicClock(std::chrono::nanoseconds d) { mono_offset_ns_ += d.count(); }
 
  private:
-  static constexpr ccm_host_handle kHandle = 1;
 
   // Owned C view of a Node.
   struct NodeBuffers {
@@ -501,6 +569,15 @@ class FakeHost {
       service.source_ranges = ranges.data();
       service.source_range_count = ranges.size();
       service.external_traffic_policy = str(src.external_traffic_policy);
+      service.health_check_node_port = src.health_check_node_port;
+      for (const auto& f : src.ip_families) {
+        families.push_back(str(f));
+      }
+      service.ip_families = families.data();
+      service.ip_family_count = families.size();
+      service.load_balancer_class = str(src.load_balancer_class);
+      service.session_affinity = str(src.session_affinity);
+      service.object_json = str(src.object_json);
       service.current_status = &status;
     }
     Service src;
@@ -508,14 +585,16 @@ class FakeHost {
     std::vector<ccm_service_port> ports;
     std::vector<const ccm_service_port*> port_ptrs;
     std::vector<ccm_str> ranges;
+    std::vector<ccm_str> families;
     ccm_lb_status status{};
     ccm_service service{};
   };
 
   // Fetches capability Table and checks it as the host does; an absent one leaves out empty.
   template <typename Table>
-  std::string fetch(const char* id, std::optional<Table>& out) {
+  std::string fetch(std::optional<Table>& out) {
     out.reset();
+    constexpr std::string_view id = catalog::Capability<Table>::kId;
     const auto* raw = static_cast<const Table*>(plugin_.get_capability(provider_, str(id)));
     if (raw == nullptr) {
       return {};
@@ -528,36 +607,77 @@ class FakeHost {
     return {};
   }
 
-  static FakeHost*& current() {
-    static FakeHost* host = nullptr;
-    return host;
+  // Every live FakeHost by its handle, so that a service call reaches the host the plugin
+  // negotiated with.
+  struct Registry {
+    std::mutex mu;
+    ccm_host_handle last = 0;
+    std::map<ccm_host_handle, FakeHost*> hosts;
+  };
+  static Registry& registry() {
+    static Registry* r = new Registry();  // never destroyed: plugins may call at exit
+    return *r;
   }
-  static FakeHost& self() {
-    if (current() == nullptr) {
-      throw std::logic_error("host service called with no FakeHost alive");
+  struct Detached {};
+  explicit FakeHost(Detached) : entry_(nullptr) {}
+  // The host behind handle; for a handle no live FakeHost has (it was destroyed, or the
+  // plugin made one up) a detached host that runs no call and keeps what it is given, so a
+  // stray service call never crashes the test.
+  static FakeHost& self(ccm_host_handle handle) {
+    {
+      std::lock_guard lock(registry().mu);
+      auto it = registry().hosts.find(handle);
+      if (it != registry().hosts.end()) {
+        return *it->second;
+      }
     }
-    return *current();
+    static FakeHost* detached = new FakeHost(Detached{});
+    return *detached;
   }
 
-  ccm_call begin(size_t items = 0, OutputKind output = OutputKind::None) {
-    ++call_id_;
-    output_ = output;
-    error_.clear();
-    retry_after_ms_ = 0;
-    metadata_.assign(items, std::nullopt);
-    item_errors_.assign(items, std::nullopt);
-    lb_status_.reset();
-    string_.reset();
-    routes_.clear();
-    violation_.clear();
-    in_call_ = true;
-    return ccm_call{sizeof(ccm_call), call_id_, 0};
+  // One call's outputs, filled by the host services while it runs (under mu_).
+  struct CallState {
+    OutputKind output = OutputKind::None;  // what the call returns
+    std::string error;
+    int64_t retry_after_ms = 0;
+    std::vector<std::optional<InstanceMetadata>> metadata;
+    std::vector<std::optional<Error>> item_errors;
+    std::optional<LoadBalancerStatus> lb_status;
+    std::optional<std::string> string;
+    std::vector<Route> routes;
+    std::string violation;  // the first invalid output: the call fails as INTERNAL
+  };
+  // A running call. Calls may run concurrently from several threads, as the host makes them.
+  struct Running {
+    ccm_call call{};
+    std::shared_ptr<CallState> state;
+  };
+
+  Running begin(size_t items = 0, OutputKind output = OutputKind::None) {
+    auto state = std::make_shared<CallState>();
+    state->output = output;
+    state->metadata.assign(items, std::nullopt);
+    state->item_errors.assign(items, std::nullopt);
+    int64_t timeout = call_timeout_ns_.load();
+    int64_t deadline = timeout > 0 ? monotonicNs() + timeout : 0;
+    std::lock_guard lock(mu_);
+    uint64_t id = ++call_id_;
+    running_[id] = state;
+    return Running{ccm_call{sizeof(ccm_call), id, deadline}, std::move(state)};
   }
 
-  Status end(ccm_status st) {
-    in_call_ = false;
-    if (!violation_.empty()) {
-      return Error::internal(violation_);
+  // The call is over: later service calls with its id are refused.
+  void finish(const Running& run) {
+    std::lock_guard lock(mu_);
+    running_.erase(run.call.call_id);
+  }
+
+  Status end(const Running& run, ccm_status st) {
+    finish(run);
+    // No service call can reach the state any more: read without the lock.
+    const CallState& c = *run.state;
+    if (!c.violation.empty()) {
+      return Error::internal(c.violation);
     }
     if (st == CCM_STATUS_OK) {
       return {};
@@ -570,28 +690,54 @@ class FakeHost {
       case CCM_STATUS_ABORTED: case CCM_STATUS_UNIMPLEMENTED: case CCM_STATUS_INTERNAL:
       case CCM_STATUS_UNAVAILABLE: case CCM_STATUS_UNAUTHENTICATED:
       case CCM_STATUS_IMPLEMENTED_ELSEWHERE:
-        return Error(st, error_, std::chrono::milliseconds(retry_after_ms_));
+        return Error(st, c.error, std::chrono::milliseconds(c.retry_after_ms));
       default:
         // As the host: a code outside the ABI's closed set reads as INTERNAL.
         return Error::internal("unknown status code " + std::to_string(st) +
-                               (error_.empty() ? "" : ": " + error_));
+                               (c.error.empty() ? "" : ": " + c.error));
     }
   }
 
-  bool live(uint64_t id) const { return in_call_ && id == call_id_; }
+  // The state of running call id, or nullptr when it is not running. Caller holds mu_.
+  CallState* live(uint64_t id) {
+    auto it = running_.find(id);
+    return it == running_.end() ? nullptr : it->second.get();
+  }
+
+  int64_t monotonicNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+               .count() +
+           mono_offset_ns_.load();
+  }
+  int64_t unixNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+               .count() +
+           unix_offset_ns_.load();
+  }
   // As the host: an emit of another kind than the running call returns is refused (and here
   // fails the call, so that the test sees it).
-  bool expects(OutputKind emitted, std::string_view service) {
-    if (std::string e = checkOutputKind(output_, emitted, service); !e.empty()) {
-      flag(e);
+  // Caller holds mu_.
+  static bool expects(CallState& c, OutputKind emitted, std::string_view service) {
+    if (std::string e = checkOutputKind(c.output, emitted, service); !e.empty()) {
+      flag(c, e);
       return false;
     }
     return true;
   }
-  // Records the first invalid output of the running call (the call then fails as INTERNAL).
-  void flag(std::string problem) {
-    if (violation_.empty()) {
-      violation_ = std::move(problem);
+  // Records the first invalid output of a call (it then fails as INTERNAL). Caller holds mu_.
+  static void flag(CallState& c, std::string problem) {
+    if (c.violation.empty()) {
+      c.violation = std::move(problem);
+    }
+  }
+  // A service call that is no call's (the metric service has no call id) fails every running
+  // call, so that the test sees it whichever call it came from.
+  void flagAll(const std::string& problem) {
+    std::lock_guard lock(mu_);
+    for (auto& [id, c] : running_) {
+      flag(*c, problem);
     }
   }
 
@@ -599,130 +745,159 @@ class FakeHost {
     static const ccm_host_services table = [] {
       ccm_host_services t{};
       t.struct_size = sizeof t;
-      t.log = [](ccm_host_handle, ccm_log_level level, ccm_str m) {
-        self().logs_.push_back({level, std::string(view(m)), {}});
+      t.log = [](ccm_host_handle handle, ccm_log_level level, ccm_str m) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        h.logs_.push_back({level, std::string(view(m)), {}});
       };
-      t.is_cancelled = [](ccm_host_handle, uint64_t) { return false; };
-      t.now_monotonic_ns = [](ccm_host_handle) -> int64_t {
-        return std::chrono::steady_clock::now().time_since_epoch().count();
+      t.is_cancelled = [](ccm_host_handle handle, uint64_t id) {
+        // As the host: a call that is not running (finished, or never started) is cancelled.
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        return h.cancel_all_.load() || h.live(id) == nullptr;
       };
-      t.now_unix_ns = [](ccm_host_handle) -> int64_t {
-        return std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-            .count();
+      t.now_monotonic_ns = [](ccm_host_handle handle) -> int64_t {
+        return self(handle).monotonicNs();
       };
-      t.set_error = [](ccm_host_handle, uint64_t id, ccm_str m, int64_t retry) {
-        if (!self().live(id)) {
+      t.now_unix_ns = [](ccm_host_handle handle) -> int64_t { return self(handle).unixNs(); };
+      t.set_error = [](ccm_host_handle handle, uint64_t id, ccm_str m, int64_t retry) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr) {
           return false;
         }
-        self().error_ = std::string(view(m));
-        self().retry_after_ms_ = retry;
+        c->error = std::string(view(m));
+        c->retry_after_ms = retry;
         return true;
       };
-      t.metric = [](ccm_host_handle, ccm_metric_kind kind, ccm_str name, ccm_str,
+      t.metric = [](ccm_host_handle handle, ccm_metric_kind kind, ccm_str name, ccm_str,
                     const ccm_kv* labels, size_t label_count, double value) {
         // As the host: a bad name or label is ignored (the host counts a bad_metric
-        // violation); here it also fails the running call, so that the test sees it.
-        if (std::string e = checkMetricCall(view(name), view(name).substr(0, 200), labels,
-                                            label_count);
-            !e.empty()) {
-          self().flag(e);
+        // violation); here it also fails the running calls, so that the test sees it.
+        FakeHost& h = self(handle);
+        std::string e =
+            checkMetricCall(view(name), view(name).substr(0, 200), labels, label_count);
+        if (e.empty()) {
+          e = checkHostLabels(view(name), h.metric_namespace_, labels, label_count);
+        }
+        if (!e.empty()) {
+          h.flagAll(e);
           return;
         }
-        double& v = self().metrics_[std::string(view(name))];
+        std::lock_guard lock(h.mu_);
+        double& v = h.metrics_[std::string(view(name))];
         v = kind == CCM_METRIC_COUNTER ? v + value : value;
       };
-      t.register_secret = [](ccm_host_handle, ccm_str v) {
-        self().secrets_.emplace_back(view(v));
+      t.register_secret = [](ccm_host_handle handle, ccm_str v) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        h.secrets_.emplace_back(view(v));
       };
-      t.emit_instance_metadata = [](ccm_host_handle, uint64_t id, size_t index,
+      t.emit_instance_metadata = [](ccm_host_handle handle, uint64_t id, size_t index,
                                     const ccm_instance_metadata* md) {
-        FakeHost& h = self();
-        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_instance_metadata")) {
-          return false;
-        }
-        if (md == nullptr || index >= h.metadata_.size()) {
-          h.flag(md == nullptr ? "emit_instance_metadata was given a NULL pointer"
-                               : "emit_instance_metadata index " + std::to_string(index) +
-                                     " is out of range (the call has " +
-                                     std::to_string(h.metadata_.size()) + " nodes)");
-          return false;
-        }
+        FakeHost& h = self(handle);
+        // Checked before taking the lock (the checks read only md and declarations).
         InstanceMetadata m;
-        if (std::string e = acceptMetadata(md, h.provider_id_prefix_, &m); !e.empty()) {
-          if (h.metadata_.size() == 1) {
-            h.flag("invalid instance metadata: " + e);
+        std::string e = md == nullptr ? std::string()
+                                      : acceptMetadata(md, h.provider_id_prefix_, &m);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::Metadata, "emit_instance_metadata")) {
+          return false;
+        }
+        if (md == nullptr || index >= c->metadata.size()) {
+          flag(*c, md == nullptr ? "emit_instance_metadata was given a NULL pointer"
+                                 : "emit_instance_metadata index " + std::to_string(index) +
+                                       " is out of range (the call has " +
+                                       std::to_string(c->metadata.size()) + " nodes)");
+          return false;
+        }
+        if (!e.empty()) {
+          if (c->metadata.size() == 1) {
+            flag(*c, "invalid instance metadata: " + e);
           } else {
-            h.item_errors_[index] =
+            c->item_errors[index] =
                 Error::internal("provider returned invalid instance metadata: " + e);
           }
           return false;
         }
-        h.metadata_[index] = std::move(m);
+        c->metadata[index] = std::move(m);
         return true;
       };
-      t.emit_item_error = [](ccm_host_handle, uint64_t id, size_t index, ccm_status st,
+      t.emit_item_error = [](ccm_host_handle handle, uint64_t id, size_t index, ccm_status st,
                              ccm_str message) {
-        FakeHost& h = self();
-        if (!h.live(id) || !h.expects(OutputKind::Metadata, "emit_item_error") ||
-            index >= h.item_errors_.size()) {
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::Metadata, "emit_item_error") ||
+            index >= c->item_errors.size()) {
           return false;
         }
-        h.item_errors_[index] =
+        c->item_errors[index] =
             Error(st == CCM_STATUS_OK ? CCM_STATUS_INTERNAL : st, std::string(view(message)));
         return true;
       };
-      t.emit_lb_status = [](ccm_host_handle, uint64_t id, const ccm_lb_status* s) {
-        FakeHost& h = self();
-        if (!h.live(id) || !h.expects(OutputKind::LbStatus, "emit_lb_status")) {
+      t.emit_lb_status = [](ccm_host_handle handle, uint64_t id, const ccm_lb_status* s) {
+        FakeHost& h = self(handle);
+        LoadBalancerStatus status;
+        std::string e = s == nullptr ? std::string()
+                                     : acceptLbStatus(s, h.plugin_.abi_minor >= 1,
+                                                      h.annotation_domain_, &status);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::LbStatus, "emit_lb_status")) {
           return false;
         }
         if (s == nullptr) {
-          h.flag("emit_lb_status was given a NULL pointer");
+          flag(*c, "emit_lb_status was given a NULL pointer");
           return false;
         }
-        LoadBalancerStatus status;
-        if (std::string e =
-                acceptLbStatus(s, h.plugin_.abi_minor >= 1, h.annotation_domain_, &status);
-            !e.empty()) {
-          h.flag("invalid load balancer status: " + e);
+        if (!e.empty()) {
+          flag(*c, "invalid load balancer status: " + e);
           return false;
         }
-        h.lb_status_ = std::move(status);
+        c->lb_status = std::move(status);
         return true;
       };
-      t.emit_route = [](ccm_host_handle, uint64_t id, const ccm_route* r) {
-        FakeHost& h = self();
-        if (!h.live(id) || !h.expects(OutputKind::Routes, "emit_route")) {
+      t.emit_route = [](ccm_host_handle handle, uint64_t id, const ccm_route* r) {
+        FakeHost& h = self(handle);
+        Route route;
+        std::string e = r == nullptr ? std::string() : acceptRoute(r, &route);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::Routes, "emit_route")) {
           return false;
         }
         if (r == nullptr) {
-          h.flag("emit_route was given a NULL pointer");
+          flag(*c, "emit_route was given a NULL pointer");
           return false;
         }
-        Route route;
-        if (std::string e = acceptRoute(r, &route); !e.empty()) {
-          h.flag("invalid route: " + e);
+        if (!e.empty()) {
+          flag(*c, "invalid route: " + e);
           return false;
         }
-        h.routes_.push_back(std::move(route));
+        c->routes.push_back(std::move(route));
         return true;
       };
-      t.emit_string = [](ccm_host_handle, uint64_t id, ccm_str value) {
-        FakeHost& h = self();
-        if (!h.live(id) || !h.expects(OutputKind::String, "emit_string")) {
-          return false;
-        }
+      t.emit_string = [](ccm_host_handle handle, uint64_t id, ccm_str value) {
+        FakeHost& h = self(handle);
         std::string accepted;
-        if (std::string e = acceptString(value, &accepted); !e.empty()) {
-          h.flag("invalid string: " + e);
+        std::string e = acceptString(value, &accepted);
+        std::lock_guard lock(h.mu_);
+        CallState* c = h.live(id);
+        if (c == nullptr || !expects(*c, OutputKind::String, "emit_string")) {
           return false;
         }
-        h.string_ = std::move(accepted);
+        if (!e.empty()) {
+          flag(*c, "invalid string: " + e);
+          return false;
+        }
+        c->string = std::move(accepted);
         return true;
       };
-      t.log_fields = [](ccm_host_handle, ccm_log_level level, ccm_str m, const ccm_kv* fields,
-                        size_t n) {
+      t.log_fields = [](ccm_host_handle handle, ccm_log_level level, ccm_str m,
+                        const ccm_kv* fields, size_t n) {
         // As the host: keys it would drop (isValidLogKey, or repeated) are dropped.
         Labels kept;
         for (const auto& [key, value] : toLabels(fields, n)) {
@@ -734,7 +909,9 @@ class FakeHost {
             kept.emplace_back(key, value);
           }
         }
-        self().logs_.push_back({level, std::string(view(m)), std::move(kept)});
+        FakeHost& h = self(handle);
+        std::lock_guard lock(h.mu_);
+        h.logs_.push_back({level, std::string(view(m)), std::move(kept)});
       };
       return t;
     }();
@@ -754,27 +931,24 @@ class FakeHost {
 
   ccm_provider_entry_fn entry_;
   FakeHostOptions options_;
+  ccm_host_handle handle_ = 0;
   bool negotiated_ = false;
   std::string provider_id_prefix_;
   std::string annotation_domain_;
   std::string metric_namespace_;
-  std::string violation_;  // first invalid output of the running call
-  OutputKind output_ = OutputKind::None;  // what the running call returns
   ccm_plugin plugin_{};
   ccm_provider* provider_ = nullptr;
-  uint64_t call_id_ = 0;
-  bool in_call_ = false;
-  std::string error_;
-  int64_t retry_after_ms_ = 0;
-  std::vector<std::optional<InstanceMetadata>> metadata_;
-  std::vector<std::optional<Error>> item_errors_;
-  std::optional<LoadBalancerStatus> lb_status_;
-  std::optional<std::string> string_;
   std::optional<ccm_instances_v1> instances_;
   std::optional<ccm_instances_batch_v1> batch_;
   std::optional<ccm_loadbalancer_v1> lb_;
   std::optional<ccm_routes_v1> routes_table_;
-  std::vector<Route> routes_;
+  std::atomic<int64_t> call_timeout_ns_{0};
+  std::atomic<bool> cancel_all_{false};
+  std::atomic<int64_t> unix_offset_ns_{0};
+  std::atomic<int64_t> mono_offset_ns_{0};
+  mutable std::mutex mu_;  // guards the four below and every CallState
+  uint64_t call_id_ = 0;
+  std::map<uint64_t, std::shared_ptr<CallState>> running_;
   std::vector<LogLine> logs_;
   std::vector<std::string> secrets_;
   std::map<std::string, double> metrics_;

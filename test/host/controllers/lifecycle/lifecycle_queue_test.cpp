@@ -101,6 +101,10 @@ TEST_CASE("confirmed deletions beyond the burst are made as the zone's bucket re
   f.provider.setAbsent(gone);
   NodeLifecycleController c(f.ctx);
   c.monitorNodes({});  // first NOT_FOUND of each: nothing deleted yet
+  // Each pass's cost is recorded, with the nodes it covered.
+  const std::vector<std::string> lifecycle = {"cloud-node-lifecycle"};
+  CHECK(f.registry.valueForTest("ccm_controller_pass_duration_seconds", lifecycle) == 1);
+  CHECK(f.registry.valueForTest("ccm_controller_pass_objects", lifecycle) == 20);
   CHECK(f.deleted().empty());
   CHECK(c.queuedForTest() == 0);
   f.clock.advance(std::chrono::seconds(5));

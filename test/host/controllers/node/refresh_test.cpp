@@ -105,6 +105,14 @@ void refreshOnce(uint32_t max_batch, int nodes, int workers) {
     CHECK(i % 3 == 0);
     CHECK(p.body.find(addressOf(i)) != std::string::npos);
   }
+
+  // The pass's cost is recorded: one pass over the initialised nodes, some CPU (the pass
+  // copied and compared thousands of nodes), a wall time.
+  CHECK(h.registry.valueForTest("ccm_controller_pass_duration_seconds", {"cloud-node"}) == 1);
+  CHECK(h.registry.valueForTest("ccm_controller_pass_objects", {"cloud-node"}) == nodes);
+  CHECK(h.registry.valueForTest("ccm_controller_pass_cpu_seconds_total", {"cloud-node"}) > 0);
+  controller.refreshAddresses(stop.get_token());
+  CHECK(h.registry.valueForTest("ccm_controller_pass_duration_seconds", {"cloud-node"}) == 2);
 }
 
 TEST_CASE("a batched address refresh asks about each node once and bounds the nodes in flight") {

@@ -524,6 +524,10 @@ TEST_CASE("the periodic pass lists again, one period after the previous one star
   CHECK(c->routesQueue().delayedLen() == 1);
   CHECK(cloudRoutes(h.provider).size() == 1);
   CHECK(h.registry.valueForTest("route_controller_route_sync_total") == 4);
+  // The cost of the periodic (full) passes: the three "list" items, each over the one node;
+  // the node's own pass, which listed because nothing had been listed yet, is incremental.
+  CHECK(h.registry.valueForTest("ccm_controller_pass_duration_seconds", {"route"}) == 3);
+  CHECK(h.registry.valueForTest("ccm_controller_pass_objects", {"route"}) == 1);
 }
 
 // ---- TestUpdateNetworkingCondition -----------------------------------------------------------

@@ -35,6 +35,16 @@ std::string replaced(std::string s, const std::string& from, const std::string& 
   return s;
 }
 
+// Decodes one object from memory with a reused decoder and freezes it.
+template <typename Decoder>
+auto decodeWith(Decoder& d, const std::string& json) {
+  d.reset();
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream ms(json.data(), json.size());
+  REQUIRE(reader.Parse(ms, d));
+  return d.finish();
+}
+
 }  // namespace
 
 TEST_CASE("a realistic Node decodes into every field the controllers use") {
@@ -164,20 +174,48 @@ TEST_CASE("only the conditions a controller reads are kept, whatever the key ord
   CHECK(n.arenaBytes() < 1000);
 }
 
+TEST_CASE("a string a node repeats is stored once, and each field still reads its own") {
+  // A kubelet's node names itself three more times: the hostname label and the Hostname and
+  // InternalDNS addresses. Kept once, every field still reads the right text.
+  const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
+  auto json = [&name](const std::string& dns) {
+    return R"({"metadata":{"name":")" + name +
+           R"(","labels":{"kubernetes.io/hostname":")" + name +
+           R"("}},"status":{"addresses":[{"type":"InternalIP","address":"10.0.12.34"},)"
+           R"({"type":"InternalDNS","address":")" + dns +
+           R"("},{"type":"Hostname","address":")" + name + R"("}]}})";
+  };
+  auto same = decodeNode(json(name));
+  auto other = decodeNode(json("ip-10-0-12-35.eu-west-1.compute.internal"));
+  REQUIRE(same.ok());
+  REQUIRE(other.ok());
+  const Node& n = **same;
+  CHECK(n.name == name);
+  CHECK(n.label("kubernetes.io/hostname") == name);
+  REQUIRE(n.addresses.size() == 3);
+  CHECK(n.addresses[0].address == "10.0.12.34");
+  CHECK(n.addresses[1].address == name);
+  CHECK(n.addresses[2].address == name);
+  CHECK(n.addresses[1].address.data() == n.name.data());
+  CHECK((*other)->addresses[1].address == "ip-10-0-12-35.eu-west-1.compute.internal");
+  // The other node holds one more copy of a name-sized string, and only that.
+  CHECK((*other)->arenaBytes() - n.arenaBytes() >= name.size() - 8);
+  CHECK((*other)->arenaBytes() - n.arenaBytes() <= name.size() + 8);
+  // Short strings are not looked for (a match saves too little): "10.0.12" appears inside
+  // the address but a 7-byte value is appended as it is, and reads right.
+  auto short_value = decodeNode(
+      R"({"metadata":{"name":"10.0.12.34","labels":{"kubernetes.io/hostname":"10.0.12"}}})");
+  REQUIRE(short_value.ok());
+  CHECK((*short_value)->label("kubernetes.io/hostname") == "10.0.12");
+}
+
 TEST_CASE("a Node survives the decoder being reused, and copies share storage") {
   NodeDecoder d;
   std::string a = readTestdata("node.json");
   std::string b =
       replaced(a, "\"name\":\"ip-10-0-12-34.eu-west-1.compute.internal\"", "\"name\":\"other\"");
-  auto parse = [&d](const std::string& json) {
-    d.reset();
-    rapidjson::Reader reader;
-    rapidjson::MemoryStream ms(json.data(), json.size());
-    REQUIRE(reader.Parse(ms, d));
-    return d.finish();
-  };
-  auto first = parse(a);
-  auto second = parse(b);
+  auto first = decodeWith(d, a);
+  auto second = decodeWith(d, b);
   CHECK(first->name == "ip-10-0-12-34.eu-west-1.compute.internal");
   CHECK(second->name == "other");
   Node copy = *first;
@@ -452,6 +490,31 @@ TEST_CASE("the watch envelope routes the object to the decoder, in any key order
   CHECK(h.status_code == 410);
   CHECK(h.status_reason == "Expired");
   CHECK(h.status_message == "too old resource version: 5 (10)");
+}
+
+TEST_CASE("a Service decoded without its JSON has every field but raw_json, and is smaller") {
+  std::string json = readTestdata("service.json");
+  ServiceDecoder d;
+  auto parse = [&d, &json](bool keep) {
+    d.keepJson(keep);
+    return decodeWith(d, json);
+  };
+  auto with = parse(true);
+  auto without = parse(false);
+  auto again = parse(true);  // the switch is per reset(), not sticky
+  CHECK(without->raw_json.empty());
+  CHECK_FALSE(with->raw_json.empty());
+  CHECK(again->raw_json == with->raw_json);
+  CHECK(without->key() == with->key());
+  CHECK(without->uid == with->uid);
+  CHECK(without->annotation("loadbalancer.openstack.org/keep-floatingip") == "true");
+  CHECK(without->hasFinalizer("service.kubernetes.io/load-balancer-cleanup"));
+  REQUIRE(without->ports.size() == 2);
+  CHECK(without->ports[1].target_port_name == "https-port");
+  REQUIRE(without->ingress.size() == with->ingress.size());
+  CHECK(without->load_balancer_source_ranges.size() == with->load_balancer_source_ranges.size());
+  // The JSON was the bulk of the Service's own bytes.
+  CHECK(without->arenaBytes() + with->raw_json.size() == with->arenaBytes());
 }
 
 TEST_CASE("a watch event with two objects is malformed, not decoded twice") {
