@@ -165,10 +165,13 @@ class RoutesCapability final : public sdk::Routes {
 // The provider the SDK's tables point at.
 class OpenStackPlugin final : public sdk::Provider, public sdk::Reconfigurable {
  public:
-  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Host& host,
+  // The call carries the start-up deadline (--provider-start-timeout): authenticating to an
+  // unreachable cloud ends with DEADLINE_EXCEEDED, and a shutdown while starting cancels it.
+  static sdk::Result<std::unique_ptr<OpenStackPlugin>> create(const sdk::Call& call,
+                                                              const sdk::Host& host,
                                                               std::string_view config) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    auto core = OpenStackProvider::create(sdk::Call::lifecycle(host), host, config);
+    auto core = OpenStackProvider::create(call, host, config);
     if (!core.ok()) {
       return core.error();
     }

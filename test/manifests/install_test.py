@@ -429,6 +429,7 @@ class ReplayTest(unittest.TestCase):
             "usr/include/ccm/service_checks.hpp": 0o644,
             "usr/include/ccm/negotiation.hpp": 0o644,
             "usr/include/ccm/catalog.hpp": 0o644,
+            "usr/include/ccm/plugin_text.hpp": 0o644,
             "usr/bin/ccm-provider-check": 0o755,
             "usr/share/ccm-plugin-sdk/provider.map": 0o644,
             # The Rust crate's sources (the tree below it is checked apart).

@@ -210,8 +210,9 @@ class Call {
   // The same over another Host (tests that drive a Host of their own).
   Call(const Host& host, const ccm_call* c) : host_(&host), c_(copyStruct(c)) {}
 
-  // A call the host gave no ccm_call for (a provider's create, say, or work the provider
-  // starts itself): id 0, no deadline, and the host is never asked about cancellation.
+  // A call the host gave no ccm_call for (work the provider starts itself, or a create of the
+  // older form without a Call): id 0, no deadline, and the host is never asked about
+  // cancellation.
   static Call lifecycle(const Host& host = Host::instance()) {
     Call c(host, nullptr);
     c.probe_cancellation_ = false;
@@ -879,7 +880,15 @@ struct Thunks {
 template <typename P>
 ccm_status createThunk(const ccm_call* call, ccm_str config, ccm_provider** out) {
   return guard(call, [&]() -> ccm_status {
-    Result<std::unique_ptr<P>> r = P::create(Host::instance(), view(config));
+    Result<std::unique_ptr<P>> r = [&] {
+      // A provider whose create takes the call sees the start-up deadline and the host's
+      // cancellation (shutdown while starting); the older form is still accepted.
+      if constexpr (requires(const Call& c) { P::create(c, Host::instance(), view(config)); }) {
+        return P::create(Call(Host::instance(), call), Host::instance(), view(config));
+      } else {
+        return P::create(Host::instance(), view(config));
+      }
+    }();
     if (!r.ok()) {
       return fail(call, r.error());
     }

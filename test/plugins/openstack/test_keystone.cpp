@@ -3,7 +3,13 @@
 // secrets, request IDs in logs, warnings for unknown keys, capabilities by configuration.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "test/plugins/openstack/test_support.hpp"
@@ -336,6 +342,33 @@ TEST_CASE_FIXTURE(Fixture, "create: a bad value is refused naming section and ke
   auto [r, p] = host.create(cloudConf(sim, "", "[LoadBalancer]\nmonitor-delay = 5\n"));
   CHECK(r.status == CCM_STATUS_INVALID_ARGUMENT);
   CHECK(r.error.find("[LoadBalancer] monitor-delay") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "create: a cloud that never answers ends at the start-up deadline") {
+  // A socket that listens but never accepts: the connection completes in its backlog and no
+  // answer ever comes, as from a cloud behind a black-holing firewall.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::listen(fd, 16) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  std::string silent = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/identity/v3";
+
+  // The host gives create a start-up deadline (--provider-start-timeout); the provider's own
+  // request timeout is far longer, so only the call's deadline can end the login in time.
+  host.fake().setCallTimeout(std::chrono::milliseconds(800));
+  auto [r, p] = host.create("[Global]\nauth-url = " + silent +
+                            "\nusername = demo\npassword = demo-password\n"
+                            "user-domain-name = Default\ntenant-id = p-demo\n"
+                            "region = RegionOne\n");
+  host.fake().setCallTimeout(std::chrono::nanoseconds(0));
+  ::close(fd);
+  CHECK(r.status == CCM_STATUS_DEADLINE_EXCEEDED);
+  CHECK_FALSE(r.ok());
 }
 
 TEST_CASE_FIXTURE(Fixture, "capabilities follow the configuration and the cloud") {
