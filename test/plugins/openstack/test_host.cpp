@@ -60,10 +60,12 @@ TestHost& TestHost::instance() {
   return *host;
 }
 
-std::pair<CallResult, std::unique_ptr<Provider>> TestHost::create(const std::string& config) {
+std::pair<CallResult, std::unique_ptr<Provider>> TestHost::create(
+    const std::string& config, std::chrono::nanoseconds start_timeout) {
   ++generation_;
-  fake_.setCallTimeout(std::chrono::nanoseconds(0));  // as the host: create has no deadline
+  fake_.setCallTimeout(start_timeout);
   CallResult r = outcome(fake_.create(config));
+  fake_.setCallTimeout(std::chrono::nanoseconds(0));
   std::unique_ptr<Provider> provider;
   if (r.ok()) {
     provider = std::make_unique<Provider>(*this, generation_);

@@ -61,8 +61,10 @@ class TestHost {
   const ccm_plugin& plugin() const { return fake_.plugin(); }
 
   // Creates a provider from cloud.conf text, destroying the one created before (the fake
-  // host holds one). The result's status/error say why not.
-  std::pair<CallResult, std::unique_ptr<Provider>> create(const std::string& config);
+  // host holds one). The result's status/error say why not. start_timeout: the deadline the
+  // host gives create (--provider-start-timeout); zero: none.
+  std::pair<CallResult, std::unique_ptr<Provider>> create(
+      const std::string& config, std::chrono::nanoseconds start_timeout = {});
 
   std::vector<LogLine> logs() const { return fake_.logs(); }
   std::vector<std::string> secrets() const { return fake_.secrets(); }

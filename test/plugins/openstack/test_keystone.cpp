@@ -358,17 +358,23 @@ TEST_CASE_FIXTURE(Fixture, "create: a cloud that never answers ends at the start
   REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
   std::string silent = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/identity/v3";
 
-  // The host gives create a start-up deadline (--provider-start-timeout); the provider's own
-  // request timeout is far longer, so only the call's deadline can end the login in time.
-  host.fake().setCallTimeout(std::chrono::milliseconds(800));
-  auto [r, p] = host.create("[Global]\nauth-url = " + silent +
-                            "\nusername = demo\npassword = demo-password\n"
-                            "user-domain-name = Default\ntenant-id = p-demo\n"
-                            "region = RegionOne\n");
-  host.fake().setCallTimeout(std::chrono::nanoseconds(0));
+  std::string conf = "[Global]\nauth-url = " + silent +
+                     "\nusername = demo\npassword = demo-password\n"
+                     "user-domain-name = Default\ntenant-id = p-demo\nregion = RegionOne\n"
+                     "[Metadata]\nrequest-timeout = 10m\n";
+
+  // The host stopped while the provider started: the login is not even tried (a create that
+  // never asked the host would wait out its own request timeout instead).
+  host.fake().cancelCalls(true);
+  auto [cancelled, p1] = host.create(conf);
+  host.fake().cancelCalls(false);
+  CHECK(cancelled.status == CCM_STATUS_CANCELLED);
+
+  // The host gives create a start-up deadline (--provider-start-timeout); the request timeout
+  // is ten minutes, so only the call's deadline can end the login this soon.
+  auto [late, p2] = host.create(conf, std::chrono::milliseconds(800));
   ::close(fd);
-  CHECK(r.status == CCM_STATUS_DEADLINE_EXCEEDED);
-  CHECK_FALSE(r.ok());
+  CHECK(late.status == CCM_STATUS_DEADLINE_EXCEEDED);
 }
 
 TEST_CASE_FIXTURE(Fixture, "capabilities follow the configuration and the cloud") {
