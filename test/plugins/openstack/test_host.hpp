@@ -62,9 +62,11 @@ class TestHost {
 
   // Creates a provider from cloud.conf text, destroying the one created before (the fake
   // host holds one). The result's status/error say why not. start_timeout: the deadline the
-  // host gives create (--provider-start-timeout); zero: none.
+  // host gives create (--provider-start-timeout); by default the host's default, 2 minutes,
+  // so a create that only works without a deadline fails here as it would in the host.
   std::pair<CallResult, std::unique_ptr<Provider>> create(
-      const std::string& config, std::chrono::nanoseconds start_timeout = {});
+      const std::string& config,
+      std::chrono::nanoseconds start_timeout = std::chrono::minutes(2));
 
   std::vector<LogLine> logs() const { return fake_.logs(); }
   std::vector<std::string> secrets() const { return fake_.secrets(); }
