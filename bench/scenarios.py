@@ -156,7 +156,8 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
             thread_split(wakeups0, wakeups1, per=nodes, least=nodes / 100)),
         row(s, case, "API writes per node", writes_total / nodes, "writes", load=load,
             note="incl. events; %d requests of any verb until the last node" % requests_window),
-        row(s, case, "provider calls per node", calls / nodes, "calls", load=load),
+        row(s, case, "provider calls per node", calls / nodes, "calls", load=load,
+            note="by call: " + split_by_label(m0, m2, "ccm_provider_calls_total", "call")),
         row(s, case, "Synced events on the server", events_written, "of %d" % len(names),
             len(names), better="higher", load=load,
             note="nodes with their Synced event once the host's writes settled"),
@@ -198,6 +199,15 @@ def node_burst(nodes, latency_ms, qps, burst=30, bound_seconds=None, bound_cpu=N
                         floor * floor_ratio if floor_ratio else None, load=load,
                         note="floor %.1f s" % floor))
     return rows
+
+
+def split_by_label(m0, m1, name, label):
+    """How a counter grew between two scrapes, per value of one label, largest first."""
+    before, after = m0.by_label(name, label), m1.by_label(name, label)
+    grown = {k: v - before.get(k, 0.0) for k, v in after.items()}
+    parts = ["%s %d" % (k or "-", v) for k, v in sorted(grown.items(), key=lambda kv: -kv[1])
+             if v > 0]
+    return ", ".join(parts) or "none"
 
 
 def loopback_floor(nodes, round_trips_per_node=2):

@@ -269,21 +269,30 @@ void CloudNodeController::initialize(std::vector<Init>& batch) {
   if (batch.size() > 1) {
     log::infoV(4, "Initializing nodes together", {{"nodes", batch.size()}});
   }
-  for (auto& in : batch) {
-    if (queue_.shuttingDown()) {
-      // A provider call per node may be slow: a stopping process does not start more.
+  if (queue_.shuttingDown()) {
+    // Provider calls may be slow: a stopping process does not start more.
+    for (auto& in : batch) {
       in.outcome = Status(Code::Cancelled, "the controller is stopping");
-    } else {
-      prepare(in);
     }
+    return;
+  }
+  // The whole share's metadata at once: one batch call (with the batch capability) for the
+  // nodes no other worker's batch fetched already.
+  std::vector<std::shared_ptr<const kube::Node>> nodes;
+  nodes.reserve(batch.size());
+  for (const auto& in : batch) {
+    log::infoV(2, "Initializing node with cloud provider", {{"node", in.name}});
+    nodes.push_back(in.cached);
+  }
+  auto answers = batcher_.getAll(nodes);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    prepare(batch[i], std::move(answers[i]));
   }
   writeAddresses(batch);
   writeTaints(batch);
 }
 
-void CloudNodeController::prepare(Init& in) {
-  log::infoV(2, "Initializing node with cloud provider", {{"node", in.name}});
-  MetadataAnswer answer = batcher_.get(in.cached);
+void CloudNodeController::prepare(Init& in, MetadataAnswer answer) {
   if (!answer.ok()) {
     in.outcome = answer.status().withPrefix(
         fmt::format("failed to get instance metadata for node {}", in.name));

@@ -95,7 +95,7 @@ class CloudNodeController final : public Controller {
     std::optional<Status> outcome;             // set once the node needs no further step
   };
   void initialize(std::vector<Init>& batch);
-  void prepare(Init& in);
+  void prepare(Init& in, MetadataAnswer answer);
   void writeAddresses(std::vector<Init>& batch);
   void addressesWritten(Init& in, kube::ApiResult<std::string> written);
   void writeTaints(std::vector<Init>& batch);
