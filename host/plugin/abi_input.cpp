@@ -64,6 +64,37 @@ const ccm_node* const* AbiInput::nodes(std::span<const NodeRef> ns) {
   return list<const ccm_node*>(ns, [&](const NodeRef& n) { return node(n); });
 }
 
+namespace {
+// A host set's C form: the node structs and their strings, in an input of their own.
+struct SharedNodes {
+  explicit SharedNodes(std::span<const NodeRef> refs, bool with_json)
+      : input(with_json), nodes(input.nodes(refs)), count(refs.size()), source(refs.data()) {}
+  AbiInput input;
+  const ccm_node* const* nodes;
+  size_t count;
+  const NodeRef* source;  // the refs it was built from
+};
+// The keys the two forms are kept under in a set's HostForms.
+constexpr char kWithJson = 0;
+constexpr char kWithoutJson = 1;
+}  // namespace
+
+std::tuple<const ccm_node* const*, size_t> AbiInput::args(const SharedHosts& hosts) {
+  if (hosts.forms == nullptr) {
+    return args(hosts.refs);
+  }
+  auto form = std::static_pointer_cast<const SharedNodes>(
+      hosts.forms->get(nodes_with_json_ ? &kWithJson : &kWithoutJson, [&] {
+        return std::make_shared<const SharedNodes>(hosts.refs, nodes_with_json_);
+      }));
+  if (form->source != hosts.refs.data() || form->count != hosts.refs.size()) {
+    // Forms belong to one set; refs of another set given with them are converted here.
+    return args(hosts.refs);
+  }
+  shared_.push_back(form);
+  return {form->nodes, form->count};
+}
+
 const ccm_lb_status* AbiInput::lbStatus(const LoadBalancerStatus* s) {
   auto* out = object<ccm_lb_status>();
   if (s == nullptr) {

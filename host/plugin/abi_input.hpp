@@ -34,6 +34,9 @@ class AbiInput {
   std::tuple<const ccm_node* const*, size_t> args(std::span<const NodeRef> ns) {
     return {nodes(ns), ns.size()};
   }
+  // A shared host set: its C form is built once per set and kept alive by every call that
+  // uses it (an abandoned call included), not copied into each call's arena.
+  std::tuple<const ccm_node* const*, size_t> args(const SharedHosts& hosts);
   std::tuple<const ccm_service*> args(const ServiceRef& s) { return {service(s)}; }
   std::tuple<const ccm_route*> args(const Route& r) { return {route(r)}; }
 
@@ -106,6 +109,7 @@ class AbiInput {
   }
 
   const bool nodes_with_json_;
+  std::vector<std::shared_ptr<const void>> shared_;  // shared host forms this call reads
   std::vector<std::unique_ptr<std::byte[]>> blocks_;
   size_t used_ = 0;
   size_t capacity_ = 0;

@@ -341,6 +341,18 @@ Status AbiProvider::updateLoadBalancer(std::string_view cluster_name, const Serv
   return call<abi::UpdateLoadBalancer>(cluster_name, service, nodes);
 }
 
+StatusOr<LoadBalancerStatus> AbiProvider::ensureLoadBalancerShared(std::string_view cluster_name,
+                                                                   const ServiceRef& service,
+                                                                   const SharedHosts& hosts) {
+  return call<abi::EnsureLoadBalancer>(cluster_name, service, hosts);
+}
+
+Status AbiProvider::updateLoadBalancerShared(std::string_view cluster_name,
+                                             const ServiceRef& service,
+                                             const SharedHosts& hosts) {
+  return call<abi::UpdateLoadBalancer>(cluster_name, service, hosts);
+}
+
 Status AbiProvider::ensureLoadBalancerDeleted(std::string_view cluster_name,
                                               const ServiceRef& service) {
   return call<abi::EnsureLoadBalancerDeleted>(cluster_name, service);

@@ -52,6 +52,11 @@ class AbiProvider final : public Provider {
                                                   std::span<const NodeRef> nodes) override;
   Status updateLoadBalancer(std::string_view cluster_name, const ServiceRef& service,
                             std::span<const NodeRef> nodes) override;
+  StatusOr<LoadBalancerStatus> ensureLoadBalancerShared(std::string_view cluster_name,
+                                                        const ServiceRef& service,
+                                                        const SharedHosts& hosts) override;
+  Status updateLoadBalancerShared(std::string_view cluster_name, const ServiceRef& service,
+                                  const SharedHosts& hosts) override;
   Status ensureLoadBalancerDeleted(std::string_view cluster_name,
                                    const ServiceRef& service) override;
 

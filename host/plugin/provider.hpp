@@ -12,10 +12,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ccm/types.hpp"
@@ -124,6 +128,37 @@ struct ProviderInfo {
 // The result of one node of a batch metadata call.
 using MetadataResult = StatusOr<InstanceMetadata>;
 
+// Where providers keep their own converted forms of one host set (a node-set snapshot handed
+// to every load balancer's call), so that a form is built once per set and shared by every
+// call made with it instead of once per call. Owned by whoever owns the set.
+//
+// THREAD: every method may be called from any thread; the first caller for a key builds the
+// form while later ones wait for it.
+class HostForms {
+ public:
+  HostForms() = default;
+  HostForms(const HostForms&) = delete;
+  HostForms& operator=(const HostForms&) = delete;
+
+  // The form built under `key` (an address the provider owns), built now by `build` if there
+  // is none yet. A form stays alive as long as someone holds it, also after clear().
+  std::shared_ptr<const void> get(const void* key,
+                                  const std::function<std::shared_ptr<const void>()>& build) const;
+  // Drops every form (the set is not going to be used for a while).
+  void clear() const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<const void*, std::shared_ptr<const void>>> forms_;  // guarded
+};
+
+// Hosts shared by many load-balancer calls: the refs, and the set's forms (may be null: then
+// every call converts the refs itself).
+struct SharedHosts {
+  std::span<const NodeRef> refs;
+  const HostForms* forms = nullptr;
+};
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -152,6 +187,18 @@ class Provider {
                                     std::span<const NodeRef> nodes) = 0;
   virtual Status ensureLoadBalancerDeleted(std::string_view cluster_name,
                                            const ServiceRef& service) = 0;
+  // Ensure and update with a host set many calls share: a provider may convert the hosts once
+  // per set (AbiProvider does: one copy of 5,000 hosts for 500 load balancers, not 500). By
+  // default the refs are passed to the calls above.
+  virtual StatusOr<LoadBalancerStatus> ensureLoadBalancerShared(std::string_view cluster_name,
+                                                                const ServiceRef& service,
+                                                                const SharedHosts& hosts) {
+    return ensureLoadBalancer(cluster_name, service, hosts.refs);
+  }
+  virtual Status updateLoadBalancerShared(std::string_view cluster_name,
+                                          const ServiceRef& service, const SharedHosts& hosts) {
+    return updateLoadBalancer(cluster_name, service, hosts.refs);
+  }
 
   // ccm.routes/1.
   virtual StatusOr<std::vector<Route>> listRoutes(std::string_view cluster_name) = 0;

@@ -43,6 +43,11 @@ class NodeSet {
   bool empty() const { return nodes_.empty(); }
   const std::vector<std::shared_ptr<const kube::Node>>& nodes() const { return nodes_; }
   std::span<const plugin::NodeRef> refs() const { return refs_.refs(); }
+  // The refs with this snapshot's provider forms: a provider converts the hosts once for all
+  // the load balancers synced with this snapshot.
+  plugin::SharedHosts hosts() const { return {refs_.refs(), &forms_}; }
+  // Drops the providers' forms until the next call needs them again (the calls are done).
+  void releaseForms() const { forms_.clear(); }
   // The node-event generation this snapshot was built at.
   uint64_t generation() const { return generation_; }
 
@@ -56,6 +61,7 @@ class NodeSet {
  private:
   std::vector<std::shared_ptr<const kube::Node>> nodes_;
   NodeRefs refs_;
+  plugin::HostForms forms_;
   Membership membership_;
   uint64_t generation_ = 0;
 };

@@ -340,9 +340,22 @@ bool ServiceController::processNextServiceItem() {
     service_queue_->done(*key);
     return true;
   }
+  syncs_running_.fetch_add(1);
   Status st = syncService(*key);
   handleResult(*key, st);
   service_queue_->done(*key);
+  if (syncs_running_.fetch_sub(1) == 1 && service_queue_->len() == 0) {
+    // The wave of load-balancer calls is over: the host set's converted forms (a copy of
+    // every host for the provider) are not kept until the next one.
+    std::shared_ptr<const NodeSet> set;
+    {
+      std::lock_guard lock(node_set_mu_);
+      set = node_set_;
+    }
+    if (set) {
+      set->releaseForms();
+    }
+  }
   return true;
 }
 
@@ -650,7 +663,8 @@ std::pair<ServiceController::Op, Status> ServiceController::ensurePath(
   });
 
   ServiceRefHolder holder(svc);
-  auto status = context_.provider.ensureLoadBalancer(cluster_name_, holder.ref(), nodes->refs());
+  auto status =
+      context_.provider.ensureLoadBalancerShared(cluster_name_, holder.ref(), nodes->hosts());
   if (!status.ok()) {
     if (status.status().code() == Code::ImplementedElsewhere) {
       log::infoV(4, "Load balancer implemented elsewhere; nothing to do", {{"service", key}});
@@ -686,7 +700,8 @@ std::optional<Status> ServiceController::syncHosts(
   ServiceRefHolder holder(svc);
   auto ref = kube::referenceTo(*svc);
   auto start = context_.clock.now();
-  Status st = context_.provider.updateLoadBalancer(cluster_name_, holder.ref(), nodes->refs());
+  Status st =
+      context_.provider.updateLoadBalancerShared(cluster_name_, holder.ref(), nodes->hosts());
   if (lb_sync_total_ != nullptr) {
     lb_sync_total_->noLabels().inc();
   }

@@ -156,6 +156,9 @@ class ServiceController final : public Controller {
   std::atomic<uint64_t> node_generation_{1};
   std::mutex node_set_mu_;
   std::shared_ptr<const NodeSet> node_set_;  // guarded by node_set_mu_
+  // Service syncs running now: when the last one ends with the queue empty, the providers'
+  // forms of the host set are dropped (a wave of calls is over).
+  std::atomic<int> syncs_running_{0};
 
   metrics::Family<metrics::Counter>* lb_sync_total_ = nullptr;
   metrics::Family<metrics::Counter>* nodesync_error_total_ = nullptr;

@@ -3,6 +3,8 @@
 // absent capabilities, metrics.
 #include "host/plugin/abi_provider.hpp"
 
+#include "host/plugin/abi_input.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -276,6 +278,53 @@ TEST_CASE_FIXTURE(Echo,
   CHECK(broken.status().message().find("provider call ccm.routes/1.list_routes returned invalid "
                                        "output: invalid route:") == 0);
   CHECK(reg.valueForTest("ccm_provider_contract_violations_total", {"echo", "invalid_output"}) == 1);
+}
+
+TEST_CASE("a shared host set is converted once per set and outlives its refs and the set") {
+  auto three = std::make_unique<Nodes>(std::initializer_list<const char*>{"n1", "n2", "n3"});
+  three->nodes[1].labels = {{"topology.kubernetes.io/zone", "zone-b"}};
+  three->refs[1] = three->nodes[1].ref();
+  auto forms = std::make_unique<HostForms>();
+  SharedHosts hosts{three->refs, forms.get()};
+  AbiInput first;
+  AbiInput second;
+  auto [a, a_count] = first.args(hosts);
+  auto [b, b_count] = second.args(hosts);
+  REQUIRE(a_count == 3);
+  REQUIRE(b_count == 3);
+  CHECK(a == b);  // one form for both calls
+  AbiInput with_json(true);
+  CHECK(std::get<0>(with_json.args(hosts)) != a);  // another form: it carries the JSON
+  AbiInput unshared;
+  CHECK(std::get<0>(unshared.args(SharedHosts{three->refs, nullptr})) != a);
+  // The set, its forms and the caller's nodes go (scribbled over first); the calls that took
+  // the form still read every host as it was.
+  for (auto& n : three->nodes) {
+    std::fill(n.name.begin(), n.name.end(), 'X');
+  }
+  forms->clear();
+  forms.reset();
+  three.reset();
+  auto name = [](const ccm_node* n) { return std::string(n->name.data, n->name.size); };
+  CHECK(name(a[0]) == "n1");
+  CHECK(name(a[2]) == "n3");
+  REQUIRE(a[1]->label_count == 1);
+  CHECK(std::string(a[1]->labels[0].value.data, a[1]->labels[0].value.size) == "zone-b");
+}
+
+TEST_CASE_FIXTURE(Echo, "ensure and update with a shared host set reach the plugin") {
+  RichService svc;
+  Nodes three{"n1", "n2", "n3"};
+  HostForms forms;
+  SharedHosts hosts{three.refs, &forms};
+  auto ensured = p->ensureLoadBalancerShared("kubernetes", svc.ref(), hosts);
+  REQUIRE(ensured.ok());
+  REQUIRE(ensured->ingress.size() == 1);
+  CHECK(ensured->ingress[0].hostname == "nodes-3.lb.example.com");
+  CHECK(p->updateLoadBalancerShared("kubernetes", svc.ref(), hosts).ok());
+  Status empty = p->updateLoadBalancerShared("kubernetes", svc.ref(), SharedHosts{{}, &forms});
+  CHECK(empty.code() == Code::InvalidArgument);
+  CHECK(calls(reg, "echo", "ccm.loadbalancer/1", "update_load_balancer", "OK") == 1);
 }
 
 TEST_CASE("an abandoned call reads inputs the call owns, not the caller's") {
