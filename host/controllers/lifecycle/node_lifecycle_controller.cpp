@@ -28,7 +28,7 @@ bool isReady(const kube::Node& node) {
 
 enum class Verdict { Ready, Exists, NotFound, Unknown };
 
-// How far ahead of the node it counts a pass prefetches nodes, and their arrays.
+// How far ahead of the node it is counting a pass prefetches nodes, and their arrays.
 constexpr size_t kPrefetchNode = 16;
 constexpr size_t kPrefetchArrays = 8;
 
@@ -261,12 +261,12 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   std::unordered_map<std::string, ReadyCounts, ViewHash, std::equal_to<>> counts;  // by zone
   std::vector<size_t> checked;  // indexes into nodes
   {
-    ReadyCounts* last = nullptr;  // the zone of the node before (nodes often come in runs)
+    ReadyCounts* last = nullptr;  // the previous node's zone (a hit saves hashing its name)
     std::string_view last_zone;
     for (size_t i = 0; i < nodes.size(); ++i) {
       // The pass is bound by memory latency (each node is a heap object with its arrays in
-      // its own arena): ask for the node a few ahead, and for the arrays of the one after
-      // the next, whose node should be in cache by now.
+      // its own arena): ask for the node 16 ahead, and for the arrays of the node 8 ahead,
+      // whose object the earlier prefetch should have brought in by now.
       if (i + kPrefetchNode < nodes.size()) {
         __builtin_prefetch(nodes[i + kPrefetchNode].get());
       }
