@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <condition_variable>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "host/controllers/common/parallel.hpp"
@@ -25,6 +27,15 @@ bool isReady(const kube::Node& node) {
 }
 
 enum class Verdict { Ready, Exists, NotFound, Unknown };
+
+// How far ahead of the node it is counting a pass prefetches nodes, and their arrays.
+constexpr size_t kPrefetchNode = 16;
+constexpr size_t kPrefetchArrays = 8;
+
+struct ReadyCounts {
+  int ready = 0;
+  int not_ready = 0;
+};
 
 }  // namespace
 
@@ -61,12 +72,12 @@ NodeLifecycleController::~NodeLifecycleController() {
   stop();
 }
 
-std::string NodeLifecycleController::zoneOf(const kube::Node& node) {
+std::string_view NodeLifecycleController::zoneOf(const kube::Node& node) {
   if (auto z = node.label(keys::kZone)) {
-    return std::string(*z);
+    return *z;
   }
   if (auto z = node.label(keys::kZoneBeta)) {
-    return std::string(*z);
+    return *z;
   }
   return "";
 }
@@ -74,12 +85,15 @@ std::string NodeLifecycleController::zoneOf(const kube::Node& node) {
 std::string NodeLifecycleController::zoneKey(
     const std::shared_ptr<const kube::Node>& node) const {
   if (!per_provider_zones_) {
-    return zoneOf(*node);
+    return std::string(zoneOf(*node));
   }
   // By owning provider, as the calls are routed: a node without a providerID that a node
   // selector gives to a provider is in that provider's zones.
   NodeRefs refs;
-  return ctx_.provider.ownerNameOf(refs.add(node)) + "|" + zoneOf(*node);
+  std::string key = ctx_.provider.ownerNameOf(refs.add(node));
+  key += '|';
+  key += zoneOf(*node);
+  return key;
 }
 
 std::string_view NodeLifecycleController::providerOfZone(std::string_view zone_key) const {
@@ -103,7 +117,9 @@ void NodeLifecycleController::start() {
       .on_delete =
           [this](const auto& n, bool) {
             std::lock_guard lock(mu_);
-            observations_.erase(std::string(n->uid));
+            if (auto it = observations_.find(n->uid); it != observations_.end()) {
+              observations_.erase(it);
+            }
           },
   });
   thread_ = std::jthread([this](std::stop_token stop) {
@@ -239,20 +255,60 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   auto nodes = ctx_.nodes.list();
   auto now = ctx_.clock.now();
 
-  // Zones, their health and the deletion rate each may use.
-  std::map<std::string, std::pair<int, int>> counts;  // zone -> (ready, not ready)
-  for (const auto& n : nodes) {
-    auto& c = counts[zoneKey(n)];
-    (isReady(*n) ? c.first : c.second)++;
+  // One look at every node: count it in its zone, and keep it for the parallel part only if
+  // it needs a provider call (not Ready) or the shutdown taint removed (Ready and tainted).
+  // A Ready node costs a pass no allocation: its zone is looked up as a view of its label.
+  std::unordered_map<std::string, ReadyCounts, ViewHash, std::equal_to<>> counts;  // by zone
+  std::vector<size_t> checked;  // indexes into nodes
+  {
+    ReadyCounts* last = nullptr;  // the previous node's zone (a hit saves hashing its name)
+    std::string_view last_zone;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      // The pass is bound by memory latency (each node is a heap object with its arrays in
+      // its own arena): ask for the node 16 ahead, and for the arrays of the node 8 ahead,
+      // whose object the earlier prefetch should have brought in by now.
+      if (i + kPrefetchNode < nodes.size()) {
+        __builtin_prefetch(nodes[i + kPrefetchNode].get());
+      }
+      if (i + kPrefetchArrays < nodes.size()) {
+        const kube::Node& ahead = *nodes[i + kPrefetchArrays];
+        __builtin_prefetch(ahead.conditions.data());
+        __builtin_prefetch(ahead.labels.data());
+      }
+      const kube::Node& node = *nodes[i];
+      bool ready = isReady(node);
+      ReadyCounts* c = nullptr;
+      if (per_provider_zones_) {
+        c = &counts.try_emplace(zoneKey(nodes[i])).first->second;
+      } else {
+        std::string_view zone = zoneOf(node);
+        if (last == nullptr || zone != last_zone) {
+          auto it = counts.find(zone);
+          if (it == counts.end()) {
+            it = counts.try_emplace(std::string(zone)).first;
+          }
+          last = &it->second;  // stays valid: an unordered_map never moves its elements
+          last_zone = zone;
+        }
+        c = last;
+      }
+      (ready ? c->ready : c->not_ready)++;
+      if (!ready || node.hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
+        checked.push_back(i);
+      }
+    }
   }
+  checked_last_pass_.store(checked.size());
+
+  // Zones, their health and the deletion rate each may use.
   std::map<std::string, ZoneStatus> zones;
   // Per provider (one, "", unless several are loaded): is every zone of it fully disrupted?
   std::map<std::string, bool, std::less<>> all_full;
   for (const auto& [zone, c] : counts) {
     ZoneStatus z;
-    z.size = c.first + c.second;
-    z.not_ready = c.second;
-    z.state = computeZoneState(c.first, c.second, o.unhealthy_zone_threshold);
+    z.size = c.ready + c.not_ready;
+    z.not_ready = c.not_ready;
+    z.state = computeZoneState(c.ready, c.not_ready, o.unhealthy_zone_threshold);
     bool& full = all_full.try_emplace(std::string(providerOfZone(zone)), true).first->second;
     full = full && z.state == ZoneState::FullDisruption;
     switch (z.state) {
@@ -323,13 +379,14 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     zones_ = zones;
   }
 
-  // Ask the provider about every node that is not Ready (concurrently).
-  std::vector<Verdict> verdicts(nodes.size(), Verdict::Ready);
+  // Ask the provider about every node that is not Ready (concurrently); remove the shutdown
+  // taint of Ready nodes that have it. verdicts[k] is checked[k]'s.
+  std::vector<Verdict> verdicts(checked.size(), Verdict::Ready);
   int workers = o.concurrent_node_status_updates > 0 ? o.concurrent_node_status_updates
                                                      : o.concurrent_node_syncs;
   auto threads = static_cast<size_t>(std::max(1, workers));
-  auto helper_cpu = parallelFor(nodes.size(), threads, stop, [&](size_t i) {
-    const auto& node = nodes[i];
+  auto helper_cpu = parallelFor(checked.size(), threads, stop, [&](size_t i) {
+    const auto& node = nodes[checked[i]];
     if (isReady(*node)) {
       if (node->hasTaint(keys::kShutdownTaint, keys::kNoSchedule)) {
         setShutdownTaint(*node, false);
@@ -374,13 +431,28 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
   std::vector<std::pair<Clock::MonoTime, size_t>> due;
   {
     std::lock_guard lock(mu_);
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      std::string uid(nodes[i]->uid);
-      if (verdicts[i] != Verdict::NotFound) {
-        observations_.erase(uid);
+    // Only a node whose instance was NOT_FOUND in this pass keeps its observation: any other
+    // entry is of a node that is Ready now, got another answer, or left the cache.
+    if (!observations_.empty()) {
+      std::unordered_set<std::string_view> not_found;
+      for (size_t k = 0; k < checked.size(); ++k) {
+        if (verdicts[k] == Verdict::NotFound) {
+          not_found.insert(nodes[checked[k]]->uid);
+        }
+      }
+      std::erase_if(observations_,
+                    [&](const auto& entry) { return !not_found.contains(entry.first); });
+    }
+    for (size_t k = 0; k < checked.size(); ++k) {
+      if (verdicts[k] != Verdict::NotFound) {
         continue;
       }
-      Observation& obs = observations_[uid];
+      size_t i = checked[k];
+      auto it = observations_.find(nodes[i]->uid);
+      if (it == observations_.end()) {
+        it = observations_.try_emplace(std::string(nodes[i]->uid)).first;
+      }
+      Observation& obs = it->second;
       if (!obs.seen) {
         obs = Observation{now, true};
         log::info(
@@ -433,11 +505,14 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     }
   }
   for (const auto& [provider, full] : all_full) {
+    if (!full) {
+      continue;
+    }
     size_t candidates = 0;
     for (const auto& [first, i] : due) {
       candidates += providerOfZone(zoneKey(nodes[i])) == provider ? 1 : 0;
     }
-    if (!full || candidates == 0) {
+    if (candidates == 0) {
       continue;
     }
     if (per_provider_zones_) {

@@ -27,10 +27,12 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -73,6 +75,9 @@ class NodeLifecycleController final : public Controller {
   std::optional<std::chrono::nanoseconds> deleteQueued();
   // Nodes waiting for their zone's budget (exposed for tests).
   size_t queuedForTest() const;
+  // Nodes the last pass handed to its parallel part (not Ready, or Ready with the shutdown
+  // taint to remove); every other node costs a pass only its count in its zone (for tests).
+  size_t checkedLastPassForTest() const { return checked_last_pass_.load(); }
 
   struct ZoneStatus {
     ZoneState state = ZoneState::Normal;
@@ -92,12 +97,17 @@ class NodeLifecycleController final : public Controller {
     Clock::MonoTime first_not_found{};
     bool seen = false;
   };
+  // Lets the maps keyed by std::string be searched with a string_view (no copy).
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
 
   void loop(std::stop_token stop);
   void setShutdownTaint(const kube::Node& node, bool present);
   bool takeToken(const std::string& zone, Clock::MonoTime now);
   void deleteNode(const std::shared_ptr<const kube::Node>& node);
-  static std::string zoneOf(const kube::Node& node);
+  static std::string_view zoneOf(const kube::Node& node);
   // The zone as budgets and states are kept: zoneOf, or with several providers (a hybrid
   // cluster) "<owning provider's name>|<zone>" ("|<zone>" while no provider is known to own
   // the node), so each provider's zones are its own.
@@ -112,9 +122,11 @@ class NodeLifecycleController final : public Controller {
   std::jthread thread_;
   // When the monitor loop last started or finished a pass (clock ticks; 0 before start).
   std::atomic<Clock::MonoTime::rep> heartbeat_{0};
+  std::atomic<size_t> checked_last_pass_{0};
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Observation> observations_;  // by node UID; guarded by mu_
+  // By node UID, only for nodes whose instance the last pass found missing; guarded by mu_.
+  std::unordered_map<std::string, Observation, ViewHash, std::equal_to<>> observations_;
   std::map<std::string, Bucket> buckets_;                       // by zone; guarded by mu_
   std::map<std::string, ZoneStatus> zones_;                     // guarded by mu_
   // Confirmed deletions waiting for their zone's budget, oldest first; guarded by mu_.
