@@ -143,6 +143,22 @@ void MetaScratch::sort(const ScratchText& text) {
   std::stable_sort(annotations.begin(), annotations.end(), less);
 }
 
+void MetaScratch::materialize(ScratchText& text, StringPool& pool) {
+  text.materialize(pool, name);
+  text.materialize(pool, ns);
+  text.materialize(pool, uid);
+  text.materialize(pool, resource_version);
+  for (std::vector<KV>* map : {&labels, &annotations}) {
+    for (KV& e : *map) {
+      text.materialize(pool, e.key);
+      text.materialize(pool, e.value);
+    }
+  }
+  for (SRef& f : finalizers) {
+    text.materialize(pool, f);
+  }
+}
+
 }  // namespace ccm::kube::detail
 
 namespace ccm::kube {
