@@ -820,3 +820,42 @@ TEST_CASE("a Node event that changes anything a controller reads is decoded in f
 }
 
 }  // namespace ccm::kube
+
+namespace ccm::kube {
+
+TEST_CASE("labels and annotations in any order are kept sorted by key, equal keys in order") {
+  for (int count : {3, 20, 64, 65, 200}) {
+    CAPTURE(count);
+    std::string labels;
+    std::string annotations;
+    for (int i = count - 1; i >= 0; --i) {
+      labels += fmt::format(R"("k{:03}":"v{}",)", i, i);
+      annotations += fmt::format(R"("a{:03}":"w{}",)", (i * 7) % count, i);
+    }
+    labels.pop_back();
+    annotations.pop_back();
+    auto r = decodeNode(fmt::format(R"({{"metadata":{{"name":"n","labels":{{{}}},)"
+                                    R"("annotations":{{{}}}}}}})",
+                                    labels, annotations));
+    REQUIRE(r.ok());
+    const Node& n = **r;
+    REQUIRE(n.labels.size() == static_cast<size_t>(count));
+    CHECK(std::is_sorted(n.labels.begin(), n.labels.end(),
+                         [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; }));
+    CHECK(std::is_sorted(n.annotations.begin(), n.annotations.end(),
+                         [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; }));
+    for (int i = 0; i < count; ++i) {
+      CHECK(n.label(fmt::format("k{:03}", i)) == fmt::format("v{}", i));
+    }
+  }
+  // Equal keys (a malformed map) keep their order, as before.
+  auto r = decodeNode(R"({"metadata":{"name":"n","labels":{"b":"1","a":"x","b":"2","a":"y"}}})");
+  REQUIRE(r.ok());
+  REQUIRE((*r)->labels.size() == 4);
+  CHECK((*r)->labels[0].value == "x");
+  CHECK((*r)->labels[1].value == "y");
+  CHECK((*r)->labels[2].value == "1");
+  CHECK((*r)->labels[3].value == "2");
+}
+
+}  // namespace ccm::kube
