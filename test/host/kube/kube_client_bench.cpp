@@ -111,6 +111,7 @@ void benchHeartbeats(const std::vector<std::string>& nodes, int pairs) {
     for (int run = 0; run < 2 * pairs; ++run) {
       bool against_cache = run % 2 == 1;
       std::vector<std::string> events;
+      events.reserve(nodes.size());
       for (const auto& json : nodes) {
         events.push_back(beat(json, 1 + static_cast<int>(events.size() % 50)));
       }
