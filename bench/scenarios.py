@@ -292,10 +292,14 @@ def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
         child_cpu0 = child.cpu_seconds() if child else 0.0
         rss_settled = proc.rss_bytes()
         cpu0 = proc.cpu_seconds()
+        threads0 = proc.thread_cpu()
         m0 = env.metrics()
         t0 = time.time()
+        env.profile_start()  # BENCH_PERF: where the idle minute's CPU goes (not for figures)
         time.sleep(idle_seconds)
+        env.profile_stop()
         cpu1 = proc.cpu_seconds()
+        threads1 = proc.thread_cpu()
         t1 = time.time()
         rss_end = proc.rss_bytes()
         hwm = proc.hwm_bytes()
@@ -312,8 +316,10 @@ def steady_state(nodes=5000, services=1000, idle_seconds=60, bound_rss_mib=None,
             note="peak (VmHWM) %.1f MiB" % (hwm / mib), load=load),
         row(s, case, "CPU per minute while idle (kubelet heartbeats running)", per_minute,
             "CPU-s", bound_cpu_minute,
-            note="measured over %.0f s; %d API writes since start; kubesim %s" %
-            (t1 - t0, writes, " ".join(heartbeat_args) or "defaults"), load=load),
+            note="measured over %.0f s; %d API writes since start; kubesim %s; per thread "
+            "(CPU-s per minute): %s" %
+            (t1 - t0, writes, " ".join(heartbeat_args) or "defaults",
+             thread_split(threads0, threads1, per=(t1 - t0) / 60.0)), load=load),
         row(s, case, "start to leader", t_leader - t_start, "s", load=load),
         row(s, case, "start to caches synced", t_synced - t_start, "s", load=load,
             note="node and service informers"),

@@ -290,6 +290,16 @@ struct Informer<T>::Impl {
     }
   }
 
+  // The decoded object; a Node is made from `cached` (the version in the cache) when only its
+  // heartbeat changed (NodeDecoder::finish).
+  Ptr finishObject(const Ptr& cached) {
+    if constexpr (std::is_same_v<T, Node>) {
+      return decoder.finish(cached.get());
+    } else {
+      return decoder.finish();
+    }
+  }
+
   // Parses from the stream, skipping the values the decoder does not want as raw bytes when
   // it allows that.
   template <unsigned kFlags = rapidjson::kParseDefaultFlags, typename Handler>
@@ -313,6 +323,10 @@ struct Informer<T>::Impl {
     constexpr unsigned kFlags = rapidjson::kParseStopWhenDoneFlag;
     if (std::optional<std::string_view> line = stream.bufferLine()) {
       detail::SkipSignal* skips = Decoder::kRawSkip ? &decoder.skipSignal() : nullptr;
+      if constexpr (requires { decoder.deferStrings(); }) {
+        // event_scratch holds the event, in place, until the object is finished.
+        decoder.deferStrings();
+      }
       size_t used = 0;
       rapidjson::ParseResult ok =
           detail::parseInMemory<kFlags>(reader, *line, event_scratch, handler, skips, &used);
@@ -394,7 +408,7 @@ struct Informer<T>::Impl {
           seen.insert(existing->key());
           return true;
         }
-        Ptr obj = decoder.finish();
+        Ptr obj = finishObject(existing);
         seen.insert(obj->key());
         changed.push_back(std::move(obj));
         return true;
@@ -551,7 +565,7 @@ struct Informer<T>::Impl {
           if (!handler.has_object) {
             break;
           }
-          Ptr obj = decoder.finish();
+          Ptr obj = finishObject(find(decoder.key()));
           n_events.fetch_add(1);
           log::infoV(6, "Watch event",
                      {{"resource", Traits<T>::kName},

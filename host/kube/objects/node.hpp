@@ -111,7 +111,10 @@ class Node {
   friend class NodeDecoder;
   std::shared_ptr<const uint64_t[]> arena_;
   std::shared_ptr<const StringPool> pool_;
-  size_t arena_bytes_ = 0;
+  uint32_t arena_bytes_ = 0;
+  // When not 0, the arena's last rv_tail_ bytes hold resource_version and nothing else refers
+  // to them (a node made from its previous version by NodeDecoder's heartbeat copy).
+  uint32_t rv_tail_ = 0;
 };
 
 // Which parts of a Node decodeNode reads.

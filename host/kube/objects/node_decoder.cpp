@@ -6,6 +6,10 @@
 #include <rapidjson/reader.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <new>
+#include <span>
 
 #include "host/kube/objects/string_pool.hpp"
 
@@ -339,8 +343,207 @@ void NodeDecoder::end(int ctx) {
   }
 }
 
-std::shared_ptr<const Node> NodeDecoder::finish() {
+bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
+  if (!decode_status_ || prev.arena_ == nullptr || prev.pool_ == nullptr) {
+    return false;
+  }
+  auto v = [this](SRef r) { return text_.view(r); };
+  if (v(meta_.name) != prev.name || v(meta_.uid) != prev.uid ||
+      meta_.creation_timestamp != prev.creation_timestamp ||
+      meta_.deletion_timestamp != prev.deletion_timestamp) {
+    return false;
+  }
+  auto same_kv = [&v](const detail::KV& a, const KeyValue& b) {
+    return v(a.key) == b.key && v(a.value) == b.value;
+  };
+  if (!std::equal(meta_.labels.begin(), meta_.labels.end(), prev.labels.begin(),
+                  prev.labels.end(), same_kv) ||
+      !std::equal(meta_.annotations.begin(), meta_.annotations.end(), prev.annotations.begin(),
+                  prev.annotations.end(), same_kv)) {
+    return false;
+  }
+  if (v(provider_id_) != prev.provider_id || v(pod_cidr_) != prev.pod_cidr ||
+      unschedulable_ != prev.unschedulable ||
+      !std::equal(pod_cidrs_.begin(), pod_cidrs_.end(), prev.pod_cidrs.begin(),
+                  prev.pod_cidrs.end(),
+                  [&v](SRef a, std::string_view b) { return v(a) == b; })) {
+    return false;
+  }
+  auto same_taint = [&v](const RawTaint& a, const Taint& b) {
+    return v(a.key) == b.key && v(a.value) == b.value && v(a.effect) == b.effect &&
+           a.time_added == b.time_added;
+  };
+  auto same_address = [&v](const RawAddress& a, const NodeAddress& b) {
+    return v(a.type) == b.type && v(a.address) == b.address;
+  };
+  // Everything of a condition but its lastHeartbeatTime.
+  auto same_condition = [&v](const RawCondition& a, const NodeCondition& b) {
+    return v(a.type) == b.type && v(a.status) == b.status && v(a.reason) == b.reason &&
+           a.transition == b.last_transition_time;
+  };
+  if (!std::equal(taints_.begin(), taints_.end(), prev.taints.begin(), prev.taints.end(),
+                  same_taint) ||
+      !std::equal(addresses_.begin(), addresses_.end(), prev.addresses.begin(),
+                  prev.addresses.end(), same_address) ||
+      !std::equal(conditions_.begin(), conditions_.end(), prev.conditions.begin(),
+                  prev.conditions.end(), same_condition)) {
+    return false;
+  }
+  const NodeSystemInfo& info = prev.node_info;
+  const std::string_view prev_info[10] = {info.machine_id,
+                                          info.system_uuid,
+                                          info.boot_id,
+                                          info.kernel_version,
+                                          info.os_image,
+                                          info.container_runtime_version,
+                                          info.kubelet_version,
+                                          info.kube_proxy_version,
+                                          info.operating_system,
+                                          info.architecture};
+  for (int i = 0; i < 10; ++i) {
+    if (v(info_[i]) != prev_info[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// Moves the views of a copied arena from the old block to the new one. Views outside the old
+// block (interned strings, empty views) are left as they are.
+class Relocator {
+ public:
+  Relocator(const char* old_base, size_t size, char* new_base)
+      : old_(reinterpret_cast<uintptr_t>(old_base)), size_(size), new_base_(new_base) {}
+
+  std::string_view operator()(std::string_view s) const {
+    if (s.empty() || !inside(s.data())) {
+      return s;
+    }
+    return {new_base_ + offset(s.data()), s.size()};
+  }
+  // The copy of an array of the old block, its elements' views moved by `fix`.
+  template <typename T, typename Fix>
+  std::span<const T> array(std::span<const T> s, Fix&& fix) const {
+    if (s.empty()) {
+      return {};
+    }
+    if (!inside(s.data())) {
+      return s;
+    }
+    T* out = std::launder(reinterpret_cast<T*>(new_base_ + offset(s.data())));
+    for (size_t i = 0; i < s.size(); ++i) {
+      fix(out[i]);
+    }
+    return {out, s.size()};
+  }
+
+ private:
+  bool inside(const void* p) const {
+    auto at = reinterpret_cast<uintptr_t>(p);
+    return at >= old_ && at < old_ + size_;
+  }
+  size_t offset(const void* p) const { return reinterpret_cast<uintptr_t>(p) - old_; }
+
+  uintptr_t old_;
+  size_t size_;
+  char* new_base_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev) const {
+  std::string_view rv = text_.view(meta_.resource_version);
+  // The previous node's own version tail, if it has one, is dropped: a node heartbeating for
+  // days keeps the size it was decoded with.
+  size_t kept = prev.arena_bytes_ - prev.rv_tail_;
+  size_t total = kept + rv.size();
+  auto block = std::make_shared_for_overwrite<uint64_t[]>((total + 7) / 8 + 1);
+  char* base = reinterpret_cast<char*>(block.get());
+  const char* old_base = reinterpret_cast<const char*>(prev.arena_.get());
+  std::memcpy(base, old_base, kept);
+  if (!rv.empty()) {
+    std::memcpy(base + kept, rv.data(), rv.size());
+  }
+  Relocator move(old_base, kept, base);
+
+  auto node = std::make_shared<Node>(prev);
+  node->name = move(prev.name);
+  node->uid = move(prev.uid);
+  node->resource_version = rv.empty() ? std::string_view() : std::string_view(base + kept, rv.size());
+  auto fix_kv = [&move](KeyValue& e) {
+    e.key = move(e.key);
+    e.value = move(e.value);
+  };
+  node->labels = move.array(prev.labels, fix_kv);
+  node->annotations = move.array(prev.annotations, fix_kv);
+  node->provider_id = move(prev.provider_id);
+  node->pod_cidr = move(prev.pod_cidr);
+  node->pod_cidrs = move.array(prev.pod_cidrs, [&move](std::string_view& s) { s = move(s); });
+  node->taints = move.array(prev.taints, [&move](Taint& t) {
+    t.key = move(t.key);
+    t.value = move(t.value);
+    t.effect = move(t.effect);
+  });
+  node->addresses = move.array(prev.addresses, [&move](NodeAddress& a) {
+    a.type = move(a.type);
+    a.address = move(a.address);
+  });
+  size_t index = 0;
+  node->conditions = move.array(prev.conditions, [&](NodeCondition& c) {
+    c.type = move(c.type);
+    c.status = move(c.status);
+    c.reason = move(c.reason);
+    c.last_heartbeat_time = conditions_[index++].heartbeat;
+  });
+  NodeSystemInfo& info = node->node_info;
+  for (std::string_view* field :
+       {&info.machine_id, &info.system_uuid, &info.boot_id, &info.kernel_version, &info.os_image,
+        &info.container_runtime_version, &info.kubelet_version, &info.kube_proxy_version,
+        &info.operating_system, &info.architecture}) {
+    *field = move(*field);
+  }
+  node->arena_bytes_ = static_cast<uint32_t>(total);
+  node->rv_tail_ = static_cast<uint32_t>(rv.size());
+  node->arena_ = std::move(block);
+  return node;
+}
+
+void NodeDecoder::materialize() {
+  StringPool& pool = *pool_;
+  meta_.materialize(text_, pool);
+  text_.materialize(pool, provider_id_);
+  text_.materialize(pool, pod_cidr_);
+  for (SRef& r : pod_cidrs_) {
+    text_.materialize(pool, r);
+  }
+  for (RawTaint& t : taints_) {
+    text_.materialize(pool, t.key);
+    text_.materialize(pool, t.value);
+    text_.materialize(pool, t.effect);
+  }
+  for (RawAddress& a : addresses_) {
+    text_.materialize(pool, a.type);
+    text_.materialize(pool, a.address);
+  }
+  for (RawCondition& c : conditions_) {
+    text_.materialize(pool, c.type);
+    text_.materialize(pool, c.status);
+    text_.materialize(pool, c.reason);
+  }
+  for (SRef& r : info_) {
+    text_.materialize(pool, r);
+  }
+}
+
+std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
   meta_.sort(text_);
+  if (previous != nullptr && onlyHeartbeatDiffers(*previous)) {
+    ++heartbeat_copies_;
+    return heartbeatCopy(*previous);
+  }
+  materialize();
   detail::Arena arena;
   size_t labels_off = arena.reserve<KeyValue>(meta_.labels.size());
   size_t annotations_off = arena.reserve<KeyValue>(meta_.annotations.size());
@@ -392,7 +595,7 @@ std::shared_ptr<const Node> NodeDecoder::finish() {
   info.kube_proxy_version = r(info_[7]);
   info.operating_system = r(info_[8]);
   info.architecture = r(info_[9]);
-  node->arena_bytes_ = arena.bytes() + text_.size();
+  node->arena_bytes_ = static_cast<uint32_t>(arena.bytes() + text_.size());
   node->arena_ = arena.release();
   node->pool_ = pool_;
   return node;

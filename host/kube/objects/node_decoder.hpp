@@ -31,8 +31,18 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
   // With false, `status` is skipped unread (addresses, conditions and nodeInfo stay empty):
   // for callers that need only metadata and spec, such as a write's answer.
   void decodeStatus(bool on) { decode_status_ = on; }
-  // Freezes what was decoded into an immutable Node.
-  std::shared_ptr<const Node> finish();
+  // Until reset(), the strings the parser hands in are noted where they lie and copied or
+  // interned only when finish() needs them: for a parse whose input stays in place and
+  // unchanged until finish() returns (an in-situ parse of a buffered event).
+  void deferStrings() { text_.deferStrings(); }
+  // Freezes what was decoded into an immutable Node. `previous`: the cached version of the
+  // same node, if any. When what was decoded differs from it only in resourceVersion and the
+  // conditions' lastHeartbeatTime (a kubelet's status heartbeat), the new Node is made from
+  // `previous` (its arena copied, the version and the heartbeat times replaced) and no string
+  // is copied or interned; the result is equal to a full decode either way.
+  std::shared_ptr<const Node> finish(const Node* previous = nullptr);
+  // How many finish() calls made their Node from the previous version.
+  uint64_t heartbeatCopies() const { return heartbeat_copies_; }
   // The name / resourceVersion decoded so far (valid until reset()).
   std::string_view name() const { return text_.view(meta_.name); }
   std::string_view resourceVersion() const { return text_.view(meta_.resource_version); }
@@ -59,7 +69,14 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
     int64_t heartbeat = 0, transition = 0;
   };
 
+  // True when what was decoded equals `prev` but for resourceVersion and heartbeat times.
+  bool onlyHeartbeatDiffers(const Node& prev) const;
+  std::shared_ptr<const Node> heartbeatCopy(const Node& prev) const;
+  // Copies or interns every deferred string.
+  void materialize();
+
   size_t pool_entries_;
+  uint64_t heartbeat_copies_ = 0;
   std::shared_ptr<StringPool> pool_;
   detail::ScratchText text_;
   detail::MetaScratch meta_;

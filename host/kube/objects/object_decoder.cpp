@@ -137,10 +137,48 @@ void MetaScratch::value(int ctx, int field, const Scalar& v, ScratchText& text, 
   }
 }
 
+namespace {
+constexpr size_t kInsertionSortMax = 64;
+}  // namespace
+
 void MetaScratch::sort(const ScratchText& text) {
+  // An insertion sort, stable: API servers write map keys sorted, so this is one pass of
+  // compares, where std::stable_sort allocated a merge buffer for every object. Long maps
+  // (where the insertion sort's worst case would show) still take std::stable_sort.
   auto less = [&text](const KV& a, const KV& b) { return text.view(a.key) < text.view(b.key); };
-  std::stable_sort(labels.begin(), labels.end(), less);
-  std::stable_sort(annotations.begin(), annotations.end(), less);
+  auto sorted = [&text, &less](std::vector<KV>& map) {
+    if (map.size() > kInsertionSortMax) {
+      std::stable_sort(map.begin(), map.end(), less);
+      return;
+    }
+    for (size_t i = 1; i < map.size(); ++i) {
+      KV e = map[i];
+      std::string_view key = text.view(e.key);
+      size_t j = i;
+      for (; j > 0 && key < text.view(map[j - 1].key); --j) {
+        map[j] = map[j - 1];
+      }
+      map[j] = e;
+    }
+  };
+  sorted(labels);
+  sorted(annotations);
+}
+
+void MetaScratch::materialize(ScratchText& text, StringPool& pool) {
+  text.materialize(pool, name);
+  text.materialize(pool, ns);
+  text.materialize(pool, uid);
+  text.materialize(pool, resource_version);
+  for (std::vector<KV>* map : {&labels, &annotations}) {
+    for (KV& e : *map) {
+      text.materialize(pool, e.key);
+      text.materialize(pool, e.value);
+    }
+  }
+  for (SRef& f : finalizers) {
+    text.materialize(pool, f);
+  }
 }
 
 }  // namespace ccm::kube::detail

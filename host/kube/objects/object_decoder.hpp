@@ -40,16 +40,26 @@ struct Scalar {
 };
 
 // A string of the object being decoded: either interned (ptr set, stable) or at `off` in the
-// scratch text (resolved when the object is frozen).
+// scratch text (resolved when the object is frozen), or, while the text defers its strings,
+// still in the input (ptr set, `off` has kDeferred set and the interning limit below it).
 struct SRef {
+  static constexpr uint32_t kDeferred = 0x80000000U;
   const char* ptr = nullptr;
   uint32_t off = 0;
   uint32_t len = 0;
+
+  bool deferred() const { return ptr != nullptr && (off & kDeferred) != 0; }
 };
 
 // The text an object keeps of its own. A string it already holds (a node's name again as
 // its hostname label and its Hostname and InternalDNS addresses) is stored once: add() looks
 // for it in what is there before appending.
+//
+// Deferring: while the strings handed in stay where they are until the object is finished (an
+// in-situ parse of a buffered watch event), add() and intern() only note where each string
+// lies, and materialize() does the copy or the interning later, if the object is frozen at
+// all. A decoder that finds the object equal to one it already has (a kubelet's heartbeat)
+// then never copies or interns anything.
 class ScratchText {
  public:
   // Strings shorter than this are appended without looking (a match saves little), and so is
@@ -57,27 +67,37 @@ class ScratchText {
   static constexpr size_t kDedupMin = 8;
   static constexpr size_t kDedupWithin = 2048;
 
-  void clear() { text_.clear(); }
-  SRef add(std::string_view s) {
-    if (s.size() >= kDedupMin && text_.size() <= kDedupWithin) {
-      size_t at = std::string_view(text_).find(s);
-      if (at != std::string_view::npos) {
-        return SRef{nullptr, static_cast<uint32_t>(at), static_cast<uint32_t>(s.size())};
-      }
+  // Also stops deferring.
+  void clear() {
+    text_.clear();
+    defer_ = false;
+  }
+  // From now until clear(), strings are noted, not copied: the caller promises that every
+  // view handed to add() or intern() stays valid and unchanged until materialize() or clear().
+  void deferStrings() { defer_ = true; }
+  bool deferring() const { return defer_; }
+  // Copies or interns a deferred string as add() or intern() would have when it was handed in.
+  void materialize(StringPool& pool, SRef& r) {
+    if (!r.deferred()) {
+      return;
     }
-    SRef r{nullptr, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(s.size())};
-    text_.append(s);
-    return r;
+    std::string_view s(r.ptr, r.len);
+    uint32_t max_len = r.off & ~SRef::kDeferred;
+    r = max_len == 0 ? copy(s) : internNow(pool, s, max_len);
+  }
+  SRef add(std::string_view s) {
+    if (defer_) {
+      return SRef{s.data(), SRef::kDeferred, static_cast<uint32_t>(s.size())};
+    }
+    return copy(s);
   }
   // Interns s in `pool` when it is short; otherwise (or when the pool is full) copies it.
   SRef intern(StringPool& pool, std::string_view s, size_t max_len = 96) {
-    if (s.size() <= max_len) {
-      std::string_view v = pool.intern(s);
-      if (v.data() != nullptr) {
-        return SRef{v.data(), 0, static_cast<uint32_t>(v.size())};
-      }
+    if (defer_) {
+      return SRef{s.data(), SRef::kDeferred | static_cast<uint32_t>(max_len),
+                  static_cast<uint32_t>(s.size())};
     }
-    return add(s);
+    return internNow(pool, s, max_len);
   }
   size_t size() const { return text_.size(); }
   const std::string& text() const { return text_; }
@@ -90,7 +110,29 @@ class ScratchText {
   }
 
  private:
+  SRef copy(std::string_view s) {
+    if (s.size() >= kDedupMin && text_.size() <= kDedupWithin) {
+      size_t at = std::string_view(text_).find(s);
+      if (at != std::string_view::npos) {
+        return SRef{nullptr, static_cast<uint32_t>(at), static_cast<uint32_t>(s.size())};
+      }
+    }
+    SRef r{nullptr, static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(s.size())};
+    text_.append(s);
+    return r;
+  }
+  SRef internNow(StringPool& pool, std::string_view s, size_t max_len) {
+    if (s.size() <= max_len) {
+      std::string_view v = pool.intern(s);
+      if (v.data() != nullptr) {
+        return SRef{v.data(), 0, static_cast<uint32_t>(v.size())};
+      }
+    }
+    return copy(s);
+  }
+
   std::string text_;
+  bool defer_ = false;
 };
 
 // Lays out and fills one 8-byte-aligned block holding the arrays and the text of an object.
@@ -231,6 +273,8 @@ class MetaScratch {
   void value(int ctx, int field, const Scalar& v, ScratchText& text, StringPool& pool);
   // Sorts labels and annotations by key (so lookups can bisect).
   void sort(const ScratchText& text);
+  // Copies or interns every deferred string (ScratchText::materialize).
+  void materialize(ScratchText& text, StringPool& pool);
 
  private:
   SRef pending_key_;

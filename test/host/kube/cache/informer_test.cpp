@@ -298,6 +298,70 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
   CHECK(inf.stats().lists == 1);
 }
 
+TEST_CASE("heartbeat watch events update the version and heartbeat, then any change is seen") {
+  std::ifstream file(std::string(CCM_TESTDATA) + "/node.json");
+  REQUIRE(file);
+  std::stringstream json;
+  json << file.rdbuf();
+  const std::string base = json.str();
+  const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
+  auto with = [](std::string s, const std::string& from, const std::string& to) {
+    for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) {
+      s.replace(pos, from.size(), to);
+    }
+    return s;
+  };
+  Watching w(0);
+  auto& [server, client, model, inf] = w;
+  std::mutex mu;
+  std::vector<std::pair<std::shared_ptr<const Node>, std::shared_ptr<const Node>>> updates;
+  EventHandlers<Node> h;
+  h.on_update = [&](const std::shared_ptr<const Node>& o, const std::shared_ptr<const Node>& n) {
+    std::lock_guard lock(mu);
+    updates.emplace_back(o, n);
+  };
+  inf.addEventHandler(h);
+  auto arrived = [&](int64_t rv) {
+    return waitUntil([&] {
+      auto n = inf.get(name);
+      return n != nullptr && n->resource_version == std::to_string(rv);
+    });
+  };
+  REQUIRE(arrived(server.upsert(kNodes, name, base)));
+  // Three heartbeats: each arrives with its version and heartbeat time, the rest unchanged.
+  for (int beat = 1; beat <= 3; ++beat) {
+    std::string stamp = fmt::format("2026-07-24T10:05:{:02}Z", beat * 10);
+    std::string sent = with(base, R"("lastHeartbeatTime":"2026-07-24T10:05:00Z")",
+                            R"("lastHeartbeatTime":")" + stamp + "\"");
+    REQUIRE(arrived(server.upsert(kNodes, name, sent)));
+    auto got = inf.get(name);
+    auto want = decodeNode(sent);
+    REQUIRE(want.ok());
+    CHECK(got->condition("Ready")->last_heartbeat_time == 1784887500 + beat * 10);
+    CHECK(got->condition("Ready")->last_heartbeat_time ==
+          (*want)->condition("Ready")->last_heartbeat_time);
+    CHECK(got->labels.size() == (*want)->labels.size());
+    CHECK(got->provider_id == (*want)->provider_id);
+    CHECK(got->addresses[0].address == "10.0.12.34");
+  }
+  // A label change after the heartbeats is seen, by the cache and by the handler.
+  int64_t rv = server.upsert(kNodes, name,
+                             with(base, R"("node.kubernetes.io/instance-type":"m5.xlarge")",
+                                  R"("node.kubernetes.io/instance-type":"m5.2xlarge")"));
+  REQUIRE(arrived(rv));
+  CHECK(inf.get(name)->label("node.kubernetes.io/instance-type") == "m5.2xlarge");
+  {
+    std::lock_guard lock(mu);
+    REQUIRE(updates.size() == 4);
+    CHECK(updates[3].first->label("node.kubernetes.io/instance-type") == "m5.xlarge");
+    CHECK(updates[3].second->label("node.kubernetes.io/instance-type") == "m5.2xlarge");
+    // The old objects the handler saw are the versions it saw before, heartbeats included.
+    CHECK(updates[3].first->condition("Ready")->last_heartbeat_time == 1784887530);
+    CHECK(updates[1].first == updates[0].second);
+  }
+  CHECK(model.errors().empty());
+}
+
 TEST_CASE("a watch event without its newline is delivered without waiting for one") {
   Watching w(1);
   auto& [server, client, model, inf] = w;

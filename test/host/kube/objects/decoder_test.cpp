@@ -45,6 +45,82 @@ auto decodeWith(Decoder& d, const std::string& json) {
   return d.finish();
 }
 
+// Every field of a Node, for comparing two nodes whole.
+std::string describe(const Node& n) {
+  std::string out = fmt::format("name={} uid={} rv={} created={} deleted={}\n", n.name, n.uid,
+                                n.resource_version, n.creation_timestamp, n.deletion_timestamp);
+  for (const KeyValue& kv : n.labels) {
+    out += fmt::format("label {}={}\n", kv.key, kv.value);
+  }
+  for (const KeyValue& kv : n.annotations) {
+    out += fmt::format("annotation {}={}\n", kv.key, kv.value);
+  }
+  out += fmt::format("providerID={} podCIDR={} unschedulable={}\n", n.provider_id, n.pod_cidr,
+                     n.unschedulable);
+  for (std::string_view c : n.pod_cidrs) {
+    out += fmt::format("podCIDRs {}\n", c);
+  }
+  for (const Taint& t : n.taints) {
+    out += fmt::format("taint {}={}:{} @{}\n", t.key, t.value, t.effect, t.time_added);
+  }
+  for (const NodeAddress& a : n.addresses) {
+    out += fmt::format("address {} {}\n", a.type, a.address);
+  }
+  for (const NodeCondition& c : n.conditions) {
+    out += fmt::format("condition {} {} {} beat={} transition={}\n", c.type, c.status, c.reason,
+                       c.last_heartbeat_time, c.last_transition_time);
+  }
+  const NodeSystemInfo& i = n.node_info;
+  out += fmt::format("info {} {} {} {} {} {} {} {} {} {}\n", i.machine_id, i.system_uuid,
+                     i.boot_id, i.kernel_version, i.os_image, i.container_runtime_version,
+                     i.kubelet_version, i.kube_proxy_version, i.operating_system,
+                     i.architecture);
+  return out;
+}
+
+// Decodes a Node as the informer decodes a buffered watch event: in situ, strings deferred,
+// finished against the cached version `previous`.
+std::shared_ptr<const Node> decodeAgainst(NodeDecoder& d, const std::string& json,
+                                          const Node* previous) {
+  d.reset();
+  d.deferStrings();
+  std::string scratch;
+  rapidjson::Reader reader;
+  REQUIRE(detail::parseInMemory<rapidjson::kParseDefaultFlags>(reader, json, scratch, d,
+                                                               &d.skipSignal()));
+  auto node = d.finish(previous);
+  // What the node holds must not be the parse buffer's.
+  std::fill(scratch.begin(), scratch.end(), '#');
+  return node;
+}
+
+// Replaces every occurrence of `from` with `to`.
+std::string replacedAll(std::string s, const std::string& from, const std::string& to) {
+  size_t pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  for (; pos != std::string::npos; pos = s.find(from, pos + to.size())) {
+    s.replace(pos, from.size(), to);
+  }
+  return s;
+}
+
+// The realistic node with a NetworkUnavailable condition and a deletion-free, schedulable
+// spec; heartbeat() is that node as a kubelet's next status post leaves it.
+const std::string kNetworkCondition =
+    R"({"type":"NetworkUnavailable","status":"False","lastHeartbeatTime":"2026-07-24T10:05:00Z","lastTransitionTime":"2026-07-24T10:00:20Z","reason":"RouteCreated","message":"routes created"},)";
+
+std::string baseNode() {
+  return replaced(readTestdata("node.json"), R"("conditions":[)",
+                  R"("conditions":[)" + kNetworkCondition);
+}
+
+std::string heartbeat(std::string json, const std::string& rv, const std::string& beat) {
+  json = replaced(std::move(json), R"("resourceVersion":"123456")",
+                  R"("resourceVersion":")" + rv + "\"");
+  return replacedAll(std::move(json), R"("lastHeartbeatTime":"2026-07-24T10:05:00Z")",
+                     R"("lastHeartbeatTime":")" + beat + "\"");
+}
+
 }  // namespace
 
 TEST_CASE("a realistic Node decodes into every field the controllers use") {
@@ -621,6 +697,165 @@ TEST_CASE("the string pool interns and stops when full") {
   CHECK(pool.full());
   CHECK(pool.intern("gamma").data() == nullptr);
   CHECK(pool.intern("alpha").data() == a.data());
+}
+
+}  // namespace ccm::kube
+
+namespace ccm::kube {
+
+TEST_CASE("a heartbeat-only Node event is made from the cached node, equal to a full decode") {
+  NodeDecoder d;
+  NodeDecoder full;
+  std::string base = baseNode();
+  auto first = decodeAgainst(d, base, nullptr);
+  REQUIRE(first->conditions.size() == 2);
+  CHECK(d.heartbeatCopies() == 0);
+  const std::string first_text = describe(*first);
+
+  // The version, every heartbeat time, managedFields' time, a message no controller reads,
+  // and the images change; nothing a controller reads does.
+  std::string next = heartbeat(base, "123457", "2026-07-24T10:05:10Z");
+  next = replacedAll(std::move(next), R"("time":"2026-07-24T10:00:00Z")",
+                     R"("time":"2026-07-24T10:05:10Z")");
+  next = replaced(std::move(next), "kubelet has sufficient memory available", "plenty");
+  next = replaced(std::move(next), R"("sizeBytes":)", R"("sizeBytes":1)");
+  auto second = decodeAgainst(d, next, first.get());
+  CHECK(d.heartbeatCopies() == 1);
+  CHECK(describe(*second) == describe(*decodeWith(full, next)));
+  CHECK(second->resource_version == "123457");
+  CHECK(second->condition("Ready")->last_heartbeat_time == 1784887510);
+  CHECK(second->condition("NetworkUnavailable")->last_heartbeat_time == 1784887510);
+  CHECK(second->condition("Ready")->last_transition_time == 1784887230);
+  // The cached node is untouched, and the copy does not depend on it.
+  CHECK(describe(*first) == first_text);
+  CHECK(first->resource_version == "123456");
+
+  // Heartbeats for ever: each made from the one before, with the size the node was decoded
+  // with, the version growing a digit included.
+  std::shared_ptr<const Node> cached = second;
+  first.reset();
+  second.reset();
+  size_t bytes = 0;
+  for (int i = 0; i < 30; ++i) {
+    std::string rv = std::to_string(999990 + i);
+    std::string beat = fmt::format("2026-07-24T10:{:02}:00Z", 10 + i);
+    std::string json = heartbeat(base, rv, beat);
+    auto got = decodeAgainst(d, json, cached.get());
+    cached = got;
+    CHECK(describe(*got) == describe(*decodeWith(full, json)));
+    if (i == 29) {
+      CHECK(got->resource_version == "1000019");
+    }
+    if (i == 1) {
+      bytes = got->arenaBytes();
+    }
+    if (i > 10) {
+      CHECK(got->arenaBytes() == bytes + 1);  // one more digit
+    }
+  }
+  CHECK(d.heartbeatCopies() == 31);
+}
+
+TEST_CASE("a Node event that changes anything a controller reads is decoded in full") {
+  NodeDecoder d;
+  NodeDecoder full;
+  std::string base = baseNode();
+  auto cached = decodeAgainst(d, base, nullptr);
+  // Each change comes with a heartbeat, as it would from a kubelet or a controller's patch.
+  std::string beat = heartbeat(base, "123457", "2026-07-24T10:05:10Z");
+  struct Change {
+    const char* what;
+    std::string from, to;
+  };
+  const Change changes[] = {
+      {"uid", "5b3a8c2e-8f1d", "5b3a8c2e-8f1e"},
+      {"creationTimestamp", R"("creationTimestamp":"2026-07-24T10:00:00Z")",
+       R"("creationTimestamp":"2026-07-24T10:00:01Z")"},
+      {"deletionTimestamp", R"("creationTimestamp":)",
+       R"("deletionTimestamp":"2026-07-24T11:00:00Z","creationTimestamp":)"},
+      {"label value", R"("node.kubernetes.io/instance-type":"m5.xlarge")",
+       R"("node.kubernetes.io/instance-type":"m5.2xlarge")"},
+      {"label added", R"("labels":{)", R"("labels":{"a.example/new":"x",)"},
+      {"label removed", R"("node-role.kubernetes.io/worker":"",)", ""},
+      {"annotation value", R"("node.alpha.kubernetes.io/ttl":"0")",
+       R"("node.alpha.kubernetes.io/ttl":"15")"},
+      {"annotation added", R"("annotations":{)", R"("annotations":{"b.example/new":"y",)"},
+      {"providerID", R"("providerID":"aws:///eu-west-1a/i-0123456789abcdef0")",
+       R"("providerID":"aws:///eu-west-1a/i-0123456789abcdef1")"},
+      {"podCIDR", R"("podCIDR":"10.244.12.0/24")", R"("podCIDR":"10.244.13.0/24")"},
+      {"podCIDRs", R"("fd00:10:244:12::/64")", R"("fd00:10:244:13::/64")"},
+      {"taint effect", R"("effect":"NoSchedule")", R"("effect":"PreferNoSchedule")"},
+      {"taint timeAdded", R"("timeAdded":"2026-07-24T10:00:05Z")",
+       R"("timeAdded":"2026-07-24T10:00:06Z")"},
+      {"taint removed",
+       R"({"key":"node.cloudprovider.kubernetes.io/uninitialized","value":"true","effect":"NoSchedule"},)",
+       ""},
+      {"unschedulable", R"("spec":{)", R"("spec":{"unschedulable":true,)"},
+      {"address", R"({"type":"InternalIP","address":"10.0.12.34"})",
+       R"({"type":"InternalIP","address":"10.0.12.35"})"},
+      {"address type", R"({"type":"InternalIP","address":"10.0.12.34"})",
+       R"({"type":"ExternalIP","address":"10.0.12.34"})"},
+      {"condition status", R"("status":"True")", R"("status":"False")"},
+      {"condition reason", R"("reason":"KubeletReady")", R"("reason":"KubeletNotReady")"},
+      {"condition transition", R"("lastTransitionTime":"2026-07-24T10:00:30Z")",
+       R"("lastTransitionTime":"2026-07-24T10:05:10Z")"},
+      {"condition removed", R"({"type":"NetworkUnavailable",)", R"({"type":"NetworkGone",)"},
+      {"kubeletVersion", R"("kubeletVersion":")", R"("kubeletVersion":"x)"},
+      {"bootID", R"("bootID":")", R"("bootID":"x)"},
+      {"architecture", R"("architecture":"amd64")", R"("architecture":"arm64")"},
+  };
+  uint64_t copies = d.heartbeatCopies();
+  for (const Change& c : changes) {
+    CAPTURE(c.what);
+    std::string json = replaced(beat, c.from, c.to);
+    auto got = decodeAgainst(d, json, cached.get());
+    CHECK(d.heartbeatCopies() == copies);
+    CHECK(describe(*got) == describe(*decodeWith(full, json)));
+    CHECK(describe(*got) != describe(*decodeWith(full, beat)));
+  }
+  // The same heartbeat without a change is taken.
+  auto same = decodeAgainst(d, beat, cached.get());
+  CHECK(d.heartbeatCopies() == copies + 1);
+  CHECK(describe(*same) == describe(*decodeWith(full, beat)));
+}
+
+}  // namespace ccm::kube
+
+namespace ccm::kube {
+
+TEST_CASE("labels and annotations in any order are kept sorted by key, equal keys in order") {
+  for (int count : {3, 20, 64, 65, 200}) {
+    CAPTURE(count);
+    std::string labels;
+    std::string annotations;
+    for (int i = count - 1; i >= 0; --i) {
+      labels += fmt::format(R"("k{:03}":"v{}",)", i, i);
+      annotations += fmt::format(R"("a{:03}":"w{}",)", (i * 7) % count, i);
+    }
+    labels.pop_back();
+    annotations.pop_back();
+    auto r = decodeNode(fmt::format(R"({{"metadata":{{"name":"n","labels":{{{}}},)"
+                                    R"("annotations":{{{}}}}}}})",
+                                    labels, annotations));
+    REQUIRE(r.ok());
+    const Node& n = **r;
+    REQUIRE(n.labels.size() == static_cast<size_t>(count));
+    CHECK(std::is_sorted(n.labels.begin(), n.labels.end(),
+                         [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; }));
+    CHECK(std::is_sorted(n.annotations.begin(), n.annotations.end(),
+                         [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; }));
+    for (int i = 0; i < count; ++i) {
+      CHECK(n.label(fmt::format("k{:03}", i)) == fmt::format("v{}", i));
+    }
+  }
+  // Equal keys (a malformed map) keep their order, as before.
+  auto r = decodeNode(R"({"metadata":{"name":"n","labels":{"b":"1","a":"x","b":"2","a":"y"}}})");
+  REQUIRE(r.ok());
+  REQUIRE((*r)->labels.size() == 4);
+  CHECK((*r)->labels[0].value == "x");
+  CHECK((*r)->labels[1].value == "y");
+  CHECK((*r)->labels[2].value == "1");
+  CHECK((*r)->labels[3].value == "2");
 }
 
 }  // namespace ccm::kube
