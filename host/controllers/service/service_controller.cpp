@@ -110,13 +110,16 @@ struct ServiceController::NodePass {
   Clock::MonoTime start_;
 };
 
-ServiceController::ServiceController(const ControllerContext& context)
+ServiceController::ServiceController(const ControllerContext& context,
+                                     std::function<bool()> release)
     : context_(context),
       cluster_name_(context.options.cluster_name),
       recorder_(context.events.recorder(std::string(kComponent))),
       workers_(std::max(1, context.options.concurrent_service_syncs)),
       classes_(ClassSelection::fromFlags(context.options.load_balancer_classes,
                                          context.options.load_balancer_class_only)),
+      burst_release_({.min_items = kBurstReleaseHosts, .min_interval = kBurstReleaseInterval},
+                     context.clock, std::move(release)),
       guard_(std::make_shared<HandlerGuard>()) {
   service_queue_ = std::make_unique<WorkQueue>("service", serviceControllerRateLimiter(),
                                                context.clock, &context.metrics);
@@ -334,17 +337,23 @@ bool ServiceController::processNextServiceItem() {
   if (!key) {
     return false;
   }
+  syncs_in_work_.fetch_add(1);
   if (!validKey(*key)) {
     log::error("Dropping a service queue key of unexpected format", {{"key", *key}});
     service_queue_->forget(*key);
-    service_queue_->done(*key);
-    return true;
+  } else {
+    Status st = syncService(*key);
+    handleResult(*key, st);
   }
-  syncs_running_.fetch_add(1);
-  Status st = syncService(*key);
-  handleResult(*key, st);
   service_queue_->done(*key);
-  if (syncs_running_.fetch_sub(1) == 1 && service_queue_->len() == 0) {
+  noteSyncDone();
+  return true;
+}
+
+void ServiceController::noteSyncDone() {
+  // The last sync of a burst to finish (none in work, none ready) releases: a drain seen
+  // while other workers still hold their calls' inputs would leave those to the heap.
+  if (syncs_in_work_.fetch_sub(1) == 1 && service_queue_->len() == 0) {
     // The wave of load-balancer calls is over: the host set's converted forms (a copy of
     // every host for the provider) are not kept until the next one.
     std::shared_ptr<const NodeSet> set;
@@ -355,8 +364,8 @@ bool ServiceController::processNextServiceItem() {
     if (set) {
       set->releaseForms();
     }
+    burst_release_.noteDrained();
   }
-  return true;
 }
 
 void ServiceController::handleResult(const std::string& key, const Status& st) {
@@ -665,6 +674,7 @@ std::pair<ServiceController::Op, Status> ServiceController::ensurePath(
   ServiceRefHolder holder(svc);
   auto status =
       context_.provider.ensureLoadBalancerShared(cluster_name_, holder.ref(), nodes->hosts());
+  burst_release_.noteDone(nodes->size());
   if (!status.ok()) {
     if (status.status().code() == Code::ImplementedElsewhere) {
       log::infoV(4, "Load balancer implemented elsewhere; nothing to do", {{"service", key}});
@@ -702,6 +712,7 @@ std::optional<Status> ServiceController::syncHosts(
   auto start = context_.clock.now();
   Status st =
       context_.provider.updateLoadBalancerShared(cluster_name_, holder.ref(), nodes->hosts());
+  burst_release_.noteDone(nodes->size());
   if (lb_sync_total_ != nullptr) {
     lb_sync_total_->noLabels().inc();
   }

@@ -21,6 +21,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +37,7 @@
 #include "host/controllers/service/node_set.hpp"
 #include "host/controllers/service/service_cache.hpp"
 #include "host/controllers/service/service_predicates.hpp"
+#include "host/runtime/burst_release.hpp"
 #include "host/runtime/work_queue.hpp"
 
 namespace ccm::controllers::service {
@@ -47,7 +51,15 @@ class ServiceController final : public Controller {
   static constexpr std::string_view kMetricName = "service";  // running_managed_controllers
   static constexpr std::string_view kComponent = "service-controller";  // event source
 
-  explicit ServiceController(const ControllerContext& context);
+  // Host entries handed to the provider since the last release before a drain releases
+  // again (two load balancers' host sets at 5,000 nodes), and the shortest time between two.
+  static constexpr size_t kBurstReleaseHosts = 10000;
+  static constexpr std::chrono::milliseconds kBurstReleaseInterval{2000};
+
+  // `release` gives freed heap back after a burst; it defaults to runtime::releaseFreeMemory
+  // (tests pass a counter).
+  explicit ServiceController(const ControllerContext& context,
+                             std::function<bool()> release = {});
   ~ServiceController() override;
 
   std::string_view name() const override { return kName; }
@@ -75,6 +87,8 @@ class ServiceController final : public Controller {
   WorkQueue& serviceQueue() { return *service_queue_; }
   WorkQueue& nodeQueue() { return *node_queue_; }
   const ServiceCache& cache() const { return cache_; }
+  // Releases of freed heap so far (after the service queue drained).
+  uint64_t burstReleases() const { return burst_release_.releases(); }
 
  private:
   enum class Op { None, Ensure, Delete };
@@ -103,6 +117,9 @@ class ServiceController final : public Controller {
   void enqueueHosts(const std::string& key, std::shared_ptr<NodePass> pass);
   Pending takePending(const std::string& key);
   void handleResult(const std::string& key, const Status& st);
+  // A service key is done: releases freed heap when it was the last in work and none is
+  // ready (after enough host entries were handed to the provider).
+  void noteSyncDone();
 
   Status processServiceDeletion(const std::string& key);
   Status processServiceCreateOrUpdate(const std::string& key,
@@ -153,12 +170,12 @@ class ServiceController final : public Controller {
   // instead of rewriting a status the server can never show.
   std::atomic<bool> server_drops_ip_mode_{false};
 
+  runtime::BurstRelease burst_release_;
+  std::atomic<int> syncs_in_work_{0};  // service keys taken and not yet done
+
   std::atomic<uint64_t> node_generation_{1};
   std::mutex node_set_mu_;
   std::shared_ptr<const NodeSet> node_set_;  // guarded by node_set_mu_
-  // Service syncs running now: when the last one ends with the queue empty, the providers'
-  // forms of the host set are dropped (a wave of calls is over).
-  std::atomic<int> syncs_running_{0};
 
   metrics::Family<metrics::Counter>* lb_sync_total_ = nullptr;
   metrics::Family<metrics::Counter>* nodesync_error_total_ = nullptr;

@@ -564,11 +564,29 @@ StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_vie
     id = next_id_++;
     pending_[id] = pending;
   }
-  Writer w(FrameKind::Call);
-  w.u64(id);
-  w.u8(static_cast<uint8_t>(method));
-  args(w);
-  Status sent = send(w.payload());
+  Status sent;
+  {
+    // The request is freed once it is in the socket, not kept while the call runs: a
+    // load-balancer call's request holds every host, and with --concurrent-service-syncs
+    // calls waiting on the provider the host kept that many copies of the host list. At
+    // most kRequestSlots are built at once.
+    request_slots_.acquire();
+    class SlotRelease {
+     public:
+      explicit SlotRelease(std::counting_semaphore<kRequestSlots>& slots) : slots_(slots) {}
+      SlotRelease(const SlotRelease&) = delete;
+      SlotRelease& operator=(const SlotRelease&) = delete;
+      ~SlotRelease() { slots_.release(); }
+
+     private:
+      std::counting_semaphore<kRequestSlots>& slots_;
+    } slot(request_slots_);
+    Writer w(FrameKind::Call);  // destroyed before `slot`: freed before the slot is given back
+    w.u64(id);
+    w.u8(static_cast<uint8_t>(method));
+    args(w);
+    sent = send(w.payload());
+  }
   std::unique_lock lock(mu_);
   if (!sent.ok() && !pending->done) {
     pending_.erase(id);

@@ -20,6 +20,12 @@
 // supervisor spawns while the destructor runs is stopped the same way. A stop requested
 // (options.stop) before or during the first start ends that start as Cancelled.
 //
+// Requests are built and sent at most kRequestSlots at a time, and each is freed once sent:
+// a load-balancer call's request holds every host, and --concurrent-service-syncs workers
+// each building one at once (then waiting for the answer) made the host's peak grow with
+// workers x nodes. Sends are one at a time anyway (one socket), so the bound costs no
+// throughput.
+//
 // Every frame to the child is sent within write_bound; a child that does not take one in time
 // is killed and restarted, so one stuck child never blocks callers for longer than that.
 //
@@ -38,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <variant>
@@ -169,6 +176,10 @@ class IsolatedProvider final : public Provider {
   std::chrono::steady_clock::time_point next_start_;  // guarded by mu_
   uint64_t next_id_ = 1;                                      // guarded by mu_
   std::map<uint64_t, std::shared_ptr<Pending>> pending_;      // guarded by mu_
+
+  // Requests being built or sent (see the top of this file).
+  static constexpr std::ptrdiff_t kRequestSlots = 2;
+  std::counting_semaphore<kRequestSlots> request_slots_{kRequestSlots};
 
   std::mutex write_mu_;
   int fd_ = -1;  // guarded by write_mu_: the host's end of the current child's socket

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -189,19 +190,32 @@ Status writeFrame(int fd, std::string_view payload, std::chrono::milliseconds bo
                   fmt::format("frame of {} bytes not sent (1 to {} allowed)", payload.size(),
                               kMaxFrame));
   }
-  std::string frame;
-  frame.reserve(4 + payload.size());
+  // The length header and the payload go out from their own buffers (one sendmsg with two
+  // pieces): a load-balancer call's payload holds every host, and a copy of it behind a
+  // header would double what each call in flight keeps.
+  std::array<char, 4> header{};
   auto size = static_cast<uint32_t>(payload.size());
-  for (int i = 0; i < 4; ++i) {
-    frame.push_back(static_cast<char>(static_cast<uint8_t>(size >> (8 * i))));
+  for (size_t i = 0; i < header.size(); ++i) {
+    header[i] = static_cast<char>(static_cast<uint8_t>(size >> (8 * i)));
   }
-  frame.append(payload);
+  const size_t total = header.size() + payload.size();
   const bool bounded = bound.count() > 0;
   const auto give_up = std::chrono::steady_clock::now() + bound;
   size_t done = 0;
-  while (done < frame.size()) {
-    ssize_t n = ::send(fd, frame.data() + done, frame.size() - done,
-                       MSG_NOSIGNAL | (bounded ? MSG_DONTWAIT : 0));
+  while (done < total) {
+    std::array<iovec, 2> pieces{};
+    size_t count = 0;
+    if (done < header.size()) {
+      pieces[count++] = {header.data() + done, header.size() - done};
+    }
+    const size_t in_payload = done < header.size() ? 0 : done - header.size();
+    // sendmsg does not write through iov_base; the cast only fits the C struct.
+    pieces[count++] = {const_cast<char*>(payload.data()) + in_payload,  // NOLINT
+                       payload.size() - in_payload};
+    msghdr msg{};
+    msg.msg_iov = pieces.data();
+    msg.msg_iovlen = count;
+    ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | (bounded ? MSG_DONTWAIT : 0));
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -211,7 +225,7 @@ Status writeFrame(int fd, std::string_view payload, std::chrono::milliseconds bo
       if (left.count() <= 0) {
         return Status(Code::DeadlineExceeded,
                       fmt::format("the provider process took {} of {} bytes within {}ms",
-                                  done, frame.size(), bound.count()));
+                                  done, total, bound.count()));
       }
       pollfd p{fd, POLLOUT, 0};
       ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, 60000)));

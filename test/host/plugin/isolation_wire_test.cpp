@@ -6,9 +6,11 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <chrono>
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "host/plugin/isolation/dispatch.hpp"
 #include "host/plugin/isolation/values.hpp"
@@ -398,6 +400,42 @@ TEST_CASE("random bytes never crash the decoders") {
     NodeData d;
     Reader r3(bytes);
     d.decode(r3);
+  }
+}
+
+TEST_CASE("frames: a frame far larger than the socket buffer arrives whole, in order") {
+  // The header and the payload are sent from their own buffers, a piece at a time as the
+  // reader takes them: each partial send must resume at the right byte, header or payload.
+  for (int bound_ms : {0, 10000}) {
+    CAPTURE(bound_ms);
+    std::array<int, 2> fds{};
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds.data()) == 0);
+    int small = 4096;
+    REQUIRE(::setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) == 0);
+    std::mt19937 rng(7);
+    std::string first(3 * 1024 * 1024 + 3, '\0');
+    for (auto& ch : first) {
+      ch = static_cast<char>(rng());
+    }
+    const std::string second = "after";
+    Status sent_first;
+    Status sent_second;
+    std::thread writer([&] {
+      sent_first = writeFrame(fds[0], first, std::chrono::milliseconds(bound_ms));
+      sent_second = writeFrame(fds[0], second, std::chrono::milliseconds(bound_ms));
+    });
+    auto a = readFrame(fds[1]);
+    auto b = readFrame(fds[1]);
+    writer.join();
+    CHECK(sent_first.ok());
+    CHECK(sent_second.ok());
+    REQUIRE(a.ok());
+    CHECK(a->size() == first.size());
+    CHECK(*a == first);
+    REQUIRE(b.ok());
+    CHECK(*b == second);
+    ::close(fds[0]);
+    ::close(fds[1]);
   }
 }
 

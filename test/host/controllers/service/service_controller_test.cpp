@@ -1502,4 +1502,65 @@ TEST_CASE("a busy cloud (FAILED_PRECONDITION with a retry-after) is a Normal eve
   CHECK_FALSE(contains(e.eventReasons(), "LoadBalancerPending"));
 }
 
+// ---- Giving freed heap back after a burst of syncs ------------------------------------------
+
+TEST_CASE("memory: a drained service queue gives freed heap back after enough host entries") {
+  FakeClock clock;
+  Harness h(clock);
+  constexpr size_t kNodes = 100;
+  constexpr size_t kServices = ServiceController::kBurstReleaseHosts / kNodes;
+  for (size_t i = 0; i < kNodes; ++i) {
+    h.addNode(node(fmt::format("n{:03}", i)));
+  }
+  int releases = 0;
+  auto ctx = h.context();
+  ServiceController c(ctx, [&] {
+    ++releases;
+    return true;
+  });
+  c.registerHandlers();
+  auto runServiceQueue = [&] {
+    while (c.serviceQueue().len() > 0) {
+      REQUIRE(c.processNextServiceItem());
+    }
+  };
+  auto addLoadBalancer = [&](size_t i) {
+    SvcSpec s;
+    s.name = fmt::format("lb-{}", i);
+    s.uid = fmt::format("uid-lb-{}", i);
+    h.addService(s);
+  };
+
+  // One load balancer short of the threshold: every ensure handed the provider 100 hosts,
+  // the queue drained, and nothing was released.
+  for (size_t i = 0; i + 1 < kServices; ++i) {
+    addLoadBalancer(i);
+  }
+  runServiceQueue();
+  CHECK(h.provider.calls("ensure").size() == kServices - 1);
+  CHECK(releases == 0);
+
+  // The last one reaches it: the drain after it releases, once.
+  addLoadBalancer(kServices - 1);
+  runServiceQueue();
+  CHECK(releases == 1);
+  CHECK(c.burstReleases() == 1);
+
+  // A node joins: every load balancer gets a host update of 101 hosts (over the threshold
+  // again), but the drain comes within the minimum interval, so the work stays counted.
+  h.addNode(node("n100"));
+  c.syncNodes();
+  runServiceQueue();
+  CHECK(h.provider.calls("update").size() == kServices);
+  CHECK(releases == 1);
+
+  // Once the interval has passed, the next drain releases what was counted.
+  clock.advance(ServiceController::kBurstReleaseInterval);
+  // (one more load balancer's ensure ends the next burst)
+  addLoadBalancer(kServices);
+  runServiceQueue();
+  CHECK(releases == 2);
+  CHECK(c.burstReleases() == 2);
+}
+
 }  // namespace ccm::controllers::service
