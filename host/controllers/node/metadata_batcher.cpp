@@ -129,13 +129,14 @@ std::vector<MetadataAnswer> MetadataBatcher::getAll(const std::vector<NodePtr>& 
     }
     // A batch holds at most max_batch_ nodes: a worker's share is far smaller, but fetch in
     // pieces should a caller ever pass more. The announced nodes ride with the last piece.
+    const std::vector<std::string> none;
     for (size_t from = 0; from < mine.size(); from += max_batch_) {
       size_t to = std::min(mine.size(), from + max_batch_);
       std::vector<NodePtr> piece;
       for (size_t k = from; k < to; ++k) {
         piece.push_back(nodes[mine[k]]);
       }
-      auto answers = fetch(piece, to == mine.size() ? std::move(others) : std::vector<std::string>{});
+      auto answers = fetch(piece, to == mine.size() ? others : none);
       for (size_t k = from; k < to; ++k) {
         out[mine[k]] = std::move(answers[k - from]);
       }
@@ -145,7 +146,7 @@ std::vector<MetadataAnswer> MetadataBatcher::getAll(const std::vector<NodePtr>& 
 }
 
 std::vector<MetadataAnswer> MetadataBatcher::fetch(const std::vector<NodePtr>& mine,
-                                                   std::vector<std::string> others) {
+                                                   const std::vector<std::string>& others) {
   std::vector<NodePtr> batch = mine;
   for (const auto& name : others) {
     auto other = lookup_(name);

@@ -78,7 +78,7 @@ class MetadataBatcher {
   // One provider call for `mine` (claimed by the caller) and `others` (announced nodes the
   // caller claimed along); returns the answers for `mine`, files the others' in ready_.
   std::vector<MetadataAnswer> fetch(const std::vector<NodePtr>& mine,
-                                    std::vector<std::string> others);
+                                    const std::vector<std::string>& others);
   // Takes up to `room` announced nodes nobody is fetching, in arrival order. mu_ held.
   std::vector<std::string> takePendingLocked(size_t room);
   void expireLocked(Clock::MonoTime now);

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
-#include "test/support/controller_harness.hpp"
+#include "test/host/controllers/lifecycle/lifecycle_world.hpp"
 
 namespace ccm::testing {
 namespace {
@@ -20,79 +20,8 @@ constexpr const char* kZone = "topology.kubernetes.io/zone";
 constexpr const char* kZoneBeta = "failure-domain.beta.kubernetes.io/zone";
 constexpr const char* kShutdown = "node.cloudprovider.kubernetes.io/shutdown";
 
-// Instances: every node exists and runs unless named in `absent`; counts the calls.
-class CountingInstances final : public UnimplementedProvider {
- public:
-  CountingInstances() : UnimplementedProvider("instances") {}
-  void setAbsent(std::set<std::string> names) {
-    std::lock_guard lock(mu_);
-    absent_ = std::move(names);
-  }
-  StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef& node) override {
-    std::lock_guard lock(mu_);
-    asked_.insert(std::string(node.name));
-    return absent_.count(std::string(node.name)) ? plugin::Existence::NotFound
-                                                 : plugin::Existence::Exists;
-  }
-  // The nodes asked about since the last call.
-  std::set<std::string> takeAsked() {
-    std::lock_guard lock(mu_);
-    return std::exchange(asked_, {});
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> absent_;  // guarded by mu_
-  std::set<std::string> asked_;   // guarded by mu_
-};
-
-struct Fixture {
-  FakeClock clock;
-  options::Options options;
-  kube::FakeKubeApi api;
-  kube::Informer<kube::Node> nodes{nullptr};
-  kube::Informer<kube::Service> services{nullptr};
-  CountingInstances provider;
-  kube::EventBroadcaster events{api};
-  metrics::Registry registry;
-  controllers::ControllerContext ctx{options,  api,    nodes,    services,
-                                     provider, events, registry, clock};
-  int rv = 100;
-
-  Fixture() {
-    options.node_monitor_period = std::chrono::seconds(5);
-    options.node_eviction_rate = 1.0;
-    options.concurrent_node_syncs = 3;
-    nodes.start();
-    services.start();
-  }
-  void put(const std::string& type, NodeSpec n) {
-    n.rv = std::to_string(++rv);
-    nodes.injectForTest(type, makeNode(n));
-  }
-  // Nodes <zone>-<i>, Ready.
-  void addZone(const std::string& zone, int count) {
-    for (int i = 0; i < count; ++i) {
-      NodeSpec n;
-      n.name = zone + "-" + std::to_string(i);
-      n.labels = {{kZone, zone}};
-      put("ADDED", n);
-    }
-  }
-  void setReady(const std::string& name, bool ready) {
-    NodeSpec n;
-    n.name = name;
-    n.ready = ready;
-    n.labels = {{kZone, name.substr(0, name.rfind('-'))}};
-    put("MODIFIED", n);
-  }
-  std::vector<std::string> deleted() const {
-    std::vector<std::string> out;
-    for (const auto& c : api.callsFor("DELETE")) {
-      out.push_back(c.path.substr(c.path.rfind('/') + 1));
-    }
-    return out;
-  }
+struct Fixture : LifecycleWorld {
+  Fixture() { options.concurrent_node_syncs = 3; }
 };
 
 TEST_CASE("a pass hands only nodes that need a provider call or a taint removed to its workers") {

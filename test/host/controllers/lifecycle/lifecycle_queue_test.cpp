@@ -8,7 +8,7 @@
 #include <set>
 
 #include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
-#include "test/support/controller_harness.hpp"
+#include "test/host/controllers/lifecycle/lifecycle_world.hpp"
 #include "test/support/log_capture.hpp"
 
 namespace ccm::testing {
@@ -16,76 +16,15 @@ namespace {
 
 using controllers::lifecycle::NodeLifecycleController;
 
-// Instances: every node exists unless named in `absent`.
-class InstancesProvider final : public UnimplementedProvider {
- public:
-  InstancesProvider() : UnimplementedProvider("instances") {}
-  void setAbsent(std::set<std::string> names) {
-    std::lock_guard lock(mu_);
-    absent_ = std::move(names);
-  }
-  StatusOr<plugin::Existence> instanceExists(const plugin::NodeRef& node) override {
-    std::lock_guard lock(mu_);
-    return absent_.count(std::string(node.name)) ? plugin::Existence::NotFound
-                                                 : plugin::Existence::Exists;
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> absent_;  // guarded by mu_
-};
-
-struct Fixture {
-  FakeClock clock;
-  options::Options options;
-  kube::FakeKubeApi api;
-  kube::Informer<kube::Node> nodes{nullptr};
-  kube::Informer<kube::Service> services{nullptr};
-  InstancesProvider provider;
-  kube::EventBroadcaster events{api};
-  metrics::Registry registry;
-  controllers::ControllerContext ctx{options,  api,    nodes,    services,
-                                     provider, events, registry, clock};
-  int rv = 100;
-
+struct Fixture : LifecycleWorld {
   double deferred(const std::string& zone, const std::string& reason) const {
     double v = registry.valueForTest("ccm_node_deletions_deferred_total", {zone, reason});
     return v < 0 ? 0 : v;
   }
 
   Fixture() {
-    options.node_monitor_period = std::chrono::seconds(5);
-    options.node_eviction_rate = 1.0;
     options.secondary_node_eviction_rate = 0.01;
     options.concurrent_node_syncs = 2;
-    nodes.start();
-    services.start();
-  }
-
-  // Nodes zone-<z>-<i>, Ready unless listed.
-  void addZone(const std::string& zone, int count) {
-    for (int i = 0; i < count; ++i) {
-      NodeSpec n;
-      n.name = zone + "-" + std::to_string(i);
-      n.labels = {{"topology.kubernetes.io/zone", zone}};
-      nodes.injectForTest("ADDED", makeNode(n));
-    }
-  }
-  void setReady(const std::string& name, bool ready, const std::string& uid = "") {
-    NodeSpec n;
-    n.name = name;
-    n.uid = uid;
-    n.ready = ready;
-    n.rv = std::to_string(++rv);
-    n.labels = {{"topology.kubernetes.io/zone", name.substr(0, name.rfind('-'))}};
-    nodes.injectForTest("MODIFIED", makeNode(n));
-  }
-  std::vector<std::string> deleted() const {
-    std::vector<std::string> out;
-    for (const auto& c : api.callsFor("DELETE")) {
-      out.push_back(c.path.substr(c.path.rfind('/') + 1));
-    }
-    return out;
   }
 };
 
