@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "kubesim/api_error.hpp"
+#include "kubesim/object_table.hpp"
 #include "kubesim/resource_registry.hpp"
 #include "kubesim/stored_object.hpp"
 #include "kubesim/watcher.hpp"
@@ -131,7 +132,7 @@ class ObjectStore {
 
  private:
   struct Storage {
-    std::map<std::string, ObjectPtr, std::less<>> objects;
+    ObjectTable<ObjectPtr> objects;  // by store key; key order for lists and watches
     std::deque<EventPtr> history;
     uint64_t compacted = 0;  // history holds every event with rv > compacted
     std::vector<std::shared_ptr<Watcher>> watchers;
