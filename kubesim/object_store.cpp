@@ -231,6 +231,12 @@ void ObjectStore::notify(const EventPtr& ev) {
 
 ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const ObjectPtr& expected,
                                            const PreparedObject& next) {
+  PreparedObject copy = next;
+  return put(type, expected, std::move(copy));
+}
+
+ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const ObjectPtr& expected,
+                                           PreparedObject&& next) {
   std::string_view key =
       scratchKey(type.namespaced ? std::string_view(next.ns) : std::string_view(), next.name);
   EventPtr ev;
@@ -247,7 +253,7 @@ ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const Objec
       return {CommitStatus::NoOp, cur};
     }
     uint64_t rv = ++rv_;
-    ObjectPtr obj = next.finish(rv);
+    ObjectPtr obj = std::move(next).finish(rv);
     if (slot == nullptr) {
       s.objects.insertOrAssign(key, obj);
     } else {

@@ -84,7 +84,9 @@ class ObjectStore {
     ObjectPtr object;  // the stored object (Ok, NoOp) or the current one (Stale)
   };
   // Stores next under (ns, name) if the current object is still `expected` (nullptr: must
-  // not exist). NoOp when next has the same content as the current object.
+  // not exist). NoOp when next has the same content as the current object. The rvalue form
+  // takes next's strings when it commits (Ok); next is left as it was otherwise.
+  CommitResult put(const ResourceType& type, const ObjectPtr& expected, PreparedObject&& next);
   CommitResult put(const ResourceType& type, const ObjectPtr& expected, const PreparedObject& next);
   // Deletes (ns, name) if the current object is still `expected`. final_state, when given, is
   // the content watchers see in the DELETED event (an update that removed the last finalizer).

@@ -66,7 +66,25 @@ bool PreparedObject::sameContentAs(const StoredObject& stored) const {
                      json.size() - marker_pos - marker_len) == 0;
 }
 
-ObjectPtr PreparedObject::finish(uint64_t rv) const {
+ObjectPtr PreparedObject::finish(uint64_t rv) && {
+  auto obj = std::make_shared<StoredObject>();
+  std::string digits = decimal(rv);
+  obj->json = std::move(json);
+  obj->json.replace(marker_pos, kRvMarker.size(), digits);
+  obj->rv = rv;
+  obj->rv_pos = static_cast<uint32_t>(marker_pos);
+  obj->rv_len = static_cast<uint32_t>(digits.size());
+  obj->ns = std::move(ns);
+  obj->name = std::move(name);
+  obj->uid = std::move(uid);
+  obj->labels = std::move(labels);
+  obj->fields = std::move(fields);
+  obj->deleting = deleting;
+  obj->has_finalizers = has_finalizers;
+  return obj;
+}
+
+ObjectPtr PreparedObject::finish(uint64_t rv) const& {
   auto obj = std::make_shared<StoredObject>();
   std::string digits = decimal(rv);
   obj->json.reserve(json.size() - kRvMarker.size() + digits.size());
@@ -176,7 +194,7 @@ ObjectPtr storedFromJson(const ResourceType& type, std::string json) {
     rv = parseDecimal(stringMember(*meta, "resourceVersion")).value_or(0);
   }
   PreparedObject p = prepareObject(type, doc, doc.GetAllocator());
-  return p.finish(rv);
+  return std::move(p).finish(rv);
 }
 
 std::string fieldValue(const JsonValue& obj, std::string_view label) {
