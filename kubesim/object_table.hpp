@@ -35,8 +35,8 @@ class ObjectTable {
   // The index views the map's nodes: a copy would view the source's (never copied today).
   ObjectTable(const ObjectTable&) = delete;
   ObjectTable& operator=(const ObjectTable&) = delete;
-  ObjectTable(ObjectTable&&) = default;  // nodes move with the map: the views stay valid
-  ObjectTable& operator=(ObjectTable&&) = default;
+  ObjectTable(ObjectTable&&) noexcept = default;  // nodes move with the map: views stay valid
+  ObjectTable& operator=(ObjectTable&&) noexcept = default;
   ~ObjectTable() = default;
 
   // The value under key, or nullptr. The pointer is valid until key is erased.

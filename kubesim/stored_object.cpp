@@ -111,7 +111,7 @@ constexpr std::string_view kRvNeedle = "\"resourceVersion\":\"@@kubesim-resource
 static_assert(kRvNeedle.substr(kRvNeedle.size() - kRvMarker.size()) == kRvMarker);
 
 // The per-thread serialisation buffer keeps its memory between writes up to this size.
-constexpr size_t kKeptBufferBytes = 256 * 1024;
+constexpr size_t kKeptBufferBytes = size_t{256} * 1024;
 
 // ObjectMeta's fields in the order kube-apiserver writes them (the Go struct's order), so
 // answers and watch events read like the real server's: a client that stops at the
