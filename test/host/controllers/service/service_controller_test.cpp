@@ -678,6 +678,13 @@ TEST_CASE("a heartbeat (a new Node version the provider does not see) leaves no 
   CHECK(set->refs()[0].name == "n1");
   CHECK(set->refs()[0].uid == "uid-n1");
   CHECK(set->refs()[0].provider_id == "fake://n1");
+  // What the set holds is exported for the scale benchmark.
+  CHECK(h.registry.valueForTest("ccm_service_host_set_nodes") == 2);
+  CHECK(h.registry.valueForTest("ccm_service_host_set_bytes", {"text"}) ==
+        static_cast<double>(set->textBytes()));
+  CHECK(h.registry.valueForTest("ccm_service_host_set_bytes", {"refs"}) ==
+        static_cast<double>(set->refBytes()));
+  CHECK(set->textBytes() > 0);
 }
 
 TEST_CASE("a host update error is retried through the service queue, as a full ensure") {
