@@ -24,6 +24,7 @@ GROWTH = [
     ("1 node burst", "kubesim CPU per node", "join: kubesim CPU", "us", None),
     ("2 steady state", "bytes per cached node", "memory: cached node", "bytes", None),
     ("2 steady state", "bytes per cached Service", "memory: cached Service", "bytes", None),
+    ("2 steady state", "bytes per node of the host set", "memory: LB host set", "bytes", None),
     ("2 steady state", "RSS after start-up", "memory: steady RSS", "bytes", 1048576.0),
     ("2 steady state", "CPU per minute while idle (kubelet heartbeats running)",
      "steady: CPU per minute", "us", 1e6),

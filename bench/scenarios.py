@@ -365,6 +365,16 @@ def cached_bytes_rows(s, case, m, load):
                        "bytes", load=load,
                        note="ccm_informer_cached_bytes / _objects{resource=\"%s\"}: %.1f MiB "
                        "for %d" % (resource, held / 1048576.0, objects)))
+    set_nodes = m.sum("ccm_service_host_set_nodes")
+    if set_nodes > 0:  # the load balancers' host set (a build from before the gauge: none)
+        text = m.sum("ccm_service_host_set_bytes", part="text")
+        refs = m.sum("ccm_service_host_set_bytes", part="refs")
+        out.append(row(s, case, "bytes per node of the host set", (text + refs) / set_nodes,
+                       "bytes", load=load,
+                       note="ccm_service_host_set_bytes / _nodes: text %.0f + refs %.0f bytes "
+                       "per node, %.1f MiB for %d" %
+                       (text / set_nodes, refs / set_nodes, (text + refs) / 1048576.0,
+                        set_nodes)))
     return out
 
 

@@ -16,8 +16,10 @@ namespace ccm::controllers {
 
 // Holds NodeRefs for a set of nodes. The refs' arrays (labels, annotations, addresses) of
 // all the nodes given to one add() share one block each, never moved once filled, so a ref
-// stays valid until the NodeRefs goes; a NodeSet of 100,000 nodes holds three blocks, not
-// three vectors per node.
+// stays valid until the NodeRefs goes: one add() of 100,000 nodes makes two blocks, not two
+// vectors per node. The refs view the Nodes' own strings, so a NodeRefs keeps its Nodes
+// alive; the service controller's NodeSet, kept across heartbeats, copies the strings
+// instead (host/controllers/service/node_set.hpp).
 class NodeRefs {
  public:
   NodeRefs() = default;

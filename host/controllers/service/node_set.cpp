@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <unordered_set>
 
 #include "host/controllers/service/service_predicates.hpp"
 
@@ -28,7 +29,7 @@ void addLengthPrefixed(EVP_MD_CTX* ctx, std::string_view text) {
 }
 
 // FNV-1a over the same length-prefixed pairs: the digest only if OpenSSL cannot give SHA-256.
-std::array<uint64_t, 2> fnvDigest(const std::vector<std::shared_ptr<const kube::Node>>& nodes) {
+std::array<uint64_t, 2> fnvDigest(std::span<const plugin::NodeRef> nodes) {
   std::array<uint64_t, 2> h{0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
   auto add = [&h](std::string_view text) {
     uint64_t size = text.size();
@@ -41,14 +42,14 @@ std::array<uint64_t, 2> fnvDigest(const std::vector<std::shared_ptr<const kube::
     }
   };
   for (const auto& n : nodes) {
-    add(n->name);
-    add(n->provider_id);
+    add(n.name);
+    add(n.provider_id);
   }
   return h;
 }
 
 // nodes sorted by name.
-Membership membershipOf(const std::vector<std::shared_ptr<const kube::Node>>& nodes) {
+Membership membershipOf(std::span<const plugin::NodeRef> nodes) {
   Membership m;
   m.count = nodes.size();
   std::unique_ptr<EVP_MD_CTX, DigestContextFree> ctx(EVP_MD_CTX_new());
@@ -56,8 +57,8 @@ Membership membershipOf(const std::vector<std::shared_ptr<const kube::Node>>& no
   unsigned int length = 0;
   bool ok = ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) == 1;
   for (size_t i = 0; ok && i < nodes.size(); ++i) {
-    addLengthPrefixed(ctx.get(), nodes[i]->name);
-    addLengthPrefixed(ctx.get(), nodes[i]->provider_id);
+    addLengthPrefixed(ctx.get(), nodes[i].name);
+    addLengthPrefixed(ctx.get(), nodes[i].provider_id);
   }
   ok = ok && EVP_DigestFinal_ex(ctx.get(), digest, &length) == 1 && length >= 16;
   if (ok) {
@@ -68,33 +69,171 @@ Membership membershipOf(const std::vector<std::shared_ptr<const kube::Node>>& no
   return m;
 }
 
+// Annotation values up to this size are taken for ones nodes share ("true", "0"); longer ones
+// (a CSI driver's node ID, a provided IP) are each node's own.
+constexpr size_t kSharedAnnotationValue = 16;
+
+// The node's own strings: copied once per node, in the block sized by ownBytes().
+bool ownAddress(const kube::Node& n, const kube::NodeAddress& a) { return a.address != n.name; }
+bool ownAnnotationValue(std::string_view v) { return v.size() > kSharedAnnotationValue; }
+
+// Bytes of a node's own strings (what TextStore::own() is asked for).
+size_t ownBytes(const kube::Node& n) {
+  size_t bytes = n.name.size() + n.uid.size() + n.provider_id.size() +
+                 n.node_info.machine_id.size() + n.node_info.system_uuid.size() +
+                 n.node_info.boot_id.size();
+  for (const auto& a : n.addresses) {
+    bytes += ownAddress(n, a) ? a.address.size() : 0;
+  }
+  for (const auto& kv : n.annotations) {
+    bytes += ownAnnotationValue(kv.value) ? kv.value.size() : 0;
+  }
+  return bytes;
+}
+
+// The set's text: each node's own strings in one block sized in advance, the strings nodes
+// share once each in blocks allocated as they fill (never moved, so views stay valid).
+class TextStore {
+ public:
+  TextStore(size_t own_bytes, std::vector<std::unique_ptr<char[]>>& blocks, size_t& total)
+      : blocks_(blocks), total_(total) {
+    if (own_bytes > 0) {
+      own_at_ = allocate(own_bytes);
+      own_left_ = own_bytes;
+    }
+  }
+
+  std::string_view own(std::string_view s) {
+    if (s.empty()) {
+      return {};
+    }
+    if (s.size() > own_left_) {  // not sized for it (cannot happen): store it on its own
+      return copy(s, allocate(s.size()));
+    }
+    std::string_view out = copy(s, own_at_);
+    own_at_ += s.size();
+    own_left_ -= s.size();
+    return out;
+  }
+
+  std::string_view shared(std::string_view s) {
+    if (s.empty()) {
+      return {};
+    }
+    auto it = seen_.find(s);
+    if (it != seen_.end()) {
+      return *it;
+    }
+    if (s.size() > shared_left_) {
+      size_t size = std::max(s.size(), next_block_);
+      next_block_ = std::min(next_block_ * 2, kMaxSharedBlock);
+      shared_at_ = allocate(size);
+      shared_left_ = size;
+    }
+    std::string_view out = copy(s, shared_at_);
+    shared_at_ += s.size();
+    shared_left_ -= s.size();
+    seen_.insert(out);
+    return out;
+  }
+
+ private:
+  static constexpr size_t kMaxSharedBlock = size_t{64} * 1024;
+
+  char* allocate(size_t size) {
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    total_ += size;
+    return blocks_.back().get();
+  }
+  static std::string_view copy(std::string_view s, char* to) {
+    std::memcpy(to, s.data(), s.size());
+    return {to, s.size()};
+  }
+
+  std::vector<std::unique_ptr<char[]>>& blocks_;
+  size_t& total_;
+  char* own_at_ = nullptr;
+  size_t own_left_ = 0;
+  char* shared_at_ = nullptr;
+  size_t shared_left_ = 0;
+  size_t next_block_ = 1024;
+  std::unordered_set<std::string_view> seen_;  // keys view the set's own blocks
+};
+
 }  // namespace
 
 NodeSet::NodeSet(std::vector<std::shared_ptr<const kube::Node>> nodes, uint64_t generation)
     : generation_(generation) {
-  nodes_.reserve(nodes.size());
-  for (auto& n : nodes) {
-    if (n && nodeInLoadBalancerSet(*n)) {
-      nodes_.push_back(std::move(n));
-    }
-  }
-  std::sort(nodes_.begin(), nodes_.end(),
+  // The Nodes are read here only: `nodes` goes when the constructor returns.
+  std::erase_if(nodes, [](const auto& n) { return !n || !nodeInLoadBalancerSet(*n); });
+  std::sort(nodes.begin(), nodes.end(),
             [](const auto& a, const auto& b) { return a->name < b->name; });
-  refs_.add(nodes_);
-  membership_ = membershipOf(nodes_);
+  size_t own = 0;
+  for (const auto& n : nodes) {
+    pair_count_ += n->labels.size() + n->annotations.size();
+    address_count_ += n->addresses.size();
+    own += ownBytes(*n);
+  }
+  if (pair_count_ > 0) {
+    pairs_ = std::make_unique<plugin::KeyValueRef[]>(pair_count_);
+  }
+  if (address_count_ > 0) {
+    addresses_ = std::make_unique<plugin::AddressRef[]>(address_count_);
+  }
+  TextStore text(own, text_, text_bytes_);
+  plugin::KeyValueRef* kv = pairs_.get();
+  plugin::AddressRef* addr = addresses_.get();
+  refs_.reserve(nodes.size());
+  for (const auto& node : nodes) {
+    const kube::Node& n = *node;
+    plugin::NodeRef r;
+    r.name = text.own(n.name);
+    r.uid = text.own(n.uid);
+    r.provider_id = text.own(n.provider_id);
+    r.labels = {kv, n.labels.size()};
+    for (const auto& p : n.labels) {
+      *kv++ = {text.shared(p.key), p.value == n.name ? r.name : text.shared(p.value)};
+    }
+    r.annotations = {kv, n.annotations.size()};
+    for (const auto& p : n.annotations) {
+      *kv++ = {text.shared(p.key),
+               ownAnnotationValue(p.value) ? text.own(p.value) : text.shared(p.value)};
+    }
+    r.addresses = {addr, n.addresses.size()};
+    for (const auto& a : n.addresses) {
+      *addr++ = {text.shared(a.type), ownAddress(n, a) ? text.own(a.address) : r.name};
+    }
+    const auto& ni = n.node_info;
+    r.node_info = {text.own(ni.machine_id),
+                   text.own(ni.system_uuid),
+                   text.own(ni.boot_id),
+                   text.shared(ni.kernel_version),
+                   text.shared(ni.os_image),
+                   text.shared(ni.container_runtime_version),
+                   text.shared(ni.kubelet_version),
+                   text.shared(ni.operating_system),
+                   text.shared(ni.architecture)};
+    refs_.push_back(r);
+  }
+  membership_ = membershipOf(refs_);
+}
+
+size_t NodeSet::refBytes() const {
+  return refs_.capacity() * sizeof(plugin::NodeRef) + pair_count_ * sizeof(plugin::KeyValueRef) +
+         address_count_ * sizeof(plugin::AddressRef);
 }
 
 std::string NodeSet::loggableNames(size_t limit) const {
   std::string out = "[";
-  size_t shown = std::min(limit, nodes_.size());
+  size_t shown = std::min(limit, refs_.size());
   for (size_t i = 0; i < shown; ++i) {
     if (i > 0) {
       out += ' ';
     }
-    out += nodes_[i]->name;
+    out += refs_[i].name;
   }
-  if (nodes_.size() > shown) {
-    out += fmt::format(" <{} more>", nodes_.size() - shown);
+  if (refs_.size() > shown) {
+    out += fmt::format(" <{} more>", refs_.size() - shown);
   }
   out += ']';
   return out;

@@ -143,6 +143,18 @@ ServiceController::ServiceController(const ControllerContext& context,
       r.histogram("service_controller_update_loadbalancer_host_latency_seconds",
                   "Duration of one load balancer host update (UpdateLoadBalancer).",
                   metrics::exponentialBuckets(1, 2, 15), {}, metrics::Stability::Alpha);
+  if (auto* g = r.gauge("ccm_service_host_set_bytes",
+                        "Heap bytes of the load balancers' current host set: its copy of the "
+                        "hosts' strings (part=text) and the provider refs with their pairs and "
+                        "addresses (part=refs).",
+                        {"part"})) {
+    host_set_text_bytes_ = &g->labels({"text"});
+    host_set_ref_bytes_ = &g->labels({"refs"});
+  }
+  if (auto* g = r.gauge("ccm_service_host_set_nodes",
+                        "Nodes in the load balancers' current host set.", {})) {
+    host_set_nodes_ = &g->noLabels();
+  }
   guard_->self = this;
 }
 
@@ -432,6 +444,13 @@ std::shared_ptr<const NodeSet> ServiceController::currentNodeSet() {
   uint64_t gen = node_generation_.load();
   if (!node_set_ || node_set_->generation() != gen) {
     node_set_ = std::make_shared<const NodeSet>(context_.nodes.list(), gen);
+    if (host_set_nodes_ != nullptr) {
+      host_set_nodes_->set(static_cast<double>(node_set_->size()));
+    }
+    if (host_set_text_bytes_ != nullptr) {
+      host_set_text_bytes_->set(static_cast<double>(node_set_->textBytes()));
+      host_set_ref_bytes_->set(static_cast<double>(node_set_->refBytes()));
+    }
   }
   return node_set_;
 }

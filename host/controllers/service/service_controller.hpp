@@ -181,6 +181,9 @@ class ServiceController final : public Controller {
   metrics::Family<metrics::Counter>* nodesync_error_total_ = nullptr;
   metrics::Family<metrics::Histogram>* nodesync_latency_ = nullptr;
   metrics::Family<metrics::Histogram>* host_update_latency_ = nullptr;
+  metrics::Gauge* host_set_text_bytes_ = nullptr;  // ccm_service_host_set_bytes{part="text"}
+  metrics::Gauge* host_set_ref_bytes_ = nullptr;   // ccm_service_host_set_bytes{part="refs"}
+  metrics::Gauge* host_set_nodes_ = nullptr;       // ccm_service_host_set_nodes
 
   std::shared_ptr<HandlerGuard> guard_;
   std::once_flag handlers_once_;
