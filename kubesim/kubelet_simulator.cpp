@@ -28,6 +28,18 @@ const ResourceType& leasesType() {
   return *ResourceRegistry::builtin().find("coordination.k8s.io", "v1", "leases");
 }
 
+// The entries of a (hashed) node table, sorted by name: where the order shows.
+template <class Table>
+auto byName(Table& nodes) {
+  std::vector<decltype(&*nodes.begin())> out;
+  out.reserve(nodes.size());
+  for (auto& entry : nodes) {
+    out.push_back(&entry);
+  }
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
+}
+
 Status toStatus(const ApiError& e) {
   Code code = e.code() == 404   ? Code::NotFound
               : e.code() == 409 ? Code::AlreadyExists
@@ -206,7 +218,10 @@ Status KubeletSimulator::setHeartbeats(const std::string& name, bool enabled) {
 void KubeletSimulator::setAllHeartbeats(bool enabled) {
   std::lock_guard round(round_mu_);
   std::lock_guard lock(mu_);
-  for (auto& [name, e] : nodes_) {
+  // In name order: beats due at the same time are taken in the order they were placed.
+  for (auto* entry : byName(nodes_)) {
+    const std::string& name = entry->first;
+    Entry& e = entry->second;
     e.state.heartbeats = enabled;
     if (enabled && e.state.ready == "Unknown") {
       e.state.ready = "True";
@@ -227,8 +242,9 @@ void KubeletSimulator::reregisterMissing() {
   std::vector<std::pair<std::string, NodeState>> todo;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [name, e] : nodes_) {
-      todo.emplace_back(name, e.state);
+    todo.reserve(nodes_.size());
+    for (const auto* entry : byName(nodes_)) {
+      todo.emplace_back(entry->first, entry->second.state);
     }
   }
   for (const auto& [name, st] : todo) {
@@ -245,8 +261,8 @@ std::vector<KubeletSimulator::NodeState> KubeletSimulator::nodes() const {
   std::lock_guard lock(mu_);
   std::vector<NodeState> out;
   out.reserve(nodes_.size());
-  for (const auto& [name, e] : nodes_) {
-    out.push_back(e.state);
+  for (const auto* entry : byName(nodes_)) {
+    out.push_back(entry->second.state);
   }
   return out;
 }

@@ -23,6 +23,18 @@ std::string tooOldMessage(uint64_t requested, uint64_t compacted) {
   return "too old resource version: " + decimal(requested) + " (" + decimal(compacted) + ")";
 }
 
+// The store key of (ns, name), built in this thread's buffer: a lookup allocates nothing once
+// the buffer has grown. Valid until the thread's next call.
+std::string_view scratchKey(std::string_view ns, std::string_view name) {
+  thread_local std::string buf;
+  buf.clear();
+  if (!ns.empty()) {
+    buf.append(ns).push_back('/');
+  }
+  buf.append(name);
+  return buf;
+}
+
 // Go's map iteration order: different on every list.
 void shuffle(std::vector<ObjectPtr>& items) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -53,11 +65,10 @@ uint64_t ObjectStore::currentRv() const {
 
 ObjectPtr ObjectStore::get(const ResourceType& type, std::string_view ns,
                            std::string_view name) const {
-  std::string key = storeKey(type.namespaced ? ns : std::string_view(), name);
+  std::string_view key = scratchKey(type.namespaced ? ns : std::string_view(), name);
   std::lock_guard lock(mu_);
-  const Storage& s = storage(type);
-  auto it = s.objects.find(key);
-  return it == s.objects.end() ? nullptr : it->second;
+  const ObjectPtr* found = storage(type).objects.find(key);
+  return found == nullptr ? nullptr : *found;
 }
 
 ObjectPtr ObjectStore::getCached(const ResourceType& type, std::string_view ns,
@@ -65,9 +76,8 @@ ObjectPtr ObjectStore::getCached(const ResourceType& type, std::string_view ns,
   std::string_view want_ns = type.namespaced ? ns : std::string_view();
   std::lock_guard lock(mu_);
   const Storage& s = storage(type);
-  std::string key = storeKey(want_ns, name);
-  auto found = s.objects.find(key);
-  ObjectPtr result = found == s.objects.end() ? nullptr : found->second;
+  const ObjectPtr* found = s.objects.find(scratchKey(want_ns, name));
+  ObjectPtr result = found == nullptr ? nullptr : *found;
   if (options_.watch_cache_lag.count() <= 0) {
     return result;
   }
@@ -90,7 +100,7 @@ size_t ObjectStore::count(const ResourceType& type, std::string_view ns) const {
     return s.objects.size();
   }
   auto [lo, hi] = namespaceRange(ns);
-  return static_cast<size_t>(std::distance(s.objects.lower_bound(lo), s.objects.lower_bound(hi)));
+  return static_cast<size_t>(std::distance(s.objects.lowerBound(lo), s.objects.lowerBound(hi)));
 }
 
 ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
@@ -137,7 +147,7 @@ ApiOr<ObjectStore::ListResult> ObjectStore::list(const ResourceType& type,
   if (!req.start_key.empty() && req.start_key > from) {
     from = req.start_key;
   }
-  auto it = s.objects.lower_bound(from);
+  auto it = s.objects.lowerBound(from);
   auto ot = overlay.lower_bound(from);
   const bool selecting = !req.labels.empty() || !req.fields.empty();
   bool full = false;
@@ -221,14 +231,21 @@ void ObjectStore::notify(const EventPtr& ev) {
 
 ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const ObjectPtr& expected,
                                            const PreparedObject& next) {
-  std::string key = storeKey(type.namespaced ? next.ns : std::string(), next.name);
+  PreparedObject copy = next;
+  return put(type, expected, std::move(copy));
+}
+
+ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const ObjectPtr& expected,
+                                           PreparedObject&& next) {
+  std::string_view key =
+      scratchKey(type.namespaced ? std::string_view(next.ns) : std::string_view(), next.name);
   EventPtr ev;
   CommitResult result;
   {
     std::lock_guard lock(mu_);
     Storage& s = storage(type);
-    auto it = s.objects.find(key);
-    ObjectPtr cur = it == s.objects.end() ? nullptr : it->second;
+    ObjectPtr* slot = s.objects.find(key);
+    ObjectPtr cur = slot == nullptr ? nullptr : *slot;
     if (cur != expected) {
       return {CommitStatus::Stale, cur};
     }
@@ -236,11 +253,11 @@ ObjectStore::CommitResult ObjectStore::put(const ResourceType& type, const Objec
       return {CommitStatus::NoOp, cur};
     }
     uint64_t rv = ++rv_;
-    ObjectPtr obj = next.finish(rv);
-    if (it == s.objects.end()) {
-      s.objects.emplace(std::move(key), obj);
+    ObjectPtr obj = std::move(next).finish(rv);
+    if (slot == nullptr) {
+      s.objects.insertOrAssign(key, obj);
     } else {
-      it->second = obj;
+      *slot = obj;
     }
     auto e = std::make_shared<WatchEvent>();
     e->type = cur ? EventType::Modified : EventType::Added;
@@ -267,8 +284,9 @@ ObjectStore::CommitResult ObjectStore::remove(const ResourceType& type, const Ob
   {
     std::lock_guard lock(mu_);
     Storage& s = storage(type);
-    auto it = s.objects.find(expected->key());
-    ObjectPtr cur = it == s.objects.end() ? nullptr : it->second;
+    std::string_view key = scratchKey(expected->ns, expected->name);
+    const ObjectPtr* slot = s.objects.find(key);
+    ObjectPtr cur = slot == nullptr ? nullptr : *slot;
     if (cur != expected) {
       return {CommitStatus::Stale, cur};
     }
@@ -283,7 +301,7 @@ ObjectStore::CommitResult ObjectStore::remove(const ResourceType& type, const Ob
       t->rv_len = static_cast<uint32_t>(decimal(rv).size());
       tomb = std::move(t);
     }
-    s.objects.erase(it);
+    s.objects.erase(key);
     auto e = std::make_shared<WatchEvent>();
     e->type = EventType::Deleted;
     e->rv = rv;
@@ -444,7 +462,7 @@ void ObjectStore::load(const Snapshot& snap) {
   }
   for (const auto& [id, obj] : snap.objects) {
     const ResourceType& type = registry_.at(id);
-    storage(type).objects[obj->key()] = obj;
+    storage(type).objects.insertOrAssign(obj->key(), obj);
   }
   rv_ = std::max(rv_, snap.rv);
   for (auto& s : storages_) {

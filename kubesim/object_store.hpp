@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "kubesim/api_error.hpp"
+#include "kubesim/object_table.hpp"
 #include "kubesim/resource_registry.hpp"
 #include "kubesim/stored_object.hpp"
 #include "kubesim/watcher.hpp"
@@ -83,7 +84,9 @@ class ObjectStore {
     ObjectPtr object;  // the stored object (Ok, NoOp) or the current one (Stale)
   };
   // Stores next under (ns, name) if the current object is still `expected` (nullptr: must
-  // not exist). NoOp when next has the same content as the current object.
+  // not exist). NoOp when next has the same content as the current object. The rvalue form
+  // takes next's strings when it commits (Ok); next is left as it was otherwise.
+  CommitResult put(const ResourceType& type, const ObjectPtr& expected, PreparedObject&& next);
   CommitResult put(const ResourceType& type, const ObjectPtr& expected, const PreparedObject& next);
   // Deletes (ns, name) if the current object is still `expected`. final_state, when given, is
   // the content watchers see in the DELETED event (an update that removed the last finalizer).
@@ -131,7 +134,7 @@ class ObjectStore {
 
  private:
   struct Storage {
-    std::map<std::string, ObjectPtr, std::less<>> objects;
+    ObjectTable<ObjectPtr> objects;  // by store key; key order for lists and watches
     std::deque<EventPtr> history;
     uint64_t compacted = 0;  // history holds every event with rv > compacted
     std::vector<std::shared_ptr<Watcher>> watchers;

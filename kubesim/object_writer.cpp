@@ -301,14 +301,15 @@ ApiOr<ObjectWriter::Result> ObjectWriter::create(const ResourceType& type, JsonV
   for (int attempt = 0; attempt < 8; ++attempt) {
     PreparedObject prepared = prepareObject(type, doc, alloc);
     if (dry_run) {
-      return Result{prepared.finish(0), true, false};
+      return Result{std::move(prepared).finish(0), true, false};
     }
-    auto r = store_.put(type, nullptr, prepared);
+    std::string name = prepared.name;
+    auto r = store_.put(type, nullptr, std::move(prepared));
     if (r.status == ObjectStore::CommitStatus::Ok) {
       return Result{r.object, true, false};
     }
     if (!generated) {
-      return ApiError::alreadyExists(type.group, type.resource, prepared.name);
+      return ApiError::alreadyExists(type.group, type.resource, name);
     }
     setString(*member(doc, "metadata"), "name", generate + randomNameSuffix(), alloc);
   }
@@ -404,7 +405,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
     recordManagedFields(type, doc, &old, manager, subresource, alloc);
     PreparedObject prepared = prepareObject(type, doc, alloc);
     if (dry_run) {
-      return Result{prepared.finish(cur->rv), false, false};
+      return Result{std::move(prepared).finish(cur->rv), false, false};
     }
     if (prepared.deleting && !prepared.has_finalizers) {
       // As etcd's delete: the DELETED event carries the last stored state, with the
@@ -413,9 +414,9 @@ ApiOr<ObjectWriter::Result> ObjectWriter::update(const ResourceType& type, std::
       if (r.status == ObjectStore::CommitStatus::Stale) {
         continue;
       }
-      return Result{prepared.finish(r.object->rv), false, true};
+      return Result{std::move(prepared).finish(r.object->rv), false, true};
     }
-    auto r = store_.put(type, cur, prepared);
+    auto r = store_.put(type, cur, std::move(prepared));
     if (r.status == ObjectStore::CommitStatus::Stale) {
       continue;
     }
@@ -462,7 +463,7 @@ ApiOr<ObjectWriter::Result> ObjectWriter::remove(const ResourceType& type, std::
         options.mark(doc);
       }
       PreparedObject prepared = prepareObject(type, doc, doc.GetAllocator());
-      auto r = store_.put(type, cur, prepared);
+      auto r = store_.put(type, cur, std::move(prepared));
       if (r.status == ObjectStore::CommitStatus::Stale) {
         continue;
       }

@@ -66,7 +66,25 @@ bool PreparedObject::sameContentAs(const StoredObject& stored) const {
                      json.size() - marker_pos - marker_len) == 0;
 }
 
-ObjectPtr PreparedObject::finish(uint64_t rv) const {
+ObjectPtr PreparedObject::finish(uint64_t rv) && {
+  auto obj = std::make_shared<StoredObject>();
+  std::string digits = decimal(rv);
+  obj->json = std::move(json);
+  obj->json.replace(marker_pos, kRvMarker.size(), digits);
+  obj->rv = rv;
+  obj->rv_pos = static_cast<uint32_t>(marker_pos);
+  obj->rv_len = static_cast<uint32_t>(digits.size());
+  obj->ns = std::move(ns);
+  obj->name = std::move(name);
+  obj->uid = std::move(uid);
+  obj->labels = std::move(labels);
+  obj->fields = std::move(fields);
+  obj->deleting = deleting;
+  obj->has_finalizers = has_finalizers;
+  return obj;
+}
+
+ObjectPtr PreparedObject::finish(uint64_t rv) const& {
   auto obj = std::make_shared<StoredObject>();
   std::string digits = decimal(rv);
   obj->json.reserve(json.size() - kRvMarker.size() + digits.size());
@@ -87,6 +105,13 @@ ObjectPtr PreparedObject::finish(uint64_t rv) const {
 }
 
 namespace {
+
+// What prepareObject searches for: the resourceVersion member holding the marker.
+constexpr std::string_view kRvNeedle = "\"resourceVersion\":\"@@kubesim-resource-version@@";
+static_assert(kRvNeedle.substr(kRvNeedle.size() - kRvMarker.size()) == kRvMarker);
+
+// The per-thread serialisation buffer keeps its memory between writes up to this size.
+constexpr size_t kKeptBufferBytes = size_t{256} * 1024;
 
 // ObjectMeta's fields in the order kube-apiserver writes them (the Go struct's order), so
 // answers and watch events read like the real server's: a client that stops at the
@@ -135,16 +160,23 @@ PreparedObject prepareObject(const ResourceType& type, JsonValue& doc, JsonAlloc
                                            static_cast<rapidjson::SizeType>(kRvMarker.size()))),
             alloc);
   orderObjectMeta(meta, alloc);
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
-  doc.Accept(writer);
-  p.json.assign(buf.GetString(), buf.GetSize());
+  {
+    // One buffer per thread, kept between writes: a fresh one would grow from 256 bytes by
+    // reallocation to the object's size on every write (8.6 KB for a Node).
+    thread_local rapidjson::StringBuffer buf;
+    buf.Clear();
+    rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
+    doc.Accept(writer);
+    p.json.assign(buf.GetString(), buf.GetSize());
+    if (buf.GetSize() > kKeptBufferBytes) {
+      buf.Clear();
+      buf.ShrinkToFit();  // a rare large object does not stay pinned to the thread
+    }
+  }
   // The marker's first occurrence is ours: user strings containing it would be escaped the
   // same way, so search for the exact member.
-  std::string needle = "\"resourceVersion\":\"";
-  needle += kRvMarker;
-  size_t pos = p.json.find(needle);
-  p.marker_pos = pos + needle.size() - kRvMarker.size();
+  size_t pos = p.json.find(kRvNeedle);
+  p.marker_pos = pos + kRvNeedle.size() - kRvMarker.size();
   extractIndex(type, doc, p.ns, p.name, p.uid, p.labels, p.fields, p.deleting, p.has_finalizers);
   // Drop the marker from the document so callers can keep using it.
   removeMember(meta, "resourceVersion");
@@ -162,7 +194,7 @@ ObjectPtr storedFromJson(const ResourceType& type, std::string json) {
     rv = parseDecimal(stringMember(*meta, "resourceVersion")).value_or(0);
   }
   PreparedObject p = prepareObject(type, doc, doc.GetAllocator());
-  return p.finish(rv);
+  return std::move(p).finish(rv);
 }
 
 std::string fieldValue(const JsonValue& obj, std::string_view label) {

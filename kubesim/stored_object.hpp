@@ -58,7 +58,10 @@ struct PreparedObject {
   // True when committing this would not change stored (same bytes apart from the RV).
   bool sameContentAs(const StoredObject& stored) const;
   // The committed object for rv.
-  ObjectPtr finish(uint64_t rv) const;
+  ObjectPtr finish(uint64_t rv) const&;
+  // The same, taking this object's strings instead of copying them (the RV replaces the
+  // marker in place): for the one commit of a prepared object.
+  ObjectPtr finish(uint64_t rv) &&;
 };
 
 inline constexpr std::string_view kRvMarker = "@@kubesim-resource-version@@";

@@ -229,6 +229,28 @@ class RestartTest(unittest.TestCase):
         finally:
             sim.cleanup()
 
+    def test_kubelets_in_name_order(self):
+        # The simulated kubelets' table is hashed; where its order shows, it is the names'.
+        sim = Kubesim("--nodes=2", "--heartbeat-period=1h", "--node-status-period=1h")
+        sim.start()
+        try:
+            scrambled = ["zz-node", "node-00000", "mm-node", "aa-node", "yy-node", "bb-node",
+                         "node-00003", "cc-node", "ip-10-0-0-1.ec2.internal", "b-node"]
+            sim.admin("POST", "nodes", {"names": scrambled})
+            names = [k["name"] for k in sim.admin("GET", "nodes")["nodes"]]
+            self.assertEqual(names, sorted(scrambled + ["node-00001", "node-00002"]))
+            # A restart that lost the state: the kubelets register again in name order, so the
+            # Nodes' resourceVersions ascend with their names.
+            before = sim.admin("GET", "status")["restarts"]
+            sim.request("POST", "/admin/restart", {"keepState": False})
+            sim.wait_restart(before)
+            items = sim.get(NODES).json()["items"]
+            by_rv = sorted(items, key=lambda n: int(n["metadata"]["resourceVersion"]))
+            self.assertEqual([n["metadata"]["name"] for n in by_rv], names)
+            self.assertEqual([k["name"] for k in sim.admin("GET", "nodes")["nodes"]], names)
+        finally:
+            sim.cleanup()
+
 
 class FlagsTest(unittest.TestCase):
     def test_manifests_token_file_and_sa_token(self):
