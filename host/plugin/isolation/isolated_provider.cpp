@@ -69,6 +69,15 @@ void putNodes(Writer& w, std::span<const NodeRef> nodes) {
   }
 }
 
+// A shared host set encoded for the wire, and the refs it was encoded from.
+struct EncodedHosts {
+  std::shared_ptr<const std::string> bytes;
+  const NodeRef* source = nullptr;
+  size_t count = 0;
+};
+// The key of that form in a set's HostForms.
+constexpr char kEncodedHostsKey = 0;
+
 }  // namespace
 
 IsolatedProvider::IsolatedProvider(IsolationOptions isolation, ProviderOptions options,
@@ -454,14 +463,14 @@ void IsolatedProvider::killChild(std::string_view why) {
   }
 }
 
-Status IsolatedProvider::send(std::string_view payload) {
+Status IsolatedProvider::send(std::string_view payload, std::string_view tail) {
   Status sent;
   {
     std::lock_guard write(write_mu_);
     if (fd_ < 0) {
       return Status(Code::Unavailable, "the provider process is gone");
     }
-    sent = writeFrame(fd_, payload, isolation_.write_bound);
+    sent = writeFrame(fd_, payload, isolation_.write_bound, tail);
     if (sent.code() == Code::DeadlineExceeded) {
       // Part of the frame may be in the stream: the channel is given up, so every later send
       // fails at once instead of waiting here.
@@ -547,7 +556,8 @@ std::string IsolatedProvider::childMetrics() {
 }
 
 StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_view call_name,
-                                                  milliseconds timeout, const Args& args) {
+                                                  milliseconds timeout, const Args& args,
+                                                  std::string_view tail) {
   auto pending = std::make_shared<Pending>();
   uint64_t id = 0;
   {
@@ -585,7 +595,7 @@ StatusOr<std::string> IsolatedProvider::roundTrip(Method method, std::string_vie
     w.u64(id);
     w.u8(static_cast<uint8_t>(method));
     args(w);
-    sent = send(w.payload());
+    sent = send(w.payload(), tail);
   }
   std::unique_lock lock(mu_);
   if (!sent.ok() && !pending->done) {
@@ -715,6 +725,61 @@ Status IsolatedProvider::updateLoadBalancer(std::string_view cluster_name,
                                        putService(w, service);
                                        putNodes(w, nodes);
                                      }));
+}
+
+std::shared_ptr<const std::string> IsolatedProvider::encodedHosts(const SharedHosts& hosts) {
+  if (hosts.forms == nullptr) {
+    return nullptr;
+  }
+  auto form = std::static_pointer_cast<const EncodedHosts>(
+      hosts.forms->get(&kEncodedHostsKey, [&] {
+        // Encoded as putNodes writes them after a call's other arguments; the frame kind byte
+        // the Writer starts with is not part of them.
+        Writer w(FrameKind::Call);
+        putNodes(w, hosts.refs);
+        auto out = std::make_shared<EncodedHosts>();
+        out->bytes = std::make_shared<const std::string>(w.payload().substr(1));
+        out->source = hosts.refs.data();
+        out->count = hosts.refs.size();
+        host_set_encodings_.fetch_add(1);
+        return std::shared_ptr<const EncodedHosts>(std::move(out));
+      }));
+  if (form->source != hosts.refs.data() || form->count != hosts.refs.size()) {
+    return nullptr;  // forms of another set: this call's hosts are encoded with the call
+  }
+  return form->bytes;
+}
+
+StatusOr<LoadBalancerStatus> IsolatedProvider::ensureLoadBalancerShared(
+    std::string_view cluster_name, const ServiceRef& service, const SharedHosts& hosts) {
+  auto encoded = encodedHosts(hosts);
+  if (!encoded) {
+    return ensureLoadBalancer(cluster_name, service, hosts.refs);
+  }
+  auto reply = roundTrip(
+      Method::EnsureLoadBalancer, "ensure_load_balancer", options_.load_balancer_timeout,
+      [&](Writer& w) {
+        w.str(cluster_name);
+        putService(w, service);
+      },
+      *encoded);
+  return decodeReply<LoadBalancerStatus>(reply, [](Reader& r) { return getLoadBalancerStatus(r); });
+}
+
+Status IsolatedProvider::updateLoadBalancerShared(std::string_view cluster_name,
+                                                  const ServiceRef& service,
+                                                  const SharedHosts& hosts) {
+  auto encoded = encodedHosts(hosts);
+  if (!encoded) {
+    return updateLoadBalancer(cluster_name, service, hosts.refs);
+  }
+  return decodeStatusReply(roundTrip(
+      Method::UpdateLoadBalancer, "update_load_balancer", options_.load_balancer_timeout,
+      [&](Writer& w) {
+        w.str(cluster_name);
+        putService(w, service);
+      },
+      *encoded));
 }
 
 Status IsolatedProvider::ensureLoadBalancerDeleted(std::string_view cluster_name,

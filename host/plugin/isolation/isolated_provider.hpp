@@ -24,7 +24,11 @@
 // a load-balancer call's request holds every host, and --concurrent-service-syncs workers
 // each building one at once (then waiting for the answer) made the host's peak grow with
 // workers x nodes. Sends are one at a time anyway (one socket), so the bound costs no
-// throughput.
+// throughput. A load-balancer call given a shared host set (ensureLoadBalancerShared,
+// updateLoadBalancerShared) does not encode its hosts at all: the set's hosts are encoded
+// once, kept in the set's HostForms, and sent from there as the end of each call's frame, so
+// a wave of calls with one set (every load balancer ensured after a start) costs the host one
+// encoding of the hosts, not one per load balancer.
 //
 // Every frame to the child is sent within write_bound; a child that does not take one in time
 // is killed and restarted, so one stuck child never blocks callers for longer than that.
@@ -36,6 +40,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -109,6 +114,13 @@ class IsolatedProvider final : public Provider {
                                                   std::span<const NodeRef> nodes) override;
   Status updateLoadBalancer(std::string_view cluster_name, const ServiceRef& service,
                             std::span<const NodeRef> nodes) override;
+  // With a shared host set: its hosts are encoded for the wire once per set (kept in its
+  // HostForms) and that block ends every call's frame, instead of each call encoding them.
+  StatusOr<LoadBalancerStatus> ensureLoadBalancerShared(std::string_view cluster_name,
+                                                        const ServiceRef& service,
+                                                        const SharedHosts& hosts) override;
+  Status updateLoadBalancerShared(std::string_view cluster_name, const ServiceRef& service,
+                                  const SharedHosts& hosts) override;
   Status ensureLoadBalancerDeleted(std::string_view cluster_name,
                                    const ServiceRef& service) override;
   StatusOr<std::vector<Route>> listRoutes(std::string_view cluster_name) override;
@@ -125,6 +137,9 @@ class IsolatedProvider final : public Provider {
   // The child's metrics in the exposition format (the adapter's and the plugin's), asked for
   // on each call and waited for at most kMetricsWait; empty while the child is not serving.
   std::string childMetrics();
+
+  // Host sets encoded for the wire so far (a test seam: once per shared set, not per call).
+  uint64_t hostSetEncodings() const { return host_set_encodings_.load(); }
 
  private:
   enum class State { Starting, Up, Down, Stopped };
@@ -143,13 +158,18 @@ class IsolatedProvider final : public Provider {
   void superviseUntilStopped();
   // Sends one frame to the current child within write_bound; kills the child when it does
   // not take the frame in time.
-  Status send(std::string_view payload);
+  Status send(std::string_view payload, std::string_view tail = {});
   // Runs one child until it exits; returns how long it had served (0 if it never did).
   std::chrono::steady_clock::duration runOnce(bool first);
   void readLoop(int fd);
   void killChild(std::string_view why);
+  // `tail` (bytes the caller keeps alive) ends the call's frame after what `args` wrote.
   StatusOr<std::string> roundTrip(Method method, std::string_view call_name,
-                                  std::chrono::milliseconds timeout, const Args& args);
+                                  std::chrono::milliseconds timeout, const Args& args,
+                                  std::string_view tail = {});
+  // The set's hosts as putNodes writes them, built once per set; null when the set has no
+  // forms (or they belong to other refs): the call then encodes its hosts itself.
+  std::shared_ptr<const std::string> encodedHosts(const SharedHosts& hosts);
   std::string downMessageLocked() const;
 
   IsolationOptions isolation_;
@@ -180,6 +200,7 @@ class IsolatedProvider final : public Provider {
   // Requests being built or sent (see the top of this file).
   static constexpr std::ptrdiff_t kRequestSlots = 2;
   std::counting_semaphore<kRequestSlots> request_slots_{kRequestSlots};
+  std::atomic<uint64_t> host_set_encodings_{0};
 
   std::mutex write_mu_;
   int fd_ = -1;  // guarded by write_mu_: the host's end of the current child's socket

@@ -184,34 +184,41 @@ StatusOr<std::string> readFrame(int fd) {
   return payload;
 }
 
-Status writeFrame(int fd, std::string_view payload, std::chrono::milliseconds bound) {
-  if (payload.empty() || payload.size() > kMaxFrame) {
+Status writeFrame(int fd, std::string_view payload, std::chrono::milliseconds bound,
+                  std::string_view tail) {
+  const size_t frame = payload.size() + tail.size();
+  if (payload.empty() || frame > kMaxFrame) {
     return Status(Code::InvalidArgument,
-                  fmt::format("frame of {} bytes not sent (1 to {} allowed)", payload.size(),
-                              kMaxFrame));
+                  fmt::format("frame of {} bytes not sent (1 to {} allowed)", frame, kMaxFrame));
   }
-  // The length header and the payload go out from their own buffers (one sendmsg with two
-  // pieces): a load-balancer call's payload holds every host, and a copy of it behind a
-  // header would double what each call in flight keeps.
+  // The length header, the payload and the tail go out from their own buffers (one sendmsg
+  // with up to three pieces): a load-balancer call's frame holds every host, and a copy of it
+  // behind a header would double what each call in flight keeps.
   std::array<char, 4> header{};
-  auto size = static_cast<uint32_t>(payload.size());
+  auto size = static_cast<uint32_t>(frame);
   for (size_t i = 0; i < header.size(); ++i) {
     header[i] = static_cast<char>(static_cast<uint8_t>(size >> (8 * i)));
   }
-  const size_t total = header.size() + payload.size();
+  const std::array<std::string_view, 3> parts{std::string_view(header.data(), header.size()),
+                                              payload, tail};
+  const size_t total = header.size() + frame;
   const bool bounded = bound.count() > 0;
   const auto give_up = std::chrono::steady_clock::now() + bound;
   size_t done = 0;
   while (done < total) {
-    std::array<iovec, 2> pieces{};
+    std::array<iovec, 3> pieces{};
     size_t count = 0;
-    if (done < header.size()) {
-      pieces[count++] = {header.data() + done, header.size() - done};
+    size_t skip = done;  // bytes already sent, counted from the first part
+    for (std::string_view part : parts) {
+      if (skip >= part.size()) {
+        skip -= part.size();
+        continue;
+      }
+      // sendmsg does not write through iov_base; the cast only fits the C struct.
+      pieces[count++] = {const_cast<char*>(part.data()) + skip,  // NOLINT
+                         part.size() - skip};
+      skip = 0;
     }
-    const size_t in_payload = done < header.size() ? 0 : done - header.size();
-    // sendmsg does not write through iov_base; the cast only fits the C struct.
-    pieces[count++] = {const_cast<char*>(payload.data()) + in_payload,  // NOLINT
-                       payload.size() - in_payload};
     msghdr msg{};
     msg.msg_iov = pieces.data();
     msg.msg_iovlen = count;

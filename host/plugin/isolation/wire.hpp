@@ -102,9 +102,12 @@ class Reader {
 StatusOr<std::string> readFrame(int fd);
 // Sends one frame. With a bound, a peer that does not take the whole frame within it gives
 // DeadlineExceeded; the stream may then hold part of the frame, so the caller must give the
-// connection up. Without one (zero), it waits as long as the peer does.
+// connection up. Without one (zero), it waits as long as the peer does. A non-empty `tail`
+// is sent as the end of the same frame (its payload is `payload` then `tail`), from its own
+// buffer: bytes encoded once and shared by many frames are not copied into each.
 Status writeFrame(int fd, std::string_view payload,
-                  std::chrono::milliseconds bound = std::chrono::milliseconds(0));
+                  std::chrono::milliseconds bound = std::chrono::milliseconds(0),
+                  std::string_view tail = {});
 
 // The kind of a payload (its first byte), or nullopt for an empty payload or unknown kind.
 std::optional<FrameKind> frameKind(std::string_view payload);

@@ -309,3 +309,55 @@ TEST_CASE("a restarted child's counters continue from the dead child's in /metri
   CHECK(after == before + 1);
   CHECK(endsInTime([&] { provider.reset(); }));
 }
+
+TEST_CASE("load-balancer calls given a shared host set encode its hosts once per set") {
+  auto provider = startOk(isolationFor("baseline"), ProviderOptions{});
+  // The refs view these strings (kept alive and unmoved for the whole test).
+  std::vector<std::string> names, uids, ids;
+  for (int i = 0; i < 300; ++i) {
+    names.push_back("node-" + std::to_string(i));
+    uids.push_back("uid-" + std::to_string(i));
+    ids.push_back("fake://node-" + std::to_string(i));
+  }
+  std::vector<NodeRef> hosts(names.size());
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    hosts[i].name = names[i];
+    hosts[i].uid = uids[i];
+    hosts[i].provider_id = ids[i];
+  }
+  ServiceRef svc;
+  svc.namespace_name = "default";
+  svc.name = "lb-1";
+  svc.uid = "uid-lb-1";
+  svc.type = "LoadBalancer";
+  HostForms forms;
+  SharedHosts shared{hosts, &forms};
+
+  // Every call's frame is read by the child exactly (a frame with a byte missing or left
+  // over is refused as a whole), so OK answers mean the shared block ended each one right.
+  for (int i = 0; i < 4; ++i) {
+    auto st = provider->ensureLoadBalancerShared("kubernetes", svc, shared);
+    REQUIRE_MESSAGE(st.ok(), st.status().toString());
+    REQUIRE(st->ingress.size() == 1);
+    CHECK(st->ingress[0].ip == "192.0.2.10");
+    Status up = provider->updateLoadBalancerShared("kubernetes", svc, shared);
+    CHECK_MESSAGE(up.ok(), up.toString());
+  }
+  CHECK(provider->hostSetEncodings() == 1);
+
+  // Released forms (the wave is over) are encoded again by the next call that needs them.
+  forms.clear();
+  CHECK(provider->ensureLoadBalancerShared("kubernetes", svc, shared).ok());
+  CHECK(provider->hostSetEncodings() == 2);
+
+  // No forms, or forms that belong to other refs: the call encodes its own hosts, and the
+  // answer is the same.
+  CHECK(provider->updateLoadBalancerShared("kubernetes", svc, SharedHosts{hosts, nullptr}).ok());
+  std::vector<NodeRef> fewer(hosts.begin(), hosts.begin() + 10);
+  CHECK(provider->updateLoadBalancerShared("kubernetes", svc, SharedHosts{fewer, &forms}).ok());
+  CHECK(provider->hostSetEncodings() == 2);
+  // And an empty set is a set too.
+  HostForms none_forms;
+  CHECK(provider->updateLoadBalancerShared("kubernetes", svc, SharedHosts{{}, &none_forms}).ok());
+  CHECK(provider->hostSetEncodings() == 3);
+}

@@ -439,6 +439,41 @@ TEST_CASE("frames: a frame far larger than the socket buffer arrives whole, in o
   }
 }
 
+TEST_CASE("frames: a tail is sent from its own buffer as the end of the same frame") {
+  std::array<int, 2> fds{};
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds.data()) == 0);
+  REQUIRE(writeFrame(fds[0], "head", std::chrono::milliseconds(0), "-tail").ok());
+  auto f = readFrame(fds[1]);
+  REQUIRE(f.ok());
+  CHECK(*f == "head-tail");
+
+  // Larger than the socket's buffer: sent in many pieces, some ending inside the head and
+  // some inside the tail; the reader sees the same bytes as one payload.
+  std::string head(100003, 'h');
+  std::string tail(3000017, 't');
+  for (size_t i = 0; i < head.size(); i += 97) {
+    head[i] = static_cast<char>('a' + i % 26);
+  }
+  for (size_t i = 0; i < tail.size(); i += 89) {
+    tail[i] = static_cast<char>('A' + i % 26);
+  }
+  StatusOr<std::string> got = Status(Code::Internal, "not read");
+  std::thread reader([&] { got = readFrame(fds[1]); });
+  Status sent = writeFrame(fds[0], head, std::chrono::milliseconds(60000), tail);
+  reader.join();
+  CHECK(sent.ok());
+  REQUIRE(got.ok());
+  CHECK(got->size() == head.size() + tail.size());
+  CHECK(*got == head + tail);
+
+  // The frame's limit counts the tail.
+  std::string over(kMaxFrame, 'x');
+  CHECK(writeFrame(fds[0], "h", std::chrono::milliseconds(0), over).code() ==
+        Code::InvalidArgument);
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
 TEST_CASE("frames: sizes checked, a stream that ends early is reported") {
   std::array<int, 2> fds{};
   REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds.data()) == 0);

@@ -452,6 +452,39 @@ TEST_CASE("node sync: a burst of joining nodes is one host update per service wh
 
 // ---- TestNodeChangesForStableNodeSetEnabled / Test_shouldSyncUpdatedNode ----------------------
 
+TEST_CASE("heartbeats: status posts of every node queue nothing and keep the host set") {
+  Harness h;
+  for (int i = 0; i < 40; ++i) {
+    h.addNode(node("n" + std::to_string(i)));
+  }
+  auto c = makeController(h);
+  for (int i = 0; i < 5; ++i) {
+    SvcSpec s;
+    s.name = "lb-" + std::to_string(i);
+    s.uid = "uid-lb-" + std::to_string(i);
+    h.addService(s);
+  }
+  drain(*c);
+  CHECK(h.provider.count("ensure") == 5);
+  h.provider.clearCalls();
+  auto set = c->currentNodeSet();
+
+  // Ten rounds of kubelet status posts: only the resourceVersion moves.
+  for (int round = 0; round < 10; ++round) {
+    for (int i = 0; i < 40; ++i) {
+      NodeSpec n = node("n" + std::to_string(i));
+      n.rv = std::to_string(100 + round);
+      h.updateNode(n);
+    }
+  }
+  CHECK(c->nodeQueue().len() == 0);
+  CHECK(c->serviceQueue().len() == 0);
+  drain(*c);
+  CHECK(h.provider.calls().empty());
+  // The snapshot is not rebuilt (no O(nodes) work waits for the next sync).
+  CHECK(c->currentNodeSet() == set);
+}
+
 TEST_CASE("node changes: readiness and unrelated taints/labels never update load balancers") {
   Harness h;
   h.addNode(node("n1"));
