@@ -61,6 +61,16 @@ std::unique_ptr<ServiceController> makeController(Harness& h) {
   return c;
 }
 
+// Adds `count` LoadBalancer Services named <prefix>0, <prefix>1, ... (UIDs "uid-" + name).
+void addLoadBalancers(Harness& h, int count, const std::string& prefix) {
+  for (int i = 0; i < count; ++i) {
+    SvcSpec s;
+    s.name = prefix + std::to_string(i);
+    s.uid = "uid-" + s.name;
+    h.addService(s);
+  }
+}
+
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -432,12 +442,7 @@ TEST_CASE("node sync: one UpdateLoadBalancer per LB service with all nodes, othe
 TEST_CASE("node sync: a burst of joining nodes is one host update per service when drained") {
   Harness h;
   auto c = makeController(h);
-  for (int i = 0; i < 20; ++i) {
-    SvcSpec s;
-    s.name = "svc-" + std::to_string(i);
-    s.uid = "uid-" + std::to_string(i);
-    h.addService(s);
-  }
+  addLoadBalancers(h, 20, "svc-");
   drain(*c);
   for (int i = 0; i < 50; ++i) {
     h.addNode(node("n" + std::to_string(i)));
@@ -458,12 +463,7 @@ TEST_CASE("heartbeats: status posts of every node queue nothing and keep the hos
     h.addNode(node("n" + std::to_string(i)));
   }
   auto c = makeController(h);
-  for (int i = 0; i < 5; ++i) {
-    SvcSpec s;
-    s.name = "lb-" + std::to_string(i);
-    s.uid = "uid-lb-" + std::to_string(i);
-    h.addService(s);
-  }
+  addLoadBalancers(h, 5, "lb-");
   drain(*c);
   CHECK(h.provider.count("ensure") == 5);
   h.provider.clearCalls();
@@ -666,12 +666,7 @@ TEST_CASE("a synced load balancer does not keep its host set's snapshot (or its 
   Harness h;
   h.addNode(node("n1"));
   auto c = makeController(h);
-  for (int i = 0; i < 3; ++i) {
-    SvcSpec spec;
-    spec.name = "web" + std::to_string(i);
-    spec.uid = "uid-web" + std::to_string(i);
-    h.addService(spec);
-  }
+  addLoadBalancers(h, 3, "web");
   drain(*c);
   REQUIRE(h.provider.count("ensure") == 3);
   std::weak_ptr<const NodeSet> synced = c->currentNodeSet();
