@@ -90,6 +90,16 @@ NodeSpec node(const std::string& name) {
   return n;
 }
 
+// Nodes n1 and n2, a controller and one LoadBalancer Service, synced.
+std::unique_ptr<ServiceController> oneBalancerOverTwoNodes(Harness& h) {
+  h.addNode(node("n1"));
+  h.addNode(node("n2"));
+  auto c = makeController(h);
+  h.addService(SvcSpec{});
+  drain(*c);
+  return c;
+}
+
 }  // namespace
 
 // ---- TestSyncLoadBalancerIfNeeded --------------------------------------------------------------
@@ -487,11 +497,7 @@ TEST_CASE("heartbeats: status posts of every node queue nothing and keep the hos
 
 TEST_CASE("node changes: readiness and unrelated taints/labels never update load balancers") {
   Harness h;
-  h.addNode(node("n1"));
-  h.addNode(node("n2"));
-  auto c = makeController(h);
-  h.addService(SvcSpec{});
-  drain(*c);
+  auto c = oneBalancerOverTwoNodes(h);
   h.provider.clearCalls();
 
   for (int round = 0; round < 5; ++round) {
@@ -685,11 +691,7 @@ TEST_CASE("a synced load balancer does not keep its host set's snapshot (or its 
 
 TEST_CASE("a heartbeat (a new Node version the provider does not see) leaves no old Node pinned") {
   Harness h;
-  h.addNode(node("n1"));
-  h.addNode(node("n2"));
-  auto c = makeController(h);
-  h.addService(SvcSpec{});
-  drain(*c);
+  auto c = oneBalancerOverTwoNodes(h);
   REQUIRE(h.provider.count("ensure") == 1);
   auto set = c->currentNodeSet();
   std::weak_ptr<const kube::Node> old = h.nodes.get("n1");
