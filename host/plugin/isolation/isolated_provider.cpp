@@ -704,27 +704,36 @@ StatusOr<std::string> IsolatedProvider::getLoadBalancerName(std::string_view clu
   return decodeReply<std::string>(reply, [](Reader& r) { return std::string(r.str()); });
 }
 
+StatusOr<std::string> IsolatedProvider::hostsCall(Method method, std::string_view call_name,
+                                                  std::string_view cluster_name,
+                                                  const ServiceRef& service,
+                                                  std::span<const NodeRef> nodes,
+                                                  const std::string* encoded) {
+  return roundTrip(
+      method, call_name, options_.load_balancer_timeout,
+      [&](Writer& w) {
+        w.str(cluster_name);
+        putService(w, service);
+        if (encoded == nullptr) {
+          putNodes(w, nodes);
+        }
+      },
+      encoded == nullptr ? std::string_view() : std::string_view(*encoded));
+}
+
 StatusOr<LoadBalancerStatus> IsolatedProvider::ensureLoadBalancer(std::string_view cluster_name,
                                                                   const ServiceRef& service,
                                                                   std::span<const NodeRef> nodes) {
-  auto reply = roundTrip(Method::EnsureLoadBalancer, "ensure_load_balancer",
-                         options_.load_balancer_timeout, [&](Writer& w) {
-                           w.str(cluster_name);
-                           putService(w, service);
-                           putNodes(w, nodes);
-                         });
+  auto reply = hostsCall(Method::EnsureLoadBalancer, "ensure_load_balancer", cluster_name,
+                         service, nodes, nullptr);
   return decodeReply<LoadBalancerStatus>(reply, [](Reader& r) { return getLoadBalancerStatus(r); });
 }
 
 Status IsolatedProvider::updateLoadBalancer(std::string_view cluster_name,
                                             const ServiceRef& service,
                                             std::span<const NodeRef> nodes) {
-  return decodeStatusReply(roundTrip(Method::UpdateLoadBalancer, "update_load_balancer",
-                                     options_.load_balancer_timeout, [&](Writer& w) {
-                                       w.str(cluster_name);
-                                       putService(w, service);
-                                       putNodes(w, nodes);
-                                     }));
+  return decodeStatusReply(hostsCall(Method::UpdateLoadBalancer, "update_load_balancer",
+                                     cluster_name, service, nodes, nullptr));
 }
 
 std::shared_ptr<const std::string> IsolatedProvider::encodedHosts(const SharedHosts& hosts) {
@@ -753,16 +762,8 @@ std::shared_ptr<const std::string> IsolatedProvider::encodedHosts(const SharedHo
 StatusOr<LoadBalancerStatus> IsolatedProvider::ensureLoadBalancerShared(
     std::string_view cluster_name, const ServiceRef& service, const SharedHosts& hosts) {
   auto encoded = encodedHosts(hosts);
-  if (!encoded) {
-    return ensureLoadBalancer(cluster_name, service, hosts.refs);
-  }
-  auto reply = roundTrip(
-      Method::EnsureLoadBalancer, "ensure_load_balancer", options_.load_balancer_timeout,
-      [&](Writer& w) {
-        w.str(cluster_name);
-        putService(w, service);
-      },
-      *encoded);
+  auto reply = hostsCall(Method::EnsureLoadBalancer, "ensure_load_balancer", cluster_name,
+                         service, hosts.refs, encoded.get());
   return decodeReply<LoadBalancerStatus>(reply, [](Reader& r) { return getLoadBalancerStatus(r); });
 }
 
@@ -770,16 +771,8 @@ Status IsolatedProvider::updateLoadBalancerShared(std::string_view cluster_name,
                                                   const ServiceRef& service,
                                                   const SharedHosts& hosts) {
   auto encoded = encodedHosts(hosts);
-  if (!encoded) {
-    return updateLoadBalancer(cluster_name, service, hosts.refs);
-  }
-  return decodeStatusReply(roundTrip(
-      Method::UpdateLoadBalancer, "update_load_balancer", options_.load_balancer_timeout,
-      [&](Writer& w) {
-        w.str(cluster_name);
-        putService(w, service);
-      },
-      *encoded));
+  return decodeStatusReply(hostsCall(Method::UpdateLoadBalancer, "update_load_balancer",
+                                     cluster_name, service, hosts.refs, encoded.get()));
 }
 
 Status IsolatedProvider::ensureLoadBalancerDeleted(std::string_view cluster_name,

@@ -167,6 +167,12 @@ class IsolatedProvider final : public Provider {
   StatusOr<std::string> roundTrip(Method method, std::string_view call_name,
                                   std::chrono::milliseconds timeout, const Args& args,
                                   std::string_view tail = {});
+  // A load-balancer call (ensure or update): the cluster, the Service, then the hosts, encoded
+  // here from `nodes`, or, when `encoded` is given (a shared set's block, kept alive by the
+  // caller), sent from that block as the frame's tail.
+  StatusOr<std::string> hostsCall(Method method, std::string_view call_name,
+                                  std::string_view cluster_name, const ServiceRef& service,
+                                  std::span<const NodeRef> nodes, const std::string* encoded);
   // The set's hosts as putNodes writes them, built once per set; null when the set has no
   // forms (or they belong to other refs): the call then encodes its hosts itself.
   std::shared_ptr<const std::string> encodedHosts(const SharedHosts& hosts);
