@@ -27,29 +27,9 @@ void NodeRefs::add(std::span<const std::shared_ptr<const kube::Node>> nodes) {
   }
   nodes_.reserve(nodes_.size() + nodes.size());
   refs_.reserve(refs_.size() + nodes.size());
-  // Copies a node's pairs to the block and returns the span they fill.
-  auto pairsOf = [&kv](std::span<const kube::KeyValue> from) {
-    std::span<const plugin::KeyValueRef> out(kv, from.size());
-    for (const auto& p : from) {
-      *kv++ = {p.key, p.value};
-    }
-    return out;
-  };
+  auto view = [](std::string_view text, NodeText) { return text; };
   for (const auto& node : nodes) {
-    plugin::NodeRef r;
-    r.name = node->name;
-    r.uid = node->uid;
-    r.provider_id = node->provider_id;
-    r.labels = pairsOf(node->labels);
-    r.annotations = pairsOf(node->annotations);
-    r.addresses = {addr, node->addresses.size()};
-    for (const auto& a : node->addresses) {
-      *addr++ = {a.type, a.address};
-    }
-    const auto& ni = node->node_info;
-    r.node_info = {ni.machine_id,     ni.system_uuid,     ni.boot_id,
-                   ni.kernel_version, ni.os_image,        ni.container_runtime_version,
-                   ni.kubelet_version, ni.operating_system, ni.architecture};
+    plugin::NodeRef r = buildNodeRef(*node, kv, addr, view);
     nodes_.push_back(node);
     refs_.push_back(r);
   }

@@ -14,6 +14,52 @@
 
 namespace ccm::controllers {
 
+// What a string of a NodeRef is, for a builder that copies the strings (buildNodeRef's `text`).
+enum class NodeText {
+  Name,             // the node's name (first, before any other string)
+  Own,              // unique to the node: uid, providerID, machine/system/boot IDs
+  Shared,           // likely repeated across nodes: keys, address types, versions, OS
+  LabelValue,       // a label's value
+  AnnotationValue,  // an annotation's value
+  Address,          // an address
+};
+
+// The provider ref of `n`, the one mapping of a kube::Node to a plugin::NodeRef: its pairs
+// are written at *kv and its addresses at *addr (both advanced past them; the caller sized
+// the blocks), and every string is what text(view, NodeText) returns for it: the view itself
+// for refs that view the Node, a copy for refs that must outlive it.
+template <typename Text>
+plugin::NodeRef buildNodeRef(const kube::Node& n, plugin::KeyValueRef*& kv,
+                             plugin::AddressRef*& addr, Text&& text) {
+  plugin::NodeRef r;
+  r.name = text(n.name, NodeText::Name);
+  r.uid = text(n.uid, NodeText::Own);
+  r.provider_id = text(n.provider_id, NodeText::Own);
+  r.labels = {kv, n.labels.size()};
+  for (const auto& p : n.labels) {
+    *kv++ = {text(p.key, NodeText::Shared), text(p.value, NodeText::LabelValue)};
+  }
+  r.annotations = {kv, n.annotations.size()};
+  for (const auto& p : n.annotations) {
+    *kv++ = {text(p.key, NodeText::Shared), text(p.value, NodeText::AnnotationValue)};
+  }
+  r.addresses = {addr, n.addresses.size()};
+  for (const auto& a : n.addresses) {
+    *addr++ = {text(a.type, NodeText::Shared), text(a.address, NodeText::Address)};
+  }
+  const auto& ni = n.node_info;
+  r.node_info = {text(ni.machine_id, NodeText::Own),
+                 text(ni.system_uuid, NodeText::Own),
+                 text(ni.boot_id, NodeText::Own),
+                 text(ni.kernel_version, NodeText::Shared),
+                 text(ni.os_image, NodeText::Shared),
+                 text(ni.container_runtime_version, NodeText::Shared),
+                 text(ni.kubelet_version, NodeText::Shared),
+                 text(ni.operating_system, NodeText::Shared),
+                 text(ni.architecture, NodeText::Shared)};
+  return r;
+}
+
 // Holds NodeRefs for a set of nodes. The refs' arrays (labels, annotations, addresses) of
 // all the nodes given to one add() share one block each, never moved once filled, so a ref
 // stays valid until the NodeRefs goes: one add() of 100,000 nodes makes two blocks, not two

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "host/controllers/common/provider_refs.hpp"
 #include "host/controllers/service/service_predicates.hpp"
 
 namespace ccm::controllers::service {
@@ -184,35 +185,26 @@ NodeSet::NodeSet(std::vector<std::shared_ptr<const kube::Node>> nodes, uint64_t 
   plugin::KeyValueRef* kv = pairs_.get();
   plugin::AddressRef* addr = addresses_.get();
   refs_.reserve(nodes.size());
+  std::string_view name;  // the current node's name as copied: values equal to it share it
+  auto copy = [&](std::string_view s, NodeText kind) -> std::string_view {
+    switch (kind) {
+      case NodeText::Name:
+        return name = text.own(s);
+      case NodeText::Own:
+        return text.own(s);
+      case NodeText::Shared:
+        return text.shared(s);
+      case NodeText::LabelValue:
+        return s == name ? name : text.shared(s);
+      case NodeText::AnnotationValue:
+        return ownAnnotationValue(s) ? text.own(s) : text.shared(s);
+      case NodeText::Address:
+        return s == name ? name : text.own(s);
+    }
+    return text.own(s);
+  };
   for (const auto& node : nodes) {
-    const kube::Node& n = *node;
-    plugin::NodeRef r;
-    r.name = text.own(n.name);
-    r.uid = text.own(n.uid);
-    r.provider_id = text.own(n.provider_id);
-    r.labels = {kv, n.labels.size()};
-    for (const auto& p : n.labels) {
-      *kv++ = {text.shared(p.key), p.value == n.name ? r.name : text.shared(p.value)};
-    }
-    r.annotations = {kv, n.annotations.size()};
-    for (const auto& p : n.annotations) {
-      *kv++ = {text.shared(p.key),
-               ownAnnotationValue(p.value) ? text.own(p.value) : text.shared(p.value)};
-    }
-    r.addresses = {addr, n.addresses.size()};
-    for (const auto& a : n.addresses) {
-      *addr++ = {text.shared(a.type), ownAddress(n, a) ? text.own(a.address) : r.name};
-    }
-    const auto& ni = n.node_info;
-    r.node_info = {text.own(ni.machine_id),
-                   text.own(ni.system_uuid),
-                   text.own(ni.boot_id),
-                   text.shared(ni.kernel_version),
-                   text.shared(ni.os_image),
-                   text.shared(ni.container_runtime_version),
-                   text.shared(ni.kubelet_version),
-                   text.shared(ni.operating_system),
-                   text.shared(ni.architecture)};
+    plugin::NodeRef r = buildNodeRef(*node, kv, addr, copy);
     refs_.push_back(r);
   }
   membership_ = membershipOf(refs_);
