@@ -294,6 +294,11 @@ def main():
 
         c.update_cloud(faults=[])
         ccm = c.start_ccm(cloud, extra, name="ccm-final")
+        # The world may already be settled by the killed runs; the final run must still have
+        # started its controllers (and so be past installing its signal handling) before its
+        # clean stop below is judged.
+        wait_for(lambda: "Started controller" in ccm.output(), "ccm-final to start its controllers",
+                 timeout=120)
         last = []
 
         def settled():
