@@ -515,6 +515,7 @@ struct Informer<T>::Impl {
     so.max_duration = std::chrono::seconds(timeout + 30);
     so.on_idle = [this] { maybeResync(); };
     so.gather = options.watch_gather;
+    so.gather_max = options.watch_gather_max;
     auto started = clock.now();
     auto opened = client->rest().stream(req, stop, so);
     if (!opened.ok()) {

@@ -59,6 +59,11 @@ struct InformerOptions {
   // wake-up for many; an event after a quiet spell is handled at once. In the 5,000-node
   // burst 5 ms saved the node informer about 0.03 CPU-s (bench/RESULTS.md).
   std::chrono::milliseconds watch_gather{5};
+  // While a watch stays busy (every wait finds events waiting: 100,000 kubelets heartbeating)
+  // the wait doubles up to this (StreamOptions::gather_max), so a steady stream is read in
+  // a few large batches a second rather than hundreds of small ones; events are then at most
+  // this late. After a quiet spell it is back to watch_gather.
+  std::chrono::milliseconds watch_gather_max{40};
   // Services only: whether each cached Service keeps its JSON (Service::raw_json), which only
   // load-balancer calls read. Off, raw_json is empty and a cached LoadBalancer Service is
   // about half as large.

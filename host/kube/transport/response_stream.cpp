@@ -1,6 +1,7 @@
 // ResponseStream: pulling a response body from libcurl's multi interface on demand.
 #include "host/kube/transport/response_stream.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "host/kube/transport/curl_transfer.hpp"
@@ -31,6 +32,8 @@ ResponseStream::ResponseStream(RestClient* owner, std::unique_ptr<detail::CurlTr
   if (options_.idle_interval.count() <= 0) {
     options_.idle_interval = std::chrono::milliseconds(1000);
   }
+  options_.gather_max = std::max(options_.gather_max, options_.gather);
+  gather_wait_ = options_.gather;
 }
 
 ResponseStream::~ResponseStream() {
@@ -150,9 +153,11 @@ bool ResponseStream::readMore() {
     curl_easy_pause(transfer_->easy, CURLPAUSE_CONT);
   }
   // Everything read so far is handled: let what comes meanwhile gather (StreamOptions::gather).
-  if (had == 0 && options_.gather.count() > 0 && !done_ && !transfer_->paused) {
-    sleepFor(options_.gather, stop_);
+  bool gathered = had == 0 && options_.gather.count() > 0 && !done_ && !transfer_->paused;
+  if (gathered) {
+    sleepFor(gather_wait_, stop_);
   }
+  bool waited = false;
   while (buffer_.size() == had && !done_ && !transfer_->paused && !stop_.stop_requested()) {
     perform();
     if (buffer_.size() > had) {
@@ -160,7 +165,14 @@ bool ResponseStream::readMore() {
     }
     if (!done_) {
       waitForActivity();
+      waited = true;
     }
+  }
+  if (gathered) {
+    // Bytes were waiting after the gathering sleep: the burst goes on, wait longer next time
+    // (up to gather_max). Nothing was: a quiet spell, back to the short wait.
+    gather_wait_ = waited || buffer_.size() == had ? options_.gather
+                                                   : std::min(options_.gather_max, 2 * gather_wait_);
   }
   pos_ = buffer_.data();
   end_ = pos_ + buffer_.size();

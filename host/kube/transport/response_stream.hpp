@@ -41,6 +41,11 @@ struct StreamOptions {
   // are read in one wake-up instead of one each. Bytes that come after a quiet spell longer
   // than this are read as soon as they arrive; the wait ends early when stop is requested.
   std::chrono::milliseconds gather{0};
+  // While each wait finds bytes already waiting (a long burst: a cluster of kubelets
+  // heartbeating), the wait doubles up to this (0 or below `gather` = never grows); after a
+  // quiet spell it is back to `gather`. Events are then handled at most this late, in fewer,
+  // larger batches.
+  std::chrono::milliseconds gather_max{0};
 };
 
 class ResponseStream {
@@ -99,6 +104,8 @@ class ResponseStream {
   long httpCode() const { return http_code_; }
   // How many times waiting for more of the body found some (for tests).
   uint64_t reads() const { return reads_; }
+  // The gathering wait the next read will use (StreamOptions::gather, grown while busy).
+  std::chrono::milliseconds gatherWait() const { return gather_wait_; }
 
  private:
   friend class RestClient;
@@ -135,6 +142,7 @@ class ResponseStream {
   const char* end_ = nullptr;
   size_t consumed_ = 0;
   uint64_t reads_ = 0;
+  std::chrono::milliseconds gather_wait_{0};
   bool done_ = false;
   CURLcode result_ = CURLE_OK;
   End end_state_ = End::Open;

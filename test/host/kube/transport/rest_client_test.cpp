@@ -506,6 +506,66 @@ TEST_CASE("a gathering stream reads events that come close together in one wake-
   }
 }
 
+TEST_CASE("a gathering stream waits longer while events keep coming, and not after a pause") {
+  using namespace std::chrono_literals;
+  using Clock = std::chrono::steady_clock;
+  // 200 watch events 5 ms apart (a busy node watch), read with a 20 ms gathering wait: each
+  // wait finds events waiting, so with gather_max 80 ms the wait doubles to 80 ms and the
+  // stream wakes about 12 times a second instead of 50. Without gather_max it stays 20 ms.
+  // One more event after a quiet spell resets the wait to 20 ms.
+  for (auto gather_max : {0ms, 80ms}) {
+    CAPTURE(gather_max.count());
+    FakeApiServer server;
+    auto rest = makeRest(server.url());
+    REQUIRE(rest);
+    Request req;
+    req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
+    StreamOptions options;
+    options.gather = 20ms;
+    options.gather_max = gather_max;
+    auto opened = rest->stream(req, {}, options);
+    REQUIRE(opened.ok());
+    ResponseStream& s = **opened;
+    constexpr int kBurst = 200;
+    std::atomic<bool> burst_read{false};
+    std::thread writer([&] {
+      waitUntil([&] { return server.openWatches() == 1; });
+      for (int i = 0; i < kBurst; ++i) {
+        server.upsert("/api/v1/nodes", fmt::format("n{}", i), nodeJson(fmt::format("n{}", i)));
+        std::this_thread::sleep_for(5ms);
+      }
+      waitUntil([&] { return burst_read.load(); });
+      std::this_thread::sleep_for(300ms);
+      server.upsert("/api/v1/nodes", "last", nodeJson("last"));
+    });
+    std::chrono::milliseconds longest{0};
+    Clock::time_point first_read{};
+    for (int i = 0; i <= kBurst; ++i) {
+      if (i == kBurst) {
+        burst_read = true;
+      }
+      auto line = s.bufferLine();
+      REQUIRE(line.has_value());
+      if (i == 0) {
+        first_read = Clock::now();
+      }
+      s.consume(line->size() + 1);
+      if (i < kBurst) {
+        longest = std::max(longest, s.gatherWait());
+      }
+    }
+    writer.join();
+    double seconds = std::chrono::duration<double>(Clock::now() - first_read).count() - 0.3;
+    double reads_per_second = static_cast<double>(s.reads()) / std::max(seconds, 0.1);
+    CAPTURE(reads_per_second);
+    CHECK(longest == std::max(gather_max, 20ms));
+    CHECK(s.gatherWait() == 20ms);  // the quiet spell before the last event
+    if (gather_max > 20ms) {
+      CHECK(reads_per_second < 25);  // about 12 at 80 ms; 50 if the wait did not grow
+    }
+  }
+}
+
 TEST_CASE("a streamed error answer becomes a status") {
   FakeApiServer server;
   auto rest = makeRest(server.url());
