@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "host/kube/api/retry.hpp"
 #include "host/kube/objects/envelope_decoder.hpp"
@@ -112,7 +113,7 @@ struct Informer<T>::Impl {
   // The cache. Written only by the informer thread (or injectForTest); read by anyone.
   mutable std::shared_mutex store_mu;
   std::unordered_map<std::string_view, Ptr> store;  // guarded by store_mu; keys view values
-  std::atomic<size_t> store_bytes{0};  // ownBytes() of every cached object
+  std::atomic<size_t> store_bytes{0};               // ownBytes() of every cached object
   metrics::Gauge* objects_gauge = nullptr;
   metrics::Gauge* bytes_gauge = nullptr;
 
@@ -127,13 +128,15 @@ struct Informer<T>::Impl {
   mutable std::mutex rv_mu;
   std::string last_rv;  // guarded by rv_mu
 
-  std::atomic<uint64_t> n_lists{0}, n_watches{0}, n_events{0}, n_expired{0};
+  std::atomic<uint64_t> n_lists{0}, n_watches{0}, n_events{0}, n_expired{0}, n_scanned{0};
 
   std::mt19937 rng;
   SeededRandom random;
   BackoffManager backoff;
   Decoder decoder;
   std::string event_scratch;  // a watch event's bytes, parsed in situ (parseEvent)
+  NodeEventScan scan;         // Nodes: the scan of the next watch event (scannedHeartbeat)
+  uint64_t scanned_fingerprint = 0;
   std::jthread thread;
 
   // ---- cache + dispatch ----------------------------------------------------------------------
@@ -291,13 +294,54 @@ struct Informer<T>::Impl {
   }
 
   // The decoded object; a Node is made from `cached` (the version in the cache) when only its
-  // heartbeat changed (NodeDecoder::finish).
+  // heartbeat changed (NodeDecoder::finish), and keeps the fingerprint of the event it was
+  // parsed from, if the scan read that event (scannedHeartbeat).
   Ptr finishObject(const Ptr& cached) {
     if constexpr (std::is_same_v<T, Node>) {
+      decoder.fingerprint(std::exchange(scanned_fingerprint, 0));
       return decoder.finish(cached.get());
     } else {
       return decoder.finish();
     }
+  }
+
+  // Nodes: the next watch event when it is a heartbeat of a cached node, made from that node
+  // without parsing the event (scanNodeEvent, NodeDecoder::finishScanned) and consumed;
+  // nullptr otherwise, with the event's fingerprint noted for the parse that follows.
+  Ptr scannedHeartbeat(ResponseStream& stream) {
+    scanned_fingerprint = 0;
+    if constexpr (std::is_same_v<T, Node>) {
+      std::optional<std::string_view> line = stream.bufferLine();
+      if (!line || !scanNodeEvent(*line, scan)) {
+        return nullptr;
+      }
+      scanned_fingerprint = scan.fingerprint;
+      if (scan.type != "MODIFIED") {
+        return nullptr;
+      }
+      Ptr cached = find(scan.name);
+      Ptr beat = cached ? decoder.finishScanned(*cached, scan) : nullptr;
+      if (beat) {
+        n_scanned.fetch_add(1);
+        stream.consume(line->size() + 1);
+        scanned_fingerprint = 0;
+      }
+      return beat;
+    } else {
+      return nullptr;
+    }
+  }
+
+  // A watch event's object, into the cache and to the handlers.
+  void deliver(WatchEventType type, const Ptr& obj) {
+    n_events.fetch_add(1);
+    log::infoV(6, "Watch event",
+               {{"resource", Traits<T>::kName},
+                {"type", static_cast<int>(type)},
+                {"key", obj->key()},
+                {"resourceVersion", obj->resource_version}});
+    apply(type, obj);
+    setRv(obj->resource_version);
   }
 
   // Parses from the stream, skipping the values the decoder does not want as raw bytes when
@@ -336,6 +380,7 @@ struct Informer<T>::Impl {
       }
       handler.reset();
     }
+    scanned_fingerprint = 0;  // what the stream parse reads may not be the scanned line
     return parse<kFlags>(reader, stream, handler);
   }
 
@@ -401,6 +446,7 @@ struct Informer<T>::Impl {
         return st;
       }
       ResponseStream& stream = **opened;
+      scanned_fingerprint = 0;  // a listed object has none
       ListHandler<Decoder> handler(decoder, [&]() {
         std::string_view key = decoder.key();
         Ptr existing = find(key);
@@ -548,6 +594,11 @@ struct Informer<T>::Impl {
     uint64_t events = 0;
     while (!stream.atEnd()) {
       handler.reset();
+      if (Ptr beat = scannedHeartbeat(stream)) {
+        ++events;
+        deliver(WatchEventType::Modified, beat);
+        continue;
+      }
       rapidjson::ParseResult ok = parseEvent(reader, stream, handler);
       if (!ok) {
         if (stream.endState() != ResponseStream::End::Open) {
@@ -566,15 +617,7 @@ struct Informer<T>::Impl {
           if (!handler.has_object) {
             break;
           }
-          Ptr obj = finishObject(find(decoder.key()));
-          n_events.fetch_add(1);
-          log::infoV(6, "Watch event",
-                     {{"resource", Traits<T>::kName},
-                      {"type", static_cast<int>(handler.type)},
-                      {"key", obj->key()},
-                      {"resourceVersion", obj->resource_version}});
-          apply(handler.type, obj);
-          setRv(obj->resource_version);
+          deliver(handler.type, finishObject(find(decoder.key())));
           break;
         }
         case WatchEventType::Bookmark: {
@@ -742,7 +785,7 @@ std::string Informer<T>::lastSyncResourceVersion() const {
 template <typename T>
 typename Informer<T>::Stats Informer<T>::stats() const {
   return Stats{impl_->n_lists.load(), impl_->n_watches.load(), impl_->n_events.load(),
-               impl_->n_expired.load()};
+               impl_->n_expired.load(), impl_->n_scanned.load()};
 }
 
 template <typename T>

@@ -133,6 +133,8 @@ class Informer final : public InformerBase {
     uint64_t watches = 0;
     uint64_t events = 0;
     uint64_t relists_after_expired = 0;
+    // Nodes: watch events made from the cached node without a parse (heartbeats).
+    uint64_t scanned_heartbeats = 0;
   };
   Stats stats() const;
 

@@ -106,6 +106,8 @@ class Node {
 
   // Heap bytes this node holds on its own (arena), not counting shared pool strings.
   size_t arenaBytes() const { return arena_bytes_; }
+  // The fingerprint of the watch event this node was decoded from (scanNodeEvent; 0: none).
+  uint64_t eventFingerprint() const { return event_fingerprint_; }
 
  private:
   friend class NodeDecoder;
@@ -115,6 +117,9 @@ class Node {
   // When not 0, the arena's last rv_tail_ bytes hold resource_version and nothing else refers
   // to them (a node made from its previous version by NodeDecoder's heartbeat copy).
   uint32_t rv_tail_ = 0;
+  // scanNodeEvent's fingerprint of the watch event this node was decoded from (0: none, as
+  // for a listed node): a later event with the same one is made from this node.
+  uint64_t event_fingerprint_ = 0;
 };
 
 // Which parts of a Node decodeNode reads.

@@ -11,6 +11,7 @@
 #include <new>
 #include <span>
 
+#include "host/kube/api/time_format.hpp"
 #include "host/kube/objects/string_pool.hpp"
 
 namespace ccm::kube {
@@ -74,6 +75,7 @@ NodeDecoder::NodeDecoder(size_t pool_entries)
 
 void NodeDecoder::reset() {
   resetSax();
+  fingerprint_ = 0;
   if (pool_->full()) {
     // Start a fresh pool; nodes decoded so far keep the old one alive.
     pool_ = std::make_shared<StringPool>(pool_entries_);
@@ -356,8 +358,8 @@ bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
   auto same_kv = [&v](const detail::KV& a, const KeyValue& b) {
     return v(a.key) == b.key && v(a.value) == b.value;
   };
-  if (!std::equal(meta_.labels.begin(), meta_.labels.end(), prev.labels.begin(),
-                  prev.labels.end(), same_kv) ||
+  if (!std::equal(meta_.labels.begin(), meta_.labels.end(), prev.labels.begin(), prev.labels.end(),
+                  same_kv) ||
       !std::equal(meta_.annotations.begin(), meta_.annotations.end(), prev.annotations.begin(),
                   prev.annotations.end(), same_kv)) {
     return false;
@@ -365,8 +367,7 @@ bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
   if (v(provider_id_) != prev.provider_id || v(pod_cidr_) != prev.pod_cidr ||
       unschedulable_ != prev.unschedulable ||
       !std::equal(pod_cidrs_.begin(), pod_cidrs_.end(), prev.pod_cidrs.begin(),
-                  prev.pod_cidrs.end(),
-                  [&v](SRef a, std::string_view b) { return v(a) == b; })) {
+                  prev.pod_cidrs.end(), [&v](SRef a, std::string_view b) { return v(a) == b; })) {
     return false;
   }
   auto same_taint = [&v](const RawTaint& a, const Taint& b) {
@@ -390,16 +391,11 @@ bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
     return false;
   }
   const NodeSystemInfo& info = prev.node_info;
-  const std::string_view prev_info[10] = {info.machine_id,
-                                          info.system_uuid,
-                                          info.boot_id,
-                                          info.kernel_version,
-                                          info.os_image,
-                                          info.container_runtime_version,
-                                          info.kubelet_version,
-                                          info.kube_proxy_version,
-                                          info.operating_system,
-                                          info.architecture};
+  const std::string_view prev_info[10] = {info.machine_id,       info.system_uuid,
+                                          info.boot_id,          info.kernel_version,
+                                          info.os_image,         info.container_runtime_version,
+                                          info.kubelet_version,  info.kube_proxy_version,
+                                          info.operating_system, info.architecture};
   for (int i = 0; i < 10; ++i) {
     if (v(info_[i]) != prev_info[i]) {
       return false;
@@ -453,8 +449,9 @@ class Relocator {
 
 }  // namespace
 
-std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev) const {
-  std::string_view rv = text_.view(meta_.resource_version);
+std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev, std::string_view rv,
+                                                       std::span<const int64_t> heartbeats,
+                                                       uint64_t fingerprint) {
   // The previous node's own version tail, if it has one, is dropped: a node heartbeating for
   // days keeps the size it was decoded with.
   size_t kept = prev.arena_bytes_ - prev.rv_tail_;
@@ -471,7 +468,8 @@ std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev) const {
   auto node = std::make_shared<Node>(prev);
   node->name = move(prev.name);
   node->uid = move(prev.uid);
-  node->resource_version = rv.empty() ? std::string_view() : std::string_view(base + kept, rv.size());
+  node->resource_version =
+      rv.empty() ? std::string_view() : std::string_view(base + kept, rv.size());
   auto fix_kv = [&move](KeyValue& e) {
     e.key = move(e.key);
     e.value = move(e.value);
@@ -495,7 +493,7 @@ std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev) const {
     c.type = move(c.type);
     c.status = move(c.status);
     c.reason = move(c.reason);
-    c.last_heartbeat_time = conditions_[index++].heartbeat;
+    c.last_heartbeat_time = heartbeats[index++];
   });
   NodeSystemInfo& info = node->node_info;
   for (std::string_view* field :
@@ -507,7 +505,34 @@ std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev) const {
   node->arena_bytes_ = static_cast<uint32_t>(total);
   node->rv_tail_ = static_cast<uint32_t>(rv.size());
   node->arena_ = std::move(block);
+  node->event_fingerprint_ = fingerprint;
   return node;
+}
+
+std::shared_ptr<const Node> NodeDecoder::finishScanned(const Node& prev,
+                                                       const NodeEventScan& scan) {
+  if (prev.event_fingerprint_ == 0 || scan.fingerprint != prev.event_fingerprint_ ||
+      scan.resource_version.empty() || scan.name != prev.name || prev.arena_ == nullptr) {
+    return nullptr;
+  }
+  // The kept conditions, in order, are prev's (the same bytes decoded); their heartbeats are
+  // the event's.
+  heartbeats_.clear();
+  for (const NodeEventScan::Condition& c : scan.conditions) {
+    if (!keptCondition(c.type)) {
+      continue;
+    }
+    if (heartbeats_.size() == prev.conditions.size() ||
+        prev.conditions[heartbeats_.size()].type != c.type) {
+      return nullptr;
+    }
+    heartbeats_.push_back(c.heartbeat.empty() ? 0 : parseRfc3339(c.heartbeat).value_or(0));
+  }
+  if (heartbeats_.size() != prev.conditions.size()) {
+    return nullptr;
+  }
+  ++heartbeat_copies_;
+  return heartbeatCopy(prev, scan.resource_version, heartbeats_, scan.fingerprint);
 }
 
 void NodeDecoder::materialize() {
@@ -541,7 +566,11 @@ std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
   meta_.sort(text_);
   if (previous != nullptr && onlyHeartbeatDiffers(*previous)) {
     ++heartbeat_copies_;
-    return heartbeatCopy(*previous);
+    heartbeats_.clear();
+    for (const RawCondition& c : conditions_) {
+      heartbeats_.push_back(c.heartbeat);
+    }
+    return heartbeatCopy(*previous, text_.view(meta_.resource_version), heartbeats_, fingerprint_);
   }
   materialize();
   detail::Arena arena;
@@ -598,6 +627,7 @@ std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
   node->arena_bytes_ = static_cast<uint32_t>(arena.bytes() + text_.size());
   node->arena_ = arena.release();
   node->pool_ = pool_;
+  node->event_fingerprint_ = fingerprint_;
   return node;
 }
 

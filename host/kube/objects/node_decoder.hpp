@@ -7,10 +7,12 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "host/kube/objects/node.hpp"
+#include "host/kube/objects/node_event_scan.hpp"
 #include "host/kube/objects/object_decoder.hpp"
 
 namespace ccm::kube {
@@ -41,6 +43,15 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
   // `previous` (its arena copied, the version and the heartbeat times replaced) and no string
   // is copied or interned; the result is equal to a full decode either way.
   std::shared_ptr<const Node> finish(const Node* previous = nullptr);
+  // The fingerprint (scanNodeEvent) of the watch event being decoded, kept in the Node that
+  // finish() makes (0 = none; reset() clears it).
+  void fingerprint(uint64_t value) { fingerprint_ = value; }
+  // The next version of `prev` from a scanned watch event, without parsing it: when the scan's
+  // fingerprint is prev's, the event differs from the one prev was decoded from only in its
+  // type, resourceVersion, managedFields times and heartbeat times, so the node is prev's
+  // arena copied with the new version and heartbeat times (as finish() does for a heartbeat).
+  // nullptr when it cannot be made so (the event must then be parsed).
+  std::shared_ptr<const Node> finishScanned(const Node& prev, const NodeEventScan& scan);
   // How many finish() calls made their Node from the previous version.
   uint64_t heartbeatCopies() const { return heartbeat_copies_; }
   // The name / resourceVersion decoded so far (valid until reset()).
@@ -71,12 +82,17 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
 
   // True when what was decoded equals `prev` but for resourceVersion and heartbeat times.
   bool onlyHeartbeatDiffers(const Node& prev) const;
-  std::shared_ptr<const Node> heartbeatCopy(const Node& prev) const;
+  // `prev` with version `rv` and its conditions' heartbeat times `heartbeats` (one each).
+  static std::shared_ptr<const Node> heartbeatCopy(const Node& prev, std::string_view rv,
+                                                   std::span<const int64_t> heartbeats,
+                                                   uint64_t fingerprint);
   // Copies or interns every deferred string.
   void materialize();
 
   size_t pool_entries_;
   uint64_t heartbeat_copies_ = 0;
+  uint64_t fingerprint_ = 0;
+  std::vector<int64_t> heartbeats_;  // scratch of heartbeatCopy's callers
   std::shared_ptr<StringPool> pool_;
   detail::ScratchText text_;
   detail::MetaScratch meta_;

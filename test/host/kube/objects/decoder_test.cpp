@@ -13,6 +13,7 @@
 
 #include "host/kube/objects/envelope_decoder.hpp"
 #include "host/kube/objects/node_decoder.hpp"
+#include "host/kube/objects/node_event_scan.hpp"
 #include "host/kube/objects/service_decoder.hpp"
 #include "host/kube/objects/string_pool.hpp"
 
@@ -71,10 +72,9 @@ std::string describe(const Node& n) {
                        c.last_heartbeat_time, c.last_transition_time);
   }
   const NodeSystemInfo& i = n.node_info;
-  out += fmt::format("info {} {} {} {} {} {} {} {} {} {}\n", i.machine_id, i.system_uuid,
-                     i.boot_id, i.kernel_version, i.os_image, i.container_runtime_version,
-                     i.kubelet_version, i.kube_proxy_version, i.operating_system,
-                     i.architecture);
+  out += fmt::format("info {} {} {} {} {} {} {} {} {} {}\n", i.machine_id, i.system_uuid, i.boot_id,
+                     i.kernel_version, i.os_image, i.container_runtime_version, i.kubelet_version,
+                     i.kube_proxy_version, i.operating_system, i.architecture);
   return out;
 }
 
@@ -119,6 +119,52 @@ std::string heartbeat(std::string json, const std::string& rv, const std::string
                   R"("resourceVersion":")" + rv + "\"");
   return replacedAll(std::move(json), R"("lastHeartbeatTime":"2026-07-24T10:05:00Z")",
                      R"("lastHeartbeatTime":")" + beat + "\"");
+}
+
+struct Change {
+  const char* what;
+  std::string from, to;
+};
+
+// Single changes to baseNode() of fields a controller reads.
+std::vector<Change> controllerVisibleChanges() {
+  return {
+      {"uid", "5b3a8c2e-8f1d", "5b3a8c2e-8f1e"},
+      {"creationTimestamp", R"("creationTimestamp":"2026-07-24T10:00:00Z")",
+       R"("creationTimestamp":"2026-07-24T10:00:01Z")"},
+      {"deletionTimestamp", R"("creationTimestamp":)",
+       R"("deletionTimestamp":"2026-07-24T11:00:00Z","creationTimestamp":)"},
+      {"label value", R"("node.kubernetes.io/instance-type":"m5.xlarge")",
+       R"("node.kubernetes.io/instance-type":"m5.2xlarge")"},
+      {"label added", R"("labels":{)", R"("labels":{"a.example/new":"x",)"},
+      {"label removed", R"("node-role.kubernetes.io/worker":"",)", ""},
+      {"annotation value", R"("node.alpha.kubernetes.io/ttl":"0")",
+       R"("node.alpha.kubernetes.io/ttl":"15")"},
+      {"annotation added", R"("annotations":{)", R"("annotations":{"b.example/new":"y",)"},
+      {"providerID", R"("providerID":"aws:///eu-west-1a/i-0123456789abcdef0")",
+       R"("providerID":"aws:///eu-west-1a/i-0123456789abcdef1")"},
+      {"podCIDR", R"("podCIDR":"10.244.12.0/24")", R"("podCIDR":"10.244.13.0/24")"},
+      {"podCIDRs", R"("fd00:10:244:12::/64")", R"("fd00:10:244:13::/64")"},
+      {"taint effect", R"("effect":"NoSchedule")", R"("effect":"PreferNoSchedule")"},
+      {"taint timeAdded", R"("timeAdded":"2026-07-24T10:00:05Z")",
+       R"("timeAdded":"2026-07-24T10:00:06Z")"},
+      {"taint removed",
+       R"({"key":"node.cloudprovider.kubernetes.io/uninitialized","value":"true","effect":"NoSchedule"},)",
+       ""},
+      {"unschedulable", R"("spec":{)", R"("spec":{"unschedulable":true,)"},
+      {"address", R"({"type":"InternalIP","address":"10.0.12.34"})",
+       R"({"type":"InternalIP","address":"10.0.12.35"})"},
+      {"address type", R"({"type":"InternalIP","address":"10.0.12.34"})",
+       R"({"type":"ExternalIP","address":"10.0.12.34"})"},
+      {"condition status", R"("status":"True")", R"("status":"False")"},
+      {"condition reason", R"("reason":"KubeletReady")", R"("reason":"KubeletNotReady")"},
+      {"condition transition", R"("lastTransitionTime":"2026-07-24T10:00:30Z")",
+       R"("lastTransitionTime":"2026-07-24T10:05:10Z")"},
+      {"condition removed", R"({"type":"NetworkUnavailable",)", R"({"type":"NetworkGone",)"},
+      {"kubeletVersion", R"("kubeletVersion":")", R"("kubeletVersion":"x)"},
+      {"bootID", R"("bootID":")", R"("bootID":"x)"},
+      {"architecture", R"("architecture":"amd64")", R"("architecture":"arm64")"},
+  };
 }
 
 }  // namespace
@@ -190,8 +236,8 @@ TEST_CASE("decodeNode without status reads metadata and spec only, and nodes out
   CHECK(n.conditions.empty());
   CHECK(n.node_info.kernel_version.empty());
   // The per-thread decoder is reused: earlier results keep their own storage.
-  auto other = decodeNode(replaced(json, "\"resourceVersion\":\"123456\"",
-                                   "\"resourceVersion\":\"9\""));
+  auto other =
+      decodeNode(replaced(json, "\"resourceVersion\":\"123456\"", "\"resourceVersion\":\"9\""));
   REQUIRE(other.ok());
   CHECK((*full)->resource_version == "123456");
   CHECK((*other)->resource_version == "9");
@@ -255,11 +301,10 @@ TEST_CASE("a string a node repeats is stored once, and each field still reads it
   // InternalDNS addresses. Kept once, every field still reads the right text.
   const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
   auto json = [&name](const std::string& dns) {
-    return R"({"metadata":{"name":")" + name +
-           R"(","labels":{"kubernetes.io/hostname":")" + name +
+    return R"({"metadata":{"name":")" + name + R"(","labels":{"kubernetes.io/hostname":")" + name +
            R"("}},"status":{"addresses":[{"type":"InternalIP","address":"10.0.12.34"},)"
-           R"({"type":"InternalDNS","address":")" + dns +
-           R"("},{"type":"Hostname","address":")" + name + R"("}]}})";
+           R"({"type":"InternalDNS","address":")" +
+           dns + R"("},{"type":"Hostname","address":")" + name + R"("}]}})";
   };
   auto same = decodeNode(json(name));
   auto other = decodeNode(json("ip-10-0-12-35.eu-west-1.compute.internal"));
@@ -599,9 +644,8 @@ TEST_CASE("a watch event with two objects is malformed, not decoded twice") {
   ServiceDecoder d;
   WatchEventHandler<ServiceDecoder> h(d);
   rapidjson::Reader reader;
-  std::string event =
-      R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n"}},)"
-      R"("object":{"metadata":{"name":"b","namespace":"n"}}})";
+  std::string event = R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":"n"}},)"
+                      R"("object":{"metadata":{"name":"b","namespace":"n"}}})";
   rapidjson::MemoryStream ms(event.data(), event.size());
   h.reset();
   CHECK_FALSE(reader.Parse<rapidjson::kParseStopWhenDoneFlag>(ms, h));
@@ -763,47 +807,7 @@ TEST_CASE("a Node event that changes anything a controller reads is decoded in f
   auto cached = decodeAgainst(d, base, nullptr);
   // Each change comes with a heartbeat, as it would from a kubelet or a controller's patch.
   std::string beat = heartbeat(base, "123457", "2026-07-24T10:05:10Z");
-  struct Change {
-    const char* what;
-    std::string from, to;
-  };
-  const Change changes[] = {
-      {"uid", "5b3a8c2e-8f1d", "5b3a8c2e-8f1e"},
-      {"creationTimestamp", R"("creationTimestamp":"2026-07-24T10:00:00Z")",
-       R"("creationTimestamp":"2026-07-24T10:00:01Z")"},
-      {"deletionTimestamp", R"("creationTimestamp":)",
-       R"("deletionTimestamp":"2026-07-24T11:00:00Z","creationTimestamp":)"},
-      {"label value", R"("node.kubernetes.io/instance-type":"m5.xlarge")",
-       R"("node.kubernetes.io/instance-type":"m5.2xlarge")"},
-      {"label added", R"("labels":{)", R"("labels":{"a.example/new":"x",)"},
-      {"label removed", R"("node-role.kubernetes.io/worker":"",)", ""},
-      {"annotation value", R"("node.alpha.kubernetes.io/ttl":"0")",
-       R"("node.alpha.kubernetes.io/ttl":"15")"},
-      {"annotation added", R"("annotations":{)", R"("annotations":{"b.example/new":"y",)"},
-      {"providerID", R"("providerID":"aws:///eu-west-1a/i-0123456789abcdef0")",
-       R"("providerID":"aws:///eu-west-1a/i-0123456789abcdef1")"},
-      {"podCIDR", R"("podCIDR":"10.244.12.0/24")", R"("podCIDR":"10.244.13.0/24")"},
-      {"podCIDRs", R"("fd00:10:244:12::/64")", R"("fd00:10:244:13::/64")"},
-      {"taint effect", R"("effect":"NoSchedule")", R"("effect":"PreferNoSchedule")"},
-      {"taint timeAdded", R"("timeAdded":"2026-07-24T10:00:05Z")",
-       R"("timeAdded":"2026-07-24T10:00:06Z")"},
-      {"taint removed",
-       R"({"key":"node.cloudprovider.kubernetes.io/uninitialized","value":"true","effect":"NoSchedule"},)",
-       ""},
-      {"unschedulable", R"("spec":{)", R"("spec":{"unschedulable":true,)"},
-      {"address", R"({"type":"InternalIP","address":"10.0.12.34"})",
-       R"({"type":"InternalIP","address":"10.0.12.35"})"},
-      {"address type", R"({"type":"InternalIP","address":"10.0.12.34"})",
-       R"({"type":"ExternalIP","address":"10.0.12.34"})"},
-      {"condition status", R"("status":"True")", R"("status":"False")"},
-      {"condition reason", R"("reason":"KubeletReady")", R"("reason":"KubeletNotReady")"},
-      {"condition transition", R"("lastTransitionTime":"2026-07-24T10:00:30Z")",
-       R"("lastTransitionTime":"2026-07-24T10:05:10Z")"},
-      {"condition removed", R"({"type":"NetworkUnavailable",)", R"({"type":"NetworkGone",)"},
-      {"kubeletVersion", R"("kubeletVersion":")", R"("kubeletVersion":"x)"},
-      {"bootID", R"("bootID":")", R"("bootID":"x)"},
-      {"architecture", R"("architecture":"amd64")", R"("architecture":"arm64")"},
-  };
+  const std::vector<Change> changes = controllerVisibleChanges();
   uint64_t copies = d.heartbeatCopies();
   for (const Change& c : changes) {
     CAPTURE(c.what);
@@ -822,6 +826,145 @@ TEST_CASE("a Node event that changes anything a controller reads is decoded in f
 }  // namespace ccm::kube
 
 namespace ccm::kube {
+
+// One watch event line of `type` carrying `object`.
+std::string watchEvent(const std::string& type, const std::string& object) {
+  return R"({"type":")" + type + R"(","object":)" + object + "}";
+}
+
+// A full decode of a watch event's object with the event's fingerprint, as the informer does
+// when the scan does not make the node.
+std::shared_ptr<const Node> decodeScanned(NodeDecoder& d, const std::string& object,
+                                          const NodeEventScan& scan) {
+  d.reset();
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream ms(object.data(), object.size());
+  REQUIRE(reader.Parse(ms, d));
+  d.fingerprint(scan.fingerprint);
+  return d.finish();
+}
+
+TEST_CASE("a scanned heartbeat event is made from the cached node without a parse") {
+  NodeDecoder d;
+  NodeDecoder full;
+  NodeEventScan scan;
+  std::string base = baseNode();
+  std::string added = watchEvent("ADDED", base);
+  REQUIRE(scanNodeEvent(added, scan));
+  CHECK(scan.type == "ADDED");
+  CHECK(scan.name == "ip-10-0-12-34.eu-west-1.compute.internal");
+  CHECK(scan.resource_version == "123456");
+  REQUIRE(scan.conditions.size() >= 2);
+  CHECK(scan.conditions[0].type == "NetworkUnavailable");
+  CHECK(scan.conditions[0].heartbeat == "2026-07-24T10:05:00Z");
+  auto first = decodeScanned(d, base, scan);
+  // A node without a fingerprint (listed) is never made from a scan.
+  CHECK(d.finishScanned(*decodeWith(full, base), scan) == nullptr);
+
+  // The version, every heartbeat time and managedFields' time change.
+  std::shared_ptr<const Node> cached = first;
+  uint64_t copies = d.heartbeatCopies();
+  for (int i = 0; i < 30; ++i) {
+    std::string rv = std::to_string(999990 + i);
+    std::string beat = fmt::format("2026-07-24T10:{:02}:00Z", 10 + i);
+    std::string json = replacedAll(heartbeat(base, rv, beat), R"("time":"2026-07-24T10:00:00Z")",
+                                   R"("time":")" + beat + "\"");
+    std::string line = watchEvent("MODIFIED", json);
+    REQUIRE(scanNodeEvent(line, scan));
+    CHECK(scan.type == "MODIFIED");
+    CHECK(scan.resource_version == rv);
+    auto got = d.finishScanned(*cached, scan);
+    REQUIRE(got != nullptr);
+    std::fill(line.begin(), line.end(), '#');  // the node holds nothing of the line
+    CHECK(describe(*got) == describe(*decodeWith(full, json)));
+    CHECK(got->resource_version == rv);
+    CHECK(got->condition("Ready")->last_heartbeat_time ==
+          decodeWith(full, json)->condition("Ready")->last_heartbeat_time);
+    // The first copy appends its version; later ones replace the copy's (7 digits at most).
+    CHECK(got->arenaBytes() <= first->arenaBytes() + 7);
+    cached = got;
+  }
+  CHECK(d.heartbeatCopies() == copies + 30);
+  CHECK(first->resource_version == "123456");  // the cached node is untouched
+}
+
+TEST_CASE("a scanned event that changes anything but a heartbeat is left to the parser") {
+  NodeDecoder d;
+  NodeEventScan scan;
+  std::string base = baseNode();
+  std::string added = watchEvent("ADDED", base);
+  REQUIRE(scanNodeEvent(added, scan));
+  auto cached = decodeScanned(d, base, scan);
+  std::string beat = heartbeat(base, "123457", "2026-07-24T10:05:10Z");
+  std::vector<Change> changes = controllerVisibleChanges();
+  // Changes no controller reads still change the bytes: the parser decides about them.
+  changes.push_back({"condition message", "kubelet has sufficient memory available", "plenty"});
+  changes.push_back({"image size", R"("sizeBytes":)", R"("sizeBytes":1)"});
+  changes.push_back({"managedFields manager", R"("manager":")", R"("manager":"x)"});
+  for (const Change& c : changes) {
+    CAPTURE(c.what);
+    std::string changed = watchEvent("MODIFIED", replaced(beat, c.from, c.to));
+    REQUIRE(scanNodeEvent(changed, scan));
+    CHECK(scan.fingerprint != cached->eventFingerprint());
+    CHECK(d.finishScanned(*cached, scan) == nullptr);
+  }
+  // The same heartbeat without a change is taken.
+  std::string same = watchEvent("MODIFIED", beat);
+  REQUIRE(scanNodeEvent(same, scan));
+  CHECK(d.finishScanned(*cached, scan) != nullptr);
+  // A heartbeat of another node with the same bytes otherwise is not this node's.
+  std::string other = replacedAll(beat, "ip-10-0-12-34.eu-west-1.compute.internal", "other");
+  std::string others = watchEvent("MODIFIED", other);
+  REQUIRE(scanNodeEvent(others, scan));
+  CHECK(d.finishScanned(*cached, scan) == nullptr);
+}
+
+TEST_CASE("the scan answers false for what it cannot follow, never reading past the line") {
+  NodeEventScan scan;
+  std::string line = watchEvent("MODIFIED", baseNode());
+  REQUIRE(scanNodeEvent(line, scan));
+  uint64_t whole = scan.fingerprint;
+  // Every cut of the event is refused (a copy of each prefix, so ASan sees any overread).
+  for (size_t n = 0; n < line.size(); ++n) {
+    std::string cut = line.substr(0, n);
+    CAPTURE(n);
+    CHECK_FALSE(scanNodeEvent(cut, scan));
+  }
+  CHECK_FALSE(scanNodeEvent(line + "x", scan));
+  CHECK_FALSE(scanNodeEvent("[" + line + "]", scan));
+  CHECK_FALSE(scanNodeEvent("\"text\"", scan));
+  CHECK_FALSE(scanNodeEvent(R"({"type":"MODIFIED" "object":{}})", scan));
+  CHECK_FALSE(scanNodeEvent(R"({"type":"MODIFIED","object":{]})", scan));
+  std::string deep(40, '[');
+  CHECK_FALSE(
+      scanNodeEvent(R"({"type":"MODIFIED","object":)" + deep + std::string(40, ']') + "}", scan));
+  // A name or version with an escape is left to the parser, which unescapes it.
+  CHECK_FALSE(scanNodeEvent(
+      R"({"type":"MODIFIED","object":{"metadata":{"name":"a\u0062","resourceVersion":"1"}}})",
+      scan));
+  // Escaped quotes and backslashes inside other strings are read through, and their bytes
+  // count.
+  REQUIRE(
+      scanNodeEvent(R"({"type":"MODIFIED","object":{"metadata":{"name":"n","resourceVersion":"1",)"
+                    R"("annotations":{"a":"x\"y\\","b":"\\\""}}}})",
+                    scan));
+  CHECK(scan.name == "n");
+  uint64_t escaped = scan.fingerprint;
+  REQUIRE(
+      scanNodeEvent(R"({"type":"MODIFIED","object":{"metadata":{"name":"n","resourceVersion":"2",)"
+                    R"("annotations":{"a":"x\"y\\","b":"\\\""}}}})",
+                    scan));
+  CHECK(scan.fingerprint == escaped);  // only the version differs
+  REQUIRE(
+      scanNodeEvent(R"({"type":"MODIFIED","object":{"metadata":{"name":"n","resourceVersion":"1",)"
+                    R"("annotations":{"a":"x\"z\\","b":"\\\""}}}})",
+                    scan));
+  CHECK(scan.fingerprint != escaped);
+  // Whitespace the server may leave around values does not stop it.
+  REQUIRE(scanNodeEvent(" { \"type\" : \"MODIFIED\" , \"object\" : { } } \r", scan));
+  CHECK(scan.type == "MODIFIED");
+  CHECK(whole != 0);
+}
 
 TEST_CASE("labels and annotations in any order are kept sorted by key, equal keys in order") {
   for (int count : {3, 20, 64, 65, 200}) {
