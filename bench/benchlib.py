@@ -155,10 +155,10 @@ class Metrics:
                 continue
             self.samples.append((m.group(1), labels, value))
 
-    def sum(self, name, **labels):
+    def sum(self, metric, /, **labels):
         total = 0.0
         for n, l, v in self.samples:
-            if n == name and all(l.get(k) == want for k, want in labels.items()):
+            if n == metric and all(l.get(k) == want for k, want in labels.items()):
                 total += v
         return total
 

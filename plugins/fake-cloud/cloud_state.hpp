@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ struct LbPort {
   int32_t node_port = 0;
 };
 
+// A load balancer's backend node names. Load balancers given the same hosts share one list
+// (LoadBalancers::ensure reuses the last list it made when the hosts are the same), and the
+// state file writes each shared list once: with N load balancers on the same M nodes, a save
+// writes M names, not N x M.
+using NodeNames = std::shared_ptr<const std::vector<std::string>>;
+
 struct LoadBalancerRecord {
   std::string name;  // the cloud name (upstream's default: "a" + UID without dashes)
   std::string cluster;
@@ -25,7 +32,7 @@ struct LoadBalancerRecord {
   std::string ip;
   std::string hostname;
   std::vector<LbPort> ports;
-  std::vector<std::string> nodes;  // backend node names
+  NodeNames nodes;  // backend node names (never null once ensured)
   std::vector<std::string> source_ranges;
   int64_t ensures = 0;
   int64_t host_updates = 0;

@@ -189,8 +189,8 @@ Labels labelsOf(const YAML::Node& node, const std::string& path) {
 }
 
 std::vector<NodeAddress> addressesOf(const YAML::Node& node, const std::string& path) {
-  static const std::set<std::string, std::less<>> kTypes = {
-      "Hostname", "InternalIP", "ExternalIP", "InternalDNS", "ExternalDNS"};
+  static const std::set<std::string, std::less<>> kTypes = {"Hostname", "InternalIP", "ExternalIP",
+                                                            "InternalDNS", "ExternalDNS"};
   std::vector<NodeAddress> out;
   if (!node.IsSequence()) {
     fail(node, path, "must be a list of {type, address}");
@@ -201,8 +201,9 @@ std::vector<NodeAddress> addressesOf(const YAML::Node& node, const std::string& 
     std::string type = scalar(node[i]["type"], p + ".type");
     if (kTypes.count(type) == 0) {
       fail(node[i]["type"], p + ".type",
-           "\"" + type + "\" is not one of Hostname, InternalIP, ExternalIP, InternalDNS, "
-           "ExternalDNS");
+           "\"" + type +
+               "\" is not one of Hostname, InternalIP, ExternalIP, InternalDNS, "
+               "ExternalDNS");
     }
     out.push_back({type, scalar(node[i]["address"], p + ".address")});
   }
@@ -253,21 +254,28 @@ void checkOperation(const YAML::Node& node, const std::string& path, const std::
   fail(node, path, "unknown operation \"" + op + "\" (one of *, " + list + ")");
 }
 
-const std::set<std::string, std::less<>> kWorldKeys = {
-    "region", "providerIdPrefix", "instances", "autoInstances", "unlistedInstances",
-    "latency", "latencyIgnoresDeadline", "faults", "throttle", "lbAnnotations",
-    "lbRemovedAnnotations"};
+const std::set<std::string, std::less<>> kWorldKeys = {"region",
+                                                       "providerIdPrefix",
+                                                       "instances",
+                                                       "autoInstances",
+                                                       "unlistedInstances",
+                                                       "latency",
+                                                       "latencyIgnoresDeadline",
+                                                       "faults",
+                                                       "throttle",
+                                                       "lbAnnotations",
+                                                       "lbRemovedAnnotations"};
 
-void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
-                   const std::string& path) {
+void applyWorldKey(World& w, const std::string& key, const YAML::Node& v, const std::string& path) {
   std::string p = join(path, key);
   if (key == "region") {
     w.region = scalar(v, p);
   } else if (key == "providerIdPrefix") {
     w.provider_id_prefix = scalar(v, p);
     if (!w.provider_id_prefix.starts_with(kProviderIdScheme)) {
-      fail(v, p, "\"" + w.provider_id_prefix + "\" does not start with " + kProviderIdScheme +
-                     " (the providerID prefix fake-cloud declares to the host)");
+      fail(v, p,
+           "\"" + w.provider_id_prefix + "\" does not start with " + kProviderIdScheme +
+               " (the providerID prefix fake-cloud declares to the host)");
     }
   } else if (key == "lbAnnotations") {
     w.lb_annotations = labelsOf(v, p);
@@ -290,8 +298,8 @@ void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
     for (size_t i = 0; i < v.size(); ++i) {
       std::string ip = p + "[" + std::to_string(i) + "]";
       const YAML::Node& n = v[i];
-      checkKeys(n, ip, {"name", "providerID", "type", "zone", "region", "addresses", "labels",
-                        "state"});
+      checkKeys(n, ip,
+                {"name", "providerID", "type", "zone", "region", "addresses", "labels", "state"});
       InstanceSpec spec;
       if (!n["name"]) {
         fail(n, ip + ".name", "is required");
@@ -329,8 +337,9 @@ void applyWorldKey(World& w, const std::string& key, const YAML::Node& v,
       w.instances.push_back(std::move(spec));
     }
   } else if (key == "autoInstances") {
-    checkKeys(v, p, {"enabled", "zones", "type", "region", "internalCidr", "externalCidr",
-                     "hostnameAddress", "labels"});
+    checkKeys(v, p,
+              {"enabled", "zones", "type", "region", "internalCidr", "externalCidr",
+               "hostnameAddress", "labels"});
     AutoInstances a;
     a.enabled = true;
     if (v["enabled"]) {
@@ -443,10 +452,18 @@ YAML::Node load(std::string_view text, std::string_view source) {
 }  // namespace
 
 const std::vector<std::string_view>& knownOperations() {
-  static const std::vector<std::string_view> kOps = {
-      "exists", "shutdown", "metadata", "batch", "getLoadBalancer", "loadBalancerName",
-      "ensureLoadBalancer", "updateLoadBalancer", "deleteLoadBalancer", "listRoutes",
-      "createRoute", "deleteRoute"};
+  static const std::vector<std::string_view> kOps = {"exists",
+                                                     "shutdown",
+                                                     "metadata",
+                                                     "batch",
+                                                     "getLoadBalancer",
+                                                     "loadBalancerName",
+                                                     "ensureLoadBalancer",
+                                                     "updateLoadBalancer",
+                                                     "deleteLoadBalancer",
+                                                     "listRoutes",
+                                                     "createRoute",
+                                                     "deleteRoute"};
   return kOps;
 }
 
@@ -461,8 +478,8 @@ World parseWorldUnguarded(std::string_view text, const World& base, std::string_
   std::set<std::string, std::less<>> allowed = kWorldKeys;
   // A cloud file may be the provider config itself (cloudFile pointing at its own file):
   // the provider-only keys are accepted and ignored here.
-  for (const char* k : {"cloudFile", "stateFile", "loadBalancer", "capabilities",
-                        "maxConcurrency", "maxBatchSize"}) {
+  for (const char* k : {"cloudFile", "stateFile", "loadBalancer", "capabilities", "maxConcurrency",
+                        "maxBatchSize"}) {
     allowed.insert(k);
   }
   checkKeys(root, "", allowed);
@@ -482,8 +499,8 @@ Config parseConfigUnguarded(std::string_view text) {
     return c;
   }
   std::set<std::string, std::less<>> allowed = kWorldKeys;
-  for (const char* k : {"cloudFile", "stateFile", "loadBalancer", "capabilities",
-                        "maxConcurrency", "maxBatchSize"}) {
+  for (const char* k : {"cloudFile", "stateFile", "loadBalancer", "capabilities", "maxConcurrency",
+                        "maxBatchSize"}) {
     allowed.insert(k);
   }
   checkKeys(root, "", allowed);

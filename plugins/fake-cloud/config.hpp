@@ -22,13 +22,13 @@ enum class InstanceState { Running, Shutdown, Absent, Unknown };
 
 // One virtual machine of the fake cloud.
 struct InstanceSpec {
-  std::string name;          // matches the Node name
-  std::string provider_id;   // default: <providerIdPrefix><name>
+  std::string name;         // matches the Node name
+  std::string provider_id;  // default: <providerIdPrefix><name>
   std::string type;
   std::string zone;
   std::string region;
   std::vector<NodeAddress> addresses;
-  Labels labels;             // additional labels offered to the node
+  Labels labels;  // additional labels offered to the node
   InstanceState state = InstanceState::Running;
 
   bool operator==(const InstanceSpec&) const = default;
@@ -37,12 +37,12 @@ struct InstanceSpec {
 // Instances that exist for every node not listed explicitly (for large clusters and the demo).
 struct AutoInstances {
   bool enabled = false;
-  std::vector<std::string> zones;   // node i (trailing number, else a hash) goes to zones[i % n]
+  std::vector<std::string> zones;  // node i (trailing number, else a hash) goes to zones[i % n]
   std::string type = "fake.medium";
-  std::string region;               // default: the cloud's region
+  std::string region;                        // default: the cloud's region
   std::string internal_cidr = "10.0.0.0/8";  // derived InternalIP when the node brings none
-  std::string external_cidr;        // derived ExternalIP when set
-  bool hostname_address = true;     // publish a Hostname address equal to the node name
+  std::string external_cidr;                 // derived ExternalIP when set
+  bool hostname_address = true;              // publish a Hostname address equal to the node name
   Labels labels;
 
   bool operator==(const AutoInstances&) const = default;
@@ -53,8 +53,8 @@ struct Fault {
   std::string op;
   ccm_status code = CCM_STATUS_UNAVAILABLE;
   std::string message = "injected fault";
-  double probability = 1.0;      // chance that a matching call fails
-  int64_t count = -1;            // fail only the first N matching calls (-1: no limit)
+  double probability = 1.0;        // chance that a matching call fails
+  int64_t count = -1;              // fail only the first N matching calls (-1: no limit)
   std::vector<std::string> nodes;  // only for these node names (instance ops); empty = all
   std::chrono::milliseconds retry_after{0};
 
@@ -62,7 +62,7 @@ struct Fault {
 };
 
 struct Throttle {
-  double qps = 0;                // 0 disables throttling
+  double qps = 0;  // 0 disables throttling
   double burst = 1;
   std::chrono::milliseconds retry_after{1000};
 
@@ -104,8 +104,8 @@ inline constexpr const char* kMetricNamespace = "fakecloud";
 
 struct Config {
   World world;
-  std::string cloud_file;   // re-read on change; its keys override world's
-  std::string state_file;   // load balancers and routes, persisted (the cloud's "disk")
+  std::string cloud_file;  // re-read on change; its keys override world's
+  std::string state_file;  // load balancers and routes, persisted (the cloud's "disk")
   std::string lb_ip_pool = "203.0.113.0/24";
   std::string lb_hostname_suffix;  // when set, ingress also gets <name>.<suffix>
   Capabilities capabilities;

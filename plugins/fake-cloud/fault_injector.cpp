@@ -27,8 +27,7 @@ std::optional<sdk::Error> FaultInjector::admit(const sdk::Call& call, std::strin
   host_.counterAdd("fake_cloud_calls_total", "Calls received by the fake cloud, by operation.",
                    {{"op", std::string(op)}}, 1);
   // The same count in fake-cloud's own metric namespace (ABI 1.1): exposed as it is.
-  host_.counterAdd("fakecloud_requests_total",
-                   "Requests received by the fake cloud, by operation.",
+  host_.counterAdd("fakecloud_requests_total", "Requests received by the fake cloud, by operation.",
                    {{"operation", std::string(op)}}, 1);
   {
     std::lock_guard lock(mu_);

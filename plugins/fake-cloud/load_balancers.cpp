@@ -1,6 +1,7 @@
 // LoadBalancers: creating, updating and deleting the fake cloud's load balancers.
 #include "plugins/fake-cloud/load_balancers.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <utility>
@@ -20,13 +21,10 @@ sdk::LoadBalancerStatus statusOf(const LoadBalancerRecord& lb) {
   return s;
 }
 
-std::vector<std::string> namesOf(std::span<const sdk::NodeView> nodes) {
-  std::vector<std::string> out;
-  out.reserve(nodes.size());
-  for (const auto& n : nodes) {
-    out.emplace_back(n.name());
-  }
-  return out;
+bool sameNames(const NodeNames& have, std::span<const sdk::NodeView> nodes) {
+  return have != nullptr && have->size() == nodes.size() &&
+         std::equal(nodes.begin(), nodes.end(), have->begin(),
+                    [](const sdk::NodeView& n, const std::string& s) { return n.name() == s; });
 }
 
 }  // namespace
@@ -102,7 +100,7 @@ sdk::Result<sdk::LoadBalancerStatus> LoadBalancers::ensure(std::string_view clus
     for (const auto& p : svc.ports()) {
       lb.ports.push_back({std::string(p.name), std::string(p.protocol), p.port, p.node_port});
     }
-    lb.nodes = namesOf(nodes);
+    lb.nodes = namesOf(lb, nodes);
     lb.source_ranges.clear();
     for (auto r : svc.sourceRanges()) {
       lb.source_ranges.emplace_back(r);
@@ -121,7 +119,7 @@ sdk::Status LoadBalancers::updateNodes(const sdk::ServiceView& svc,
     if (it == s.load_balancers.end()) {
       return sdk::Error::notFound("fake-cloud: load balancer " + name + " does not exist");
     }
-    it->second.nodes = namesOf(nodes);
+    it->second.nodes = namesOf(it->second, nodes);
     ++it->second.host_updates;
     changed = true;
     return {};
@@ -138,6 +136,24 @@ bool LoadBalancers::remove(const sdk::ServiceView& svc) {
     }
     return deleted;
   });
+}
+
+// The names of `nodes`: the load balancer's own list, or the last list made, when they are
+// the same (a node set change reaches every balancer with the same nodes), else a new list.
+NodeNames LoadBalancers::namesOf(const LoadBalancerRecord& lb,
+                                 std::span<const sdk::NodeView> nodes) {
+  if (sameNames(lb.nodes, nodes)) {
+    return lb.nodes;
+  }
+  if (!sameNames(last_nodes_, nodes)) {
+    auto names = std::make_shared<std::vector<std::string>>();
+    names->reserve(nodes.size());
+    for (const auto& n : nodes) {
+      names->emplace_back(n.name());
+    }
+    last_nodes_ = std::move(names);
+  }
+  return last_nodes_;
 }
 
 // The address for a new load balancer: `wanted` when it is a free host address of the pool

@@ -38,11 +38,14 @@ class LoadBalancers {
 
  private:
   std::optional<std::string> allocateIp(const CloudState& state, std::string_view wanted) const;
+  // Called inside a store transaction (which serialises it).
+  NodeNames namesOf(const LoadBalancerRecord& lb, std::span<const sdk::NodeView> nodes);
 
   StateStore& store_;
   const Ipv4Block pool_;
   const std::string pool_cidr_;
   const std::string hostname_suffix_;
+  NodeNames last_nodes_;  // the last list namesOf made or found; guarded by the store's lock
 };
 
 }  // namespace ccm::fakecloud

@@ -6,6 +6,8 @@
 #include <rapidjson/writer.h>
 
 #include <array>
+#include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,8 +26,7 @@ constexpr std::array kLbStrings = {std::pair{"name", &LoadBalancerRecord::name},
                                    std::pair{"hostname", &LoadBalancerRecord::hostname}};
 constexpr std::array kLbCounters = {std::pair{"ensures", &LoadBalancerRecord::ensures},
                                     std::pair{"hostUpdates", &LoadBalancerRecord::host_updates}};
-constexpr std::array kLbLists = {std::pair{"nodes", &LoadBalancerRecord::nodes},
-                                 std::pair{"sourceRanges", &LoadBalancerRecord::source_ranges}};
+constexpr std::array kLbLists = {std::pair{"sourceRanges", &LoadBalancerRecord::source_ranges}};
 constexpr std::array kRouteStrings = {std::pair{"name", &RouteRecord::name},
                                       std::pair{"cluster", &RouteRecord::cluster},
                                       std::pair{"targetNode", &RouteRecord::target_node},
@@ -54,7 +55,44 @@ void addCounters(rapidjson::Value& obj, const Record& record, const Fields& fiel
   }
 }
 
-rapidjson::Value encodeLoadBalancer(const LoadBalancerRecord& lb, Allocator& a) {
+rapidjson::Value stringArray(const std::vector<std::string>& strings, Allocator& a) {
+  rapidjson::Value list(rapidjson::kArrayType);
+  list.Reserve(static_cast<rapidjson::SizeType>(strings.size()), a);
+  for (const auto& s : strings) {
+    list.PushBack(rapidjson::Value(s.c_str(), a), a);
+  }
+  return list;
+}
+
+// The node lists of the load balancers, each written once ("nodeSets"), and which one each
+// load balancer has.
+class NodeSetWriter {
+ public:
+  int indexOf(const NodeNames& names) {
+    if (names == nullptr) {
+      return -1;
+    }
+    auto [it, added] = index_.emplace(names.get(), static_cast<int>(sets_.size()));
+    if (added) {
+      sets_.push_back(names.get());
+    }
+    return it->second;
+  }
+  rapidjson::Value encode(Allocator& a) const {
+    rapidjson::Value sets(rapidjson::kArrayType);
+    for (const auto* names : sets_) {
+      sets.PushBack(stringArray(*names, a), a);
+    }
+    return sets;
+  }
+
+ private:
+  std::unordered_map<const std::vector<std::string>*, int> index_;
+  std::vector<const std::vector<std::string>*> sets_;
+};
+
+rapidjson::Value encodeLoadBalancer(const LoadBalancerRecord& lb, NodeSetWriter& node_sets,
+                                    Allocator& a) {
   rapidjson::Value v(rapidjson::kObjectType);
   addStrings(v, lb, kLbStrings, a);
   addCounters(v, lb, kLbCounters, a);
@@ -68,12 +106,9 @@ rapidjson::Value encodeLoadBalancer(const LoadBalancerRecord& lb, Allocator& a) 
     ports.PushBack(pv, a);
   }
   v.AddMember("ports", ports, a);
+  v.AddMember("nodeSet", node_sets.indexOf(lb.nodes), a);
   for (const auto& [key, field] : kLbLists) {
-    rapidjson::Value list(rapidjson::kArrayType);
-    for (const auto& s : lb.*field) {
-      list.PushBack(rapidjson::Value(s.c_str(), a), a);
-    }
-    v.AddMember(rapidjson::StringRef(key), list, a);
+    v.AddMember(rapidjson::StringRef(key), stringArray(lb.*field, a), a);
   }
   return v;
 }
@@ -116,7 +151,29 @@ void readCounters(const rapidjson::Value& obj, Record& record, const Fields& fie
   }
 }
 
-LoadBalancerRecord decodeLoadBalancer(const rapidjson::Value& v) {
+std::vector<std::string> stringsAt(const rapidjson::Value& obj, const char* key) {
+  std::vector<std::string> out;
+  for (const auto& s : arrayAt(obj, key)) {
+    if (s.IsString()) {
+      out.emplace_back(s.GetString());
+    }
+  }
+  return out;
+}
+
+// A load balancer's nodes: its entry of "nodeSets", or its own "nodes" (files written before
+// the sets); empty when neither is there.
+NodeNames nodesOf(const rapidjson::Value& v, const std::vector<NodeNames>& sets) {
+  if (const rapidjson::Value* i = member(v, "nodeSet");
+      i != nullptr && i->IsInt() && i->GetInt() >= 0 &&
+      static_cast<size_t>(i->GetInt()) < sets.size()) {
+    return sets[static_cast<size_t>(i->GetInt())];
+  }
+  return std::make_shared<const std::vector<std::string>>(stringsAt(v, "nodes"));
+}
+
+LoadBalancerRecord decodeLoadBalancer(const rapidjson::Value& v,
+                                      const std::vector<NodeNames>& node_sets) {
   LoadBalancerRecord lb;
   readStrings(v, lb, kLbStrings);
   readCounters(v, lb, kLbCounters);
@@ -125,12 +182,9 @@ LoadBalancerRecord decodeLoadBalancer(const rapidjson::Value& v) {
                         static_cast<int32_t>(intAt(pv, "port")),
                         static_cast<int32_t>(intAt(pv, "nodePort"))});
   }
+  lb.nodes = nodesOf(v, node_sets);
   for (const auto& [key, field] : kLbLists) {
-    for (const auto& s : arrayAt(v, key)) {
-      if (s.IsString()) {
-        (lb.*field).emplace_back(s.GetString());
-      }
-    }
+    lb.*field = stringsAt(v, key);
   }
   return lb;
 }
@@ -141,10 +195,12 @@ std::string encodeState(const CloudState& state) {
   rapidjson::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   rapidjson::Value lbs(rapidjson::kArrayType);
+  NodeSetWriter node_sets;
   for (const auto& [name, lb] : state.load_balancers) {
-    lbs.PushBack(encodeLoadBalancer(lb, a), a);
+    lbs.PushBack(encodeLoadBalancer(lb, node_sets, a), a);
   }
   doc.AddMember("loadBalancers", lbs, a);
+  doc.AddMember("nodeSets", node_sets.encode(a), a);
   rapidjson::Value routes(rapidjson::kArrayType);
   for (const auto& [cidr, r] : state.routes) {
     rapidjson::Value v(rapidjson::kObjectType);
@@ -169,11 +225,23 @@ std::optional<CloudState> decodeState(const std::string& text) {
   }
   const rapidjson::Value& root = doc;
   CloudState state;
+  std::vector<NodeNames> node_sets;
+  for (const auto& v : arrayAt(root, "nodeSets")) {
+    std::vector<std::string> names;
+    if (v.IsArray()) {
+      for (const auto& s : v.GetArray()) {
+        if (s.IsString()) {
+          names.emplace_back(s.GetString());
+        }
+      }
+    }
+    node_sets.push_back(std::make_shared<const std::vector<std::string>>(std::move(names)));
+  }
   for (const auto& v : arrayAt(root, "loadBalancers")) {
     if (!v.IsObject()) {
       continue;
     }
-    LoadBalancerRecord lb = decodeLoadBalancer(v);
+    LoadBalancerRecord lb = decodeLoadBalancer(v, node_sets);
     std::string name = lb.name;
     state.load_balancers[name] = std::move(lb);
   }

@@ -52,14 +52,12 @@ void StateStore::saveLocked() {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.put('\n');
     if (!out) {
-      host_.logFields(CCM_LOG_ERROR, "fake-cloud: cannot write the state file",
-                      {{"file", tmp}});
+      host_.logFields(CCM_LOG_ERROR, "fake-cloud: cannot write the state file", {{"file", tmp}});
       return;
     }
   }
   if (std::rename(tmp.c_str(), file_.c_str()) != 0) {
-    host_.logFields(CCM_LOG_ERROR, "fake-cloud: cannot replace the state file",
-                    {{"file", file_}});
+    host_.logFields(CCM_LOG_ERROR, "fake-cloud: cannot replace the state file", {{"file", file_}});
     return;
   }
   if (auto stamp = stampOf(file_)) {

@@ -49,8 +49,7 @@ std::shared_ptr<const World> WorldSource::current() {
   try {
     world_ = std::make_shared<const World>(parseWorld(*text, base_, cloud_file_));
     mtime_ns_ = stamp->mtime_ns;
-    host_.logFields(CCM_LOG_INFO, "fake-cloud: reloaded the cloud file",
-                    {{"file", cloud_file_}});
+    host_.logFields(CCM_LOG_INFO, "fake-cloud: reloaded the cloud file", {{"file", cloud_file_}});
   } catch (const ConfigError& e) {
     // Keep the last good World; the file is read again at the next look (a half-written file
     // is usually whole by then).

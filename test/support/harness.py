@@ -257,11 +257,19 @@ class Cluster:
         self.write_cloud(self.cloud_config)
 
     def cloud_state(self):
+        """The fake cloud's state file; each load balancer's "nodes" filled in from the
+        shared "nodeSets" the file writes each distinct list of backends in once."""
         path = self.cloud_config.get("stateFile")
         if not path or not os.path.exists(path):
             return {"loadBalancers": [], "routes": [], "stats": {}}
         with open(path) as f:
-            return json.load(f)
+            state = json.load(f)
+        sets = state.get("nodeSets", [])
+        for lb in state.get("loadBalancers", []):
+            if "nodes" not in lb:
+                i = lb.get("nodeSet", -1)
+                lb["nodes"] = list(sets[i]) if 0 <= i < len(sets) else []
+        return state
 
     # -- cloud-controller-manager ---------------------------------------------------------------
 

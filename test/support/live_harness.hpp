@@ -157,8 +157,12 @@ class LiveHarness {
         lb.ip = v["ip"].GetString();
         lb.ensures = v["ensures"].GetInt();
         lb.host_updates = v["hostUpdates"].GetInt();
-        for (const auto& n : v["nodes"].GetArray()) {
-          lb.nodes.emplace_back(n.GetString());
+        // Backends are written once per distinct list ("nodeSets"), referred to by index.
+        int set = v["nodeSet"].GetInt();
+        if (set >= 0) {
+          for (const auto& n : d["nodeSets"][set].GetArray()) {
+            lb.nodes.emplace_back(n.GetString());
+          }
         }
         out.load_balancers.push_back(std::move(lb));
       }

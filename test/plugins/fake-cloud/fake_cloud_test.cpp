@@ -104,7 +104,8 @@ instances:
     state: absent
   - name: vm-odd
     state: unknown
-)", reg);
+)",
+                         reg);
   TestNode a("vm-a");
   auto md = p->instanceMetadata(a.ref());
   REQUIRE(md.ok());
@@ -147,7 +148,8 @@ TEST_CASE("automatic instances follow the node and spread across zones") {
 autoInstances: {zones: [z0, z1, z2], type: t.small, externalCidr: 198.51.100.0/24}
 unlistedInstances: notFound
 instances: [{name: node-7, state: absent}]
-)", reg);
+)",
+                         reg);
   TestNode n4("node-4");
   n4.annotations = {{"alpha.kubernetes.io/provided-node-ip", "10.9.8.7"}};
   auto md = p->instanceMetadata(n4.ref());
@@ -169,7 +171,8 @@ TEST_CASE("batch metadata answers many nodes in one call, with per-node failures
 autoInstances: {zones: [a]}
 instances: [{name: n-2, state: absent}]
 faults: [{op: metadata, nodes: [n-3], code: UNAVAILABLE, message: "n-3 is being migrated"}]
-)", reg);
+)",
+                         reg);
   CHECK(p->info().instances_batch.present);
   CHECK(p->info().max_batch_size == 500);
   std::vector<TestNode> nodes;
@@ -192,8 +195,8 @@ faults: [{op: metadata, nodes: [n-3], code: UNAVAILABLE, message: "n-3 is being 
   CHECK((*results)[1199].ok());
   CHECK((*results)[1199]->provider_id == "fake://n-1199");
   // 1200 nodes in batches of at most 500: three calls.
-  CHECK(reg.valueForTest("ccm_provider_calls_total",
-                         {"fake-cloud", "ccm.instances.batch/1", "instance_metadata_batch", "OK"}) == 3);
+  CHECK(reg.valueForTest("ccm_provider_calls_total", {"fake-cloud", "ccm.instances.batch/1",
+                                                      "instance_metadata_batch", "OK"}) == 3);
 }
 
 TEST_CASE("injected faults carry their code and retry-after; counted faults expire") {
@@ -202,7 +205,8 @@ TEST_CASE("injected faults carry their code and retry-after; counted faults expi
 instances: [{name: vm}]
 faults:
   - {op: exists, code: RESOURCE_EXHAUSTED, message: slow down, retryAfter: 2s, count: 2}
-)", reg);
+)",
+                         reg);
   TestNode n("vm");
   auto e = p->instanceExists(n.ref());
   CHECK(e.status().code() == Code::ResourceExhausted);
@@ -216,8 +220,8 @@ faults:
 
 TEST_CASE("throttling answers RESOURCE_EXHAUSTED with a retry-after") {
   metrics::Registry reg;
-  auto p = mustFakeCloud("instances: [{name: vm}]\nthrottle: {qps: 0.01, burst: 2, retryAfter: 3s}\n",
-                         reg);
+  auto p = mustFakeCloud(
+      "instances: [{name: vm}]\nthrottle: {qps: 0.01, burst: 2, retryAfter: 3s}\n", reg);
   TestNode n("vm");
   CHECK(p->instanceExists(n.ref()).ok());
   CHECK(p->instanceExists(n.ref()).ok());
@@ -228,7 +232,8 @@ TEST_CASE("throttling answers RESOURCE_EXHAUSTED with a retry-after") {
 
 TEST_CASE("latency respects the deadline unless told to hang") {
   metrics::Registry reg;
-  auto p = mustFakeCloud("instances: [{name: vm}]\nlatency: {exists: 3s}\n", reg, milliseconds(200));
+  auto p =
+      mustFakeCloud("instances: [{name: vm}]\nlatency: {exists: 3s}\n", reg, milliseconds(200));
   TestNode n("vm");
   auto started = std::chrono::steady_clock::now();
   auto e = p->instanceExists(n.ref());
@@ -236,16 +241,18 @@ TEST_CASE("latency respects the deadline unless told to hang") {
   CHECK(e.status().message().find("abandoned") == std::string::npos);  // it stopped in time
   CHECK(std::chrono::steady_clock::now() - started < milliseconds(2000));
 
-  auto hang = mustFakeCloud("instances: [{name: vm}]\nlatency: {shutdown: 1500ms}\n"
-                            "latencyIgnoresDeadline: true\n",
-                            reg, milliseconds(200));
+  auto hang = mustFakeCloud(
+      "instances: [{name: vm}]\nlatency: {shutdown: 1500ms}\n"
+      "latencyIgnoresDeadline: true\n",
+      reg, milliseconds(200));
   auto s = hang->instanceShutdown(n.ref());
   CHECK(s.status().code() == Code::DeadlineExceeded);
   CHECK(s.status().message().find("abandoned") != std::string::npos);
   // The host left the call running in the plugin; it returns once its 1.5 s are over, and only
   // then may the provider be destroyed (with a call still in it, the host would leak it).
   CHECK(reg.valueForTest("ccm_provider_abandoned_calls", {"fake-cloud"}) == 1);
-  CHECK(waitUntil([&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"fake-cloud"}) == 0; }));
+  CHECK(waitUntil(
+      [&] { return reg.valueForTest("ccm_provider_abandoned_calls", {"fake-cloud"}) == 0; }));
 }
 
 TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored") {
@@ -312,7 +319,8 @@ TEST_CASE("load balancers: allocate, keep, update, delete, persist") {
   std::vector<NodeRef> one = {n1.ref()};
   CHECK(p->updateLoadBalancer("kubernetes", svc.ref(), one).ok());
   std::string saved = dir.read("state.json");
-  CHECK(saved.find("\"nodes\":[\"n1\"]") != std::string::npos);
+  CHECK(saved.find("\"nodeSets\":[[\"n1\"]]") != std::string::npos);
+  CHECK(saved.find("\"nodeSet\":0") != std::string::npos);
   CHECK(saved.find("\"hostUpdates\":1") != std::string::npos);
 
   // A second provider (another host process, or a restart) sees the same cloud.
@@ -339,6 +347,64 @@ TEST_CASE("load balancers: allocate, keep, update, delete, persist") {
   auto after = p2->getLoadBalancer("kubernetes", svc.ref());
   REQUIRE(after.ok());
   CHECK_FALSE(after->has_value());
+}
+
+TEST_CASE("the state file writes the backends shared by load balancers once") {
+  TempDir dir;
+  std::string state = (dir.path / "state.json").string();
+  std::string config = "stateFile: " + state + "\nloadBalancer: {ipPool: 203.0.113.0/24}\n";
+  metrics::Registry reg;
+  auto p = mustFakeCloud(config, reg);
+  std::vector<TestNode> hosts;
+  for (int i = 0; i < 50; ++i) {
+    hosts.emplace_back("node-" + std::to_string(i));
+  }
+  std::vector<NodeRef> nodes;
+  for (auto& h : hosts) {
+    nodes.push_back(h.ref());
+  }
+  std::vector<TestService> services(20);
+  for (size_t i = 0; i < services.size(); ++i) {
+    services[i].uid = std::to_string(10000000 + i) + "-2222-3333-4444-555555555555";
+    services[i].name = "svc-" + std::to_string(i);
+    REQUIRE(p->ensureLoadBalancer("kubernetes", services[i].ref(), nodes).ok());
+  }
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  // 20 balancers on the same 50 nodes: each name written once, not 20 times.
+  std::string saved = dir.read("state.json");
+  CHECK(count(saved, "\"node-7\"") == 1);
+  CHECK(count(saved, "\"nodeSet\":0") == 20);
+  // One node leaves: the new list is made once and shared again.
+  nodes.pop_back();
+  for (auto& s : services) {
+    REQUIRE(p->updateLoadBalancer("kubernetes", s.ref(), nodes).ok());
+  }
+  saved = dir.read("state.json");
+  CHECK(count(saved, "\"node-7\"") == 1);
+  CHECK(count(saved, "\"node-49\"") == 0);
+
+  // A file written before the shared lists ("nodes" on each balancer) is read: its lists are
+  // kept and written the new way at the next change.
+  std::string old_state = (dir.path / "old.json").string();
+  {
+    std::ofstream out(old_state);
+    out << R"({"loadBalancers":[{"name":"aold","uid":"u","ip":"203.0.113.9","nodes":["x","y"],)"
+        << R"("ports":[],"sourceRanges":[]}],"routes":[],"stats":{}})";
+  }
+  auto old =
+      mustFakeCloud("stateFile: " + old_state + "\nloadBalancer: {ipPool: 203.0.113.0/24}\n", reg);
+  REQUIRE(old->ensureLoadBalancer("kubernetes", services[0].ref(), nodes).ok());
+  std::string rewritten = dir.read("old.json");
+  CHECK(rewritten.find(R"(["x","y"])") != std::string::npos);
+  CHECK(rewritten.find(R"("name":"aold")") != std::string::npos);
+  CHECK(rewritten.find(R"("ip":"203.0.113.9")") != std::string::npos);
+  CHECK(rewritten.find(R"("ip":"203.0.113.1")") != std::string::npos);  // the lowest free
 }
 
 TEST_CASE("an exhausted address pool asks to retry later") {
@@ -370,8 +436,7 @@ TEST_CASE("routes: create, list, duplicates, conflicts, delete") {
   CHECK(dir.read("state.json").find("\"duplicateRouteCreates\":1") != std::string::npos);
   Route other = r;
   other.target_node = "n2";
-  CHECK(p->createRoute("kubernetes", "uid-2", other).code() ==
-        Code::FailedPrecondition);
+  CHECK(p->createRoute("kubernetes", "uid-2", other).code() == Code::FailedPrecondition);
   auto list = p->listRoutes("kubernetes");
   REQUIRE(list.ok());
   REQUIRE(list->size() == 1);
@@ -384,8 +449,8 @@ TEST_CASE("routes: create, list, duplicates, conflicts, delete") {
 
 TEST_CASE("capabilities can be switched off") {
   metrics::Registry reg;
-  auto p = mustFakeCloud("capabilities: {loadBalancer: false, routes: false, instancesBatch: false}\n",
-                         reg);
+  auto p = mustFakeCloud(
+      "capabilities: {loadBalancer: false, routes: false, instancesBatch: false}\n", reg);
   CHECK(p->info().instances.present);
   CHECK_FALSE(p->info().instances_batch.present);
   CHECK_FALSE(p->info().load_balancer.present);
@@ -399,8 +464,7 @@ TEST_CASE("bad configuration is refused with the key and line") {
     auto p = fakeCloud(config, reg);
     REQUIRE_FALSE(p.ok());
     CHECK(p.status().code() == Code::InvalidArgument);
-    CHECK_MESSAGE(p.status().message().find(fragment) != std::string::npos,
-                  p.status().message());
+    CHECK_MESSAGE(p.status().message().find(fragment) != std::string::npos, p.status().message());
   };
   check("regoin: x\n", "regoin: unknown key");
   check("instances:\n  - name: a\n    state: sleeping\n",
@@ -410,9 +474,10 @@ TEST_CASE("bad configuration is refused with the key and line") {
   check("instances:\n  - name: a\n    addresses: [{type: InternalIP}]\n",
         "instances[0].addresses[0].address: is required");
   check("latency: {exists: 1441m}\n", "latency.exists: must be a duration of at most 1440m");
-  check("latency: 20444444444444444444444444444444444444444444444444444444444444444444444444444"
-        "4444444444444444444444s\n",
-        "latency: must be a duration of at most 1440m");
+  check(
+      "latency: 20444444444444444444444444444444444444444444444444444444444444444444444444444"
+      "4444444444444444444444s\n",
+      "latency: must be a duration of at most 1440m");
   check("latency: {teleport: 1s}\n", "unknown operation \"teleport\"");
   check("faults: [{op: exists, code: OOPS}]\n", "unknown status code \"OOPS\"");
   check("loadBalancer: {ipPool: 203.0.113.0}\n", "loadBalancer.ipPool");
@@ -423,7 +488,8 @@ TEST_CASE("bad configuration is refused with the key and line") {
         "addresses[0].type: \"Public\" is not one of");
 }
 
-TEST_CASE("after cancelAll every call, batch included, answers CANCELLED without touching the plugin") {
+TEST_CASE(
+    "after cancelAll every call, batch included, answers CANCELLED without touching the plugin") {
   metrics::Registry reg;
   auto p = mustFakeCloud("autoInstances: {zones: [a]}\n", reg);
   p->cancelAll();
@@ -442,5 +508,6 @@ TEST_CASE("after cancelAll every call, batch included, answers CANCELLED without
   metrics::Registry live_reg;
   auto live = mustFakeCloud("autoInstances: {zones: [a]}\n", live_reg);
   REQUIRE(live->instanceMetadata(a.ref()).ok());
-  CHECK(live_reg.valueForTest("ccm_provider_fake_cloud_calls_total", {"fake-cloud", "metadata"}) == 1);
+  CHECK(live_reg.valueForTest("ccm_provider_fake_cloud_calls_total", {"fake-cloud", "metadata"}) ==
+        1);
 }
