@@ -151,7 +151,7 @@ class Scanner {
     Next next = Next::Value;
     Ctx ctx = Ctx::Event;
     Role role = Role::Hashed;
-    while (depth_ > 0 || !done_) {
+    while ((depth_ > 0 || !done_) && !rest_) {
       skipSpace();
       if (p_ == end_) {
         return false;
@@ -210,7 +210,7 @@ class Scanner {
       }
     }
     skipSpace();
-    if (p_ != end_) {
+    if (!rest_ && p_ != end_) {
       return false;
     }
     fp_.add(seg_, static_cast<size_t>(end_ - seg_));
@@ -233,6 +233,11 @@ class Scanner {
       }
       bool object = c == '{';
       Ctx inner = object == isObjectCtx(ctx) ? ctx : Ctx::Other;
+      if (inner == Ctx::Other && depth_ > 0) {
+        // Nothing inside is looked at: only its end is found (its bytes are fingerprinted).
+        next = Next::CommaOrEnd;
+        return skipContainer();
+      }
       if (inner == Ctx::Condition) {
         out_.conditions.emplace_back();
       }
@@ -293,6 +298,38 @@ class Scanner {
     ++p_;
     --depth_;
     done_ = depth_ == 0;
+    Ctx closed = stack_[depth_].ctx;
+    if (closed == Ctx::Metadata) {
+      metadata_read_ = true;
+    }
+    // Once the metadata and the conditions are read, nothing after them is looked at: the
+    // rest (addresses, nodeInfo, images, ...) is only fingerprinted, in one run.
+    if (closed == Ctx::Conditions && metadata_read_) {
+      rest_ = true;
+    }
+  }
+
+  // The container at p_ ('{' or '['), skipped to just after its end; strings are stepped
+  // over whole, so brackets inside them do not count. False when it does not end.
+  bool skipContainer() {
+    int depth = 0;
+    while (p_ < end_) {
+      char c = *p_++;
+      if (c == '"') {
+        while (p_ < end_ && *p_ != '"') {
+          p_ += *p_ == '\\' ? 2 : 1;
+        }
+        if (p_ >= end_) {
+          return false;
+        }
+        ++p_;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // A string at p_ ('"'): its raw contents (escapes as written); p_ ends after it.
@@ -330,6 +367,8 @@ class Scanner {
   std::array<Frame, kMaxDepth> stack_{};
   size_t depth_ = 0;
   bool done_ = false;
+  bool metadata_read_ = false;
+  bool rest_ = false;  // the rest of the line is fingerprinted unread
 };
 
 }  // namespace

@@ -6,9 +6,13 @@
 // node's name and its conditions' types, and computes a fingerprint of every other byte. Two
 // events with the same fingerprint differ at most in those values, so the second can be made
 // from the Node decoded from the first (NodeDecoder::finishScanned) without running the JSON
-// parser over it. Anything the scan does not understand (a value it cannot place, an escape
-// in a name it needs, a deeper nesting than it follows) makes it answer false, and the
-// event is parsed as usual; a false answer is never wrong, only slower.
+// parser over it. Containers it has no interest in are stepped over to their end, and once
+// the metadata and the conditions are read the rest of the line is only fingerprinted, in
+// one run. Anything the scan does not understand (a value it cannot place, an escape in a
+// name it needs, a line that ends early) makes it answer false, and the event is parsed as
+// usual; a false answer is never wrong, only slower. A line it accepts may still be malformed
+// where it did not look; its fingerprint then matches no node's, since nodes keep only the
+// fingerprints of events that parsed.
 //
 // THREAD: a NodeEventScan is one caller's scratch.
 #pragma once
