@@ -292,10 +292,14 @@ TEST_CASE("the cloud file is re-read when it changes; a broken edit is ignored")
   CHECK(waitUntil([&] { return existence() == Existence::Exists; }));
 }
 
+// A fake-cloud config keeping its state in `file`, with load balancer addresses from `pool`.
+std::string stateConfig(const std::filesystem::path& file, const std::string& pool) {
+  return "stateFile: " + file.string() + "\nloadBalancer: {ipPool: " + pool + "}\n";
+}
+
 TEST_CASE("load balancers: allocate, keep, update, delete, persist") {
   TempDir dir;
-  std::string state = (dir.path / "state.json").string();
-  std::string config = "stateFile: " + state + "\nloadBalancer: {ipPool: 203.0.113.0/29}\n";
+  std::string config = stateConfig(dir.path / "state.json", "203.0.113.0/29");
   metrics::Registry reg;
   auto p = mustFakeCloud(config, reg);
   TestService svc;
@@ -351,10 +355,8 @@ TEST_CASE("load balancers: allocate, keep, update, delete, persist") {
 
 TEST_CASE("the state file writes the backends shared by load balancers once") {
   TempDir dir;
-  std::string state = (dir.path / "state.json").string();
-  std::string config = "stateFile: " + state + "\nloadBalancer: {ipPool: 203.0.113.0/24}\n";
   metrics::Registry reg;
-  auto p = mustFakeCloud(config, reg);
+  auto p = mustFakeCloud(stateConfig(dir.path / "state.json", "203.0.113.0/24"), reg);
   std::vector<TestNode> hosts;
   for (int i = 0; i < 50; ++i) {
     hosts.emplace_back("node-" + std::to_string(i));
@@ -391,14 +393,12 @@ TEST_CASE("the state file writes the backends shared by load balancers once") {
 
   // A file written before the shared lists ("nodes" on each balancer) is read: its lists are
   // kept and written the new way at the next change.
-  std::string old_state = (dir.path / "old.json").string();
   {
-    std::ofstream out(old_state);
+    std::ofstream out(dir.path / "old.json");
     out << R"({"loadBalancers":[{"name":"aold","uid":"u","ip":"203.0.113.9","nodes":["x","y"],)"
         << R"("ports":[],"sourceRanges":[]}],"routes":[],"stats":{}})";
   }
-  auto old =
-      mustFakeCloud("stateFile: " + old_state + "\nloadBalancer: {ipPool: 203.0.113.0/24}\n", reg);
+  auto old = mustFakeCloud(stateConfig(dir.path / "old.json", "203.0.113.0/24"), reg);
   REQUIRE(old->ensureLoadBalancer("kubernetes", services[0].ref(), nodes).ok());
   std::string rewritten = dir.read("old.json");
   CHECK(rewritten.find(R"(["x","y"])") != std::string::npos);

@@ -214,8 +214,8 @@ TEST_CASE("a batch of writes: an answer each; Retry-After and 401 retried throug
   server.failNext("/api/v1/nodes/b3", 1, 404);
   std::vector<Write> writes;
   for (int i = 1; i <= 4; ++i) {
-    writes.push_back(Write{Write::Verb::Patch, nodePath(fmt::format("b{}", i)), R"({"a":1})",
-                           PatchType::Merge});
+    writes.push_back(
+        Write{Write::Verb::Patch, nodePath(fmt::format("b{}", i)), R"({"a":1})", PatchType::Merge});
   }
   auto results = client->writeBatch(writes, {}, std::chrono::microseconds(0));
   REQUIRE(results.size() == 4);
@@ -248,10 +248,9 @@ TEST_CASE("a batch of writes: an answer each; Retry-After and 401 retried throug
   REQUIRE(tokened);
   writeFile(token_file, "new-token-value\n");
   accept_new = true;
-  auto renewed = tokened->writeBatch(
-      {Write{Write::Verb::Create, eventPath("default"), "{}"},
-       Write{Write::Verb::Create, eventPath("default"), "{}"},
-       Write{Write::Verb::Create, eventPath("default"), "{}"}});
+  auto renewed = tokened->writeBatch({Write{Write::Verb::Create, eventPath("default"), "{}"},
+                                      Write{Write::Verb::Create, eventPath("default"), "{}"},
+                                      Write{Write::Verb::Create, eventPath("default"), "{}"}});
   for (const auto& r : renewed) {
     CHECK(r.ok());
   }
@@ -455,6 +454,20 @@ TEST_CASE("a stream can be cancelled while it waits for data, also while it gath
   }
 }
 
+// A node watch from resourceVersion 0 on `server`, read with `options`.
+struct NodeWatch {
+  NodeWatch(FakeApiServer& server, const StreamOptions& options) : rest(makeRest(server.url())) {
+    REQUIRE(rest);
+    Request req;
+    req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
+    auto opened = rest->stream(req, {}, options);
+    REQUIRE(opened.ok());
+    stream = std::move(*opened);
+  }
+  std::unique_ptr<RestClient> rest;
+  std::unique_ptr<ResponseStream> stream;
+};
+
 TEST_CASE("a gathering stream reads events that come close together in one wake-up") {
   using namespace std::chrono_literals;
   using Clock = std::chrono::steady_clock;
@@ -465,15 +478,10 @@ TEST_CASE("a gathering stream reads events that come close together in one wake-
   for (auto gather : {0ms, 500ms}) {
     CAPTURE(gather.count());
     FakeApiServer server;
-    auto rest = makeRest(server.url());
-    REQUIRE(rest);
-    Request req;
-    req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
     StreamOptions options;
     options.gather = gather;
-    auto opened = rest->stream(req, {}, options);
-    REQUIRE(opened.ok());
-    ResponseStream& s = **opened;
+    NodeWatch watch(server, options);
+    ResponseStream& s = *watch.stream;
     std::atomic<bool> three_read{false};
     std::atomic<Clock::rep> fourth_sent{0};
     std::thread writer([&] {
@@ -516,16 +524,11 @@ TEST_CASE("a gathering stream waits longer while events keep coming, and not aft
   for (auto gather_max : {0ms, 80ms}) {
     CAPTURE(gather_max.count());
     FakeApiServer server;
-    auto rest = makeRest(server.url());
-    REQUIRE(rest);
-    Request req;
-    req.path = "/api/v1/nodes?watch=true&resourceVersion=0&timeoutSeconds=600";
     StreamOptions options;
     options.gather = 20ms;
     options.gather_max = gather_max;
-    auto opened = rest->stream(req, {}, options);
-    REQUIRE(opened.ok());
-    ResponseStream& s = **opened;
+    NodeWatch watch(server, options);
+    ResponseStream& s = *watch.stream;
     constexpr int kBurst = 200;
     std::atomic<bool> burst_read{false};
     std::thread writer([&] {
