@@ -400,12 +400,16 @@ def cached_bytes_rows(s, case, m, load):
     if set_nodes > 0:  # the load balancers' host set (a build from before the gauge: none)
         text = m.sum("ccm_service_host_set_bytes", part="text")
         refs = m.sum("ccm_service_host_set_bytes", part="refs")
+        if text + refs > 0:
+            note = ("ccm_service_host_set_bytes / _nodes: text %.0f + refs %.0f bytes per node, "
+                    "%.1f MiB for %d" % (text / set_nodes, refs / set_nodes,
+                                         (text + refs) / 1048576.0, set_nodes))
+        else:
+            note = ("none held at the end of the minute: the set (%d nodes) is built for a "
+                    "wave of load-balancer calls and dropped when the service queue drains"
+                    % set_nodes)
         out.append(row(s, case, "bytes per node of the host set", (text + refs) / set_nodes,
-                       "bytes", load=load,
-                       note="ccm_service_host_set_bytes / _nodes: text %.0f + refs %.0f bytes "
-                       "per node, %.1f MiB for %d" %
-                       (text / set_nodes, refs / set_nodes, (text + refs) / 1048576.0,
-                        set_nodes)))
+                       "bytes", load=load, note=note))
     return out
 
 

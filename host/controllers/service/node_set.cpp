@@ -29,8 +29,17 @@ void addLengthPrefixed(EVP_MD_CTX* ctx, std::string_view text) {
   EVP_DigestUpdate(ctx, text.data(), text.size());
 }
 
+// The two fields of a member the digest covers, from a built set's refs or from the Nodes.
+std::string_view nameOf(const plugin::NodeRef& n) { return n.name; }
+std::string_view providerIdOf(const plugin::NodeRef& n) { return n.provider_id; }
+std::string_view nameOf(const std::shared_ptr<const kube::Node>& n) { return n->name; }
+std::string_view providerIdOf(const std::shared_ptr<const kube::Node>& n) {
+  return n->provider_id;
+}
+
 // FNV-1a over the same length-prefixed pairs: the digest only if OpenSSL cannot give SHA-256.
-std::array<uint64_t, 2> fnvDigest(std::span<const plugin::NodeRef> nodes) {
+template <typename Members>
+std::array<uint64_t, 2> fnvDigest(const Members& members) {
   std::array<uint64_t, 2> h{0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
   auto add = [&h](std::string_view text) {
     uint64_t size = text.size();
@@ -42,32 +51,40 @@ std::array<uint64_t, 2> fnvDigest(std::span<const plugin::NodeRef> nodes) {
       h[1] = (h[1] ^ c) * 0x100000001b3ULL + 1;
     }
   };
-  for (const auto& n : nodes) {
-    add(n.name);
-    add(n.provider_id);
+  for (const auto& n : members) {
+    add(nameOf(n));
+    add(providerIdOf(n));
   }
   return h;
 }
 
-// nodes sorted by name.
-Membership membershipOf(std::span<const plugin::NodeRef> nodes) {
+// `members` sorted by name: NodeRefs of a built set, or the Nodes it would be built from.
+template <typename Members>
+Membership digestOf(const Members& members) {
   Membership m;
-  m.count = nodes.size();
+  m.count = std::size(members);
   std::unique_ptr<EVP_MD_CTX, DigestContextFree> ctx(EVP_MD_CTX_new());
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   bool ok = ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) == 1;
-  for (size_t i = 0; ok && i < nodes.size(); ++i) {
-    addLengthPrefixed(ctx.get(), nodes[i].name);
-    addLengthPrefixed(ctx.get(), nodes[i].provider_id);
+  for (auto it = std::begin(members); ok && it != std::end(members); ++it) {
+    addLengthPrefixed(ctx.get(), nameOf(*it));
+    addLengthPrefixed(ctx.get(), providerIdOf(*it));
   }
   ok = ok && EVP_DigestFinal_ex(ctx.get(), digest, &length) == 1 && length >= 16;
   if (ok) {
     std::memcpy(m.digest.data(), digest, 16);
   } else {
-    m.digest = fnvDigest(nodes);
+    m.digest = fnvDigest(members);
   }
   return m;
+}
+
+// The nodes of the load balancers' host set, sorted by name.
+void keepMembers(std::vector<std::shared_ptr<const kube::Node>>& nodes) {
+  std::erase_if(nodes, [](const auto& n) { return !n || !nodeInLoadBalancerSet(*n); });
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& a, const auto& b) { return a->name < b->name; });
 }
 
 // Annotation values up to this size are taken for ones nodes share ("true", "0"); longer ones
@@ -166,9 +183,7 @@ class TextStore {
 NodeSet::NodeSet(std::vector<std::shared_ptr<const kube::Node>> nodes, uint64_t generation)
     : generation_(generation) {
   // The Nodes are read here only: `nodes` goes when the constructor returns.
-  std::erase_if(nodes, [](const auto& n) { return !n || !nodeInLoadBalancerSet(*n); });
-  std::sort(nodes.begin(), nodes.end(),
-            [](const auto& a, const auto& b) { return a->name < b->name; });
+  keepMembers(nodes);
   size_t own = 0;
   for (const auto& n : nodes) {
     pair_count_ += n->labels.size() + n->annotations.size();
@@ -207,7 +222,12 @@ NodeSet::NodeSet(std::vector<std::shared_ptr<const kube::Node>> nodes, uint64_t 
     plugin::NodeRef r = buildNodeRef(*node, kv, addr, copy);
     refs_.push_back(r);
   }
-  membership_ = membershipOf(refs_);
+  membership_ = digestOf(refs_);
+}
+
+Membership membershipOf(std::vector<std::shared_ptr<const kube::Node>> nodes) {
+  keepMembers(nodes);
+  return digestOf(nodes);
 }
 
 size_t NodeSet::refBytes() const {
@@ -234,6 +254,10 @@ std::string NodeSet::loggableNames(size_t limit) const {
 bool sameMembers(const std::optional<Membership>& synced,
                  const std::shared_ptr<const NodeSet>& current) {
   return synced && current && *synced == current->membership();
+}
+
+bool sameMembers(const std::optional<Membership>& synced, const Membership& current) {
+  return synced && *synced == current;
 }
 
 }  // namespace ccm::controllers::service

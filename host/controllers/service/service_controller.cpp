@@ -366,16 +366,20 @@ void ServiceController::noteSyncDone() {
   // The last sync of a burst to finish (none in work, none ready) releases: a drain seen
   // while other workers still hold their calls' inputs would leave those to the heap.
   if (syncs_in_work_.fetch_sub(1) == 1 && service_queue_->len() == 0) {
-    // The wave of load-balancer calls is over: the host set's converted forms (a copy of
-    // every host for the provider) are not kept until the next one.
+    // The wave of load-balancer calls is over: the host set (a copy of every host's fields a
+    // provider reads, and the provider's converted forms of it) is not kept until the next
+    // one. Node changes meanwhile compare members only (currentMembers); the next call that
+    // needs the hosts builds the set again from the cache.
     std::shared_ptr<const NodeSet> set;
     {
       std::lock_guard lock(node_set_mu_);
-      set = node_set_;
+      set = std::move(node_set_);
+      noteHostSet(nullptr);
     }
     if (set) {
       set->releaseForms();
     }
+    set.reset();  // freed here, before the release below (a call still holding it frees it)
     burst_release_.noteDrained();
   }
 }
@@ -444,21 +448,50 @@ std::shared_ptr<const NodeSet> ServiceController::currentNodeSet() {
   uint64_t gen = node_generation_.load();
   if (!node_set_ || node_set_->generation() != gen) {
     node_set_ = std::make_shared<const NodeSet>(context_.nodes.list(), gen);
-    if (host_set_nodes_ != nullptr) {
-      host_set_nodes_->set(static_cast<double>(node_set_->size()));
-    }
-    if (host_set_text_bytes_ != nullptr) {
-      host_set_text_bytes_->set(static_cast<double>(node_set_->textBytes()));
-      host_set_ref_bytes_->set(static_cast<double>(node_set_->refBytes()));
-    }
+    members_ = node_set_->membership();
+    members_generation_ = gen;
+    noteHostSet(node_set_.get());
   }
   return node_set_;
 }
 
+std::shared_ptr<const NodeSet> ServiceController::heldNodeSet() {
+  std::lock_guard lock(node_set_mu_);
+  return node_set_;
+}
+
+Membership ServiceController::currentMembers() {
+  std::lock_guard lock(node_set_mu_);
+  uint64_t gen = node_generation_.load();
+  if (node_set_ && node_set_->generation() == gen) {
+    return node_set_->membership();
+  }
+  if (members_generation_ != gen) {
+    members_ = membershipOf(context_.nodes.list());
+    members_generation_ = gen;
+    if (host_set_nodes_ != nullptr) {
+      host_set_nodes_->set(static_cast<double>(members_.count));
+    }
+  }
+  return members_;
+}
+
+void ServiceController::noteHostSet(const NodeSet* set) {  // node_set_mu_ held
+  if (host_set_nodes_ != nullptr && set != nullptr) {
+    host_set_nodes_->set(static_cast<double>(set->size()));
+  }
+  if (host_set_text_bytes_ != nullptr) {
+    host_set_text_bytes_->set(set != nullptr ? static_cast<double>(set->textBytes()) : 0.0);
+    host_set_ref_bytes_->set(set != nullptr ? static_cast<double>(set->refBytes()) : 0.0);
+  }
+}
+
 void ServiceController::syncNodes() {
-  // The set is built only when some load balancer needs the comparison: while no service has
-  // one (a node burst in a cluster without LoadBalancer services), a node event costs nothing.
-  std::shared_ptr<const NodeSet> set;
+  // Only the members are compared (names and providerIDs, no host set is built): while no
+  // service has a load balancer (a node burst in a cluster without LoadBalancer services) a
+  // node event costs nothing, and a change that leaves the members as they were costs a
+  // sort and a digest of the names.
+  std::optional<Membership> members;
   auto pass = std::make_shared<NodePass>(
       context_.clock, nodesync_latency_ != nullptr ? &nodesync_latency_->noLabels() : nullptr);
   std::vector<std::string> keys;
@@ -466,16 +499,16 @@ void ServiceController::syncNodes() {
     if (!e.ensured || !e.service || !wantsLoadBalancer(*e.service, classes_)) {
       return;
     }
-    if (!set) {
-      set = currentNodeSet();
+    if (!members) {
+      members = currentMembers();
     }
-    if (!sameMembers(e.synced_members, set)) {
+    if (!sameMembers(e.synced_members, *members)) {
       keys.push_back(key);
     }
   });
   if (!keys.empty()) {
     log::infoV(2, "Load balancer host set changed; updating services",
-               {{"nodes", set->size()}, {"services", keys.size()}});
+               {{"nodes", members->count}, {"services", keys.size()}});
   }
   for (const auto& k : keys) {
     enqueueHosts(k, pass);
@@ -484,7 +517,7 @@ void ServiceController::syncNodes() {
 
 void ServiceController::recheckHosts(const std::string& key,
                                      const std::shared_ptr<const NodeSet>& used) {
-  if (!sameMembers(used->membership(), currentNodeSet())) {
+  if (used->membership() != currentMembers()) {
     enqueueHosts(key, nullptr);
   }
 }
@@ -720,10 +753,10 @@ std::optional<Status> ServiceController::syncHosts(
       needsUpdate(entry->service.get(), *svc, classes_, &entry->annotations_written)) {
     return std::nullopt;  // not a plain host update: run the whole sync
   }
-  auto nodes = currentNodeSet();
-  if (sameMembers(entry->synced_members, nodes)) {
-    return okStatus();
+  if (sameMembers(entry->synced_members, currentMembers())) {
+    return okStatus();  // no host set is built to find that nothing changed
   }
+  auto nodes = currentNodeSet();
   cache_.update(key, [&](CachedService& c) { c.synced_members = nodes->membership(); });
 
   ServiceRefHolder holder(svc);

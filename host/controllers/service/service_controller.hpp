@@ -81,8 +81,14 @@ class ServiceController final : public Controller {
   // One node pass: queues a host update for every load-balanced Service whose host set differs
   // from the current one.
   void syncNodes();
-  // The current host set (rebuilt when a relevant Node changed).
+  // The current host set: the one held, or built from the node cache when a relevant Node
+  // changed since or none is held (the set is dropped when the service queue drains).
   std::shared_ptr<const NodeSet> currentNodeSet();
+  // The set held now, without building one (null between waves of load-balancer calls).
+  std::shared_ptr<const NodeSet> heldNodeSet();
+  // The current host set's members, computed from the node cache when no set of the current
+  // node generation is held (once per generation).
+  Membership currentMembers();
 
   WorkQueue& serviceQueue() { return *service_queue_; }
   WorkQueue& nodeQueue() { return *node_queue_; }
@@ -120,6 +126,8 @@ class ServiceController final : public Controller {
   // A service key is done: releases freed heap when it was the last in work and none is
   // ready (after enough host entries were handed to the provider).
   void noteSyncDone();
+  // Exports the held set's size (null: none held, its bytes are 0).
+  void noteHostSet(const NodeSet* set);
 
   Status processServiceDeletion(const std::string& key);
   Status processServiceCreateOrUpdate(const std::string& key,
@@ -175,7 +183,9 @@ class ServiceController final : public Controller {
 
   std::atomic<uint64_t> node_generation_{1};
   std::mutex node_set_mu_;
-  std::shared_ptr<const NodeSet> node_set_;  // guarded by node_set_mu_
+  std::shared_ptr<const NodeSet> node_set_;  // guarded by node_set_mu_; null between waves
+  Membership members_;                       // guarded by node_set_mu_: of members_generation_
+  uint64_t members_generation_ = 0;          // guarded by node_set_mu_ (0: none yet)
 
   metrics::Family<metrics::Counter>* lb_sync_total_ = nullptr;
   metrics::Family<metrics::Counter>* nodesync_error_total_ = nullptr;

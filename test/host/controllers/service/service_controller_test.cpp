@@ -689,6 +689,53 @@ TEST_CASE("a synced load balancer does not keep its host set's snapshot (or its 
   CHECK(h.provider.count("update") == 0);
 }
 
+TEST_CASE("between waves no host set is held; node changes compare members without one") {
+  // At 100,000 nodes the set is ≈ 100 MB of copied host fields and provider refs: it lives
+  // while load-balancer calls use it and goes when the service queue drains.
+  Harness h;
+  auto c = oneBalancerOverTwoNodes(h);
+  REQUIRE(h.provider.count("ensure") == 1);
+  CHECK(c->heldNodeSet() == nullptr);
+  CHECK(h.registry.valueForTest("ccm_service_host_set_bytes", {"text"}) == 0);
+  CHECK(h.registry.valueForTest("ccm_service_host_set_bytes", {"refs"}) == 0);
+  CHECK(h.registry.valueForTest("ccm_service_host_set_nodes") == 2);
+  h.provider.clearCalls();
+
+  // A change the provider sees that keeps the members: compared, nothing built, no call.
+  NodeSpec relabelled = node("n2");
+  relabelled.labels = {{"example.com/role", "web"}};
+  h.updateNode(relabelled);
+  drain(*c);
+  CHECK(h.provider.calls().empty());
+  CHECK(c->heldNodeSet() == nullptr);
+
+  // A new member: one update with the set built from the cache, then dropped again.
+  h.addNode(node("n3"));
+  drain(*c);
+  REQUIRE(h.provider.count("update") == 1);
+  CHECK(h.provider.calls("update").at(0).nodes == std::vector<std::string>{"n1", "n2", "n3"});
+  CHECK(c->heldNodeSet() == nullptr);
+  CHECK(h.registry.valueForTest("ccm_service_host_set_nodes") == 3);
+
+  // A Service changed between waves is ensured with a set built for it, and it is the
+  // current members that the load balancer is remembered with: no update follows.
+  h.provider.clearCalls();
+  SvcSpec changed;
+  changed.rv = "2";
+  changed.finalizers = {std::string(kFinalizer)};
+  changed.annotations = {{"example.com/changed", "yes"}};
+  h.updateService(changed);
+  drain(*c);
+  REQUIRE(h.provider.count("ensure") == 1);
+  CHECK(h.provider.calls("ensure").at(0).nodes == std::vector<std::string>{"n1", "n2", "n3"});
+  CHECK(h.provider.count("update") == 0);
+  CHECK(c->heldNodeSet() == nullptr);
+
+  // The membership compared without a set is the one a set has.
+  CHECK(c->currentMembers() == c->currentNodeSet()->membership());
+  CHECK(c->heldNodeSet() != nullptr);
+}
+
 TEST_CASE("a heartbeat (a new Node version the provider does not see) leaves no old Node pinned") {
   Harness h;
   auto c = oneBalancerOverTwoNodes(h);
