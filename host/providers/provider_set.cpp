@@ -425,6 +425,44 @@ Status ProviderSet::updateLoadBalancer(std::string_view cluster_name,
                members_[m]->updateLoadBalancer(cluster_name, serviceFor(service, m), own));
 }
 
+struct ProviderSet::MemberHosts {
+  std::vector<plugin::NodeRef> refs;  // views into the shared set's hosts
+  plugin::HostForms forms;            // the member's own forms of them
+  plugin::SharedHosts shared() const { return {refs, &forms}; }
+};
+
+std::shared_ptr<const ProviderSet::MemberHosts> ProviderSet::hostsFor(
+    size_t member, const plugin::SharedHosts& hosts) {
+  auto build = [&]() -> std::shared_ptr<const void> {
+    auto own = std::make_shared<MemberHosts>();
+    own->refs = nodesFor(member, hosts.refs);
+    return own;
+  };
+  if (hosts.forms == nullptr) {
+    return std::static_pointer_cast<const MemberHosts>(build());
+  }
+  // Keyed by the member's slot, an address the set owns for its lifetime.
+  return std::static_pointer_cast<const MemberHosts>(hosts.forms->get(&members_[member], build));
+}
+
+StatusOr<plugin::LoadBalancerStatus> ProviderSet::ensureLoadBalancerShared(
+    std::string_view cluster_name, const plugin::ServiceRef& service,
+    const plugin::SharedHosts& hosts) {
+  size_t m = ownerOf(service);
+  auto own = hostsFor(m, hosts);
+  return named(*members_[m], members_[m]->ensureLoadBalancerShared(
+                                 cluster_name, serviceFor(service, m), own->shared()));
+}
+
+Status ProviderSet::updateLoadBalancerShared(std::string_view cluster_name,
+                                             const plugin::ServiceRef& service,
+                                             const plugin::SharedHosts& hosts) {
+  size_t m = ownerOf(service);
+  auto own = hostsFor(m, hosts);
+  return named(*members_[m], members_[m]->updateLoadBalancerShared(
+                                 cluster_name, serviceFor(service, m), own->shared()));
+}
+
 Status ProviderSet::ensureLoadBalancerDeleted(std::string_view cluster_name,
                                               const plugin::ServiceRef& service) {
   size_t m = ownerOf(service);

@@ -67,6 +67,14 @@ class ProviderSet final : public plugin::Provider {
       std::span<const plugin::NodeRef> nodes) override;
   Status updateLoadBalancer(std::string_view cluster_name, const plugin::ServiceRef& service,
                             std::span<const plugin::NodeRef> nodes) override;
+  // With a shared host set: a member's hosts are picked from the set once per set (kept in
+  // its forms) and handed on as a shared set of their own, in which the member keeps its
+  // converted forms: a wave of calls filters and converts every host once, not per call.
+  StatusOr<plugin::LoadBalancerStatus> ensureLoadBalancerShared(
+      std::string_view cluster_name, const plugin::ServiceRef& service,
+      const plugin::SharedHosts& hosts) override;
+  Status updateLoadBalancerShared(std::string_view cluster_name, const plugin::ServiceRef& service,
+                                  const plugin::SharedHosts& hosts) override;
   Status ensureLoadBalancerDeleted(std::string_view cluster_name,
                                    const plugin::ServiceRef& service) override;
 
@@ -107,6 +115,9 @@ class ProviderSet final : public plugin::Provider {
   plugin::ServiceRef serviceFor(const plugin::ServiceRef& service, size_t member) const;
   // The nodes passed to a member's load balancers: its own (or all, by the rules).
   std::vector<plugin::NodeRef> nodesFor(size_t member, std::span<const plugin::NodeRef> nodes);
+  // nodesFor once per shared set and member, kept in the set's forms (null forms: per call).
+  struct MemberHosts;
+  std::shared_ptr<const MemberHosts> hostsFor(size_t member, const plugin::SharedHosts& hosts);
   std::string loadedList() const;
 
   std::vector<plugin::Provider*> members_;

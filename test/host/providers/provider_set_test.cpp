@@ -95,6 +95,22 @@ class Cloud final : public plugin::Provider {
     }
     return okStatus();
   }
+  // Shared host sets: the forms each call was handed, and how often this cloud built its
+  // own form of the hosts in them (once per set, as a real provider does).
+  std::vector<const plugin::HostForms*> shared_forms;
+  std::vector<const plugin::NodeRef*> shared_refs;
+  int form_builds = 0;
+  StatusOr<plugin::LoadBalancerStatus> ensureLoadBalancerShared(
+      std::string_view cluster, const plugin::ServiceRef& s,
+      const plugin::SharedHosts& hosts) override {
+    noteShared(hosts);
+    return ensureLoadBalancer(cluster, s, hosts.refs);
+  }
+  Status updateLoadBalancerShared(std::string_view cluster, const plugin::ServiceRef& s,
+                                  const plugin::SharedHosts& hosts) override {
+    noteShared(hosts);
+    return updateLoadBalancer(cluster, s, hosts.refs);
+  }
   Status ensureLoadBalancerDeleted(std::string_view, const plugin::ServiceRef& s) override {
     calls.push_back(fmt::format("delete:{}", s.name));
     return Status(Code::Unavailable, "try later");
@@ -114,6 +130,17 @@ class Cloud final : public plugin::Provider {
   void cancelAll() override { calls.push_back("cancel:"); }
 
  private:
+  void noteShared(const plugin::SharedHosts& hosts) {
+    shared_forms.push_back(hosts.forms);
+    shared_refs.push_back(hosts.refs.data());
+    if (hosts.forms != nullptr) {
+      hosts.forms->get(this, [this]() -> std::shared_ptr<const void> {
+        ++form_builds;
+        return std::make_shared<const int>(form_builds);
+      });
+    }
+  }
+
   plugin::ProviderInfo info_;
 };
 
@@ -361,6 +388,56 @@ TEST_CASE("a Service goes to its class's provider and gets that provider's nodes
   Fixture all(rulesFor({}, "", {}, "all"));
   REQUIRE(all.set->ensureLoadBalancer("k", plain, refs).ok());
   CHECK(all.a.lb_nodes == std::vector<std::string>{"a1", "b1", "x1"});
+}
+
+TEST_CASE("a shared host set is split among the members once per set, not per call") {
+  Fixture f(rulesFor({}, "", {"example.com/b=cloud-b"}));
+  std::array<Node, 4> nodes{Node{"a1", "a://a1", {}, {}, {}}, Node{"b1", "b://b1", {}, {}, {}},
+                            Node{"b2", "b://b2", {}, {}, {}}, Node{"x1", "", {}, {}, {}}};
+  std::vector<plugin::NodeRef> refs;
+  for (auto& n : nodes) {
+    refs.push_back(n.ref());
+  }
+  plugin::HostForms forms;
+  plugin::SharedHosts hosts{refs, &forms};
+  plugin::ServiceRef on_b;
+  on_b.name = "web-b";
+  on_b.load_balancer_class = "example.com/b";
+  plugin::ServiceRef on_a;
+  on_a.name = "web-a";
+
+  REQUIRE(f.set->ensureLoadBalancerShared("k", on_b, hosts).ok());
+  CHECK(f.b.lb_nodes == std::vector<std::string>{"b1", "b2"});
+  REQUIRE(f.set->updateLoadBalancerShared("k", on_b, hosts).ok());
+  REQUIRE(f.set->ensureLoadBalancerShared("k", on_b, hosts).ok());
+  CHECK(f.b.lb_nodes == std::vector<std::string>{"b1", "b2"});
+  REQUIRE(f.set->ensureLoadBalancerShared("k", on_a, hosts).ok());
+  CHECK(f.a.lb_nodes == std::vector<std::string>{"a1"});
+
+  // cloud-b was handed one set of its own three times: the same hosts, the same forms, in
+  // which it built its form once; cloud-a got a set of its own, not cloud-b's.
+  REQUIRE(f.b.shared_forms.size() == 3);
+  CHECK(f.b.shared_forms[0] != nullptr);
+  CHECK(f.b.shared_forms[0] != &forms);
+  CHECK(f.b.shared_forms[1] == f.b.shared_forms[0]);
+  CHECK(f.b.shared_forms[2] == f.b.shared_forms[0]);
+  CHECK(f.b.shared_refs[2] == f.b.shared_refs[0]);
+  CHECK(f.b.form_builds == 1);
+  REQUIRE(f.a.shared_forms.size() == 1);
+  CHECK(f.a.shared_forms[0] != f.b.shared_forms[0]);
+  CHECK(f.a.form_builds == 1);
+
+  // Once the set's forms are dropped (the wave is over), the next call picks again.
+  forms.clear();
+  REQUIRE(f.set->updateLoadBalancerShared("k", on_b, hosts).ok());
+  CHECK(f.b.lb_nodes == std::vector<std::string>{"b1", "b2"});
+  CHECK(f.b.form_builds == 2);
+
+  // Without forms every call picks the hosts on its own, and still gets only its own.
+  REQUIRE(f.set->ensureLoadBalancerShared("k", on_b, plugin::SharedHosts{refs, nullptr}).ok());
+  CHECK(f.b.lb_nodes == std::vector<std::string>{"b1", "b2"});
+  CHECK(f.b.shared_forms.back() != nullptr);
+  CHECK(f.b.form_builds == 3);
 }
 
 plugin::Route route(std::string name, std::string node) {
