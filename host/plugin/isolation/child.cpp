@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -23,8 +24,13 @@ namespace ccm::plugin::isolation {
 
 namespace {
 
+// How often idle workers look for hosts kept past HostSetCache's idle time.
+constexpr auto kIdleCheck = std::chrono::seconds(10);
+
 // Runs each Call on a worker; a new worker starts whenever none is idle, so a slow call
-// never delays the ones behind it (the adapter enforces the plugin's concurrency).
+// never delays the ones behind it (the adapter enforces the plugin's concurrency). The
+// load-balancer calls of a wave share one decoded host set (HostSetCache), dropped by an idle
+// worker once the wave is over.
 class Workers {
  public:
   Workers(Provider& provider, int fd) : provider_(provider), fd_(fd) {}
@@ -51,18 +57,25 @@ class Workers {
     std::unique_lock lock(mu_);
     for (;;) {
       ++idle_;
-      cv_.wait(lock, [&] { return !queue_.empty(); });
+      while (queue_.empty()) {
+        if (cv_.wait_for(lock, kIdleCheck) == std::cv_status::timeout && queue_.empty()) {
+          lock.unlock();
+          hosts_.dropIdle();
+          lock.lock();
+        }
+      }
       --idle_;
       std::string payload = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      send(serveCall(provider_, payload));
+      send(serveCall(provider_, payload, &hosts_));
       lock.lock();
     }
   }
 
   Provider& provider_;
   int fd_;
+  HostSetCache hosts_;
   std::mutex write_mu_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -6,6 +6,7 @@
 
 #include "host/plugin/isolation/values.hpp"
 #include "host/plugin/isolation/wire.hpp"
+#include "host/runtime/memory.hpp"
 
 namespace ccm::plugin::isolation {
 
@@ -29,6 +30,59 @@ class NodeList {
   std::deque<NodeData> nodes_;
   std::vector<NodeRef> refs_;
 };
+
+}  // namespace
+
+struct HostSetCache::Hosts {
+  std::string bytes;  // as sent: what a later call's hosts are compared with
+  NodeList nodes;
+  HostForms forms;
+  SharedHosts shared() const { return {nodes.refs(), &forms}; }
+};
+
+HostSetCache::HostSetCache(std::chrono::steady_clock::duration idle) : idle_(idle) {}
+HostSetCache::~HostSetCache() = default;
+
+std::shared_ptr<const HostSetCache::Hosts> HostSetCache::take(Reader& r) {
+  // One decode at a time: the calls of a wave arrive together, and each would otherwise
+  // decode the same new hosts while the first is still at it.
+  std::lock_guard lock(mu_);
+  std::string_view block = r.rest();
+  used_ = std::chrono::steady_clock::now();
+  if (kept_ && r.ok() && kept_->bytes == block) {
+    r.skipRest();
+    return kept_;
+  }
+  auto fresh = std::make_shared<Hosts>();
+  fresh->nodes.decode(r);
+  ++decodes_;
+  if (r.ok() && r.rest().empty()) {
+    fresh->bytes.assign(block);
+    kept_ = fresh;
+  }
+  return fresh;
+}
+
+bool HostSetCache::dropIdle() {
+  std::shared_ptr<Hosts> dropped;
+  {
+    std::lock_guard lock(mu_);
+    if (!kept_ || std::chrono::steady_clock::now() - used_ < idle_) {
+      return false;
+    }
+    dropped = std::move(kept_);
+  }
+  dropped.reset();  // a call still holding them frees them when it ends
+  runtime::releaseFreeMemory();
+  return true;
+}
+
+uint64_t HostSetCache::decodes() const {
+  std::lock_guard lock(mu_);
+  return decodes_;
+}
+
+namespace {
 
 Writer reply(uint64_t id, const Status& s) {
   Writer w(FrameKind::Reply);
@@ -63,7 +117,7 @@ std::optional<uint64_t> callId(std::string_view payload) {
   return id;
 }
 
-std::string serveCall(Provider& provider, std::string_view payload) {
+std::string serveCall(Provider& provider, std::string_view payload, HostSetCache* hosts) {
   Reader r(payload);
   r.u8();  // the kind, checked by the caller
   uint64_t id = r.u64();
@@ -74,6 +128,7 @@ std::string serveCall(Provider& provider, std::string_view payload) {
   // The arguments, decoded first: nothing reaches the provider unless all of them read.
   NodeData node;
   NodeList nodes;
+  std::shared_ptr<const HostSetCache::Hosts> kept;  // the hosts from `hosts`, when given
   ServiceData service;
   std::string cluster;
   std::string text;
@@ -98,7 +153,11 @@ std::string serveCall(Provider& provider, std::string_view payload) {
     case Method::UpdateLoadBalancer:
       cluster = r.str();
       service.decode(r);
-      nodes.decode(r);
+      if (hosts != nullptr) {
+        kept = hosts->take(r);
+      } else {
+        nodes.decode(r);
+      }
       break;
     case Method::ListRoutes:
       cluster = r.str();
@@ -157,12 +216,17 @@ std::string serveCall(Provider& provider, std::string_view payload) {
       return replyWith(id, provider.getLoadBalancerName(cluster, service.ref()),
                        [](Writer& w, const std::string& name) { w.str(name); });
     case Method::EnsureLoadBalancer:
-      return replyWith(id, provider.ensureLoadBalancer(cluster, service.ref(), nodes.refs()),
+      return replyWith(id,
+                       provider.ensureLoadBalancerShared(
+                           cluster, service.ref(),
+                           kept ? kept->shared() : SharedHosts{nodes.refs(), nullptr}),
                        [](Writer& w, const LoadBalancerStatus& st) {
                          putLoadBalancerStatus(w, st);
                        });
     case Method::UpdateLoadBalancer:
-      return replyStatus(id, provider.updateLoadBalancer(cluster, service.ref(), nodes.refs()));
+      return replyStatus(id, provider.updateLoadBalancerShared(
+                                 cluster, service.ref(),
+                                 kept ? kept->shared() : SharedHosts{nodes.refs(), nullptr}));
     case Method::EnsureLoadBalancerDeleted:
       return replyStatus(id, provider.ensureLoadBalancerDeleted(cluster, service.ref()));
     case Method::ListRoutes:

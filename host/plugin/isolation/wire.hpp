@@ -88,6 +88,9 @@ class Reader {
   uint32_t count(size_t min_item_size);
   void fail(std::string_view why);
   bool ok() const { return error_.empty(); }
+  // The bytes not read yet (empty once failed), and a skip past all of them.
+  std::string_view rest() const { return ok() ? in_.substr(at_) : std::string_view(); }
+  void skipRest() { at_ = in_.size(); }
   // OK when every read succeeded and the payload is used up exactly.
   Status finish() const;
 

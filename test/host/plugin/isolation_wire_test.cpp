@@ -85,8 +85,24 @@ class RecordingProvider final : public Provider {
     return st;
   }
   Status updateLoadBalancer(std::string_view, const ServiceRef&,
-                            std::span<const NodeRef>) override {
+                            std::span<const NodeRef> nodes) override {
+    for (const auto& n : nodes) {
+      record(n);
+    }
     return okStatus();
+  }
+  // Shared host sets: the forms each call came with, and how often a form was built in them
+  // (once per set, as the plugin adapter builds its C form).
+  StatusOr<LoadBalancerStatus> ensureLoadBalancerShared(std::string_view cluster,
+                                                        const ServiceRef& s,
+                                                        const SharedHosts& hosts) override {
+    noteShared(hosts);
+    return ensureLoadBalancer(cluster, s, hosts.refs);
+  }
+  Status updateLoadBalancerShared(std::string_view cluster, const ServiceRef& s,
+                                  const SharedHosts& hosts) override {
+    noteShared(hosts);
+    return updateLoadBalancer(cluster, s, hosts.refs);
   }
   Status ensureLoadBalancerDeleted(std::string_view, const ServiceRef&) override {
     return Status(Code::Unavailable, "cloud down");
@@ -127,8 +143,18 @@ class RecordingProvider final : public Provider {
   std::string hint_;
   Route route_;
   std::string config_;
+  std::vector<const HostForms*> shared_forms_;
+  int form_builds_ = 0;
 
  private:
+  void noteShared(const SharedHosts& hosts) {
+    shared_forms_.push_back(hosts.forms);
+    if (hosts.forms != nullptr) {
+      hosts.forms->get(this, [this]() -> std::shared_ptr<const void> {
+        return std::make_shared<const int>(++form_builds_);
+      });
+    }
+  }
   void record(const NodeRef& n) {
     ++calls_;
     node_names_.emplace_back(n.name);
@@ -279,6 +305,79 @@ TEST_CASE("services, load balancer status and routes survive the wire") {
   CHECK(c.finish().ok());
   CHECK(p.hint_ == "hint");
   CHECK(p.route_ == route);
+}
+
+TEST_CASE("the hosts of a wave's load-balancer calls are decoded once and handed on shared") {
+  RecordingProvider p;
+  HostSetCache cache;
+  ServiceRef svc;
+  svc.namespace_name = "default";
+  svc.name = "web";
+  std::array<NodeRef, 3> all{node("n1"), node("n2"), node("n3")};
+  auto lbCall = [&](Method m, uint64_t id, std::span<const NodeRef> hosts) {
+    return call(m, id, [&](Writer& w) {
+      w.str("kubernetes");
+      putService(w, svc);
+      w.u32(static_cast<uint32_t>(hosts.size()));
+      for (const auto& n : hosts) {
+        putNode(w, n);
+      }
+    });
+  };
+  auto ok = [](const std::string& reply, uint64_t id) {
+    Reader r(reply);
+    return replyStatus(r, id).ok();
+  };
+
+  CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 1, all), &cache), 1));
+  CHECK(ok(serveCall(p, lbCall(Method::UpdateLoadBalancer, 2, all), &cache), 2));
+  CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 3, all), &cache), 3));
+  CHECK(cache.decodes() == 1);
+  CHECK(p.node_names_ ==
+        std::vector<std::string>{"n1", "n2", "n3", "n1", "n2", "n3", "n1", "n2", "n3"});
+  REQUIRE(p.shared_forms_.size() == 3);
+  CHECK(p.shared_forms_[0] != nullptr);
+  CHECK(p.shared_forms_[1] == p.shared_forms_[0]);
+  CHECK(p.shared_forms_[2] == p.shared_forms_[0]);
+  CHECK(p.form_builds_ == 1);
+
+  // Other hosts replace the kept ones.
+  std::span<const NodeRef> two(all.data(), 2);
+  CHECK(ok(serveCall(p, lbCall(Method::UpdateLoadBalancer, 4, two), &cache), 4));
+  CHECK(cache.decodes() == 2);
+  CHECK(p.shared_forms_.back() != p.shared_forms_[0]);
+  CHECK(p.form_builds_ == 2);
+
+  // Hosts cut short or padded are refused as without the cache, and keep nothing.
+  p.node_names_.clear();
+  std::string cut = lbCall(Method::EnsureLoadBalancer, 5, two);
+  cut.pop_back();
+  std::string padded = lbCall(Method::EnsureLoadBalancer, 6, two) + "x";
+  for (const auto& [payload, id] : {std::pair{cut, 5}, std::pair{padded, 6}}) {
+    std::string reply = serveCall(p, payload, &cache);
+    Reader r(reply);
+    Status st = replyStatus(r, static_cast<uint64_t>(id));
+    CHECK(st.code() == Code::InvalidArgument);
+    CHECK(st.message().find("malformed message") != std::string::npos);
+    CHECK(reply == serveCall(p, payload));  // the same answer as a plain decode
+  }
+  CHECK(p.node_names_.empty());
+  CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 7, two), &cache), 7));
+  CHECK(cache.decodes() == 4);  // the two refused lists were decoded; the kept two reused
+  CHECK(p.form_builds_ == 2);
+
+  // Unused for the idle time, the hosts are dropped; the next call decodes again.
+  CHECK_FALSE(cache.dropIdle());  // used just now (30 s by default)
+  HostSetCache quick(std::chrono::seconds(0));
+  CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 8, two), &quick), 8));
+  CHECK(quick.dropIdle());
+  CHECK_FALSE(quick.dropIdle());
+  CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 9, two), &quick), 9));
+  CHECK(quick.decodes() == 2);
+
+  // Without a cache the hosts come without forms, converted per call.
+  CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 10, two)), 10));
+  CHECK(p.shared_forms_.back() == nullptr);
 }
 
 TEST_CASE("reconfigure carries the configuration bytes") {
