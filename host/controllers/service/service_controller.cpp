@@ -114,7 +114,12 @@ ServiceController::ServiceController(const ControllerContext& context,
                                      std::function<bool()> release)
     : context_(context),
       cluster_name_(context.options.cluster_name),
-      recorder_(context.events.recorder(std::string(kComponent))),
+      // Load-balancer work never waits for room in the event queue: a wave of thousands of
+      // ensures or host updates (a restart, a node joining with 10,000 balancers) would be
+      // paced to the API server's event rate (two events per balancer; 10 balancers a second
+      // at the default 20 QPS). Past 1,000 queued events the rest are dropped and counted,
+      // as client-go's recorder drops them; the node controllers keep the pacing.
+      recorder_(context.events.recorder(std::string(kComponent), /*may_wait=*/false)),
       workers_(std::max(1, context.options.concurrent_service_syncs)),
       classes_(ClassSelection::fromFlags(context.options.load_balancer_classes,
                                          context.options.load_balancer_class_only)),

@@ -11,6 +11,9 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -1736,6 +1739,89 @@ TEST_CASE("a busy cloud (FAILED_PRECONDITION with a retry-after) is a Normal eve
 }
 
 // ---- Giving freed heap back after a burst of syncs ------------------------------------------
+
+// A KubeApi whose calls wait until opened: an API server that takes events slowly.
+class GatedApi final : public kube::KubeApi {
+ public:
+  kube::ApiResult<std::string> get(const kube::ResourcePath& path, std::string_view rv,
+                                   const kube::CallOptions& o) override {
+    wait();
+    return inner.get(path, rv, o);
+  }
+  kube::ApiResult<std::string> create(const kube::ResourcePath& path, std::string body,
+                                      const kube::CallOptions& o) override {
+    wait();
+    return inner.create(path, std::move(body), o);
+  }
+  kube::ApiResult<std::string> update(const kube::ResourcePath& path, std::string body,
+                                      const kube::CallOptions& o) override {
+    wait();
+    return inner.update(path, std::move(body), o);
+  }
+  kube::ApiResult<std::string> patch(const kube::ResourcePath& path, kube::PatchType type,
+                                     std::string body, const kube::CallOptions& o) override {
+    wait();
+    return inner.patch(path, type, std::move(body), o);
+  }
+  kube::ApiStatus remove(const kube::ResourcePath& path, const kube::Preconditions& pre,
+                         const kube::CallOptions& o) override {
+    wait();
+    return inner.remove(path, pre, o);
+  }
+  std::vector<kube::ApiResult<std::string>> writeBatch(std::vector<kube::Write> writes,
+                                                       const kube::CallOptions& o,
+                                                       std::chrono::microseconds gather) override {
+    wait();
+    return inner.writeBatch(std::move(writes), o, gather);
+  }
+  void open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  kube::FakeKubeApi inner;
+
+ private:
+  void wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return open_; });
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+TEST_CASE("events: a slow event sink never holds up load-balancer work") {
+  // Two events per ensure; with the event queue full, workers that waited for room would go
+  // at the server's event rate (10 balancers a second at 20 QPS). They drop instead.
+  Harness h;
+  h.addNode(node("n1"));
+  GatedApi sink;
+  kube::EventRecorderOptions o;
+  o.host = "h";
+  o.queue_size = 4;
+  o.batch_size = 1;
+  o.enqueue_wait = std::chrono::minutes(10);  // a waiting worker would wait this long
+  kube::EventBroadcaster slow(sink, o);
+  slow.start();
+  controllers::ControllerContext ctx{h.options,  h.api, h.nodes,    h.services,
+                                     h.provider, slow,  h.registry, *h.clock};
+  auto c = std::make_unique<ServiceController>(ctx);
+  c->registerHandlers();
+  addLoadBalancers(h, 20, "lb-");
+  std::atomic<bool> drained{false};
+  std::thread worker([&] {
+    drain(*c);
+    drained = true;
+  });
+  CHECK(waitUntil([&] { return drained.load(); }));
+  CHECK(h.provider.count("ensure") == 20);
+  CHECK(slow.stats().dropped_queue_full > 0);
+  sink.open();  // lets the sender finish, whatever happened above
+  worker.join();
+  c.reset();
+  slow.shutdown();
+}
 
 TEST_CASE("memory: a drained service queue gives freed heap back after enough host entries") {
   FakeClock clock;
