@@ -410,19 +410,13 @@ StatusOr<std::string> ProviderSet::getLoadBalancerName(std::string_view cluster_
 StatusOr<plugin::LoadBalancerStatus> ProviderSet::ensureLoadBalancer(
     std::string_view cluster_name, const plugin::ServiceRef& service,
     std::span<const plugin::NodeRef> nodes) {
-  size_t m = ownerOf(service);
-  auto own = nodesFor(m, nodes);
-  return named(*members_[m],
-               members_[m]->ensureLoadBalancer(cluster_name, serviceFor(service, m), own));
+  return ensureLoadBalancerShared(cluster_name, service, plugin::SharedHosts{nodes, nullptr});
 }
 
 Status ProviderSet::updateLoadBalancer(std::string_view cluster_name,
                                        const plugin::ServiceRef& service,
                                        std::span<const plugin::NodeRef> nodes) {
-  size_t m = ownerOf(service);
-  auto own = nodesFor(m, nodes);
-  return named(*members_[m],
-               members_[m]->updateLoadBalancer(cluster_name, serviceFor(service, m), own));
+  return updateLoadBalancerShared(cluster_name, service, plugin::SharedHosts{nodes, nullptr});
 }
 
 struct ProviderSet::MemberHosts {
@@ -441,7 +435,8 @@ std::shared_ptr<const ProviderSet::MemberHosts> ProviderSet::hostsFor(
   if (hosts.forms == nullptr) {
     return std::static_pointer_cast<const MemberHosts>(build());
   }
-  // Keyed by the member's slot, an address the set owns for its lifetime.
+  // Without forms (a plain call) the member's hosts are picked for this call alone. With them,
+  // keyed by the member's slot, an address the set owns for its lifetime.
   return std::static_pointer_cast<const MemberHosts>(hosts.forms->get(&members_[member], build));
 }
 

@@ -69,7 +69,8 @@ class ProviderSet final : public plugin::Provider {
                             std::span<const plugin::NodeRef> nodes) override;
   // With a shared host set: a member's hosts are picked from the set once per set (kept in
   // its forms) and handed on as a shared set of their own, in which the member keeps its
-  // converted forms: a wave of calls filters and converts every host once, not per call.
+  // converted forms: a wave of calls filters and converts every host once, not per call. The
+  // plain calls above are these with a set of their own (no forms): picked per call.
   StatusOr<plugin::LoadBalancerStatus> ensureLoadBalancerShared(
       std::string_view cluster_name, const plugin::ServiceRef& service,
       const plugin::SharedHosts& hosts) override;

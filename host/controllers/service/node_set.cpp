@@ -251,11 +251,6 @@ std::string NodeSet::loggableNames(size_t limit) const {
   return out;
 }
 
-bool sameMembers(const std::optional<Membership>& synced,
-                 const std::shared_ptr<const NodeSet>& current) {
-  return synced && current && *synced == current->membership();
-}
-
 bool sameMembers(const std::optional<Membership>& synced, const Membership& current) {
   return synced && *synced == current;
 }

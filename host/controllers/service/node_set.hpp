@@ -96,10 +96,7 @@ class NodeSet {
 // without building it: no refs, no copy of their strings. Equal to NodeSet(nodes).membership().
 Membership membershipOf(std::vector<std::shared_ptr<const kube::Node>> nodes);
 
-// Whether a load balancer last synced with `synced` (nullopt: never) has the members of
-// `current` (a null set has none to compare: false).
-bool sameMembers(const std::optional<Membership>& synced,
-                 const std::shared_ptr<const NodeSet>& current);
+// Whether a load balancer last synced with `synced` (nullopt: never) has the `current` members.
 bool sameMembers(const std::optional<Membership>& synced, const Membership& current);
 
 }  // namespace ccm::controllers::service

@@ -46,10 +46,13 @@ HostSetCache::~HostSetCache() = default;
 std::shared_ptr<const HostSetCache::Hosts> HostSetCache::take(Reader& r) {
   // One decode at a time: the calls of a wave arrive together, and each would otherwise
   // decode the same new hosts while the first is still at it.
+  if (!r.ok()) {
+    return nullptr;  // the call is refused before its hosts matter
+  }
   std::lock_guard lock(mu_);
   std::string_view block = r.rest();
   used_ = std::chrono::steady_clock::now();
-  if (kept_ && r.ok() && kept_->bytes == block) {
+  if (kept_ && kept_->bytes == block) {
     r.skipRest();
     return kept_;
   }

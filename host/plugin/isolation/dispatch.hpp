@@ -41,7 +41,8 @@ class HostSetCache {
   struct Hosts;
   // The hosts encoded in the rest of `r` (a node list up to the end of the call), read
   // through `r`: from the kept ones when the bytes are equal, else decoded (and kept when
-  // they decode exactly to the end). On a malformed list `r` fails as a plain decode would.
+  // they decode exactly to the end). On a malformed list `r` fails as a plain decode would;
+  // null when `r` had failed already.
   std::shared_ptr<const Hosts> take(Reader& r);
   // Drops the kept hosts when unused for `idle`, and gives freed heap back. True if dropped.
   bool dropIdle();

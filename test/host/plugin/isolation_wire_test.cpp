@@ -361,6 +361,10 @@ TEST_CASE("the hosts of a wave's load-balancer calls are decoded once and handed
     CHECK(st.message().find("malformed message") != std::string::npos);
     CHECK(reply == serveCall(p, payload));  // the same answer as a plain decode
   }
+  // A call cut before its hosts never reaches the cache.
+  std::string early = lbCall(Method::EnsureLoadBalancer, 11, two).substr(0, 24);
+  CHECK(serveCall(p, early, &cache) == serveCall(p, early));
+  CHECK(cache.decodes() == 4);
   CHECK(p.node_names_.empty());
   CHECK(ok(serveCall(p, lbCall(Method::EnsureLoadBalancer, 7, two), &cache), 7));
   CHECK(cache.decodes() == 4);  // the two refused lists were decoded; the kept two reused

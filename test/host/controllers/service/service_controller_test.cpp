@@ -989,32 +989,38 @@ TEST_CASE("a NodeSet's own heap per node stays small (the refs built once for ev
 }
 
 TEST_CASE("nodes not equal: providerID change or node swap means update; identical means none") {
-  auto set = [](std::vector<NodeSpec> specs, uint64_t gen) {
+  // The members of a built set, checked against those computed from the Nodes alone (what
+  // node changes between waves compare): the two must always agree.
+  auto members = [](std::vector<NodeSpec> specs, uint64_t gen) {
     std::vector<std::shared_ptr<const kube::Node>> nodes;
     for (auto& s : specs)
       nodes.push_back(makeNode(s));
-    return std::make_shared<const NodeSet>(nodes, gen);
+    Membership built = NodeSet(nodes, gen).membership();
+    CHECK(membershipOf(nodes) == built);
+    return built;
   };
-  auto a = set({node("n1"), node("n2")}, 1);
-  auto same = set({node("n2"), node("n1")}, 2);
-  CHECK(sameMembers(a->membership(), same));
+  std::optional<Membership> a = members({node("n1"), node("n2")}, 1);
+  CHECK(sameMembers(a, members({node("n2"), node("n1")}, 2)));
   NodeSpec moved = node("n2");
   moved.provider_id = "fake://elsewhere";
-  CHECK_FALSE(sameMembers(a->membership(), set({node("n1"), moved}, 3)));
-  CHECK_FALSE(sameMembers(a->membership(), set({node("n1"), node("n3")}, 4)));
-  CHECK_FALSE(sameMembers(a->membership(), set({node("n1")}, 5)));
-  CHECK_FALSE(sameMembers(a->membership(), nullptr));
-  CHECK_FALSE(sameMembers(std::nullopt, a));
+  CHECK_FALSE(sameMembers(a, members({node("n1"), moved}, 3)));
+  CHECK_FALSE(sameMembers(a, members({node("n1"), node("n3")}, 4)));
+  CHECK_FALSE(sameMembers(a, members({node("n1")}, 5)));
+  CHECK_FALSE(sameMembers(std::nullopt, *a));
   // The pairs are length-prefixed: moving a character between name and providerID changes
   // the members.
   NodeSpec ab = node("ab");
   ab.provider_id = "c";
   NodeSpec a_bc = node("a");
   a_bc.provider_id = "bc";
-  CHECK_FALSE(sameMembers(set({ab}, 7)->membership(), set({a_bc}, 8)));
+  CHECK_FALSE(sameMembers(members({ab}, 7), members({a_bc}, 8)));
   NodeSpec relabelled = node("n1");
   relabelled.labels = {{"x", "y"}};
-  CHECK(sameMembers(a->membership(), set({relabelled, node("n2")}, 6)));  // labels do not matter
+  CHECK(sameMembers(a, members({relabelled, node("n2")}, 6)));  // labels do not matter
+  // Nodes a load balancer does not take are not members either way.
+  NodeSpec excluded = node("n3");
+  excluded.labels = {{std::string(keys::kExcludeFromLoadBalancers), "true"}};
+  CHECK(sameMembers(a, members({node("n1"), node("n2"), excluded}, 9)));
 }
 
 // ---- TestProcessServiceCreateOrUpdate / K8sError / TestSyncService / TestProcessServiceDeletion
