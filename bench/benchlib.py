@@ -34,6 +34,52 @@ def load_average():
 
 # ---- processes -------------------------------------------------------------------------------
 
+
+class WrappedCcm(harness.Ccm):
+    """A ccm started under a wrapper (BENCH_CCM_WRAPPER). heaptrack, for one, runs the host as
+    its child and does not pass signals on: stopping only the wrapper left the host running,
+    an orphan still retrying against the next run's ports. The host (the wrapper's child
+    running `program`) gets the signal first; the wrapper's other children (heaptrack's
+    interpreter) are left to finish their output."""
+
+    def __init__(self, args, log_path, program):
+        super().__init__(args, log_path)
+        self.program = program
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            for pid in children_of(self.proc.pid, self.program):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        return super().stop(sig, timeout)
+
+
+def children_of(parent, program):
+    """The pids whose parent is `parent` and whose argv[0] is `program` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces and parentheses
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[1]) != parent:
+            continue
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        if argv0 == program:
+            out.append(int(entry))
+    return out
+
 class Proc:
     """CPU and memory of one running process, read from /proc."""
 
@@ -440,9 +486,10 @@ class Env:
         wrapper = os.environ.get("BENCH_CCM_WRAPPER", "").split()
         if wrapper:
             # e.g. BENCH_CCM_WRAPPER="heaptrack -o /tmp/ccm" (profiling runs only)
-            full = wrapper + self.cluster.ccm_args(cloud_path, extra=args)
-            self.ccm = harness.Ccm(full, os.path.join(self.cluster.tmp, "ccm-%d.log" %
-                                                      len(self.cluster.processes)))
+            own = self.cluster.ccm_args(cloud_path, extra=args)
+            self.ccm = WrappedCcm(wrapper + own, os.path.join(self.cluster.tmp, "ccm-%d.log" %
+                                                              len(self.cluster.processes)),
+                                  program=own[0])
             self.cluster.processes.append(self.ccm)
         else:
             self.ccm = self.cluster.start_ccm(cloud_path, extra=args)
@@ -450,6 +497,13 @@ class Env:
         return self.ccm
 
     def ccm_proc(self):
+        if isinstance(self.ccm, WrappedCcm):
+            # the host itself, not its wrapper (its figures then include the wrapper's cost)
+            for _ in range(100):
+                pids = children_of(self.ccm.proc.pid, self.ccm.program)
+                if pids:
+                    return Proc(pids[0])
+                time.sleep(0.05)
         return Proc(self.ccm.proc.pid)
 
     def metrics(self):

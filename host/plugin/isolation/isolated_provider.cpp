@@ -742,12 +742,16 @@ std::shared_ptr<const std::string> IsolatedProvider::encodedHosts(const SharedHo
   }
   auto form = std::static_pointer_cast<const EncodedHosts>(
       hosts.forms->get(&kEncodedHostsKey, [&] {
-        // Encoded as putNodes writes them after a call's other arguments; the frame kind byte
-        // the Writer starts with is not part of them.
-        Writer w(FrameKind::Call);
+        // Encoded as putNodes writes them after a call's other arguments, into a buffer of
+        // the exact size: at 100,000 hosts these are tens of megabytes, and growing them by
+        // doubling, then copying them out, held about three times that at the wave's start.
+        Writer size = Writer::sizer();
+        putNodes(size, hosts.refs);
+        Writer w = Writer::bare();
+        w.reserve(size.size());
         putNodes(w, hosts.refs);
         auto out = std::make_shared<EncodedHosts>();
-        out->bytes = std::make_shared<const std::string>(w.payload().substr(1));
+        out->bytes = std::make_shared<const std::string>(std::move(w).take());
         out->source = hosts.refs.data();
         out->count = hosts.refs.size();
         host_set_encodings_.fetch_add(1);

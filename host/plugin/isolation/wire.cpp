@@ -29,7 +29,11 @@ void Writer::u64(uint64_t v) {
 
 void Writer::str(std::string_view v) {
   u32(static_cast<uint32_t>(v.size()));
-  out_.append(v);
+  if (counting_) {
+    counted_ += v.size();
+  } else {
+    out_.append(v);
+  }
 }
 
 void Writer::status(const Status& s) {

@@ -58,7 +58,21 @@ inline constexpr uint8_t kLastMethod = 13;
 class Writer {
  public:
   explicit Writer(FrameKind kind) { u8(static_cast<uint8_t>(kind)); }
-  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  // A writer without the frame kind byte, for bytes sent after a frame's own (a wave's host
+  // set, encoded once for all its calls).
+  static Writer bare() { return Writer(false); }
+  // A writer that keeps nothing and only counts what it is given: run an encoding through it
+  // first to reserve() the exact size, so a large payload is allocated once, not grown by
+  // doubling (which briefly holds both the old and the new buffer).
+  static Writer sizer() { return Writer(true); }
+  void reserve(size_t bytes) { out_.reserve(bytes); }
+  void u8(uint8_t v) {
+    if (counting_) {
+      ++counted_;
+    } else {
+      out_.push_back(static_cast<char>(v));
+    }
+  }
   void u32(uint32_t v);
   void u64(uint64_t v);
   void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
@@ -66,9 +80,16 @@ class Writer {
   void str(std::string_view v);
   void status(const Status& s);
   const std::string& payload() const { return out_; }
+  // Bytes written (or counted, for a sizer).
+  size_t size() const { return counting_ ? counted_ : out_.size(); }
+  // The payload, moved out (the writer is left empty).
+  std::string take() && { return std::move(out_); }
 
  private:
+  explicit Writer(bool counting) : counting_(counting) {}
   std::string out_;
+  bool counting_ = false;
+  size_t counted_ = 0;
 };
 
 class Reader {

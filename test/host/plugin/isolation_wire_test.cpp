@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "host/plugin/isolation/dispatch.hpp"
 #include "host/plugin/isolation/values.hpp"
@@ -195,6 +196,30 @@ Status replyStatus(Reader& r, uint64_t want_id) {
 }
 
 }  // namespace
+
+TEST_CASE("a sizer counts exactly what a writer writes; a bare writer has no kind byte") {
+  std::vector<NodeRef> nodes;
+  for (const char* name : {"node-a", "node-b", "", "a-much-longer-node-name-than-the-others"}) {
+    nodes.push_back(node(name));
+  }
+  Writer framed(FrameKind::Call);
+  Writer size = Writer::sizer();
+  Writer bare = Writer::bare();
+  for (Writer* w : {&framed, &size, &bare}) {
+    w->u32(static_cast<uint32_t>(nodes.size()));
+    for (const auto& n : nodes) {
+      putNode(*w, n);
+    }
+    w->status(Status(Code::Unavailable, "try later"));
+  }
+  CHECK(size.payload().empty());  // a sizer keeps nothing
+  CHECK(size.size() == bare.size());
+  CHECK(framed.size() == bare.size() + 1);
+  CHECK(framed.payload().substr(1) == bare.payload());
+  bare.reserve(size.size());
+  std::string taken = std::move(bare).take();
+  CHECK(taken == framed.payload().substr(1));
+}
 
 TEST_CASE("a node call reaches the provider with every field, and its value comes back") {
   RecordingProvider p;
