@@ -238,7 +238,21 @@ HttpResponse AdminApi::nodes(const ApiRequest& r, const std::vector<std::string>
     }
     auto names = strings(body, "names");
     if (!names.empty()) {
-      auto s = kubelets.addNamedNodes(names, ready);
+      // Labels the kubelets register with (--node-labels): on the Node from its creation,
+      // as a real kubelet's are, not patched on after it.
+      KubeletSimulator::NodeLabels labels;
+      if (const JsonValue* l = member(body, "labels"); l != nullptr) {
+        if (!l->IsObject()) {
+          return fail(400, "labels must be an object of strings");
+        }
+        for (const auto& m : l->GetObject()) {
+          if (!m.value.IsString()) {
+            return fail(400, "labels must be an object of strings");
+          }
+          labels[m.name.GetString()] = m.value.GetString();
+        }
+      }
+      auto s = kubelets.addNamedNodes(names, ready, labels);
       if (!s.ok()) {
         return fromStatus(s);
       }

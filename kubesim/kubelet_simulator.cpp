@@ -81,11 +81,28 @@ void KubeletSimulator::stop() {
 }
 
 Status KubeletSimulator::registerNode(const std::string& name, int index,
-                                      const std::string& ready) {
+                                      const std::string& ready, const NodeLabels& labels) {
   auto now = std::chrono::system_clock::now();
   JsonDocument doc;
   std::string json = factory_.node(name, index, now);
   doc.Parse(json.data(), json.size());
+  if (!labels.empty()) {
+    auto& a = doc.GetAllocator();
+    auto& meta = doc["metadata"];
+    if (!meta.HasMember("labels")) {
+      meta.AddMember("labels", JsonValue(rapidjson::kObjectType), a);
+    }
+    auto& out = meta["labels"];
+    for (const auto& [key, value] : labels) {
+      JsonValue v(value.c_str(), static_cast<rapidjson::SizeType>(value.size()), a);
+      if (auto it = out.FindMember(key.c_str()); it != out.MemberEnd()) {
+        it->value = v;
+      } else {
+        out.AddMember(JsonValue(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), a), v,
+                      a);
+      }
+    }
+  }
   if (ready != "True") {
     NodeFactory::setConditions(doc, doc.GetAllocator(), ready, now);
   }
@@ -126,7 +143,7 @@ StatusOr<std::vector<std::string>> KubeletSimulator::addNodes(int count, const s
 }
 
 Status KubeletSimulator::addNamedNodes(const std::vector<std::string>& names,
-                                       const std::string& ready) {
+                                       const std::string& ready, const NodeLabels& labels) {
   if (ready != "True" && ready != "False" && ready != "Unknown") {
     return Status(Code::InvalidArgument, "ready must be True, False or Unknown");
   }
@@ -145,11 +162,12 @@ Status KubeletSimulator::addNamedNodes(const std::vector<std::string>& names,
         }
       }
     }
-    CCM_RETURN_IF_ERROR(registerNode(name, index, ready));
+    CCM_RETURN_IF_ERROR(registerNode(name, index, ready, labels));
     auto now = std::chrono::steady_clock::now();
     Entry e;
     e.state.name = name;
     e.state.index = index;
+    e.state.labels = labels;
     e.state.ready = ready;
     e.state.heartbeats = ready != "Unknown";
     // Spread the work over the period.
@@ -249,7 +267,7 @@ void KubeletSimulator::reregisterMissing() {
   }
   for (const auto& [name, st] : todo) {
     if (!writer_.store().get(nodesType(), "", name)) {
-      auto s = registerNode(name, st.index, st.ready);
+      auto s = registerNode(name, st.index, st.ready, st.labels);
       if (!s.ok()) {
         ccm::log::warning("re-registering node failed", {{"node", name}, {"error", s.toString()}});
       }
@@ -354,6 +372,7 @@ void KubeletSimulator::tick() {
     // Only the Lease is missing: a kubelet recreates it.
     int index = 0;
     std::string ready = "True";
+    NodeLabels labels;
     {
       std::lock_guard lock(mu_);
       auto it = nodes_.find(name);
@@ -362,8 +381,9 @@ void KubeletSimulator::tick() {
       }
       index = it->second.state.index;
       ready = it->second.state.ready;
+      labels = it->second.state.labels;
     }
-    (void)registerNode(name, index, ready);
+    (void)registerNode(name, index, ready, labels);
   }
 }
 

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -40,9 +41,12 @@ class KubeletSimulator {
     NodeFactory::Options node;
   };
 
+  // Labels a kubelet registers its Node with (its --node-labels), beside the usual ones.
+  using NodeLabels = std::map<std::string, std::string>;
   struct NodeState {
     std::string name;
     int index = 0;
+    NodeLabels labels;  // registered with, and again when the Node is re-registered
     std::string ready = "True";  // desired Ready status: True, False, Unknown
     bool heartbeats = true;
     uint64_t lease_renewals = 0;
@@ -57,8 +61,9 @@ class KubeletSimulator {
 
   // Registers `count` new nodes (names continue the numbering). Returns their names.
   StatusOr<std::vector<std::string>> addNodes(int count, const std::string& ready = "True");
-  // Registers nodes with the given names.
-  Status addNamedNodes(const std::vector<std::string>& names, const std::string& ready = "True");
+  // Registers nodes with the given names (and these extra labels, set at creation).
+  Status addNamedNodes(const std::vector<std::string>& names, const std::string& ready = "True",
+                       const NodeLabels& labels = {});
   // Deletes the Node and its Lease and forgets the kubelet.
   Status deleteNode(const std::string& name);
   // Ready = True | False | Unknown, written at once.
@@ -82,7 +87,8 @@ class KubeletSimulator {
     std::chrono::steady_clock::time_point next_status;
   };
 
-  Status registerNode(const std::string& name, int index, const std::string& ready);
+  Status registerNode(const std::string& name, int index, const std::string& ready,
+                      const NodeLabels& labels);
   void run();
   void tick();
   bool renewLease(const std::string& name);

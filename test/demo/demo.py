@@ -134,9 +134,10 @@ def hybrid_setup(c, build_dir, cloud):
 
 
 def add_metal_nodes(c):
-    c.add_nodes(names=METAL)
-    for name in METAL:
-        c.api.patch("/api/v1/nodes/" + name, {"metadata": {"labels": {"cloud": "metal"}}})
+    # Their kubelets register them labelled (--node-labels=cloud=metal): a label patched on
+    # after registration would race the host, which may route the unlabelled node to
+    # fake-cloud (its selector is !cloud) before the label arrives.
+    c.add_nodes(names=METAL, labels={"cloud": "metal"})
 
 
 def show_class_routing(scr, c, wait_for):

@@ -64,8 +64,7 @@ def tidy(tool, build, entry):
 
 
 def main():
-    # Beside the other suites (meson starts this one first): they keep their cores' time,
-    # clang-tidy takes what they leave. Children inherit the niceness.
+    # Niced: the suites still running beside it keep their cores' time (children inherit).
     os.nice(10)
     build = os.path.abspath(sys.argv[1])
     roots = tuple(sys.argv[2:]) or ROOTS

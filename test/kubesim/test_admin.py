@@ -90,6 +90,27 @@ class SimulatedNodesTest(KubesimTestCase):
         self.assertEqual(named["names"], ["ip-10-0-0-1.ec2.internal"])
         self.assertEqual(self.sim.get(NODES + "/ip-10-0-0-1.ec2.internal").status, 200)
 
+    def test_named_nodes_carry_their_kubelet_labels_from_creation(self):
+        # As a kubelet's --node-labels: on the Node the watch first shows, not patched on
+        # after it (a controller that acts on the first event must see them).
+        rv = self.sim.get(NODES).json()["metadata"]["resourceVersion"]
+        watch = self.sim.watch(NODES + "?watch=1&resourceVersion=" + rv)
+        try:
+            self.sim.admin("POST", "nodes", {"names": ["metal-9"], "labels": {"cloud": "metal"}})
+            seen = watch.events_until(lambda e: e["object"]["metadata"]["name"] == "metal-9")
+        finally:
+            watch.close()
+        first = seen[-1]
+        self.assertEqual(first["type"], "ADDED")
+        labels = first["object"]["metadata"]["labels"]
+        self.assertEqual(labels["cloud"], "metal")
+        self.assertEqual(labels["kubernetes.io/hostname"], "metal-9")  # the usual ones stay
+        for bad in ({"cloud": 1}, ["cloud=metal"]):
+            r = self.sim.request("POST", "/admin/nodes", body={"names": ["metal-10"],
+                                                               "labels": bad})
+            self.assertEqual(r.status, 400, r)
+        self.assertEqual(self.sim.get(NODES + "/metal-10").status, 404)
+
 
 class FaultTest(KubesimTestCase):
     KUBESIM_ARGS = ("--nodes=1", "--fault=verb=get,path=/api/v1/namespaces/flag/*,status=500,count=1")

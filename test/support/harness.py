@@ -321,7 +321,9 @@ class Cluster:
     # request's 30 s timeout on a loaded machine; each chunk stays well within it.
     ADD_NODES_CHUNK = 5000
 
-    def add_nodes(self, count=None, names=None, ready=None):
+    def add_nodes(self, count=None, names=None, ready=None, labels=None):
+        """Registers kubelets' Nodes; named ones may carry `labels` from creation (a kubelet's
+        --node-labels)."""
         added = []
         while True:
             if names is None:
@@ -331,6 +333,8 @@ class Cluster:
             else:
                 body = {"names": names[:self.ADD_NODES_CHUNK]}
                 names = names[self.ADD_NODES_CHUNK:]
+                if labels:
+                    body["labels"] = labels
             if ready is not None:
                 body["ready"] = ready
             added += self.admin("POST", "/nodes", body)["names"]
