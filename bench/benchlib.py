@@ -63,12 +63,11 @@ def children_of(parent, program):
         if not entry.isdigit():
             continue
         try:
-            with open("/proc/%s/stat" % entry) as f:
-                stat = f.read()
+            stat = _read_stat("/proc/%s/stat" % entry)
         except OSError:
             continue
         # pid (comm) state ppid ...: comm may hold spaces and parentheses
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat.rsplit(")", 1)[1].split()
         if int(fields[1]) != parent:
             continue
         try:

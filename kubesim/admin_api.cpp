@@ -237,6 +237,9 @@ HttpResponse AdminApi::nodes(const ApiRequest& r, const std::vector<std::string>
       ready = "True";
     }
     auto names = strings(body, "names");
+    if (names.empty() && member(body, "labels") != nullptr) {
+      return fail(400, "labels are given with names (numbered nodes carry the usual ones)");
+    }
     if (!names.empty()) {
       // Labels the kubelets register with (--node-labels): on the Node from its creation,
       // as a real kubelet's are, not patched on after it.

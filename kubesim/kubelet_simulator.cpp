@@ -87,20 +87,9 @@ Status KubeletSimulator::registerNode(const std::string& name, int index,
   std::string json = factory_.node(name, index, now);
   doc.Parse(json.data(), json.size());
   if (!labels.empty()) {
-    auto& a = doc.GetAllocator();
-    auto& meta = doc["metadata"];
-    if (!meta.HasMember("labels")) {
-      meta.AddMember("labels", JsonValue(rapidjson::kObjectType), a);
-    }
-    auto& out = meta["labels"];
+    JsonValue& out = ensureObject(doc["metadata"], "labels", doc.GetAllocator());
     for (const auto& [key, value] : labels) {
-      JsonValue v(value.c_str(), static_cast<rapidjson::SizeType>(value.size()), a);
-      if (auto it = out.FindMember(key.c_str()); it != out.MemberEnd()) {
-        it->value = v;
-      } else {
-        out.AddMember(JsonValue(key.c_str(), static_cast<rapidjson::SizeType>(key.size()), a), v,
-                      a);
-      }
+      setString(out, key, value, doc.GetAllocator());
     }
   }
   if (ready != "True") {

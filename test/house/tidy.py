@@ -64,8 +64,6 @@ def tidy(tool, build, entry):
 
 
 def main():
-    # Niced: the suites still running beside it keep their cores' time (children inherit).
-    os.nice(10)
     build = os.path.abspath(sys.argv[1])
     roots = tuple(sys.argv[2:]) or ROOTS
     tool = shutil.which("clang-tidy") or shutil.which("clang-tidy-14")

@@ -110,6 +110,16 @@ class SimulatedNodesTest(KubesimTestCase):
                                                                "labels": bad})
             self.assertEqual(r.status, 400, r)
         self.assertEqual(self.sim.get(NODES + "/metal-10").status, 404)
+        # Labels only with names: never dropped without a word.
+        before = len(self.sim.get(NODES).json()["items"])
+        r = self.sim.request("POST", "/admin/nodes", body={"count": 2, "labels": {"a": "b"}})
+        self.assertEqual(r.status, 400, r)
+        self.assertEqual(len(self.sim.get(NODES).json()["items"]), before)
+        # A label the API server would refuse on a kubelet's Node is refused here too.
+        r = self.sim.request("POST", "/admin/nodes", body={"names": ["metal-11"],
+                                                           "labels": {"bad key!": "x"}})
+        self.assertGreaterEqual(r.status, 400, r)
+        self.assertEqual(self.sim.get(NODES + "/metal-11").status, 404)
 
 
 class FaultTest(KubesimTestCase):
