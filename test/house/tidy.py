@@ -6,7 +6,7 @@ Fails on any warning or error and prints each one. Sources run in parallel, one 
 
 A file whose compile command, included first-party files and .clang-tidy are unchanged since
 it last passed is not checked again (the cache is in the build directory, so a fresh build,
-such as CI's, checks everything).
+such as CI's, checks everything; it is saved as files pass, so an interrupted run resumes).
 
 usage: tidy.py BUILD_DIR [ROOT...]      (ROOT defaults to the list above)"""
 import concurrent.futures
@@ -63,6 +63,14 @@ def tidy(tool, build, entry):
     return lines
 
 
+def save(path, cache):
+    """Written after every file that passes, so an interrupted run (a timeout, ^C) keeps what
+    it checked and the next run resumes there."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(cache, f)
+    os.replace(path + ".tmp", path)
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
     roots = tuple(sys.argv[2:]) or ROOTS
@@ -100,8 +108,7 @@ def main():
                 print("\n".join(lines), flush=True)
             else:
                 cache[e["rel"]] = keys[e["rel"]]
-    with open(cache_path, "w") as f:
-        json.dump(cache, f)
+                save(cache_path, cache)
     print(f"tidy: {failures} of {len(entries)} sources have findings")
     return 1 if failures else 0
 

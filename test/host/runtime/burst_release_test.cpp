@@ -10,6 +10,7 @@
 #include "host/runtime/burst_release.hpp"
 #include "host/runtime/clock.hpp"
 #include "host/runtime/memory.hpp"
+#include "test/support/glibc_malloc.hpp"
 
 namespace {
 
@@ -86,7 +87,7 @@ TEST_CASE("the heap arena cap yields to MALLOC_ARENA_MAX") {
   setenv("MALLOC_ARENA_MAX", "4", 1);
   CHECK_FALSE(ccm::runtime::limitHeapArenas(2));  // the operator's value stands
   unsetenv("MALLOC_ARENA_MAX");
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if CCM_TEST_GLIBC_MALLOC
   CHECK(ccm::runtime::limitHeapArenas(2));
   // Restores glibc's default (0 = 8 per core) for the rest of the tests.
   CHECK(ccm::runtime::limitHeapArenas(0));

@@ -19,6 +19,7 @@
 #include "host/runtime/metrics.hpp"
 #include "host/runtime/status.hpp"
 #include "host/runtime/thread_name.hpp"
+#include "test/support/glibc_malloc.hpp"
 
 using namespace ccm;
 
@@ -124,7 +125,7 @@ TEST_CASE("releaseFreeMemory gives freed heap pages back") {
   std::unique_ptr<char[]> top(new char[kBlock]);
   std::memset(top.get(), 1, kBlock);
   blocks.clear();
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if CCM_TEST_GLIBC_MALLOC
   size_t before = residentBytes();
   CHECK(ccm::runtime::releaseFreeMemory());
   size_t after = residentBytes();

@@ -255,7 +255,11 @@ TEST_CASE_FIXTURE(Fixture, "[LoadBalancer] default-tls-container-ref: used by de
 TEST_CASE_FIXTURE(Fixture, "reconfigure: the configured TLS container is checked again") {
   std::string ref = container();
   std::string lb = std::string(kLbSection) + "default-tls-container-ref = " + ref + "\n";
-  auto [made, prov] = host.create(cloudConf(sim, "", lb));
+  // Named members, not a structured binding: clang 14 (the sanitizer build) cannot capture
+  // a binding in the lambda doctest's message makes.
+  auto created = host.create(cloudConf(sim, "", lb));
+  auto& made = created.first;
+  auto& prov = created.second;
   REQUIRE_MESSAGE(made.ok(), made.error);
   // The rotation's new config: the seeded application credential instead of the password.
   std::string rotated = "[Global]\nauth-url = " + sim.url() +
@@ -287,7 +291,9 @@ TEST_CASE_FIXTURE(Fixture, "reconfigure: the configured TLS container is checked
            R"({"id":"ac-id","name":"ac-name","secret":"ac-secret-value"})");
   std::string fresh = container();
   std::string lb2 = std::string(kLbSection) + "default-tls-container-ref = " + fresh + "\n";
-  auto [made2, prov2] = host.create(cloudConf(sim, "", lb2));
+  auto created2 = host.create(cloudConf(sim, "", lb2));
+  auto& made2 = created2.first;
+  auto& prov2 = created2.second;
   REQUIRE_MESSAGE(made2.ok(), made2.error);
   std::string rotated2 = rotated.substr(0, rotated.find("[LoadBalancer]")) + lb2;
   auto accepted = prov2->reconfigure(rotated2);

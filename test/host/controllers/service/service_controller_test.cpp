@@ -21,6 +21,7 @@
 #include "host/controllers/common/well_known.hpp"
 #include "host/controllers/service/service_predicates.hpp"
 #include "test/support/controller_harness.hpp"
+#include "test/support/glibc_malloc.hpp"
 
 namespace ccm::controllers::service {
 namespace {
@@ -963,7 +964,7 @@ TEST_CASE("a NodeSet's own heap per node stays small (the refs built once for ev
   own_text /= nodes.size();
   constexpr size_t kRefs = sizeof(plugin::NodeRef) + 13 * sizeof(plugin::KeyValueRef) +
                            3 * sizeof(plugin::AddressRef);
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+#if CCM_TEST_GLIBC_MALLOC
   // In use: blocks in the arenas plus the large ones glibc maps on their own.
   auto in_use = [] {
     auto m = mallinfo2();

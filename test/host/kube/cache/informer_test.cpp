@@ -224,7 +224,9 @@ std::string rawAdded(const FakeApiServer& server, std::string_view name, std::st
 
 TEST_CASE("watch events that arrive in pieces are decoded whole, without a relist") {
   Watching w(2);
-  auto& [server, client, model, inf] = w;
+  auto& server = w.server;
+  auto& model = w.model;
+  auto& inf = w.inf;
   // Each event's second half comes 30 ms after its first: the buffered bytes end inside an
   // event, and the reader must wait there for the rest before decoding it.
   server.splitWatchEvents(std::chrono::milliseconds(30));
@@ -259,7 +261,9 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
   json << file.rdbuf();
   const std::string name = "ip-10-0-12-34.eu-west-1.compute.internal";
   Watching w(0);
-  auto& [server, client, model, inf] = w;
+  auto& server = w.server;
+  auto& model = w.model;
+  auto& inf = w.inf;
   // Once whole in the buffer, once split (the reader waits inside the event for its rest).
   for (int split_ms : {0, 30}) {
     server.splitWatchEvents(std::chrono::milliseconds(split_ms));
@@ -312,7 +316,9 @@ TEST_CASE("heartbeat watch events update the version and heartbeat, then any cha
     return s;
   };
   Watching w(0);
-  auto& [server, client, model, inf] = w;
+  auto& server = w.server;
+  auto& model = w.model;
+  auto& inf = w.inf;
   std::mutex mu;
   std::vector<std::pair<std::shared_ptr<const Node>, std::shared_ptr<const Node>>> updates;
   EventHandlers<Node> h;
@@ -368,7 +374,8 @@ TEST_CASE("heartbeat watch events update the version and heartbeat, then any cha
 
 TEST_CASE("a watch event without its newline is delivered without waiting for one") {
   Watching w(1);
-  auto& [server, client, model, inf] = w;
+  auto& server = w.server;
+  auto& inf = w.inf;
   // Nothing follows the event: a reader waiting for a line end would wait until the watch
   // times out (minutes), well past waitUntil's 30 s.
   server.appendRawWatchLine(kNodes, rawAdded(server, "no-newline", "", ""));
@@ -378,7 +385,9 @@ TEST_CASE("a watch event without its newline is delivered without waiting for on
 
 TEST_CASE("a malformed watch event relists; the events around it are not lost") {
   Watching w(2);
-  auto& [server, client, model, inf] = w;
+  auto& server = w.server;
+  auto& model = w.model;
+  auto& inf = w.inf;
   server.upsert(kNodes, "n0", nodeJson("n0", "before"));
   server.appendRawWatchLine(kNodes,
                             R"({"type":"MODIFIED","object":{"metadata":{"name":"n1"]}})" "\n");
