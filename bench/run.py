@@ -20,7 +20,9 @@ these runs are against kubesim, and upstream's figures were measured against a r
 kube-apiserver, which is not the same work (the README's side-by-side table is).
 Results go to bench/out/results.json. Profiling (not for figures): BENCH_PERF=<file> samples
 the ccm with perf during the node bursts, BENCH_STRACE=<file> counts its system calls there
-instead, and BENCH_CCM_WRAPPER="heaptrack -o /tmp/ccm" starts the ccm under a wrapper.
+instead, and BENCH_CCM_WRAPPER="heaptrack -o /tmp/ccm" starts the ccm under a wrapper;
+with BENCH_CCM_STOP_SIGNAL=KILL as well, the wrapped ccm is killed instead of stopped at the
+end of each step, so heaptrack reports what it held at rest as leaked (heaptrack_print).
 """
 import argparse
 import json
