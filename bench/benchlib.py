@@ -43,17 +43,15 @@ class WrappedCcm(harness.Ccm):
     interpreter) are left to finish their output."""
 
     def __init__(self, args, log_path, program):
+        # BENCH_CCM_STOP_SIGNAL=KILL: the host is killed where it stands, so a heap profiler
+        # records what it held at rest as never freed (stopped by SIGTERM, it frees its
+        # caches first). The wrapper is then left to finish its output and exit.
+        self.stop_signal = stop_signal_from_env()
         super().__init__(args, log_path)
         self.program = program
 
     def stop(self, sig=signal.SIGTERM, timeout=30):
-        # BENCH_CCM_STOP_SIGNAL=KILL: the host is killed where it stands, so a heap profiler
-        # records what it held at rest as never freed (stopped by SIGTERM, it frees its
-        # caches first). The wrapper is then left to finish its output and exit.
-        host_sig = sig
-        name = os.environ.get("BENCH_CCM_STOP_SIGNAL", "")
-        if name:
-            host_sig = signal.Signals["SIG" + name.upper().removeprefix("SIG")]
+        host_sig = self.stop_signal or sig
         if self.proc.poll() is None:
             for pid in children_of(self.proc.pid, self.program):
                 try:
@@ -66,6 +64,20 @@ class WrappedCcm(harness.Ccm):
                 except subprocess.TimeoutExpired:
                     pass
         return super().stop(sig, timeout)
+
+
+def stop_signal_from_env():
+    """BENCH_CCM_STOP_SIGNAL as a signal (KILL, SIGKILL, 9), or None when it is not set."""
+    name = os.environ.get("BENCH_CCM_STOP_SIGNAL", "").strip()
+    if not name:
+        return None
+    try:
+        if name.isdigit():
+            return signal.Signals(int(name))
+        return signal.Signals["SIG" + name.upper().removeprefix("SIG")]
+    except (KeyError, ValueError):
+        raise SystemExit("bench: BENCH_CCM_STOP_SIGNAL=%r is not a signal (KILL, TERM, 9, ...)"
+                         % name) from None
 
 
 def children_of(parent, program):
