@@ -47,7 +47,7 @@ Status ControllerManager::start() {
     if (node_deleted_) {
       kube::EventHandlers<kube::Node> handlers;
       handlers.on_delete = [hook = node_deleted_](const std::shared_ptr<const kube::Node>& last,
-                                                  bool) { hook(last->name, last->uid); };
+                                                  bool) { hook(last->name(), last->uid()); };
       nodes->addEventHandler(std::move(handlers));
     }
     nodes->start();

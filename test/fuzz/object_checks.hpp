@@ -13,36 +13,42 @@
 
 namespace ccm::fuzz {
 
-inline void checkSorted(std::span<const kube::KeyValue> kvs) {
+// `find` looks a key up the way the object's own accessor does.
+template <typename List, typename Find>
+void checkSorted(const List& kvs, Find&& find) {
   for (size_t i = 1; i < kvs.size(); ++i) {
     require(kvs[i - 1].key <= kvs[i].key, "labels/annotations sorted by key");
   }
-  for (const auto& kv : kvs) {
+  for (const kube::KeyValue kv : kvs) {
     touch(kv.key);
     touch(kv.value);
-    require(kube::findKey(kvs, kv.key).has_value(), "every key is found by findKey");
+    require(find(kv.key).has_value(), "every key is found by its lookup");
   }
 }
 
+inline void checkSorted(std::span<const kube::KeyValue> kvs) {
+  checkSorted(kvs, [kvs](std::string_view k) { return kube::findKey(kvs, k); });
+}
+
 inline uint64_t touchNode(const kube::Node& n) {
-  uint64_t h = touch(n.name) + touch(n.uid) + touch(n.resource_version) + touch(n.provider_id) +
-               touch(n.pod_cidr);
-  checkSorted(n.labels);
-  checkSorted(n.annotations);
-  for (auto c : n.pod_cidrs)
+  uint64_t h = touch(n.name()) + touch(n.uid()) + touch(n.resourceVersion()) +
+               touch(n.providerId()) + touch(n.podCidr());
+  checkSorted(n.labels(), [&n](std::string_view k) { return n.label(k); });
+  checkSorted(n.annotations(), [&n](std::string_view k) { return n.annotation(k); });
+  for (auto c : n.podCidrs())
     h += touch(c);
-  for (const auto& t : n.taints)
+  for (const auto& t : n.taints())
     h += touch(t.key) + touch(t.value) + touch(t.effect);
-  for (const auto& a : n.addresses)
+  for (const auto& a : n.addresses())
     h += touch(a.type) + touch(a.address);
-  for (const auto& c : n.conditions) {
+  for (const auto& c : n.conditions()) {
     h += touch(c.type) + touch(c.status) + touch(c.reason);
-    require(n.condition(c.type) != nullptr, "every condition is found by type");
+    require(n.condition(c.type).has_value(), "every condition is found by type");
     const auto* kept_end = std::end(kube::kKeptNodeConditions);
     require(std::find(std::begin(kube::kKeptNodeConditions), kept_end, c.type) != kept_end,
             "only the conditions a controller reads are kept");
   }
-  const auto& i = n.node_info;
+  const auto& i = n.nodeInfo();
   h += touch(i.machine_id) + touch(i.system_uuid) + touch(i.boot_id) + touch(i.kernel_version) +
        touch(i.os_image) + touch(i.container_runtime_version) + touch(i.kubelet_version) +
        touch(i.kube_proxy_version) + touch(i.operating_system) + touch(i.architecture);

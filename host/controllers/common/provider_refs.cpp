@@ -12,8 +12,8 @@ void NodeRefs::add(std::span<const std::shared_ptr<const kube::Node>> nodes) {
   size_t pairs = 0;
   size_t addresses = 0;
   for (const auto& n : nodes) {
-    pairs += n->labels.size() + n->annotations.size();
-    addresses += n->addresses.size();
+    pairs += n->labels().size() + n->annotations().size();
+    addresses += n->addresses().size();
   }
   plugin::KeyValueRef* kv = nullptr;
   plugin::AddressRef* addr = nullptr;

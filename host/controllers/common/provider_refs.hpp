@@ -32,22 +32,22 @@ template <typename Text>
 plugin::NodeRef buildNodeRef(const kube::Node& n, plugin::KeyValueRef*& kv,
                              plugin::AddressRef*& addr, Text&& text) {
   plugin::NodeRef r;
-  r.name = text(n.name, NodeText::Name);
-  r.uid = text(n.uid, NodeText::Own);
-  r.provider_id = text(n.provider_id, NodeText::Own);
-  r.labels = {kv, n.labels.size()};
-  for (const auto& p : n.labels) {
+  r.name = text(n.name(), NodeText::Name);
+  r.uid = text(n.uid(), NodeText::Own);
+  r.provider_id = text(n.providerId(), NodeText::Own);
+  r.labels = {kv, n.labels().size()};
+  for (const auto& p : n.labels()) {
     *kv++ = {text(p.key, NodeText::Shared), text(p.value, NodeText::LabelValue)};
   }
-  r.annotations = {kv, n.annotations.size()};
-  for (const auto& p : n.annotations) {
+  r.annotations = {kv, n.annotations().size()};
+  for (const auto& p : n.annotations()) {
     *kv++ = {text(p.key, NodeText::Shared), text(p.value, NodeText::AnnotationValue)};
   }
-  r.addresses = {addr, n.addresses.size()};
-  for (const auto& a : n.addresses) {
+  r.addresses = {addr, n.addresses().size()};
+  for (const auto& a : n.addresses()) {
     *addr++ = {text(a.type, NodeText::Shared), text(a.address, NodeText::Address)};
   }
-  const auto& ni = n.node_info;
+  const auto& ni = n.nodeInfo();
   r.node_info = {text(ni.machine_id, NodeText::Own),
                  text(ni.system_uuid, NodeText::Own),
                  text(ni.boot_id, NodeText::Own),

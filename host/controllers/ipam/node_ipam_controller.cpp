@@ -29,11 +29,11 @@ NodeIpamController::~NodeIpamController() {
 
 void NodeIpamController::occupyLocked(const kube::Node& node) {
   std::vector<std::string> owned;
-  for (auto text : node.pod_cidrs) {
+  for (auto text : node.podCidrs()) {
     auto cidr = Cidr::parse(text);
     if (!cidr.ok()) {
       log::warning("Node has an unparsable pod CIDR; ignoring it",
-                   {{"node", node.name}, {"podCIDR", text}});
+                   {{"node", node.name()}, {"podCIDR", text}});
       continue;
     }
     bool placed = false;
@@ -45,17 +45,15 @@ void NodeIpamController::occupyLocked(const kube::Node& node) {
     }
     if (!placed) {
       log::warning("Node's pod CIDR is not a range of --cluster-cidr; leaving it alone",
-                   {{"node", node.name}, {"podCIDR", text}});
+                   {{"node", node.name()}, {"podCIDR", text}});
     }
   }
   if (!owned.empty()) {
-    assigned_[std::string(node.uid)] = std::move(owned);
+    assigned_[std::string(node.uid())] = std::move(owned);
   }
 }
 
-void NodeIpamController::releaseLocked(const std::string& uid,
-                                       std::span<const std::string_view> cidrs) {
-  std::vector<std::string> all(cidrs.begin(), cidrs.end());
+void NodeIpamController::releaseLocked(const std::string& uid, std::vector<std::string> all) {
   if (auto it = assigned_.find(uid); it != assigned_.end()) {
     all.insert(all.end(), it->second.begin(), it->second.end());
     assigned_.erase(it);
@@ -119,17 +117,17 @@ void NodeIpamController::start() {
   started_ = true;
   rebuild();  // the cache is synced before controllers start
   ctx_.nodes.addEventHandler({
-      .on_add = [this](const auto& n) { queue_.add(std::string(n->name)); },
+      .on_add = [this](const auto& n) { queue_.add(std::string(n->name())); },
       .on_update =
           [this](const auto& old_n, const auto& n) {
-            if (n->pod_cidrs.empty() || old_n->pod_cidrs.size() != n->pod_cidrs.size()) {
-              queue_.add(std::string(n->name));
+            if (n->podCidrs().empty() || old_n->podCidrs().size() != n->podCidrs().size()) {
+              queue_.add(std::string(n->name()));
             }
           },
       .on_delete =
           [this](const auto& n, bool) {
             std::lock_guard lock(mu_);
-            releaseLocked(std::string(n->uid), n->pod_cidrs);
+            releaseLocked(std::string(n->uid()), {n->podCidrs().begin(), n->podCidrs().end()});
           },
   });
   int workers = std::max(1, std::min(ctx_.options.concurrent_node_syncs, 4));
@@ -185,12 +183,12 @@ Status NodeIpamController::syncNode(const std::string& name) {
   std::vector<Cidr> allocated;
   {
     std::unique_lock lock(mu_);
-    if (!node->pod_cidrs.empty()) {
+    if (!node->podCidrs().empty()) {
       occupyLocked(*node);
       publishLocked();
       return okStatus();
     }
-    if (assigned_.count(std::string(node->uid)) != 0) {
+    if (assigned_.count(std::string(node->uid())) != 0) {
       return okStatus();  // written already; the cache has not caught up
     }
     for (auto& set : sets_) {
@@ -208,10 +206,10 @@ Status NodeIpamController::syncNode(const std::string& name) {
         }
         lock.unlock();  // event() may wait for room in the event queue
         recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "CIDRNotAvailable",
-                         "Node {} status is now: CIDRNotAvailable", node->name);
+                         "Node {} status is now: CIDRNotAvailable", node->name());
         return Status(Code::ResourceExhausted,
                       fmt::format("no free /{} range left in {} for node {}", set.nodeMask(),
-                                  set.cluster().toString(), node->name));
+                                  set.cluster().toString(), node->name()));
       }
       allocated.push_back(*cidr);
     }
@@ -220,7 +218,7 @@ Status NodeIpamController::syncNode(const std::string& name) {
     for (const auto& c : allocated) {
       texts.push_back(c.toString());
     }
-    assigned_[std::string(node->uid)] = texts;
+    assigned_[std::string(node->uid())] = texts;
     publishLocked();
   }
   std::vector<std::string> cidrs;
@@ -233,15 +231,14 @@ Status NodeIpamController::syncNode(const std::string& name) {
 
 Status NodeIpamController::writePodCidrs(const kube::Node& node,
                                          const std::vector<std::string>& cidrs) {
-  std::string name(node.name);
-  std::string uid(node.uid);
+  std::string name(node.name());
+  std::string uid(node.uid());
   std::string joined = fmt::format("{}", fmt::join(cidrs, ","));
   auto giveBack = [&] {
     std::lock_guard lock(mu_);
-    std::vector<std::string_view> none;
-    releaseLocked(uid, none);
+    releaseLocked(uid, {});
   };
-  std::string resource_version(node.resource_version);
+  std::string resource_version(node.resourceVersion());
   kube::ApiStatus last;
   for (int attempt = 1; attempt <= kPodCidrWriteAttempts; ++attempt) {
     kube::NodePatch patch;
@@ -278,12 +275,12 @@ Status NodeIpamController::writePodCidrs(const kube::Node& node,
       continue;
     }
     const kube::Node& now = **current;
-    if (now.uid != node.uid) {
+    if (now.uid() != node.uid()) {
       giveBack();  // another node of that name: its own add event brings it here
       return okStatus();
     }
-    if (!now.pod_cidrs.empty()) {
-      std::vector<std::string> theirs(now.pod_cidrs.begin(), now.pod_cidrs.end());
+    if (!now.podCidrs().empty()) {
+      std::vector<std::string> theirs(now.podCidrs().begin(), now.podCidrs().end());
       if (theirs == cidrs) {
         log::info("Allocated pod CIDRs to node", {{"node", name}, {"podCIDRs", joined}});
         return okStatus();  // an earlier attempt went through after all
@@ -293,20 +290,19 @@ Status NodeIpamController::writePodCidrs(const kube::Node& node,
                  {"reserved", joined},
                  {"podCIDRs", fmt::format("{}", fmt::join(theirs, ","))}});
       std::lock_guard lock(mu_);
-      std::vector<std::string_view> none;
-      releaseLocked(uid, none);
+      releaseLocked(uid, {});
       occupyLocked(now);
       publishLocked();
       return okStatus();
     }
-    resource_version = std::string(now.resource_version);
+    resource_version = std::string(now.resourceVersion());
   }
   // Retries spent: say so, as upstream does, and give the ranges back unless the write may
   // have gone through (a server timeout); such ranges stay taken until a restart's rebuild.
   log::error("Failed to update the node's pod CIDRs after multiple attempts",
              {{"node", name}, {"podCIDRs", joined}, {"err", last.toString()}});
   recorder_.eventf(kube::referenceTo(node), kube::EventType::Warning, "CIDRAssignmentFailed",
-                   "Node {} status is now: CIDRAssignmentFailed", node.name);
+                   "Node {} status is now: CIDRAssignmentFailed", node.name());
   if (last.reason() == kube::Reason::ServerTimeout || last.isTransport()) {
     std::lock_guard lock(mu_);
     assigned_.erase(uid);  // a later sync allocates afresh

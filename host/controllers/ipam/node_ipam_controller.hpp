@@ -38,7 +38,8 @@ class NodeIpamController final : public Controller {
  private:
   void rebuild();
   void occupyLocked(const kube::Node& node);
-  void releaseLocked(const std::string& uid, std::span<const std::string_view> cidrs);
+  // Frees the node's ranges: `cidrs` (its podCIDRs) and what it was assigned.
+  void releaseLocked(const std::string& uid, std::vector<std::string> cidrs);
   // Publishes the sets' usage and their allocation/release counts as metrics.
   void publishLocked();
   // Writes the reserved ranges to the node: up to three attempts, re-reading the node after a

@@ -22,8 +22,8 @@ namespace ccm::controllers::lifecycle {
 namespace {
 
 bool isReady(const kube::Node& node) {
-  const kube::NodeCondition* c = node.condition(keys::kReady);
-  return c != nullptr && c->status == "True";
+  std::optional<kube::NodeCondition> c = node.condition(keys::kReady);
+  return c && c->status == "True";
 }
 
 enum class Verdict { Ready, Exists, NotFound, Unknown };
@@ -117,7 +117,7 @@ void NodeLifecycleController::start() {
       .on_delete =
           [this](const auto& n, bool) {
             std::lock_guard lock(mu_);
-            if (auto it = observations_.find(n->uid); it != observations_.end()) {
+            if (auto it = observations_.find(n->uid()); it != observations_.end()) {
               observations_.erase(it);
             }
           },
@@ -199,8 +199,8 @@ std::optional<std::chrono::nanoseconds> NodeLifecycleController::deleteQueued() 
     for (auto& [zone, q] : queued_) {
       while (!q.empty()) {
         // Still a candidate? The cache must have the same node (UID), still not Ready.
-        auto current = ctx_.nodes.get(q.front()->name);
-        if (!current || current->uid != q.front()->uid || isReady(*current)) {
+        auto current = ctx_.nodes.get(q.front()->name());
+        if (!current || current->uid() != q.front()->uid() || isReady(*current)) {
           q.pop_front();
           continue;
         }
@@ -264,16 +264,16 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     ReadyCounts* last = nullptr;  // the previous node's zone (a hit saves hashing its name)
     std::string_view last_zone;
     for (size_t i = 0; i < nodes.size(); ++i) {
-      // The pass is bound by memory latency (each node is a heap object with its arrays in
-      // its own arena): ask for the node 16 ahead, and for the arrays of the node 8 ahead,
-      // whose object the earlier prefetch should have brought in by now.
+      // The pass is bound by memory latency (each node is a heap object whose lists lie a few
+      // cache lines after its fields): ask for the node 16 ahead, and for the lists of the
+      // node 8 ahead, whose fields the earlier prefetch should have brought in by now.
       if (i + kPrefetchNode < nodes.size()) {
         __builtin_prefetch(nodes[i + kPrefetchNode].get());
       }
       if (i + kPrefetchArrays < nodes.size()) {
         const kube::Node& ahead = *nodes[i + kPrefetchArrays];
-        __builtin_prefetch(ahead.conditions.data());
-        __builtin_prefetch(ahead.labels.data());
+        __builtin_prefetch(ahead.conditions().data());
+        __builtin_prefetch(ahead.labels().data());
       }
       const kube::Node& node = *nodes[i];
       bool ready = isReady(node);
@@ -400,7 +400,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     if (!exists.ok() || *exists == plugin::Existence::Unknown) {
       verdicts[i] = Verdict::Unknown;
       log::infoV(2, "Cannot tell whether the node's instance exists; leaving it alone",
-                 {{"node", node->name},
+                 {{"node", node->name()},
                   {"err", exists.ok() ? std::string("UNKNOWN") : exists.status().toString()}});
       return;
     }
@@ -413,7 +413,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
     if (!power.ok()) {
       if (power.status().code() != Code::Unimplemented) {
         log::infoV(2, "Cannot tell whether the node's instance is shut down",
-                   {{"node", node->name}, {"err", power.status().toString()}});
+                   {{"node", node->name()}, {"err", power.status().toString()}});
       }
       return;
     }
@@ -437,7 +437,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
       std::unordered_set<std::string_view> not_found;
       for (size_t k = 0; k < checked.size(); ++k) {
         if (verdicts[k] == Verdict::NotFound) {
-          not_found.insert(nodes[checked[k]]->uid);
+          not_found.insert(nodes[checked[k]]->uid());
         }
       }
       std::erase_if(observations_,
@@ -448,9 +448,9 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
         continue;
       }
       size_t i = checked[k];
-      auto it = observations_.find(nodes[i]->uid);
+      auto it = observations_.find(nodes[i]->uid());
       if (it == observations_.end()) {
-        it = observations_.try_emplace(std::string(nodes[i]->uid)).first;
+        it = observations_.try_emplace(std::string(nodes[i]->uid())).first;
       }
       Observation& obs = it->second;
       if (!obs.seen) {
@@ -458,7 +458,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
         log::info(
             "Instance not found in the cloud; will delete the node if this is confirmed "
             "after a monitor period",
-            {{"node", nodes[i]->name}});
+            {{"node", nodes[i]->name()}});
         continue;
       }
       if (now - obs.first_not_found >= o.node_monitor_period) {
@@ -496,7 +496,7 @@ void NodeLifecycleController::monitorNodes(std::stop_token stop) {
           deferred->labels({zone, std::string(deferralReasonName(why))}).inc();
         }
         log::infoV(2, deferralMessage(why),
-                   {{"node", c->name},
+                   {{"node", c->name()},
                     {"zone", zone},
                     {"zoneState", zoneStateName(state)},
                     {"deletionRate", rate},
@@ -568,20 +568,21 @@ std::string_view deferralMessage(DeferralReason reason) {
 void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>& node) {
   std::string zone = zoneKey(node);
   recorder_.eventf(kube::referenceTo(*node), kube::EventType::Normal, "DeletingNode",
-                   "Deleting node {} because it does not exist in the cloud provider", node->name);
+                   "Deleting node {} because it does not exist in the cloud provider",
+                   node->name());
   log::info("Deleting node because its instance does not exist in the cloud provider",
-            {{"node", node->name}, {"zone", zone}});
-  kube::ApiStatus st =
-      ctx_.api.remove(kube::nodePath(node->name), kube::Preconditions{std::string(node->uid), ""});
+            {{"node", node->name()}, {"zone", zone}});
+  kube::ApiStatus st = ctx_.api.remove(kube::nodePath(node->name()),
+                                       kube::Preconditions{std::string(node->uid()), ""});
   if (!st.ok() && !st.isNotFound()) {
     recorder_.eventf(kube::referenceTo(*node), kube::EventType::Warning, "DeletingNodeFailed",
-                     "Failed deleting node {}: {}", node->name, st.message());
-    log::error("Failed deleting node", {{"node", node->name}, {"err", st.message()}});
+                     "Failed deleting node {}: {}", node->name(), st.message());
+    log::error("Failed deleting node", {{"node", node->name()}, {"err", st.message()}});
     return;
   }
   {
     std::lock_guard lock(mu_);
-    observations_.erase(std::string(node->uid));
+    observations_.erase(std::string(node->uid()));
   }
   if (auto* f = ctx_.metrics.counter("ccm_node_deletions_total",
                                      "Nodes deleted because their instance was gone.", {"zone"})) {
@@ -590,9 +591,9 @@ void NodeLifecycleController::deleteNode(const std::shared_ptr<const kube::Node>
 }
 
 void NodeLifecycleController::setShutdownTaint(const kube::Node& cached, bool present) {
-  std::string name(cached.name);
-  std::string rv(cached.resource_version);
-  std::vector<kube::TaintSpec> taints = kube::taintSpecs(cached.taints);
+  std::string name(cached.name());
+  std::string rv(cached.resourceVersion());
+  std::vector<kube::TaintSpec> taints = kube::taintSpecs(cached.taints());
   int attempt = 0;
   kube::ApiStatus st = kube::retryOnConflict(kube::kUpdateBackoff, [&]() -> kube::ApiStatus {
     if (attempt++ > 0) {
@@ -604,8 +605,8 @@ void NodeLifecycleController::setShutdownTaint(const kube::Node& cached, bool pr
       if (!node.ok()) {
         return node.status();
       }
-      rv = std::string((*node)->resource_version);
-      taints = kube::taintSpecs((*node)->taints);
+      rv = std::string((*node)->resourceVersion());
+      taints = kube::taintSpecs((*node)->taints());
     }
     auto it = std::find_if(taints.begin(), taints.end(), [](const kube::TaintSpec& t) {
       return t.key == keys::kShutdownTaint && t.effect == keys::kNoSchedule;

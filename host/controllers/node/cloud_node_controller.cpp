@@ -34,7 +34,7 @@ std::vector<kube::AddressSpec> toSpecs(const Addresses& addresses) {
 // The node's taints without the uninitialized one.
 std::vector<kube::TaintSpec> taintsWithoutUninitialized(const kube::Node& node) {
   std::vector<kube::TaintSpec> out;
-  for (const auto& t : node.taints) {
+  for (const auto& t : node.taints()) {
     if (t.key != keys::kUninitializedTaint) {
       out.push_back(kube::TaintSpec{std::string(t.key), std::string(t.value), std::string(t.effect),
                                     t.time_added});
@@ -114,10 +114,10 @@ void CloudNodeController::onNode(const std::shared_ptr<const kube::Node>& node, 
     return;
   }
   if (node->hasTaint(keys::kUninitializedTaint)) {
-    batcher_.prefetch(node->name);
-    queue_.add(std::string(node->name));
+    batcher_.prefetch(node->name());
+    queue_.add(std::string(node->name()));
   } else if (!stableLabelFixes(*node).empty()) {
-    queue_.add(std::string(node->name));
+    queue_.add(std::string(node->name()));
   }
 }
 
@@ -126,11 +126,11 @@ bool CloudNodeController::isOwnAddressWrite(const kube::Node& node) {
   if (address_writes_.empty()) {
     return false;
   }
-  auto it = address_writes_.find(std::string(node.name));
+  auto it = address_writes_.find(std::string(node.name()));
   if (it == address_writes_.end()) {
     return false;
   }
-  bool own = it->second == node.resource_version;
+  bool own = it->second == node.resourceVersion();
   address_writes_.erase(it);
   return own;
 }
@@ -148,9 +148,9 @@ void CloudNodeController::start() {
       .on_update = [this](const auto&, const auto& n) { onNode(n, true); },
       .on_delete =
           [this](const auto& n, bool) {
-            batcher_.forget(n->name);
+            batcher_.forget(n->name());
             std::lock_guard lock(writes_mu_);
-            address_writes_.erase(std::string(n->name));
+            address_writes_.erase(std::string(n->name()));
           },
   });
   int workers = std::max(1, ctx_.options.concurrent_node_syncs);
@@ -255,13 +255,13 @@ Status CloudNodeController::fixStableLabels(
     patch.setLabel(k, v);
   }
   kube::ApiStatus st = kube::retryOnConflict(kube::kUpdateBackoff, [&] {
-    return ctx_.api.patch(kube::nodePath(node.name), kube::PatchType::Strategic, patch.build())
+    return ctx_.api.patch(kube::nodePath(node.name()), kube::PatchType::Strategic, patch.build())
         .status();
   });
   if (!st.ok()) {
-    return st.toStatus().withPrefix(fmt::format("failed update labels for node {}", node.name));
+    return st.toStatus().withPrefix(fmt::format("failed update labels for node {}", node.name()));
   }
-  log::infoV(2, "Reconciled stable node labels from beta labels", {{"node", node.name}});
+  log::infoV(2, "Reconciled stable node labels from beta labels", {{"node", node.name()}});
   return okStatus();
 }
 
@@ -307,14 +307,14 @@ void CloudNodeController::prepare(Init& in, MetadataAnswer answer) {
     return;
   }
   in.md = std::move(**answer);
-  if (in.md.provider_id.empty() && in.cached->provider_id.empty()) {
+  if (in.md.provider_id.empty() && in.cached->providerId().empty()) {
     in.outcome =
         Status(Code::FailedPrecondition,
                fmt::format("cloud provider does not set node provider ID for node {}", in.name));
     return;
   }
   in.node = in.cached;
-  in.version = std::string(in.node->resource_version);
+  in.version = std::string(in.node->resourceVersion());
   auto desired = desiredAddresses(*in.node, in.md.addresses);
   if (!desired.ok()) {
     in.outcome = desired.status().withPrefix(fmt::format(
@@ -323,7 +323,7 @@ void CloudNodeController::prepare(Init& in, MetadataAnswer answer) {
         in.name));
     return;
   }
-  if (desired->has_value() && addressesChanged(in.node->addresses, **desired)) {
+  if (desired->has_value() && addressesChanged(in.node->addresses(), **desired)) {
     in.addresses = toSpecs(**desired);
   }
 }
@@ -384,7 +384,7 @@ void CloudNodeController::addressesWritten(Init& in, kube::ApiResult<std::string
              fresh.ok()) {
     // Step 3 reads the version, providerID, labels and taints: the status is not needed.
     in.node = *fresh;
-    in.version = std::string(in.node->resource_version);
+    in.version = std::string(in.node->resourceVersion());
     if (!in.node->hasTaint(keys::kUninitializedTaint)) {
       // An earlier sync (or incarnation) already initialised the node.
       log::infoV(2, "Node was initialized meanwhile; nothing to do", {{"node", in.name}});
@@ -424,7 +424,7 @@ std::string CloudNodeController::taintPatch(Init& in) {
   in.warnings.clear();
   kube::NodePatch patch;
   patch.resourceVersion(in.version);
-  if (in.node->provider_id.empty() && !in.md.provider_id.empty()) {
+  if (in.node->providerId().empty() && !in.md.provider_id.empty()) {
     patch.providerId(in.md.provider_id);
   }
   for (const auto& [k, v] : labelsFromMetadata(*in.node, in.md, &in.warnings)) {
@@ -451,7 +451,7 @@ void CloudNodeController::finish(Init& in, const kube::ApiStatus& first) {
       return decoded.status();
     }
     in.node = *decoded;
-    in.version = std::string(in.node->resource_version);
+    in.version = std::string(in.node->resourceVersion());
     if (!in.node->hasTaint(keys::kUninitializedTaint)) {
       initialized_meanwhile = true;  // by an earlier sync or another incarnation of us
       return kube::ApiStatus();
@@ -474,7 +474,7 @@ void CloudNodeController::finish(Init& in, const kube::ApiStatus& first) {
   }
   double age = std::max<double>(
       0, std::chrono::duration<double>(ctx_.clock.wallNow().time_since_epoch()).count() -
-             static_cast<double>(in.cached->creation_timestamp));
+             static_cast<double>(in.cached->creationTimestamp()));
   if (taint_removal_delay_ != nullptr) {
     taint_removal_delay_->observe(age);
   }
@@ -488,7 +488,7 @@ void CloudNodeController::finish(Init& in, const kube::ApiStatus& first) {
                   "Node synced successfully");
   log::info("Successfully initialized node with cloud provider",
             {{"node", in.name},
-             {"providerID", in.md.provider_id.empty() ? std::string(in.cached->provider_id)
+             {"providerID", in.md.provider_id.empty() ? std::string(in.cached->providerId())
                                                       : in.md.provider_id}});
 }
 
@@ -528,10 +528,10 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
       if (code == Code::Unauthenticated || code == Code::PermissionDenied) {
         // The provider's credentials are refused: nothing will refresh until someone acts.
         log::error("Cannot refresh node addresses: the cloud refused the provider's credentials",
-                   {{"node", node->name}, {"err", answer.status().toString()}});
+                   {{"node", node->name()}, {"err", answer.status().toString()}});
       } else {
         log::warning("Cannot refresh node addresses",
-                     {{"node", node->name}, {"err", answer.status().toString()}});
+                     {{"node", node->name()}, {"err", answer.status().toString()}});
       }
       return;
     }
@@ -541,20 +541,20 @@ void CloudNodeController::refreshAddresses(std::stop_token stop) {
     auto desired = desiredAddresses(*node, (*answer)->addresses);
     if (!desired.ok()) {
       log::error("Not updating node addresses",
-                 {{"node", node->name}, {"err", desired.status().toString()}});
+                 {{"node", node->name()}, {"err", desired.status().toString()}});
       return;
     }
-    if (!desired->has_value() || !addressesChanged(node->addresses, **desired)) {
+    if (!desired->has_value() || !addressesChanged(node->addresses(), **desired)) {
       return;
     }
-    auto r = ctx_.api.patch(kube::nodeStatusPath(node->name), kube::PatchType::Strategic,
+    auto r = ctx_.api.patch(kube::nodeStatusPath(node->name()), kube::PatchType::Strategic,
                             kube::nodeAddressesPatch(toSpecs(**desired)));
     if (r.ok()) {
       ++updated;
     } else {
       ++failed;
       log::error("Failed to update node addresses",
-                 {{"node", node->name}, {"err", r.status().message()}});
+                 {{"node", node->name()}, {"err", r.status().message()}});
     }
   };
   if (ctx_.provider.info().instances_batch.present) {

@@ -98,11 +98,11 @@ std::vector<MetadataAnswer> MetadataBatcher::getAll(const std::vector<NodePtr>& 
         expireLocked(clock_.now());
         std::vector<size_t> waiting;
         for (size_t i : open) {
-          std::string name(nodes[i]->name);
+          std::string name(nodes[i]->name());
           if (auto it = ready_.find(name); it != ready_.end()) {
             Entry e = std::move(it->second);
             ready_.erase(it);
-            if (e.uid == nodes[i]->uid) {
+            if (e.uid == nodes[i]->uid()) {
               out[i] = std::move(e.answer);
               continue;
             }
@@ -119,7 +119,7 @@ std::vector<MetadataAnswer> MetadataBatcher::getAll(const std::vector<NodePtr>& 
       }
       // Claimed under the same lock that found them unclaimed: no other batch takes them.
       for (size_t i : mine) {
-        std::string name(nodes[i]->name);
+        std::string name(nodes[i]->name());
         pending_.erase(name);  // its place in the order is skipped when reached
         in_flight_.insert(std::move(name));
       }
@@ -175,13 +175,13 @@ std::vector<MetadataAnswer> MetadataBatcher::fetch(const std::vector<NodePtr>& m
     if (i < mine.size()) {
       answers.push_back(std::move(answer));
     } else {
-      std::string name(batch[i]->name);
-      ready_.insert_or_assign(name, Entry{std::move(answer), std::string(batch[i]->uid), now});
+      std::string name(batch[i]->name());
+      ready_.insert_or_assign(name, Entry{std::move(answer), std::string(batch[i]->uid()), now});
       ready_order_.emplace_back(std::move(name), now);
     }
   }
   for (const auto& n : mine) {
-    in_flight_.erase(std::string(n->name));
+    in_flight_.erase(std::string(n->name()));
   }
   for (const auto& n : others) {
     in_flight_.erase(n);

@@ -47,7 +47,8 @@ bool sameIp(std::string_view a, std::string_view b) {
   return x && y && equal(*x, *y);
 }
 
-Addresses withKubeletHostname(const Addresses& cloud, std::span<const kube::NodeAddress> current) {
+Addresses withKubeletHostname(const Addresses& cloud,
+                              const kube::NodeList<kube::NodeAddress>& current) {
   Addresses out = cloud;
   bool cloud_has_hostname = std::any_of(cloud.begin(), cloud.end(), [](const auto& a) {
     return a.type == "Hostname";
@@ -138,7 +139,7 @@ StatusOr<std::optional<Addresses>> desiredAddresses(const kube::Node& node,
   if (cloud.empty()) {
     return std::optional<Addresses>();
   }
-  Addresses out = withKubeletHostname(cloud, node.addresses);
+  Addresses out = withKubeletHostname(cloud, node.addresses());
   if (auto provided = node.annotation(keys::kProvidedNodeIp)) {
     auto filtered = filterByProvidedNodeIp(*provided, out);
     if (!filtered.ok()) {
@@ -161,7 +162,7 @@ StatusOr<std::optional<Addresses>> desiredAddresses(const kube::Node& node,
   return std::optional<Addresses>(std::move(unique));
 }
 
-bool addressesChanged(std::span<const kube::NodeAddress> current, const Addresses& desired) {
+bool addressesChanged(const kube::NodeList<kube::NodeAddress>& current, const Addresses& desired) {
   if (current.size() != desired.size()) {
     return true;
   }

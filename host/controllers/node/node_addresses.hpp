@@ -17,7 +17,8 @@ using Addresses = std::vector<plugin::NodeAddress>;
 
 // The cloud's addresses plus, when the cloud reports no Hostname, every Hostname address the
 // node already has (the kubelet-reported hostname survives).
-Addresses withKubeletHostname(const Addresses& cloud, std::span<const kube::NodeAddress> current);
+Addresses withKubeletHostname(const Addresses& cloud,
+                              const kube::NodeList<kube::NodeAddress>& current);
 
 // Filters cloud addresses by the alpha.kubernetes.io/provided-node-ip annotation: one IP, or
 // two of different families. For each provided IP (in order) the matching cloud addresses
@@ -35,7 +36,7 @@ StatusOr<std::optional<Addresses>> desiredAddresses(const kube::Node& node, cons
 // (type, address): the order matters to consumers (the first InternalIP is "the" node IP).
 // Upstream keys the old list by type, so a node with two addresses of one type is "changed"
 // on every refresh; this comparison has no such false positive.
-bool addressesChanged(std::span<const kube::NodeAddress> current, const Addresses& desired);
+bool addressesChanged(const kube::NodeList<kube::NodeAddress>& current, const Addresses& desired);
 
 // True when both are IP addresses with the same value ("2001:db8::1" == "2001:db8:0::1").
 bool sameIp(std::string_view a, std::string_view b);

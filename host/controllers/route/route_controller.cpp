@@ -24,21 +24,22 @@ std::string opKey(bool create, std::string_view node, std::string_view cidr_key)
 }
 
 bool conditionMatches(const kube::Node& node, bool created) {
-  const kube::NodeCondition* c = node.condition(keys::kNetworkUnavailable);
-  if (c == nullptr) {
+  std::optional<kube::NodeCondition> c = node.condition(keys::kNetworkUnavailable);
+  if (!c) {
     return false;
   }
   return created ? (c->status == "False" && c->reason == "RouteCreated")
                  : (c->status == "True" && c->reason == "NoRouteCreated");
 }
 
-bool sameStrings(std::span<const std::string_view> a, std::span<const std::string_view> b) {
+bool sameStrings(const kube::NodeList<std::string_view>& a,
+                 const kube::NodeList<std::string_view>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
 bool sameAddresses(const kube::Node& a, const kube::Node& b) {
   return std::equal(
-      a.addresses.begin(), a.addresses.end(), b.addresses.begin(), b.addresses.end(),
+      a.addresses().begin(), a.addresses().end(), b.addresses().begin(), b.addresses().end(),
       [](const auto& x, const auto& y) { return x.type == y.type && x.address == y.address; });
 }
 
@@ -152,7 +153,7 @@ void RouteController::onNodeUpdate(const std::shared_ptr<const kube::Node>& o,
   if (o == n) {
     return;
   }
-  if (o->pod_cidr != n->pod_cidr || !sameStrings(o->pod_cidrs, n->pod_cidrs) ||
+  if (o->podCidr() != n->podCidr() || !sameStrings(o->podCidrs(), n->podCidrs()) ||
       !sameAddresses(*o, *n)) {
     routes_queue_->add(kSyncKey);
   }
@@ -161,8 +162,8 @@ void RouteController::onNodeUpdate(const std::shared_ptr<const kube::Node>& o,
 void RouteController::onNodeDelete(const std::shared_ptr<const kube::Node>& node) {
   {
     std::lock_guard lock(mu_);
-    condition_wanted_.erase(std::string(node->name));
-    written_.erase(std::string(node->name));
+    condition_wanted_.erase(std::string(node->name()));
+    written_.erase(std::string(node->name()));
   }
   routes_queue_->add(kSyncKey);
 }
@@ -239,7 +240,7 @@ std::chrono::nanoseconds RouteController::failLocked(const std::string& op_key, 
 NodeRouteState RouteController::stateOfLocked(const std::shared_ptr<const kube::Node>& node) const {
   NodeRouteState state;
   state.node = node;
-  std::string name(node->name);
+  std::string name(node->name());
   for (const auto& cidr : podCidrsOf(*node)) {
     std::string key = canonicalCidr(cidr);
     if (std::find(state.cidr_keys.begin(), state.cidr_keys.end(), key) != state.cidr_keys.end()) {
@@ -259,7 +260,7 @@ std::optional<bool> RouteController::routesCreatedLocked(const NodeRouteState& s
   if (state.cidr_keys.empty()) {
     return false;  // routes point at it but it has no pod CIDRs (upstream's rule)
   }
-  std::string name(state.node->name);
+  std::string name(state.node->name());
   for (const auto& key : state.missing) {
     if (creates_in_flight_.count({name, key}) > 0) {
       return std::nullopt;  // the answer is on its way
@@ -380,7 +381,7 @@ void RouteController::waitForCalls() const {
 void RouteController::dispatchCreate(PlannedCreate create) {
   pool_->submit([this, c = std::move(create)] {
     auto started = context_.clock.now();
-    Status st = context_.provider.createRoute(cluster_name_, c.node->uid, c.route);
+    Status st = context_.provider.createRoute(cluster_name_, c.node->uid(), c.route);
     onCreateDone(c, st, started);
   });
 }
@@ -428,7 +429,7 @@ void RouteController::onCreateDone(const PlannedCreate& c, const Status& st,
                                             {"err", st.toString()},
                                             {"retryIn", retry}});
     recorder_.eventf(kube::referenceTo(*c.node), kube::EventType::Warning, "FailedToCreateRoute",
-                     "Could not create route {} {} for node {} after {}: {}", c.node->uid,
+                     "Could not create route {} {} for node {} after {}: {}", c.node->uid(),
                      c.route.destination_cidr, node,
                      log::Field::formatDuration(
                          std::chrono::duration_cast<std::chrono::microseconds>(now - started)),
@@ -510,7 +511,7 @@ void RouteController::checkNodeCondition(const std::string& name) {
 
 void RouteController::updateConditionFor(const std::shared_ptr<const kube::Node>& node,
                                          bool created) {
-  std::string name(node->name);
+  std::string name(node->name());
   {
     std::lock_guard lock(mu_);
     condition_wanted_[name] = created;
@@ -542,7 +543,7 @@ bool RouteController::processNextConditionItem() {
   }
   auto node = context_.nodes.get(*key);
   if (!node || conditionMatches(*node, created) ||
-      (written.resource_version == node->resource_version && written.created == created)) {
+      (written.resource_version == node->resourceVersion() && written.created == created)) {
     // Gone, already right, or written by us and the cache has not caught up yet.
     condition_queue_->forget(*key);
     condition_queue_->done(*key);
@@ -559,16 +560,16 @@ bool RouteController::processNextConditionItem() {
           .count();
   spec.last_heartbeat_time = now;
   // Upstream stamps lastTransitionTime on every write; keep it when the status stays.
-  const kube::NodeCondition* current = node->condition(keys::kNetworkUnavailable);
+  std::optional<kube::NodeCondition> current = node->condition(keys::kNetworkUnavailable);
   spec.last_transition_time =
-      (current != nullptr && current->status == spec.status && current->last_transition_time != 0)
+      (current && current->status == spec.status && current->last_transition_time != 0)
           ? current->last_transition_time
           : now;
-  auto r = context_.api.patch(kube::nodeStatusPath(node->name), kube::PatchType::Strategic,
+  auto r = context_.api.patch(kube::nodeStatusPath(node->name()), kube::PatchType::Strategic,
                               kube::nodeConditionsPatch({spec}));
   if (r.ok() || r.status().isNotFound()) {
     std::lock_guard lock(mu_);
-    written_[*key] = Written{std::string(node->resource_version), created};
+    written_[*key] = Written{std::string(node->resourceVersion()), created};
     condition_queue_->forget(*key);
   } else {
     log::error("Error updating the NetworkUnavailable condition",

@@ -25,22 +25,22 @@ bool isResponsibleForRoute(const std::vector<Cidr>& cluster_cidrs, std::string_v
 
 std::vector<std::string> podCidrsOf(const kube::Node& node) {
   std::vector<std::string> out;
-  for (auto c : node.pod_cidrs) {
+  for (auto c : node.podCidrs()) {
     if (!c.empty()) {
       out.emplace_back(c);
     }
   }
-  if (out.empty() && !node.pod_cidr.empty()) {
-    out.emplace_back(node.pod_cidr);
+  if (out.empty() && !node.podCidr().empty()) {
+    out.emplace_back(node.podCidr());
   }
   return out;
 }
 
 bool routeAddressesMatch(const kube::Node& node, const plugin::Route& route) {
-  if (node.addresses.size() != route.target_node_addresses.size()) {
+  if (node.addresses().size() != route.target_node_addresses.size()) {
     return false;
   }
-  return std::all_of(node.addresses.begin(), node.addresses.end(), [&](const auto& a) {
+  return std::all_of(node.addresses().begin(), node.addresses().end(), [&](const auto& a) {
     return std::any_of(route.target_node_addresses.begin(), route.target_node_addresses.end(),
                        [&](const auto& r) { return r.type == a.type && r.address == a.address; });
   });
@@ -64,7 +64,7 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
 
   std::map<RouteKey, Action> actions;
   for (const auto& node : nodes) {
-    std::string name(node->name);
+    std::string name(node->name());
     auto cidrs = podCidrsOf(*node);
     if (cidrs.empty()) {
       if (targeted.count(name) > 0) {
@@ -97,7 +97,7 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
       c.cidr_key = key;
       c.route.target_node = name;
       c.route.destination_cidr = cidr;
-      for (const auto& a : node->addresses) {
+      for (const auto& a : node->addresses()) {
         c.route.target_node_addresses.push_back({std::string(a.type), std::string(a.address)});
       }
       c.replaces = action == Action::Update;

@@ -32,9 +32,9 @@ void addLengthPrefixed(EVP_MD_CTX* ctx, std::string_view text) {
 // The two fields of a member the digest covers, from a built set's refs or from the Nodes.
 std::string_view nameOf(const plugin::NodeRef& n) { return n.name; }
 std::string_view providerIdOf(const plugin::NodeRef& n) { return n.provider_id; }
-std::string_view nameOf(const std::shared_ptr<const kube::Node>& n) { return n->name; }
+std::string_view nameOf(const std::shared_ptr<const kube::Node>& n) { return n->name(); }
 std::string_view providerIdOf(const std::shared_ptr<const kube::Node>& n) {
-  return n->provider_id;
+  return n->providerId();
 }
 
 // FNV-1a over the same length-prefixed pairs: the digest only if OpenSSL cannot give SHA-256.
@@ -84,7 +84,7 @@ Membership digestOf(const Members& members) {
 void keepMembers(std::vector<std::shared_ptr<const kube::Node>>& nodes) {
   std::erase_if(nodes, [](const auto& n) { return !n || !nodeInLoadBalancerSet(*n); });
   std::sort(nodes.begin(), nodes.end(),
-            [](const auto& a, const auto& b) { return a->name < b->name; });
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
 }
 
 // Annotation values up to this size are taken for ones nodes share ("true", "0"); longer ones
@@ -92,18 +92,18 @@ void keepMembers(std::vector<std::shared_ptr<const kube::Node>>& nodes) {
 constexpr size_t kSharedAnnotationValue = 16;
 
 // The node's own strings: copied once per node, in the block sized by ownBytes().
-bool ownAddress(const kube::Node& n, const kube::NodeAddress& a) { return a.address != n.name; }
+bool ownAddress(const kube::Node& n, const kube::NodeAddress& a) { return a.address != n.name(); }
 bool ownAnnotationValue(std::string_view v) { return v.size() > kSharedAnnotationValue; }
 
 // Bytes of a node's own strings (what TextStore::own() is asked for).
 size_t ownBytes(const kube::Node& n) {
-  size_t bytes = n.name.size() + n.uid.size() + n.provider_id.size() +
-                 n.node_info.machine_id.size() + n.node_info.system_uuid.size() +
-                 n.node_info.boot_id.size();
-  for (const auto& a : n.addresses) {
+  size_t bytes = n.name().size() + n.uid().size() + n.providerId().size() +
+                 n.nodeInfo().machine_id.size() + n.nodeInfo().system_uuid.size() +
+                 n.nodeInfo().boot_id.size();
+  for (const auto& a : n.addresses()) {
     bytes += ownAddress(n, a) ? a.address.size() : 0;
   }
-  for (const auto& kv : n.annotations) {
+  for (const auto& kv : n.annotations()) {
     bytes += ownAnnotationValue(kv.value) ? kv.value.size() : 0;
   }
   return bytes;
@@ -186,8 +186,8 @@ NodeSet::NodeSet(std::vector<std::shared_ptr<const kube::Node>> nodes, uint64_t 
   keepMembers(nodes);
   size_t own = 0;
   for (const auto& n : nodes) {
-    pair_count_ += n->labels.size() + n->annotations.size();
-    address_count_ += n->addresses.size();
+    pair_count_ += n->labels().size() + n->annotations().size();
+    address_count_ += n->addresses().size();
     own += ownBytes(*n);
   }
   if (pair_count_ > 0) {

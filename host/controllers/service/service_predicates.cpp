@@ -8,12 +8,14 @@
 namespace ccm::controllers::service {
 namespace {
 
-template <typename T, typename Eq>
-bool spanEqual(std::span<const T> a, std::span<const T> b, Eq eq) {
+// Two lists (spans, or a Node's lists) of the same length whose elements are pairwise equal.
+template <typename List, typename Eq>
+bool spanEqual(const List& a, const List& b, Eq eq) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), eq);
 }
 
-bool kvEqual(std::span<const kube::KeyValue> a, std::span<const kube::KeyValue> b) {
+template <typename List>
+bool kvEqual(const List& a, const List& b) {
   return spanEqual(a, b, [](const kube::KeyValue& x, const kube::KeyValue& y) {
     return x.key == y.key && x.value == y.value;
   });
@@ -153,7 +155,7 @@ bool nodeNotToBeDeleted(const kube::Node& node) {
 }
 
 bool nodeNotDeleted(const kube::Node& node) {
-  return node.deletion_timestamp == 0;
+  return node.deletionTimestamp() == 0;
 }
 
 bool nodeInLoadBalancerSet(const kube::Node& node) {
@@ -164,29 +166,29 @@ bool shouldSyncUpdatedNode(const kube::Node& old_node, const kube::Node& new_nod
   if (nodeIncluded(old_node) != nodeIncluded(new_node)) {
     return true;
   }
-  return old_node.provider_id != new_node.provider_id;
+  return old_node.providerId() != new_node.providerId();
 }
 
 bool nodeChangedForProvider(const kube::Node& o, const kube::Node& n) {
-  if (o.provider_id != n.provider_id || o.deletion_timestamp != n.deletion_timestamp) {
+  if (o.providerId() != n.providerId() || o.deletionTimestamp() != n.deletionTimestamp()) {
     return true;
   }
-  if (!kvEqual(o.labels, n.labels) || !kvEqual(o.annotations, n.annotations)) {
+  if (!kvEqual(o.labels(), n.labels()) || !kvEqual(o.annotations(), n.annotations())) {
     return true;
   }
-  if (!spanEqual(o.addresses, n.addresses,
+  if (!spanEqual(o.addresses(), n.addresses(),
                  [](const kube::NodeAddress& x, const kube::NodeAddress& y) {
                    return x.type == y.type && x.address == y.address;
                  })) {
     return true;
   }
-  if (!spanEqual(o.taints, n.taints, [](const kube::Taint& x, const kube::Taint& y) {
+  if (!spanEqual(o.taints(), n.taints(), [](const kube::Taint& x, const kube::Taint& y) {
         return x.key == y.key && x.value == y.value && x.effect == y.effect;
       })) {
     return true;
   }
-  const auto& a = o.node_info;
-  const auto& b = n.node_info;
+  const auto& a = o.nodeInfo();
+  const auto& b = n.nodeInfo();
   return a.machine_id != b.machine_id || a.system_uuid != b.system_uuid || a.boot_id != b.boot_id ||
          a.kernel_version != b.kernel_version || a.os_image != b.os_image ||
          a.container_runtime_version != b.container_runtime_version ||

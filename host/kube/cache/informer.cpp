@@ -270,7 +270,7 @@ struct Informer<T>::Impl {
       case WatchEventType::Added:
       case WatchEventType::Modified: {
         Ptr existing = find(obj->key());
-        if (existing && existing->resource_version == obj->resource_version) {
+        if (existing && existing->resourceVersion() == obj->resourceVersion()) {
           return true;  // already have exactly this version
         }
         Ptr old = put(obj);
@@ -339,9 +339,9 @@ struct Informer<T>::Impl {
                {{"resource", Traits<T>::kName},
                 {"type", static_cast<int>(type)},
                 {"key", obj->key()},
-                {"resourceVersion", obj->resource_version}});
+                {"resourceVersion", obj->resourceVersion()}});
     apply(type, obj);
-    setRv(obj->resource_version);
+    setRv(obj->resourceVersion());
   }
 
   // Parses from the stream, skipping the values the decoder does not want as raw bytes when
@@ -450,7 +450,7 @@ struct Informer<T>::Impl {
       ListHandler<Decoder> handler(decoder, [&]() {
         std::string_view key = decoder.key();
         Ptr existing = find(key);
-        if (existing && existing->resource_version == decoder.resourceVersion()) {
+        if (existing && existing->resourceVersion() == decoder.resourceVersion()) {
           seen.insert(existing->key());
           return true;
         }
@@ -791,8 +791,8 @@ typename Informer<T>::Stats Informer<T>::stats() const {
 template <typename T>
 void Informer<T>::injectForTest(std::string_view type, std::shared_ptr<const T> obj) {
   impl_->apply(WatchEventHandler<typename Impl::Decoder>::parseType(type), obj);
-  if (!obj->resource_version.empty()) {
-    impl_->setRv(obj->resource_version);
+  if (!obj->resourceVersion().empty()) {
+    impl_->setRv(obj->resourceVersion());
   }
   impl_->markSynced();
 }

@@ -346,28 +346,31 @@ void NodeDecoder::end(int ctx) {
 }
 
 bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
-  if (!decode_status_ || prev.arena_ == nullptr || prev.pool_ == nullptr) {
+  if (!decode_status_ || prev.bytes_ == nullptr || prev.pool_ == nullptr) {
     return false;
   }
   auto v = [this](SRef r) { return text_.view(r); };
-  if (v(meta_.name) != prev.name || v(meta_.uid) != prev.uid ||
-      meta_.creation_timestamp != prev.creation_timestamp ||
-      meta_.deletion_timestamp != prev.deletion_timestamp) {
+  if (v(meta_.name) != prev.name() || v(meta_.uid) != prev.uid() ||
+      meta_.creation_timestamp != prev.creationTimestamp() ||
+      meta_.deletion_timestamp != prev.deletionTimestamp()) {
     return false;
   }
   auto same_kv = [&v](const detail::KV& a, const KeyValue& b) {
     return v(a.key) == b.key && v(a.value) == b.value;
   };
-  if (!std::equal(meta_.labels.begin(), meta_.labels.end(), prev.labels.begin(), prev.labels.end(),
+  NodeList<KeyValue> labels = prev.labels();
+  NodeList<KeyValue> annotations = prev.annotations();
+  if (!std::equal(meta_.labels.begin(), meta_.labels.end(), labels.begin(), labels.end(),
                   same_kv) ||
-      !std::equal(meta_.annotations.begin(), meta_.annotations.end(), prev.annotations.begin(),
-                  prev.annotations.end(), same_kv)) {
+      !std::equal(meta_.annotations.begin(), meta_.annotations.end(), annotations.begin(),
+                  annotations.end(), same_kv)) {
     return false;
   }
-  if (v(provider_id_) != prev.provider_id || v(pod_cidr_) != prev.pod_cidr ||
-      unschedulable_ != prev.unschedulable ||
-      !std::equal(pod_cidrs_.begin(), pod_cidrs_.end(), prev.pod_cidrs.begin(),
-                  prev.pod_cidrs.end(), [&v](SRef a, std::string_view b) { return v(a) == b; })) {
+  NodeList<std::string_view> cidrs = prev.podCidrs();
+  if (v(provider_id_) != prev.providerId() || v(pod_cidr_) != prev.podCidr() ||
+      unschedulable_ != prev.unschedulable() ||
+      !std::equal(pod_cidrs_.begin(), pod_cidrs_.end(), cidrs.begin(), cidrs.end(),
+                  [&v](SRef a, std::string_view b) { return v(a) == b; })) {
     return false;
   }
   auto same_taint = [&v](const RawTaint& a, const Taint& b) {
@@ -382,22 +385,18 @@ bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
     return v(a.type) == b.type && v(a.status) == b.status && v(a.reason) == b.reason &&
            a.transition == b.last_transition_time;
   };
-  if (!std::equal(taints_.begin(), taints_.end(), prev.taints.begin(), prev.taints.end(),
-                  same_taint) ||
-      !std::equal(addresses_.begin(), addresses_.end(), prev.addresses.begin(),
-                  prev.addresses.end(), same_address) ||
-      !std::equal(conditions_.begin(), conditions_.end(), prev.conditions.begin(),
-                  prev.conditions.end(), same_condition)) {
+  NodeList<Taint> taints = prev.taints();
+  NodeList<NodeAddress> addresses = prev.addresses();
+  NodeList<NodeCondition> conditions = prev.conditions();
+  if (!std::equal(taints_.begin(), taints_.end(), taints.begin(), taints.end(), same_taint) ||
+      !std::equal(addresses_.begin(), addresses_.end(), addresses.begin(), addresses.end(),
+                  same_address) ||
+      !std::equal(conditions_.begin(), conditions_.end(), conditions.begin(), conditions.end(),
+                  same_condition)) {
     return false;
   }
-  const NodeSystemInfo& info = prev.node_info;
-  const std::string_view prev_info[10] = {info.machine_id,       info.system_uuid,
-                                          info.boot_id,          info.kernel_version,
-                                          info.os_image,         info.container_runtime_version,
-                                          info.kubelet_version,  info.kube_proxy_version,
-                                          info.operating_system, info.architecture};
   for (int i = 0; i < 10; ++i) {
-    if (v(info_[i]) != prev_info[i]) {
+    if (v(info_[i]) != prev.str(prev.f_.info[i])) {
       return false;
     }
   }
@@ -406,129 +405,99 @@ bool NodeDecoder::onlyHeartbeatDiffers(const Node& prev) const {
 
 namespace {
 
-// Moves the views of a copied arena from the old block to the new one. Views outside the old
-// block (interned strings, empty views) are left as they are.
-class Relocator {
- public:
-  Relocator(const char* old_base, size_t size, char* new_base)
-      : old_(reinterpret_cast<uintptr_t>(old_base)), size_(size), new_base_(new_base) {}
+// allocate_shared's allocator for a node and its own bytes: the control block (which holds
+// the Node) and then `own` bytes, in one allocation. Its only state is a pointer to the
+// request, which allocate() fills in with where those bytes begin.
+struct NodeAllocation {
+  size_t own = 0;
+  char* bytes = nullptr;
+  size_t total = 0;
+};
 
-  std::string_view operator()(std::string_view s) const {
-    if (s.empty() || !inside(s.data())) {
-      return s;
-    }
-    return {new_base_ + offset(s.data()), s.size()};
+template <typename T>
+struct NodeAllocator {
+  using value_type = T;
+  explicit NodeAllocator(NodeAllocation* r) : request(r) {}
+  template <typename U>
+  explicit NodeAllocator(const NodeAllocator<U>& other) : request(other.request) {}
+  T* allocate(size_t n) {
+    size_t head = (n * sizeof(T) + 7) & ~size_t{7};
+    request->total = head + request->own;
+    void* block = ::operator new(request->total);
+    request->bytes = static_cast<char*>(block) + head;
+    return static_cast<T*>(block);
   }
-  // The copy of an array of the old block, its elements' views moved by `fix`.
-  template <typename T, typename Fix>
-  std::span<const T> array(std::span<const T> s, Fix&& fix) const {
-    if (s.empty()) {
-      return {};
-    }
-    if (!inside(s.data())) {
-      return s;
-    }
-    T* out = std::launder(reinterpret_cast<T*>(new_base_ + offset(s.data())));
-    for (size_t i = 0; i < s.size(); ++i) {
-      fix(out[i]);
-    }
-    return {out, s.size()};
+  void deallocate(T* p, size_t /*n*/) noexcept { ::operator delete(p); }
+  template <typename U>
+  bool operator==(const NodeAllocator<U>& other) const {
+    return request == other.request;
   }
-
- private:
-  bool inside(const void* p) const {
-    auto at = reinterpret_cast<uintptr_t>(p);
-    return at >= old_ && at < old_ + size_;
-  }
-  size_t offset(const void* p) const { return reinterpret_cast<uintptr_t>(p) - old_; }
-
-  uintptr_t old_;
-  size_t size_;
-  char* new_base_;
+  NodeAllocation* request;
 };
 
 }  // namespace
+
+std::shared_ptr<Node> NodeDecoder::allocate(size_t own, char*& bytes) {
+  NodeAllocation request{own};
+  auto node = std::allocate_shared<Node>(NodeAllocator<Node>(&request));
+  bytes = request.bytes;
+  node->bytes_ = bytes;
+  node->f_.own_size = static_cast<uint32_t>(own);
+  node->f_.arena_bytes = static_cast<uint32_t>(request.total - sizeof(Node));
+  return node;
+}
 
 std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev, std::string_view rv,
                                                        std::span<const int64_t> heartbeats,
                                                        uint64_t fingerprint) {
   // The previous node's own version tail, if it has one, is dropped: a node heartbeating for
   // days keeps the size it was decoded with.
-  size_t kept = prev.arena_bytes_ - prev.rv_tail_;
-  size_t total = kept + rv.size();
-  auto block = std::make_shared_for_overwrite<uint64_t[]>((total + 7) / 8 + 1);
-  char* base = reinterpret_cast<char*>(block.get());
-  const char* old_base = reinterpret_cast<const char*>(prev.arena_.get());
-  std::memcpy(base, old_base, kept);
+  size_t kept = prev.f_.own_size - prev.f_.rv_tail;
+  size_t tail = rv.empty() ? 0 : varint::lengthBytes(rv.size()) + rv.size();
+  char* bytes = nullptr;
+  std::shared_ptr<Node> node = allocate(kept + tail, bytes);
+  std::memcpy(bytes, prev.bytes_, kept);
+  uint32_t own_size = node->f_.own_size;
+  uint32_t arena_bytes = node->f_.arena_bytes;
+  node->f_ = prev.f_;
+  node->f_.own_size = own_size;
+  node->f_.arena_bytes = arena_bytes;
+  node->pool_ = prev.pool_;
+  node->f_.resource_version = 0;
   if (!rv.empty()) {
-    std::memcpy(base + kept, rv.data(), rv.size());
+    size_t prefix = varint::writeLength(bytes + kept, rv.size());
+    std::memcpy(bytes + kept + prefix, rv.data(), rv.size());
+    node->f_.resource_version = static_cast<node_layout::StrRef>(kept);
   }
-  Relocator move(old_base, kept, base);
-
-  auto node = std::make_shared<Node>(prev);
-  node->name = move(prev.name);
-  node->uid = move(prev.uid);
-  node->resource_version =
-      rv.empty() ? std::string_view() : std::string_view(base + kept, rv.size());
-  auto fix_kv = [&move](KeyValue& e) {
-    e.key = move(e.key);
-    e.value = move(e.value);
-  };
-  node->labels = move.array(prev.labels, fix_kv);
-  node->annotations = move.array(prev.annotations, fix_kv);
-  node->provider_id = move(prev.provider_id);
-  node->pod_cidr = move(prev.pod_cidr);
-  node->pod_cidrs = move.array(prev.pod_cidrs, [&move](std::string_view& s) { s = move(s); });
-  node->taints = move.array(prev.taints, [&move](Taint& t) {
-    t.key = move(t.key);
-    t.value = move(t.value);
-    t.effect = move(t.effect);
-  });
-  node->addresses = move.array(prev.addresses, [&move](NodeAddress& a) {
-    a.type = move(a.type);
-    a.address = move(a.address);
-  });
-  size_t index = 0;
-  node->conditions = move.array(prev.conditions, [&](NodeCondition& c) {
-    c.type = move(c.type);
-    c.status = move(c.status);
-    c.reason = move(c.reason);
-    c.last_heartbeat_time = heartbeats[index++];
-  });
-  NodeSystemInfo& info = node->node_info;
-  for (std::string_view* field :
-       {&info.machine_id, &info.system_uuid, &info.boot_id, &info.kernel_version, &info.os_image,
-        &info.container_runtime_version, &info.kubelet_version, &info.kube_proxy_version,
-        &info.operating_system, &info.architecture}) {
-    *field = move(*field);
+  node->f_.rv_tail = static_cast<uint32_t>(tail);
+  auto* conditions = reinterpret_cast<node_layout::ConditionRefs*>(bytes + node->f_.conditions.off);
+  for (size_t i = 0; i < node->f_.conditions.size; ++i) {
+    conditions[i].last_heartbeat_time = heartbeats[i];
   }
-  node->arena_bytes_ = static_cast<uint32_t>(total);
-  node->rv_tail_ = static_cast<uint32_t>(rv.size());
-  node->arena_ = std::move(block);
-  node->event_fingerprint_ = fingerprint;
+  node->f_.event_fingerprint = fingerprint;
   return node;
 }
 
 std::shared_ptr<const Node> NodeDecoder::finishScanned(const Node& prev,
                                                        const NodeEventScan& scan) {
-  if (prev.event_fingerprint_ == 0 || scan.fingerprint != prev.event_fingerprint_ ||
-      scan.resource_version.empty() || scan.name != prev.name || prev.arena_ == nullptr) {
+  if (prev.f_.event_fingerprint == 0 || scan.fingerprint != prev.f_.event_fingerprint ||
+      scan.resource_version.empty() || scan.name != prev.name() || prev.bytes_ == nullptr) {
     return nullptr;
   }
   // The kept conditions, in order, are prev's (the same bytes decoded); their heartbeats are
   // the event's.
+  NodeList<NodeCondition> kept = prev.conditions();
   heartbeats_.clear();
   for (const NodeEventScan::Condition& c : scan.conditions) {
     if (!keptCondition(c.type)) {
       continue;
     }
-    if (heartbeats_.size() == prev.conditions.size() ||
-        prev.conditions[heartbeats_.size()].type != c.type) {
+    if (heartbeats_.size() == kept.size() || kept[heartbeats_.size()].type != c.type) {
       return nullptr;
     }
     heartbeats_.push_back(c.heartbeat.empty() ? 0 : parseRfc3339(c.heartbeat).value_or(0));
   }
-  if (heartbeats_.size() != prev.conditions.size()) {
+  if (heartbeats_.size() != kept.size()) {
     return nullptr;
   }
   ++heartbeat_copies_;
@@ -562,6 +531,44 @@ void NodeDecoder::materialize() {
   }
 }
 
+node_layout::StrRef NodeDecoder::place(SRef r) {
+  if (r.ptr != nullptr) {
+    return node_layout::kPooled | r.off;  // interned: off is its position in the pool
+  }
+  if (r.len == 0) {
+    return 0;
+  }
+  for (const Placing::Placed& p : placing_.placed) {
+    if (p.off == r.off && p.len == r.len) {
+      return p.ref;
+    }
+  }
+  auto ref = static_cast<node_layout::StrRef>(own_.size());
+  char prefix[10];
+  own_.append(prefix, varint::writeLength(prefix, r.len));
+  own_.append(text_.view(r));
+  placing_.placed.push_back({r.off, r.len, ref});
+  return ref;
+}
+
+namespace {
+
+// Appends `src` to `lists` (8-byte aligned, offsets counted from `base`); returns where it
+// lies.
+template <typename T>
+node_layout::ListRef appendList(std::string& lists, size_t base, const std::vector<T>& src) {
+  if (src.empty()) {
+    return {};
+  }
+  lists.resize((lists.size() + 7) & ~size_t{7}, '\0');
+  node_layout::ListRef where{static_cast<uint32_t>(base + lists.size()),
+                             static_cast<uint32_t>(src.size())};
+  lists.append(reinterpret_cast<const char*>(src.data()), src.size() * sizeof(T));
+  return where;
+}
+
+}  // namespace
+
 std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
   meta_.sort(text_);
   if (previous != nullptr && onlyHeartbeatDiffers(*previous)) {
@@ -573,61 +580,68 @@ std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
     return heartbeatCopy(*previous, text_.view(meta_.resource_version), heartbeats_, fingerprint_);
   }
   materialize();
-  detail::Arena arena;
-  size_t labels_off = arena.reserve<KeyValue>(meta_.labels.size());
-  size_t annotations_off = arena.reserve<KeyValue>(meta_.annotations.size());
-  size_t cidrs_off = arena.reserve<std::string_view>(pod_cidrs_.size());
-  size_t taints_off = arena.reserve<Taint>(taints_.size());
-  size_t addresses_off = arena.reserve<NodeAddress>(addresses_.size());
-  size_t conditions_off = arena.reserve<NodeCondition>(conditions_.size());
-  arena.allocate(text_.text());
+  // The node's own bytes: a zero length at 0 (reference 0, the empty string), the strings no
+  // pool holds, then the lists.
+  own_.assign(1, '\0');
+  placing_.clear();
+  Node::Fields f;
+  f.name = place(meta_.name);
+  f.uid = place(meta_.uid);
+  f.resource_version = place(meta_.resource_version);
+  f.creation_timestamp = meta_.creation_timestamp;
+  f.deletion_timestamp = meta_.deletion_timestamp;
+  f.provider_id = place(provider_id_);
+  f.pod_cidr = place(pod_cidr_);
+  f.unschedulable = unschedulable_;
+  for (int i = 0; i < 10; ++i) {
+    f.info[i] = place(info_[i]);
+  }
+  // Lists are placed after the text, whose size is known only once every string is placed:
+  // their strings first, then their offsets.
+  auto kv = [this](const detail::KV& e) {
+    return node_layout::KeyValueRefs{place(e.key), place(e.value)};
+  };
+  lists_.clear();
+  Placing& p = placing_;
+  for (const detail::KV& e : meta_.labels) {
+    p.labels.push_back(kv(e));
+  }
+  for (const detail::KV& e : meta_.annotations) {
+    p.annotations.push_back(kv(e));
+  }
+  for (SRef r : pod_cidrs_) {
+    p.cidrs.push_back(place(r));
+  }
+  for (const RawTaint& t : taints_) {
+    p.taints.push_back({place(t.key), place(t.value), place(t.effect), 0, t.time_added});
+  }
+  for (const RawAddress& a : addresses_) {
+    p.addresses.push_back({place(a.type), place(a.address)});
+  }
+  for (const RawCondition& c : conditions_) {
+    p.conditions.push_back(
+        {place(c.type), place(c.status), place(c.reason), 0, c.heartbeat, c.transition});
+  }
+  size_t base = (own_.size() + 7) & ~size_t{7};
+  f.labels = appendList(lists_, base, p.labels);
+  f.annotations = appendList(lists_, base, p.annotations);
+  f.pod_cidrs = appendList(lists_, base, p.cidrs);
+  f.taints = appendList(lists_, base, p.taints);
+  f.addresses = appendList(lists_, base, p.addresses);
+  f.conditions = appendList(lists_, base, p.conditions);
+  f.event_fingerprint = fingerprint_;
 
-  auto node = std::make_shared<Node>();
-  auto r = [&arena](SRef ref) { return arena.resolve(ref); };
-  node->name = r(meta_.name);
-  node->uid = r(meta_.uid);
-  node->resource_version = r(meta_.resource_version);
-  node->creation_timestamp = meta_.creation_timestamp;
-  node->deletion_timestamp = meta_.deletion_timestamp;
-  auto kv = [&r](const detail::KV& e) { return KeyValue{r(e.key), r(e.value)}; };
-  auto [lp, ln] = detail::fillArray<KeyValue>(arena, labels_off, meta_.labels, kv);
-  node->labels = {lp, ln};
-  auto [ap, an] = detail::fillArray<KeyValue>(arena, annotations_off, meta_.annotations, kv);
-  node->annotations = {ap, an};
-  node->provider_id = r(provider_id_);
-  node->pod_cidr = r(pod_cidr_);
-  auto [cp, cn] = detail::fillArray<std::string_view>(arena, cidrs_off, pod_cidrs_, r);
-  node->pod_cidrs = {cp, cn};
-  auto [tp, tn] = detail::fillArray<Taint>(arena, taints_off, taints_, [&r](const RawTaint& t) {
-    return Taint{r(t.key), r(t.value), r(t.effect), t.time_added};
-  });
-  node->taints = {tp, tn};
-  node->unschedulable = unschedulable_;
-  auto [dp, dn] =
-      detail::fillArray<NodeAddress>(arena, addresses_off, addresses_, [&r](const RawAddress& a) {
-        return NodeAddress{r(a.type), r(a.address)};
-      });
-  node->addresses = {dp, dn};
-  auto [np, nn] = detail::fillArray<NodeCondition>(
-      arena, conditions_off, conditions_, [&r](const RawCondition& c) {
-        return NodeCondition{r(c.type), r(c.status), r(c.reason), c.heartbeat, c.transition};
-      });
-  node->conditions = {np, nn};
-  NodeSystemInfo& info = node->node_info;
-  info.machine_id = r(info_[0]);
-  info.system_uuid = r(info_[1]);
-  info.boot_id = r(info_[2]);
-  info.kernel_version = r(info_[3]);
-  info.os_image = r(info_[4]);
-  info.container_runtime_version = r(info_[5]);
-  info.kubelet_version = r(info_[6]);
-  info.kube_proxy_version = r(info_[7]);
-  info.operating_system = r(info_[8]);
-  info.architecture = r(info_[9]);
-  node->arena_bytes_ = static_cast<uint32_t>(arena.bytes() + text_.size());
-  node->arena_ = arena.release();
+  char* bytes = nullptr;
+  std::shared_ptr<Node> node = allocate(base + lists_.size(), bytes);
+  std::memcpy(bytes, own_.data(), own_.size());
+  std::memset(bytes + own_.size(), 0, base - own_.size());
+  if (!lists_.empty()) {
+    std::memcpy(bytes + base, lists_.data(), lists_.size());
+  }
+  f.own_size = node->f_.own_size;
+  f.arena_bytes = node->f_.arena_bytes;
+  node->f_ = f;
   node->pool_ = pool_;
-  node->event_fingerprint_ = fingerprint_;
   return node;
 }
 

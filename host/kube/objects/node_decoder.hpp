@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -88,6 +89,37 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
                                                    uint64_t fingerprint);
   // Copies or interns every deferred string.
   void materialize();
+  // A node whose own bytes (`own` of them, at `bytes`) share its allocation.
+  static std::shared_ptr<Node> allocate(size_t own, char*& bytes);
+  // The node's reference to a materialized string: its pool position, or where it is put in
+  // own_ (a string the node holds twice is put there once).
+  node_layout::StrRef place(detail::SRef r);
+
+  // Scratch of finish(), reused from node to node.
+  struct Placing {
+    struct Placed {
+      uint32_t off, len;  // in text_
+      node_layout::StrRef ref;
+    };
+    std::vector<Placed> placed;
+    std::vector<node_layout::KeyValueRefs> labels, annotations;
+    std::vector<node_layout::StrRef> cidrs;
+    std::vector<node_layout::TaintRefs> taints;
+    std::vector<node_layout::AddressRefs> addresses;
+    std::vector<node_layout::ConditionRefs> conditions;
+    void clear() {
+      placed.clear();
+      labels.clear();
+      annotations.clear();
+      cidrs.clear();
+      taints.clear();
+      addresses.clear();
+      conditions.clear();
+    }
+  };
+  Placing placing_;
+  std::string own_;    // the text of the node being finished
+  std::string lists_;  // its lists
 
   size_t pool_entries_;
   uint64_t heartbeat_copies_ = 0;

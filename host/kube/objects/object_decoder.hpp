@@ -39,9 +39,10 @@ struct Scalar {
   bool isInt() const { return type == Type::Int; }
 };
 
-// A string of the object being decoded: either interned (ptr set, stable) or at `off` in the
-// scratch text (resolved when the object is frozen), or, while the text defers its strings,
-// still in the input (ptr set, `off` has kDeferred set and the interning limit below it).
+// A string of the object being decoded: either interned (ptr set, stable, `off` its position
+// in the pool) or at `off` in the scratch text (resolved when the object is frozen), or, while
+// the text defers its strings, still in the input (ptr set, `off` has kDeferred set and the
+// interning limit below it).
 struct SRef {
   static constexpr uint32_t kDeferred = 0x80000000U;
   const char* ptr = nullptr;
@@ -123,9 +124,9 @@ class ScratchText {
   }
   SRef internNow(StringPool& pool, std::string_view s, size_t max_len) {
     if (s.size() <= max_len) {
-      std::string_view v = pool.intern(s);
-      if (v.data() != nullptr) {
-        return SRef{v.data(), 0, static_cast<uint32_t>(v.size())};
+      StringPool::Interned v = pool.internRef(s);
+      if (v.view.data() != nullptr) {
+        return SRef{v.view.data(), v.ref, static_cast<uint32_t>(v.view.size())};
       }
     }
     return copy(s);

@@ -78,6 +78,8 @@ class Service {
 
   // The informer's cache key: "namespace/name".
   std::string_view key() const { return key_; }
+  // The same accessor as Node's (the informer reads both kinds through it).
+  std::string_view resourceVersion() const { return resource_version; }
 
   std::optional<std::string_view> label(std::string_view k) const { return findKey(labels, k); }
   std::optional<std::string_view> annotation(std::string_view k) const {

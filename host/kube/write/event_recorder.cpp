@@ -79,7 +79,8 @@ CallOptions callOptions(bool final_attempt_only, std::stop_token stop) {
 }  // namespace
 
 ObjectReference referenceTo(const Node& node) {
-  return ObjectReference{"Node", "", std::string(node.name), std::string(node.uid), "v1", "", ""};
+  std::string name(node.name());
+  return ObjectReference{"Node", "", std::move(name), std::string(node.uid()), "v1", "", ""};
 }
 
 ObjectReference referenceTo(const Service& svc) {

@@ -98,7 +98,7 @@ std::string finalizerPatch(std::string_view list_key, std::string_view finalizer
 
 }  // namespace
 
-std::vector<TaintSpec> taintSpecs(std::span<const Taint> taints) {
+std::vector<TaintSpec> taintSpecs(const NodeList<Taint>& taints) {
   std::vector<TaintSpec> out;
   out.reserve(taints.size());
   for (const auto& t : taints) {
@@ -108,7 +108,7 @@ std::vector<TaintSpec> taintSpecs(std::span<const Taint> taints) {
   return out;
 }
 
-std::vector<AddressSpec> addressSpecs(std::span<const NodeAddress> addresses) {
+std::vector<AddressSpec> addressSpecs(const NodeList<NodeAddress>& addresses) {
   std::vector<AddressSpec> out;
   out.reserve(addresses.size());
   for (const auto& a : addresses) {

@@ -67,8 +67,8 @@ struct IngressSpec {
 };
 
 // Copies of cached values, for building patches from a snapshot.
-std::vector<TaintSpec> taintSpecs(std::span<const Taint> taints);
-std::vector<AddressSpec> addressSpecs(std::span<const NodeAddress> addresses);
+std::vector<TaintSpec> taintSpecs(const NodeList<Taint>& taints);
+std::vector<AddressSpec> addressSpecs(const NodeList<NodeAddress>& addresses);
 std::vector<IngressSpec> ingressSpecs(std::span<const LoadBalancerIngress> ingress);
 
 class NodePatch {

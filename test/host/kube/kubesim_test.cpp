@@ -81,7 +81,7 @@ std::map<std::string, int64_t> serverNodes(KubeClient& c) {
 std::map<std::string, int64_t> cached(const NodeInformer& inf) {
   std::map<std::string, int64_t> out;
   for (const auto& n : inf.list()) {
-    out[std::string(n->name)] = std::stoll(std::string(n->resource_version));
+    out[std::string(n->name())] = std::stoll(std::string(n->resourceVersion()));
   }
   return out;
 }
@@ -96,25 +96,26 @@ struct Model {
     EventHandlers<Node> h;
     h.on_add = [this](const auto& n) {
       std::lock_guard lock(mu);
-      if (!state.emplace(std::string(n->name), std::stoll(std::string(n->resource_version))).second)
-        errors.push_back(fmt::format("add of known {}", n->name));
+      if (!state.emplace(std::string(n->name()), std::stoll(std::string(n->resourceVersion())))
+               .second)
+        errors.push_back(fmt::format("add of known {}", n->name()));
     };
     h.on_update = [this](const auto& o, const auto& n) {
       std::lock_guard lock(mu);
-      auto it = state.find(std::string(n->name));
-      int64_t rv = std::stoll(std::string(n->resource_version));
+      auto it = state.find(std::string(n->name()));
+      int64_t rv = std::stoll(std::string(n->resourceVersion()));
       if (it == state.end()) {
-        errors.push_back(fmt::format("update of unknown {}", n->name));
+        errors.push_back(fmt::format("update of unknown {}", n->name()));
       } else if (o != n && rv <= it->second) {
-        errors.push_back(fmt::format("stale/repeated update of {}", n->name));
+        errors.push_back(fmt::format("stale/repeated update of {}", n->name()));
       } else {
         it->second = rv;
       }
     };
     h.on_delete = [this](const auto& n, bool) {
       std::lock_guard lock(mu);
-      if (state.erase(std::string(n->name)) == 0)
-        errors.push_back(fmt::format("delete of unknown {}", n->name));
+      if (state.erase(std::string(n->name())) == 0)
+        errors.push_back(fmt::format("delete of unknown {}", n->name()));
     };
     return h;
   }
@@ -360,34 +361,34 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   // Initialisation in one write: labels, providerID, taints minus the uninitialized one, with
   // the version read as precondition.
   std::vector<TaintSpec> taints;
-  for (const auto& t : taintSpecs(n->taints)) {
+  for (const auto& t : taintSpecs(n->taints())) {
     if (t.key != "node.cloudprovider.kubernetes.io/uninitialized")
       taints.push_back(t);
   }
   taints.push_back({"example.com/extra", "v", "PreferNoSchedule", 0});
   auto ok = adm->patch(nodePath("write-test"), PatchType::Strategic,
                        NodePatch()
-                           .resourceVersion(n->resource_version)
+                           .resourceVersion(n->resourceVersion())
                            .setLabel("topology.kubernetes.io/zone", "zone-a")
                            .providerId("fake://write-test")
                            .taints(taints)
                            .build());
   REQUIRE_MESSAGE(ok.ok(), ok.status().toString());
   auto after = get();
-  CHECK(after->provider_id == "fake://write-test");
+  CHECK(after->providerId() == "fake://write-test");
   CHECK(after->label("topology.kubernetes.io/zone") == "zone-a");
   CHECK_FALSE(after->hasTaint("node.cloudprovider.kubernetes.io/uninitialized"));
   CHECK(after->hasTaint("example.com/extra", "PreferNoSchedule"));
   // The same precondition again is stale now: 409, and retryOnConflict recovers by re-reading.
   auto stale =
       adm->patch(nodePath("write-test"), PatchType::Strategic,
-                 NodePatch().resourceVersion(n->resource_version).setLabel("a", "b").build());
+                 NodePatch().resourceVersion(n->resourceVersion()).setLabel("a", "b").build());
   CHECK(stale.status().isConflict());
   int attempts = 0;
-  std::string rv = std::string(n->resource_version);
+  std::string rv = std::string(n->resourceVersion());
   ApiStatus retried = retryOnConflict(kUpdateBackoff, [&] {
     if (++attempts > 1)
-      rv = std::string(get()->resource_version);
+      rv = std::string(get()->resourceVersion());
     auto r = adm->patch(nodePath("write-test"), PatchType::Strategic,
                         NodePatch().resourceVersion(rv).setLabel("a", "b").build());
     return r.ok() ? ApiStatus() : r.status();
@@ -396,9 +397,9 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   CHECK(attempts == 2);
   // Removing the last taint.
   CHECK(adm->patch(nodePath("write-test"), PatchType::Strategic,
-                   NodePatch().resourceVersion(get()->resource_version).taints({}).build())
+                   NodePatch().resourceVersion(get()->resourceVersion()).taints({}).build())
             .ok());
-  CHECK(get()->taints.empty());
+  CHECK(get()->taints().empty());
 
   // Addresses: a full replacement even when types repeat.
   REQUIRE(adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
@@ -407,19 +408,19 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
                                          {"Hostname", "write-test"}}))
               .ok());
   auto replaced = get();  // the node owns the storage its spans point into
-  auto addrs = replaced->addresses;
+  auto addrs = replaced->addresses();
   REQUIRE(addrs.size() == 3);
   CHECK(addrs[1].address == "10.1.0.2");
   REQUIRE(adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
                      nodeAddressesPatch({{"ExternalIP", "203.0.113.1"}}))
               .ok());
-  REQUIRE(get()->addresses.size() == 1);
+  REQUIRE(get()->addresses().size() == 1);
   // Conditional on a version: refused when stale, and the answer's version is the new one.
-  std::string current(get()->resource_version);
+  std::string current(get()->resourceVersion());
   auto refused = adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
                             nodeAddressesPatch({{"InternalIP", "10.1.0.9"}}, "1"));
   CHECK(refused.status().isConflict());
-  CHECK(get()->addresses[0].address == "203.0.113.1");
+  CHECK(get()->addresses()[0].address == "203.0.113.1");
   CallOptions want;
   want.want_response = true;
   auto accepted = adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
@@ -428,13 +429,13 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   auto produced = resourceVersionOf(*accepted);
   REQUIRE(produced.has_value());
   CHECK(*produced != current);
-  CHECK(*produced == get()->resource_version);
-  CHECK(get()->addresses[0].address == "10.1.0.9");
+  CHECK(*produced == get()->resourceVersion());
+  CHECK(get()->addresses()[0].address == "10.1.0.9");
   CHECK(accepted->find(R"("kind":"Node")") != std::string::npos);  // asked for in full
   // Asked for its metadata only, the answer is the node's PartialObjectMetadata: the version
   // is read from it alike, and the status (addresses, images, ...) is not sent.
   want.metadata_only = true;
-  current = std::string(get()->resource_version);
+  current = std::string(get()->resourceVersion());
   auto slim = adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
                          nodeAddressesPatch({{"InternalIP", "10.1.0.10"}}, current), want);
   REQUIRE(slim.ok());
@@ -443,33 +444,33 @@ TEST_CASE("node writes: preconditions, taints, addresses, conditions, CIDRs, del
   // (no status member; managedFields may name the "status" subresource)
   CHECK(slim->find(R"("status":)") == std::string::npos);
   REQUIRE(resourceVersionOf(*slim).has_value());
-  CHECK(*resourceVersionOf(*slim) == get()->resource_version);
-  CHECK(get()->addresses[0].address == "10.1.0.10");
+  CHECK(*resourceVersionOf(*slim) == get()->resourceVersion());
+  CHECK(get()->addresses()[0].address == "10.1.0.10");
 
   // Conditions merge by type: Ready stays.
-  size_t before = get()->conditions.size();
+  size_t before = get()->conditions().size();
   REQUIRE(
       adm->patch(nodeStatusPath("write-test"), PatchType::Strategic,
                  nodeConditionsPatch({{"NetworkUnavailable", "False", "RouteCreated",
                                        "RouteController created a route", 1784887200, 1784887200}}))
           .ok());
   auto withCond = get();
-  CHECK(withCond->condition("Ready") != nullptr);
-  REQUIRE(withCond->condition("NetworkUnavailable") != nullptr);
+  CHECK(withCond->condition("Ready") != std::nullopt);
+  REQUIRE(withCond->condition("NetworkUnavailable") != std::nullopt);
   CHECK(withCond->condition("NetworkUnavailable")->reason == "RouteCreated");
-  CHECK(withCond->conditions.size() == before + 1);
+  CHECK(withCond->conditions().size() == before + 1);
 
   // Pod CIDRs.
   REQUIRE(adm->patch(nodePath("write-test"), PatchType::Strategic,
                      NodePatch().podCidrs("10.244.7.0/24", {"10.244.7.0/24"}).build())
               .ok());
-  CHECK(get()->pod_cidr == "10.244.7.0/24");
+  CHECK(get()->podCidr() == "10.244.7.0/24");
 
   // Delete with preconditions.
   auto last = get();
   CHECK(adm->remove(nodePath("write-test"), Preconditions{"wrong-uid", ""}).isConflict());
   CHECK(adm->remove(nodePath("write-test"),
-                    Preconditions{std::string(last->uid), std::string(last->resource_version)})
+                    Preconditions{std::string(last->uid()), std::string(last->resourceVersion())})
             .ok());
   CHECK(adm->get(nodePath("write-test")).status().isNotFound());
 }

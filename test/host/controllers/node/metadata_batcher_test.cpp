@@ -100,7 +100,7 @@ TEST_CASE("a worker's share is fetched in one call, with announced nodes in arri
   for (size_t i = 0; i < share.size(); ++i) {
     REQUIRE(answers[i].ok());
     REQUIRE(answers[i]->has_value());
-    CHECK((*answers[i])->provider_id == fmt::format("fake://{}/0", share[i]->name));
+    CHECK((*answers[i])->provider_id == fmt::format("fake://{}/0", share[i]->name()));
   }
   auto calls = provider.calls();
   REQUIRE(calls.size() == 1);

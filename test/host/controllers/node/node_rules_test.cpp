@@ -40,13 +40,13 @@ Addresses cloud(std::initializer_list<std::pair<const char*, const char*>> list)
 
 TEST_CASE("the kubelet's hostname survives when the cloud reports none") {
   auto n = nodeWith(R"([{"type":"Hostname","address":"n1.local"}])");
-  auto out = withKubeletHostname(cloud({{"InternalIP", "10.0.0.1"}}), n->addresses);
+  auto out = withKubeletHostname(cloud({{"InternalIP", "10.0.0.1"}}), n->addresses());
   REQUIRE(out.size() == 2);
   CHECK(out[1].type == "Hostname");
   CHECK(out[1].address == "n1.local");
   // The cloud's own hostname wins.
   out = withKubeletHostname(cloud({{"InternalIP", "10.0.0.1"}, {"Hostname", "vm-1"}}),
-                            n->addresses);
+                            n->addresses());
   REQUIRE(out.size() == 2);
   CHECK(out[1].address == "vm-1");
 }
@@ -142,17 +142,17 @@ TEST_CASE("address change detection") {
                         {"type":"Hostname","address":"n1"}])");
   auto same = cloud({{"InternalIP", "10.0.0.1"}, {"InternalIP", "10.0.0.2"}, {"Hostname", "n1"}});
   // Upstream reports two InternalIPs as a change on every run; we do not.
-  CHECK_FALSE(addressesChanged(n->addresses, same));
-  CHECK(addressesChanged(n->addresses, cloud({{"InternalIP", "10.0.0.1"}, {"Hostname", "n1"}})));
-  CHECK(addressesChanged(n->addresses, cloud({{"InternalIP", "10.0.0.1"},
-                                              {"InternalIP", "10.0.0.3"},
-                                              {"Hostname", "n1"}})));
-  CHECK(addressesChanged(n->addresses, cloud({{"ExternalIP", "10.0.0.1"},
-                                              {"InternalIP", "10.0.0.2"},
-                                              {"Hostname", "n1"}})));  // type swap
-  CHECK(addressesChanged(n->addresses, cloud({{"InternalIP", "10.0.0.2"},
-                                              {"InternalIP", "10.0.0.1"},
-                                              {"Hostname", "n1"}})));  // order matters
+  CHECK_FALSE(addressesChanged(n->addresses(), same));
+  CHECK(addressesChanged(n->addresses(), cloud({{"InternalIP", "10.0.0.1"}, {"Hostname", "n1"}})));
+  CHECK(addressesChanged(
+      n->addresses(),
+      cloud({{"InternalIP", "10.0.0.1"}, {"InternalIP", "10.0.0.3"}, {"Hostname", "n1"}})));
+  CHECK(addressesChanged(n->addresses(), cloud({{"ExternalIP", "10.0.0.1"},
+                                                {"InternalIP", "10.0.0.2"},
+                                                {"Hostname", "n1"}})));  // type swap
+  CHECK(addressesChanged(n->addresses(), cloud({{"InternalIP", "10.0.0.2"},
+                                                {"InternalIP", "10.0.0.1"},
+                                                {"Hostname", "n1"}})));  // order matters
 }
 
 TEST_CASE("labels from metadata") {

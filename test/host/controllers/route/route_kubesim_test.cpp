@@ -122,8 +122,8 @@ TEST_CASE("many nodes at once: every route created exactly once") {
       auto node = h.nodes().get(n);
       if (!node)
         return false;
-      auto* cond = node->condition("NetworkUnavailable");
-      if (cond == nullptr || cond->reason != "RouteCreated")
+      auto cond = node->condition("NetworkUnavailable");
+      if (!cond || cond->reason != "RouteCreated")
         return false;
     }
     return true;

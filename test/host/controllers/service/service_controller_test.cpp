@@ -753,7 +753,7 @@ TEST_CASE("a heartbeat (a new Node version the provider does not see) leaves no 
   drain(*c);
   CHECK(h.provider.count("update") == 0);
   CHECK(c->currentNodeSet() == set);  // not rebuilt: nothing the provider sees changed
-  CHECK(h.nodes.get("n1")->resource_version == "2");
+  CHECK(h.nodes.get("n1")->resourceVersion() == "2");
   CHECK(old.expired());
   REQUIRE(set->size() == 2);
   CHECK(set->refs()[0].name == "n1");
@@ -902,7 +902,7 @@ TEST_CASE("a NodeSet keeps its own copy of the hosts: the Nodes it was built fro
     auto eligible = nodes;
     eligible.pop_back();
     std::sort(eligible.begin(), eligible.end(),
-              [](const auto& a, const auto& b) { return a->name < b->name; });
+              [](const auto& a, const auto& b) { return a->name() < b->name(); });
     NodeRefs refs(eligible);
     for (const auto& r : refs.refs()) {
       expected.push_back(copyOf(r));
@@ -958,8 +958,8 @@ TEST_CASE("a NodeSet's own heap per node stays small (the refs built once for ev
     }
     n.addresses = {{"InternalIP", "10.0.0.1"}, {"InternalDNS", n.name}, {"Hostname", n.name}};
     nodes.push_back(makeNode(n));
-    own_text += nodes.back()->name.size() + nodes.back()->uid.size() +
-                nodes.back()->provider_id.size() + std::string_view("10.0.0.1").size();
+    own_text += nodes.back()->name().size() + nodes.back()->uid().size() +
+                nodes.back()->providerId().size() + std::string_view("10.0.0.1").size();
   }
   own_text /= nodes.size();
   constexpr size_t kRefs = sizeof(plugin::NodeRef) + 13 * sizeof(plugin::KeyValueRef) +

@@ -52,30 +52,30 @@ class Model {
     h.on_add = [this](const std::shared_ptr<const Node>& n) {
       std::lock_guard lock(mu_);
       ++adds;
-      if (state_.count(std::string(n->name))) {
-        errors_.push_back(fmt::format("add of known {}", n->name));
+      if (state_.count(std::string(n->name()))) {
+        errors_.push_back(fmt::format("add of known {}", n->name()));
       }
-      state_[std::string(n->name)] = std::stoll(std::string(n->resource_version));
+      state_[std::string(n->name())] = std::stoll(std::string(n->resourceVersion()));
     };
     h.on_update = [this](const std::shared_ptr<const Node>& o,
                          const std::shared_ptr<const Node>& n) {
       std::lock_guard lock(mu_);
       ++updates;
-      auto it = state_.find(std::string(n->name));
+      auto it = state_.find(std::string(n->name()));
       if (it == state_.end()) {
-        errors_.push_back(fmt::format("update of unknown {}", n->name));
+        errors_.push_back(fmt::format("update of unknown {}", n->name()));
         return;
       }
-      int64_t rv = std::stoll(std::string(n->resource_version));
+      int64_t rv = std::stoll(std::string(n->resourceVersion()));
       if (o == n) {
         ++resyncs;
         return;
       }
       if (rv <= it->second) {
-        errors_.push_back(fmt::format("stale or repeated update of {}", n->name));
+        errors_.push_back(fmt::format("stale or repeated update of {}", n->name()));
       }
-      if (std::stoll(std::string(o->resource_version)) != it->second) {
-        errors_.push_back(fmt::format("update with an old object we did not have: {}", n->name));
+      if (std::stoll(std::string(o->resourceVersion())) != it->second) {
+        errors_.push_back(fmt::format("update with an old object we did not have: {}", n->name()));
       }
       it->second = rv;
     };
@@ -84,8 +84,8 @@ class Model {
       ++deletes;
       if (unknown)
         ++unknown_deletes;
-      if (state_.erase(std::string(n->name)) == 0) {
-        errors_.push_back(fmt::format("delete of unknown {}", n->name));
+      if (state_.erase(std::string(n->name())) == 0) {
+        errors_.push_back(fmt::format("delete of unknown {}", n->name()));
       }
     };
     return h;
@@ -109,7 +109,7 @@ class Model {
 std::map<std::string, int64_t> cacheState(const NodeInformer& inf) {
   std::map<std::string, int64_t> out;
   for (const auto& n : inf.list()) {
-    out[std::string(n->name)] = std::stoll(std::string(n->resource_version));
+    out[std::string(n->name())] = std::stoll(std::string(n->resourceVersion()));
   }
   return out;
 }
@@ -270,33 +270,33 @@ TEST_CASE("a realistic Node from a watch event decodes as decodeNode reads it") 
     int64_t rv = server.upsert(kNodes, name, json.str());
     REQUIRE(waitUntil([&] {
       auto n = inf.get(name);
-      return n != nullptr && n->resource_version == std::to_string(rv);
+      return n != nullptr && n->resourceVersion() == std::to_string(rv);
     }));
     auto got = inf.get(name);
     auto want = decodeNode(json.str());
     REQUIRE(want.ok());
     const Node& a = *got;
     const Node& b = **want;
-    CHECK(a.uid == b.uid);
-    auto same = [](std::span<const KeyValue> x, std::span<const KeyValue> y) {
+    CHECK(a.uid() == b.uid());
+    auto same = [](const auto& x, const auto& y) {
       return std::ranges::equal(x, y, [](const KeyValue& p, const KeyValue& q) {
         return p.key == q.key && p.value == q.value;
       });
     };
-    CHECK(a.labels.size() == 13);
-    CHECK(same(a.labels, b.labels));
-    CHECK(same(a.annotations, b.annotations));
-    CHECK(a.provider_id == b.provider_id);
-    CHECK(std::ranges::equal(a.pod_cidrs, b.pod_cidrs));
-    REQUIRE(a.taints.size() == b.taints.size());
-    CHECK(a.taints[1].time_added == b.taints[1].time_added);
-    REQUIRE(a.addresses.size() == 3);
-    CHECK(a.addresses[2].address == b.addresses[2].address);
-    REQUIRE(a.conditions.size() == b.conditions.size());
+    CHECK(a.labels().size() == 13);
+    CHECK(same(a.labels(), b.labels()));
+    CHECK(same(a.annotations(), b.annotations()));
+    CHECK(a.providerId() == b.providerId());
+    CHECK(std::ranges::equal(a.podCidrs(), b.podCidrs()));
+    REQUIRE(a.taints().size() == b.taints().size());
+    CHECK(a.taints()[1].time_added == b.taints()[1].time_added);
+    REQUIRE(a.addresses().size() == 3);
+    CHECK(a.addresses()[2].address == b.addresses()[2].address);
+    REQUIRE(a.conditions().size() == b.conditions().size());
     CHECK(a.condition("Ready")->reason == "KubeletReady");
-    CHECK(a.condition("MemoryPressure") == nullptr);
-    CHECK(a.node_info.kubelet_version == b.node_info.kubelet_version);
-    CHECK(a.node_info.architecture == "amd64");
+    CHECK(a.condition("MemoryPressure") == std::nullopt);
+    CHECK(a.nodeInfo().kubelet_version == b.nodeInfo().kubelet_version);
+    CHECK(a.nodeInfo().architecture == "amd64");
   }
   CHECK(model.errors().empty());
   CHECK(inf.stats().lists == 1);
@@ -330,7 +330,7 @@ TEST_CASE("heartbeat watch events update the version and heartbeat, then any cha
   auto arrived = [&](int64_t rv) {
     return waitUntil([&] {
       auto n = inf.get(name);
-      return n != nullptr && n->resource_version == std::to_string(rv);
+      return n != nullptr && n->resourceVersion() == std::to_string(rv);
     });
   };
   REQUIRE(arrived(server.upsert(kNodes, name, base)));
@@ -346,9 +346,9 @@ TEST_CASE("heartbeat watch events update the version and heartbeat, then any cha
     CHECK(got->condition("Ready")->last_heartbeat_time == 1784887500 + beat * 10);
     CHECK(got->condition("Ready")->last_heartbeat_time ==
           (*want)->condition("Ready")->last_heartbeat_time);
-    CHECK(got->labels.size() == (*want)->labels.size());
-    CHECK(got->provider_id == (*want)->provider_id);
-    CHECK(got->addresses[0].address == "10.0.12.34");
+    CHECK(got->labels().size() == (*want)->labels().size());
+    CHECK(got->providerId() == (*want)->providerId());
+    CHECK(got->addresses()[0].address == "10.0.12.34");
   }
   // Each heartbeat was made from the cached node without a parse (the added node was parsed
   // and keeps its event's fingerprint).
@@ -717,7 +717,7 @@ TEST_CASE("a detached informer is fed by injectForTest") {
   auto n1b = decodeNode(R"({"metadata":{"name":"n1","resourceVersion":"2"}})");
   inf.injectForTest("ADDED", *n1);
   inf.injectForTest("MODIFIED", *n1b);
-  CHECK(inf.get("n1")->resource_version == "2");
+  CHECK(inf.get("n1")->resourceVersion() == "2");
   inf.injectForTest("DELETED", *n1b);
   CHECK(inf.size() == 0);
   CHECK(model.adds == 1);

@@ -48,30 +48,30 @@ auto decodeWith(Decoder& d, const std::string& json) {
 
 // Every field of a Node, for comparing two nodes whole.
 std::string describe(const Node& n) {
-  std::string out = fmt::format("name={} uid={} rv={} created={} deleted={}\n", n.name, n.uid,
-                                n.resource_version, n.creation_timestamp, n.deletion_timestamp);
-  for (const KeyValue& kv : n.labels) {
+  std::string out = fmt::format("name={} uid={} rv={} created={} deleted={}\n", n.name(), n.uid(),
+                                n.resourceVersion(), n.creationTimestamp(), n.deletionTimestamp());
+  for (const KeyValue& kv : n.labels()) {
     out += fmt::format("label {}={}\n", kv.key, kv.value);
   }
-  for (const KeyValue& kv : n.annotations) {
+  for (const KeyValue& kv : n.annotations()) {
     out += fmt::format("annotation {}={}\n", kv.key, kv.value);
   }
-  out += fmt::format("providerID={} podCIDR={} unschedulable={}\n", n.provider_id, n.pod_cidr,
-                     n.unschedulable);
-  for (std::string_view c : n.pod_cidrs) {
+  out += fmt::format("providerID={} podCIDR={} unschedulable={}\n", n.providerId(), n.podCidr(),
+                     n.unschedulable());
+  for (std::string_view c : n.podCidrs()) {
     out += fmt::format("podCIDRs {}\n", c);
   }
-  for (const Taint& t : n.taints) {
+  for (const Taint& t : n.taints()) {
     out += fmt::format("taint {}={}:{} @{}\n", t.key, t.value, t.effect, t.time_added);
   }
-  for (const NodeAddress& a : n.addresses) {
+  for (const NodeAddress& a : n.addresses()) {
     out += fmt::format("address {} {}\n", a.type, a.address);
   }
-  for (const NodeCondition& c : n.conditions) {
+  for (const NodeCondition& c : n.conditions()) {
     out += fmt::format("condition {} {} {} beat={} transition={}\n", c.type, c.status, c.reason,
                        c.last_heartbeat_time, c.last_transition_time);
   }
-  const NodeSystemInfo& i = n.node_info;
+  const NodeSystemInfo& i = n.nodeInfo();
   out += fmt::format("info {} {} {} {} {} {} {} {} {} {}\n", i.machine_id, i.system_uuid, i.boot_id,
                      i.kernel_version, i.os_image, i.container_runtime_version, i.kubelet_version,
                      i.kube_proxy_version, i.operating_system, i.architecture);
@@ -173,51 +173,51 @@ TEST_CASE("a realistic Node decodes into every field the controllers use") {
   auto r = decodeNode(readTestdata("node.json"));
   REQUIRE(r.ok());
   const Node& n = **r;
-  CHECK(n.name == "ip-10-0-12-34.eu-west-1.compute.internal");
-  CHECK(n.key() == n.name);
-  CHECK(n.uid == "5b3a8c2e-8f1d-4c7a-9e2b-1a2b3c4d5e6f");
-  CHECK(n.resource_version == "123456");
-  CHECK(n.creation_timestamp == 1784887200);  // 2026-07-24T10:00:00Z
-  CHECK(n.deletion_timestamp == 0);
-  CHECK(n.labels.size() == 13);
+  CHECK(n.name() == "ip-10-0-12-34.eu-west-1.compute.internal");
+  CHECK(n.key() == n.name());
+  CHECK(n.uid() == "5b3a8c2e-8f1d-4c7a-9e2b-1a2b3c4d5e6f");
+  CHECK(n.resourceVersion() == "123456");
+  CHECK(n.creationTimestamp() == 1784887200);  // 2026-07-24T10:00:00Z
+  CHECK(n.deletionTimestamp() == 0);
+  CHECK(n.labels().size() == 13);
   CHECK(n.label("topology.kubernetes.io/zone") == "eu-west-1a");
   CHECK(n.label("node-role.kubernetes.io/worker") == "");
   CHECK_FALSE(n.label("missing").has_value());
   CHECK(n.annotation("alpha.kubernetes.io/provided-node-ip") == "10.0.12.34");
   CHECK(n.annotation("csi.volume.kubernetes.io/nodeid") ==
         R"({"ebs.csi.aws.com":"i-0123456789abcdef0"})");
-  CHECK(n.provider_id == "aws:///eu-west-1a/i-0123456789abcdef0");
-  CHECK(n.pod_cidr == "10.244.12.0/24");
-  REQUIRE(n.pod_cidrs.size() == 2);
-  CHECK(n.pod_cidrs[1] == "fd00:10:244:12::/64");
-  REQUIRE(n.taints.size() == 2);
-  CHECK(n.taints[0].key == "node.cloudprovider.kubernetes.io/uninitialized");
-  CHECK(n.taints[0].value == "true");
-  CHECK(n.taints[0].effect == "NoSchedule");
-  CHECK(n.taints[0].time_added == 0);
-  CHECK(n.taints[1].time_added == 1784887205);
+  CHECK(n.providerId() == "aws:///eu-west-1a/i-0123456789abcdef0");
+  CHECK(n.podCidr() == "10.244.12.0/24");
+  REQUIRE(n.podCidrs().size() == 2);
+  CHECK(n.podCidrs()[1] == "fd00:10:244:12::/64");
+  REQUIRE(n.taints().size() == 2);
+  CHECK(n.taints()[0].key == "node.cloudprovider.kubernetes.io/uninitialized");
+  CHECK(n.taints()[0].value == "true");
+  CHECK(n.taints()[0].effect == "NoSchedule");
+  CHECK(n.taints()[0].time_added == 0);
+  CHECK(n.taints()[1].time_added == 1784887205);
   CHECK(n.hasTaint("node.kubernetes.io/not-ready", "NoExecute"));
   CHECK_FALSE(n.hasTaint("node.kubernetes.io/not-ready", "NoSchedule"));
-  CHECK_FALSE(n.unschedulable);
-  REQUIRE(n.addresses.size() == 3);
-  CHECK(n.addresses[0].type == "InternalIP");
-  CHECK(n.addresses[0].address == "10.0.12.34");
+  CHECK_FALSE(n.unschedulable());
+  REQUIRE(n.addresses().size() == 3);
+  CHECK(n.addresses()[0].type == "InternalIP");
+  CHECK(n.addresses()[0].address == "10.0.12.34");
   // Of the four conditions only Ready is kept (MemoryPressure, DiskPressure and PIDPressure
   // are read by no controller), without its message.
-  REQUIRE(n.conditions.size() == 1);
-  const NodeCondition* ready = n.condition("Ready");
-  REQUIRE(ready != nullptr);
-  CHECK(n.condition("MemoryPressure") == nullptr);
+  REQUIRE(n.conditions().size() == 1);
+  std::optional<NodeCondition> ready = n.condition("Ready");
+  REQUIRE(ready.has_value());
+  CHECK(n.condition("MemoryPressure") == std::nullopt);
   CHECK(ready->status == "True");
   CHECK(ready->reason == "KubeletReady");
   CHECK(ready->last_heartbeat_time == 1784887500);
   CHECK(ready->last_transition_time == 1784887230);
-  CHECK(n.node_info.machine_id == "ec2a1b2c3d4e5f60718293a4b5c6d7e8");
-  CHECK(n.node_info.boot_id == "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b");
-  CHECK(n.node_info.kernel_version == "5.10.215-203.850.amzn2.x86_64");
-  CHECK(n.node_info.kubelet_version == "v1.29.3-eks-ae9a62a");
-  CHECK(n.node_info.operating_system == "linux");
-  CHECK(n.node_info.architecture == "amd64");
+  CHECK(n.nodeInfo().machine_id == "ec2a1b2c3d4e5f60718293a4b5c6d7e8");
+  CHECK(n.nodeInfo().boot_id == "0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b");
+  CHECK(n.nodeInfo().kernel_version == "5.10.215-203.850.amzn2.x86_64");
+  CHECK(n.nodeInfo().kubelet_version == "v1.29.3-eks-ae9a62a");
+  CHECK(n.nodeInfo().operating_system == "linux");
+  CHECK(n.nodeInfo().architecture == "amd64");
 }
 
 TEST_CASE("decodeNode without status reads metadata and spec only, and nodes outlive calls") {
@@ -227,21 +227,21 @@ TEST_CASE("decodeNode without status reads metadata and spec only, and nodes out
   REQUIRE(full.ok());
   REQUIRE(lean.ok());
   const Node& n = **lean;
-  CHECK(n.name == (*full)->name);
-  CHECK(n.resource_version == "123456");
-  CHECK(n.labels.size() == 13);
-  CHECK(n.provider_id == "aws:///eu-west-1a/i-0123456789abcdef0");
-  CHECK(n.taints.size() == 2);
-  CHECK(n.addresses.empty());
-  CHECK(n.conditions.empty());
-  CHECK(n.node_info.kernel_version.empty());
+  CHECK(n.name() == (*full)->name());
+  CHECK(n.resourceVersion() == "123456");
+  CHECK(n.labels().size() == 13);
+  CHECK(n.providerId() == "aws:///eu-west-1a/i-0123456789abcdef0");
+  CHECK(n.taints().size() == 2);
+  CHECK(n.addresses().empty());
+  CHECK(n.conditions().empty());
+  CHECK(n.nodeInfo().kernel_version.empty());
   // The per-thread decoder is reused: earlier results keep their own storage.
   auto other =
       decodeNode(replaced(json, "\"resourceVersion\":\"123456\"", "\"resourceVersion\":\"9\""));
   REQUIRE(other.ok());
-  CHECK((*full)->resource_version == "123456");
-  CHECK((*other)->resource_version == "9");
-  CHECK((*full)->addresses.size() == 3);
+  CHECK((*full)->resourceVersion() == "123456");
+  CHECK((*other)->resourceVersion() == "9");
+  CHECK((*full)->addresses().size() == 3);
   CHECK((*full)->label("topology.kubernetes.io/zone") == "eu-west-1a");
 }
 
@@ -279,19 +279,19 @@ TEST_CASE("only the conditions a controller reads are kept, whatever the key ord
       std::string(10000, 'm') + R"("}]}})");
   REQUIRE(r.ok());
   const Node& n = **r;
-  REQUIRE(n.conditions.size() == 2);
-  const NodeCondition* net = n.condition("NetworkUnavailable");
-  REQUIRE(net != nullptr);
+  REQUIRE(n.conditions().size() == 2);
+  std::optional<NodeCondition> net = n.condition("NetworkUnavailable");
+  REQUIRE(net.has_value());
   CHECK(net->status == "False");
   CHECK(net->reason == "RouteCreated");
   CHECK(net->last_transition_time == 1767323045);
-  const NodeCondition* ready = n.condition("Ready");
-  REQUIRE(ready != nullptr);
+  std::optional<NodeCondition> ready = n.condition("Ready");
+  REQUIRE(ready.has_value());
   CHECK(ready->status.empty());
   CHECK(ready->reason.empty());
   CHECK(ready->last_heartbeat_time == 1767323046);
-  CHECK(n.condition("DiskPressure") == nullptr);
-  CHECK(n.condition("MemoryPressure") == nullptr);
+  CHECK(n.condition("DiskPressure") == std::nullopt);
+  CHECK(n.condition("MemoryPressure") == std::nullopt);
   // The 10,000-byte message of a dropped condition is not kept anywhere.
   CHECK(n.arenaBytes() < 1000);
 }
@@ -311,14 +311,14 @@ TEST_CASE("a string a node repeats is stored once, and each field still reads it
   REQUIRE(same.ok());
   REQUIRE(other.ok());
   const Node& n = **same;
-  CHECK(n.name == name);
+  CHECK(n.name() == name);
   CHECK(n.label("kubernetes.io/hostname") == name);
-  REQUIRE(n.addresses.size() == 3);
-  CHECK(n.addresses[0].address == "10.0.12.34");
-  CHECK(n.addresses[1].address == name);
-  CHECK(n.addresses[2].address == name);
-  CHECK(n.addresses[1].address.data() == n.name.data());
-  CHECK((*other)->addresses[1].address == "ip-10-0-12-35.eu-west-1.compute.internal");
+  REQUIRE(n.addresses().size() == 3);
+  CHECK(n.addresses()[0].address == "10.0.12.34");
+  CHECK(n.addresses()[1].address == name);
+  CHECK(n.addresses()[2].address == name);
+  CHECK(n.addresses()[1].address.data() == n.name().data());
+  CHECK((*other)->addresses()[1].address == "ip-10-0-12-35.eu-west-1.compute.internal");
   // The other node holds one more copy of a name-sized string, and only that.
   CHECK((*other)->arenaBytes() - n.arenaBytes() >= name.size() - 8);
   CHECK((*other)->arenaBytes() - n.arenaBytes() <= name.size() + 8);
@@ -330,21 +330,27 @@ TEST_CASE("a string a node repeats is stored once, and each field still reads it
   CHECK((*short_value)->label("kubernetes.io/hostname") == "10.0.12");
 }
 
-TEST_CASE("a Node survives the decoder being reused, and copies share storage") {
+TEST_CASE("a Node survives the decoder being reused, and shares its pool's strings") {
   NodeDecoder d;
   std::string a = readTestdata("node.json");
   std::string b =
       replaced(a, "\"name\":\"ip-10-0-12-34.eu-west-1.compute.internal\"", "\"name\":\"other\"");
   auto first = decodeWith(d, a);
   auto second = decodeWith(d, b);
-  CHECK(first->name == "ip-10-0-12-34.eu-west-1.compute.internal");
-  CHECK(second->name == "other");
-  Node copy = *first;
+  CHECK(first->name() == "ip-10-0-12-34.eu-west-1.compute.internal");
+  CHECK(second->name() == "other");
+  // Another holder of the first node outlives the decoder's later work and `first` itself.
+  std::shared_ptr<const Node> held = first;
   first.reset();
-  CHECK(copy.label("kubernetes.io/os") == "linux");
-  CHECK(copy.conditions.size() == 1);
+  auto third = decodeWith(d, replaced(b, "\"name\":\"other\"", "\"name\":\"third\""));
+  CHECK(held->label("kubernetes.io/os") == "linux");
+  CHECK(held->conditions().size() == 1);
+  CHECK(held->name() == "ip-10-0-12-34.eu-west-1.compute.internal");
   // Repeated strings are shared through the pool.
-  CHECK(second->label("kubernetes.io/os")->data() == copy.label("kubernetes.io/os")->data());
+  CHECK(second->label("kubernetes.io/os")->data() == held->label("kubernetes.io/os")->data());
+  CHECK(third->label("kubernetes.io/os")->data() == held->label("kubernetes.io/os")->data());
+  // Strings unique to a node are its own.
+  CHECK(second->uid().data() != held->uid().data());
 }
 
 TEST_CASE("a Node with missing or odd fields decodes to empty values") {
@@ -354,13 +360,13 @@ TEST_CASE("a Node with missing or odd fields decodes to empty values") {
       R"("status":{"conditions":[{"type":"Ready","status":"Unknown"}]},"extra":[{"x":{}}]})");
   REQUIRE(r.ok());
   const Node& n = **r;
-  CHECK(n.name == "n1");
-  CHECK(n.labels.empty());
-  CHECK(n.deletion_timestamp == 1784887200);
-  CHECK(n.unschedulable);
-  REQUIRE(n.taints.size() == 1);
-  CHECK(n.taints[0].value.empty());
-  CHECK(n.provider_id.empty());
+  CHECK(n.name() == "n1");
+  CHECK(n.labels().empty());
+  CHECK(n.deletionTimestamp() == 1784887200);
+  CHECK(n.unschedulable());
+  REQUIRE(n.taints().size() == 1);
+  CHECK(n.taints()[0].value.empty());
+  CHECK(n.providerId().empty());
   CHECK(n.condition("Ready")->status == "Unknown");
   CHECK(n.condition("Ready")->last_heartbeat_time == 0);
   CHECK_FALSE(decodeNode("{\"metadata\":").ok());
@@ -376,11 +382,11 @@ TEST_CASE("unwanted Node values are skipped as raw bytes, brackets in strings in
       R"("spec":{"providerID":"p://1"}})");
   REQUIRE(r.ok());
   const Node& n = **r;
-  CHECK(n.name == "n1");
+  CHECK(n.name() == "n1");
   CHECK(n.label("a") == "b");
-  REQUIRE(n.addresses.size() == 1);
-  CHECK(n.addresses[0].address == "10.0.0.1");
-  CHECK(n.provider_id == "p://1");
+  REQUIRE(n.addresses().size() == 1);
+  CHECK(n.addresses()[0].address == "10.0.0.1");
+  CHECK(n.providerId() == "p://1");
   // A skipped container whose brackets do not match, or that never ends, is a decode error.
   CHECK_FALSE(decodeNode(R"({"metadata":{"name":"n"},"status":{"images":[{"a":1]}]}})").ok());
   CHECK_FALSE(decodeNode(R"({"metadata":{"name":"n"},"status":{"images":[{"a":"]})").ok());
@@ -596,11 +602,11 @@ TEST_CASE("the watch envelope routes the object to the decoder, in any key order
   h.reset();
   REQUIRE(reader.Parse<rapidjson::kParseStopWhenDoneFlag>(ms, h));
   CHECK(h.type == WatchEventType::Added);
-  CHECK(d.finish()->name == "a");
+  CHECK(d.finish()->name() == "a");
   h.reset();
   REQUIRE(reader.Parse<rapidjson::kParseStopWhenDoneFlag>(ms, h));
   CHECK(h.type == WatchEventType::Modified);
-  CHECK(d.finish()->name == "b");
+  CHECK(d.finish()->name() == "b");
   h.reset();
   REQUIRE(reader.Parse<rapidjson::kParseStopWhenDoneFlag>(ms, h));
   CHECK(h.type == WatchEventType::Bookmark);
@@ -730,7 +736,7 @@ TEST_CASE("bytes per cached node (5,000 realistic nodes)") {
                            << " bytes/node, cache heap " << per_node << " bytes/node");
   CHECK(per_node < 2500);
   auto any = cache.begin()->second;
-  CHECK(any->label("kubernetes.io/hostname") == any->name);
+  CHECK(any->label("kubernetes.io/hostname") == any->name());
 }
 
 TEST_CASE("the string pool interns and stops when full") {
@@ -752,7 +758,7 @@ TEST_CASE("a heartbeat-only Node event is made from the cached node, equal to a 
   NodeDecoder full;
   std::string base = baseNode();
   auto first = decodeAgainst(d, base, nullptr);
-  REQUIRE(first->conditions.size() == 2);
+  REQUIRE(first->conditions().size() == 2);
   CHECK(d.heartbeatCopies() == 0);
   const std::string first_text = describe(*first);
 
@@ -766,13 +772,13 @@ TEST_CASE("a heartbeat-only Node event is made from the cached node, equal to a 
   auto second = decodeAgainst(d, next, first.get());
   CHECK(d.heartbeatCopies() == 1);
   CHECK(describe(*second) == describe(*decodeWith(full, next)));
-  CHECK(second->resource_version == "123457");
+  CHECK(second->resourceVersion() == "123457");
   CHECK(second->condition("Ready")->last_heartbeat_time == 1784887510);
   CHECK(second->condition("NetworkUnavailable")->last_heartbeat_time == 1784887510);
   CHECK(second->condition("Ready")->last_transition_time == 1784887230);
   // The cached node is untouched, and the copy does not depend on it.
   CHECK(describe(*first) == first_text);
-  CHECK(first->resource_version == "123456");
+  CHECK(first->resourceVersion() == "123456");
 
   // Heartbeats for ever: each made from the one before, with the size the node was decoded
   // with, the version growing a digit included.
@@ -788,7 +794,7 @@ TEST_CASE("a heartbeat-only Node event is made from the cached node, equal to a 
     cached = got;
     CHECK(describe(*got) == describe(*decodeWith(full, json)));
     if (i == 29) {
-      CHECK(got->resource_version == "1000019");
+      CHECK(got->resourceVersion() == "1000019");
     }
     if (i == 1) {
       bytes = got->arenaBytes();
@@ -877,15 +883,16 @@ TEST_CASE("a scanned heartbeat event is made from the cached node without a pars
     REQUIRE(got != nullptr);
     std::fill(line.begin(), line.end(), '#');  // the node holds nothing of the line
     CHECK(describe(*got) == describe(*decodeWith(full, json)));
-    CHECK(got->resource_version == rv);
+    CHECK(got->resourceVersion() == rv);
     CHECK(got->condition("Ready")->last_heartbeat_time ==
           decodeWith(full, json)->condition("Ready")->last_heartbeat_time);
-    // The first copy appends its version; later ones replace the copy's (7 digits at most).
-    CHECK(got->arenaBytes() <= first->arenaBytes() + 7);
+    // The first copy appends its version; later ones replace the copy's (7 digits at most,
+    // behind a 1-byte length).
+    CHECK(got->arenaBytes() <= first->arenaBytes() + 8);
     cached = got;
   }
   CHECK(d.heartbeatCopies() == copies + 30);
-  CHECK(first->resource_version == "123456");  // the cached node is untouched
+  CHECK(first->resourceVersion() == "123456");  // the cached node is untouched
 }
 
 TEST_CASE("a scanned event that changes anything but a heartbeat is left to the parser") {
@@ -995,10 +1002,10 @@ TEST_CASE("labels and annotations in any order are kept sorted by key, equal key
                                     labels, annotations));
     REQUIRE(r.ok());
     const Node& n = **r;
-    REQUIRE(n.labels.size() == static_cast<size_t>(count));
-    CHECK(std::is_sorted(n.labels.begin(), n.labels.end(),
+    REQUIRE(n.labels().size() == static_cast<size_t>(count));
+    CHECK(std::is_sorted(n.labels().begin(), n.labels().end(),
                          [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; }));
-    CHECK(std::is_sorted(n.annotations.begin(), n.annotations.end(),
+    CHECK(std::is_sorted(n.annotations().begin(), n.annotations().end(),
                          [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; }));
     for (int i = 0; i < count; ++i) {
       CHECK(n.label(fmt::format("k{:03}", i)) == fmt::format("v{}", i));
@@ -1007,11 +1014,11 @@ TEST_CASE("labels and annotations in any order are kept sorted by key, equal key
   // Equal keys (a malformed map) keep their order, as before.
   auto r = decodeNode(R"({"metadata":{"name":"n","labels":{"b":"1","a":"x","b":"2","a":"y"}}})");
   REQUIRE(r.ok());
-  REQUIRE((*r)->labels.size() == 4);
-  CHECK((*r)->labels[0].value == "x");
-  CHECK((*r)->labels[1].value == "y");
-  CHECK((*r)->labels[2].value == "1");
-  CHECK((*r)->labels[3].value == "2");
+  REQUIRE((*r)->labels().size() == 4);
+  CHECK((*r)->labels()[0].value == "x");
+  CHECK((*r)->labels()[1].value == "y");
+  CHECK((*r)->labels()[2].value == "1");
+  CHECK((*r)->labels()[3].value == "2");
 }
 
 }  // namespace ccm::kube

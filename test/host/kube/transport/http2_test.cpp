@@ -76,14 +76,14 @@ TEST_CASE("an informer lists and watches over HTTP/2 when the server offers it")
   CHECK(inf.size() == static_cast<size_t>(nodes));
   auto first = inf.get("node-0");
   REQUIRE(first);
-  CHECK(first->resource_version == "1");
-  CHECK(first->provider_id == "h2://node-0");
+  CHECK(first->resourceVersion() == "1");
+  CHECK(first->providerId() == "h2://node-0");
 
   // The watch's script: node-<nodes> added, node-0 modified, node-1 deleted, a bookmark.
   REQUIRE(waitUntil([&] {
     auto n0 = inf.get("node-0");
     return inf.get("node-1") == nullptr && inf.get("node-" + std::to_string(nodes)) != nullptr &&
-           n0 && n0->resource_version == "1002";
+           n0 && n0->resourceVersion() == "1002";
   }));
   CHECK(inf.size() == static_cast<size_t>(nodes));
   REQUIRE(waitUntil([&] { return inf.lastSyncResourceVersion() == "1004"; }));

@@ -88,8 +88,8 @@ struct Seen {
 
   void record(const std::shared_ptr<const Node>& n) {
     std::lock_guard lock(mu);
-    std::string name(n->name);
-    std::string v(n->resource_version);
+    std::string name(n->name());
+    std::string v(n->resourceVersion());
     auto it = rv.find(name);
     if (it != rv.end() && std::stoll(v) < std::stoll(it->second)) {
       errors.push_back(fmt::format("{} went back from {} to {}", name, it->second, v));
@@ -105,7 +105,7 @@ struct Seen {
     h.on_update = [this](const auto&, const auto& n) { record(n); };
     h.on_delete = [this](const auto& n, bool) {
       std::lock_guard lock(mu);
-      rv.erase(std::string(n->name));
+      rv.erase(std::string(n->name()));
     };
     return h;
   }

@@ -84,10 +84,10 @@ TEST_CASE("specs copied from a cached node round-trip into a patch") {
   auto node = decodeNode(
       R"({"metadata":{"name":"n"},"spec":{"taints":[{"key":"k","value":"v","effect":"NoSchedule","timeAdded":"2026-07-24T10:00:00Z"}]},"status":{"addresses":[{"type":"InternalIP","address":"1.1.1.1"}]}})");
   REQUIRE(node.ok());
-  auto taints = taintSpecs((*node)->taints);
+  auto taints = taintSpecs((*node)->taints());
   REQUIRE(taints.size() == 1);
   CHECK(taints[0] == TaintSpec{"k", "v", "NoSchedule", 1784887200});
-  CHECK(addressSpecs((*node)->addresses)[0] == AddressSpec{"InternalIP", "1.1.1.1"});
+  CHECK(addressSpecs((*node)->addresses())[0] == AddressSpec{"InternalIP", "1.1.1.1"});
 }
 
 TEST_CASE("retryOnConflict: steps, delays and jitter as upstream") {
