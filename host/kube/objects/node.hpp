@@ -148,7 +148,7 @@ struct Stored<NodeCondition> {
 template <typename T>
 class NodeList {
  public:
-  class iterator {
+  class Iterator {
    public:
     using iterator_concept = std::random_access_iterator_tag;
     using iterator_category = std::input_iterator_tag;
@@ -157,47 +157,47 @@ class NodeList {
     using reference = T;
     using pointer = void;
 
-    iterator() = default;
+    Iterator() = default;
     T operator*() const { return (*list_)[index_]; }
     T operator[](difference_type n) const { return (*list_)[index_ + n]; }
-    iterator& operator++() {
+    Iterator& operator++() {
       ++index_;
       return *this;
     }
-    iterator operator++(int) {
-      iterator was = *this;
+    Iterator operator++(int) {
+      Iterator was = *this;
       ++index_;
       return was;
     }
-    iterator& operator--() {
+    Iterator& operator--() {
       --index_;
       return *this;
     }
-    iterator operator--(int) {
-      iterator was = *this;
+    Iterator operator--(int) {
+      Iterator was = *this;
       --index_;
       return was;
     }
-    iterator& operator+=(difference_type n) {
+    Iterator& operator+=(difference_type n) {
       index_ += n;
       return *this;
     }
-    iterator& operator-=(difference_type n) {
+    Iterator& operator-=(difference_type n) {
       index_ -= n;
       return *this;
     }
-    friend iterator operator+(iterator it, difference_type n) { return it += n; }
-    friend iterator operator+(difference_type n, iterator it) { return it += n; }
-    friend iterator operator-(iterator it, difference_type n) { return it -= n; }
-    friend difference_type operator-(const iterator& a, const iterator& b) {
+    friend Iterator operator+(Iterator it, difference_type n) { return it += n; }
+    friend Iterator operator+(difference_type n, Iterator it) { return it += n; }
+    friend Iterator operator-(Iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const Iterator& a, const Iterator& b) {
       return a.index_ - b.index_;
     }
-    friend bool operator==(const iterator& a, const iterator& b) { return a.index_ == b.index_; }
-    friend auto operator<=>(const iterator& a, const iterator& b) { return a.index_ <=> b.index_; }
+    friend bool operator==(const Iterator& a, const Iterator& b) { return a.index_ == b.index_; }
+    friend auto operator<=>(const Iterator& a, const Iterator& b) { return a.index_ <=> b.index_; }
 
    private:
     friend class NodeList;
-    iterator(const NodeList* list, difference_type index) : list_(list), index_(index) {}
+    Iterator(const NodeList* list, difference_type index) : list_(list), index_(index) {}
     const NodeList* list_ = nullptr;
     difference_type index_ = 0;
   };
@@ -210,8 +210,8 @@ class NodeList {
   T back() const { return (*this)[size_ - 1]; }
   // Where the stored elements lie (for prefetching; nullptr when empty).
   const void* data() const { return items_; }
-  iterator begin() const { return iterator(this, 0); }
-  iterator end() const { return iterator(this, static_cast<std::ptrdiff_t>(size_)); }
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, static_cast<std::ptrdiff_t>(size_)); }
 
  private:
   friend class Node;
