@@ -538,9 +538,14 @@ node_layout::StrRef NodeDecoder::place(SRef r) {
   if (r.len == 0) {
     return 0;
   }
-  for (const Placing::Placed& p : placing_.placed) {
-    if (p.off == r.off && p.len == r.len) {
-      return p.ref;
+  // A node has a dozen or two strings of its own; past kMaxLooked (a node with hundreds of
+  // annotations) a repeat is stored again rather than looked for in a growing list.
+  constexpr size_t kMaxLooked = 64;
+  if (placing_.placed.size() <= kMaxLooked) {
+    for (const Placing::Placed& p : placing_.placed) {
+      if (p.off == r.off && p.len == r.len) {
+        return p.ref;
+      }
     }
   }
   auto ref = static_cast<node_layout::StrRef>(own_.size());

@@ -1034,6 +1034,30 @@ TEST_CASE("the scan answers false for what it cannot follow, never reading past 
   CHECK(whole != 0);
 }
 
+TEST_CASE("a Node with hundreds of its own strings reads every one back") {
+  // Values too long for the pool (over 96 bytes) are the node's own; past the first 64 the
+  // decoder stores a repeat again instead of looking for it.
+  std::string annotations;
+  for (int i = 0; i < 300; ++i) {
+    annotations +=
+        fmt::format(R"({}"note.example.com/k{:03}":"{}")", i == 0 ? "" : ",", i,
+                    std::string(100, static_cast<char>('a' + i % 26)) + std::to_string(i % 150));
+  }
+  auto r = decodeNode(R"({"metadata":{"name":"big","uid":"u-1","annotations":{)" + annotations +
+                      R"(}},"spec":{"providerID":"fake://big"},"status":{"addresses":[)"
+                      R"({"type":"Hostname","address":"big"}]}})");
+  REQUIRE(r.ok());
+  const Node& n = **r;
+  REQUIRE(n.annotations().size() == 300);
+  for (int i = 0; i < 300; ++i) {
+    std::string want = std::string(100, static_cast<char>('a' + i % 26)) + std::to_string(i % 150);
+    CHECK(n.annotation(fmt::format("note.example.com/k{:03}", i)) == want);
+  }
+  CHECK(n.name() == "big");
+  CHECK(n.providerId() == "fake://big");
+  CHECK(n.addresses()[0].address == "big");
+}
+
 TEST_CASE("labels and annotations in any order are kept sorted by key, equal keys in order") {
   for (int count : {3, 20, 64, 65, 200}) {
     CAPTURE(count);
