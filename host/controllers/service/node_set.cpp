@@ -97,9 +97,9 @@ bool ownAnnotationValue(std::string_view v) { return v.size() > kSharedAnnotatio
 
 // Bytes of a node's own strings (what TextStore::own() is asked for).
 size_t ownBytes(const kube::Node& n) {
-  size_t bytes = n.name().size() + n.uid().size() + n.providerId().size() +
-                 n.nodeInfo().machine_id.size() + n.nodeInfo().system_uuid.size() +
-                 n.nodeInfo().boot_id.size();
+  kube::NodeSystemInfo info = n.nodeInfo();
+  size_t bytes = n.name().size() + n.uid().size() + n.providerId().size() + info.machine_id.size() +
+                 info.system_uuid.size() + info.boot_id.size();
   for (const auto& a : n.addresses()) {
     bytes += ownAddress(n, a) ? a.address.size() : 0;
   }

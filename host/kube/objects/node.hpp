@@ -21,7 +21,6 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -77,8 +76,28 @@ struct NodeSystemInfo {
   std::string_view architecture;
 };
 
-// Looks up a key in a list of key/value pairs sorted by key.
-std::optional<std::string_view> findKey(std::span<const KeyValue> sorted, std::string_view key);
+// Looks up a key in a list of key/value pairs sorted by key: a span of KeyValue or a Node's
+// NodeList<KeyValue>.
+template <typename List>
+std::optional<std::string_view> findKey(const List& sorted, std::string_view key) {
+  size_t lo = 0;
+  size_t hi = sorted.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (KeyValue(sorted[mid]).key < key) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < sorted.size()) {
+    KeyValue found = sorted[lo];
+    if (found.key == key) {
+      return found.value;
+    }
+  }
+  return std::nullopt;
+}
 
 namespace node_layout {
 // Where a node keeps a string: 0 is the empty string; with kPooled set, the rest is a
@@ -250,17 +269,15 @@ class Node {
   // The informer's cache key (the name).
   std::string_view key() const { return name(); }
 
-  std::optional<std::string_view> label(std::string_view k) const { return find(f_.labels, k); }
-  std::optional<std::string_view> annotation(std::string_view k) const {
-    return find(f_.annotations, k);
-  }
+  std::optional<std::string_view> label(std::string_view k) const;
+  std::optional<std::string_view> annotation(std::string_view k) const;
   // The condition of this type, if the node has it.
   std::optional<NodeCondition> condition(std::string_view type) const;
   // True when a taint with this key (and, when given, this effect) exists.
   bool hasTaint(std::string_view key, std::string_view effect = {}) const;
 
-  // Heap bytes this node holds on its own (its fixed fields and own bytes, with the
-  // allocation they share), not counting shared pool strings.
+  // Heap bytes of this node's allocation beyond sizeof(Node): the control block's header and
+  // the node's own bytes (shared pool strings not counted).
   size_t arenaBytes() const { return f_.arena_bytes; }
   // The fingerprint of the watch event this node was decoded from (scanNodeEvent; 0: none).
   uint64_t eventFingerprint() const { return f_.event_fingerprint; }
@@ -277,7 +294,6 @@ class Node {
   friend class NodeDecoder;
   template <typename T>
   friend class NodeList;
-  std::optional<std::string_view> find(node_layout::ListRef list, std::string_view key) const;
 
   // The node's own bytes (in its allocation, after the control block and this object); byte
   // 0 is a zero length, so reference 0 reads as the empty string.
@@ -342,6 +358,13 @@ inline NodeCondition NodeList<NodeCondition>::operator[](size_t i) const {
   const node_layout::ConditionRefs& c = items_[i];
   return {node_->str(c.type), node_->str(c.status), node_->str(c.reason), c.last_heartbeat_time,
           c.last_transition_time};
+}
+
+inline std::optional<std::string_view> Node::label(std::string_view k) const {
+  return findKey(labels(), k);
+}
+inline std::optional<std::string_view> Node::annotation(std::string_view k) const {
+  return findKey(annotations(), k);
 }
 
 // Which parts of a Node decodeNode reads.

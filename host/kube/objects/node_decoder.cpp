@@ -437,11 +437,15 @@ struct NodeAllocator {
 
 }  // namespace
 
-std::shared_ptr<Node> NodeDecoder::allocate(size_t own, char*& bytes) {
+std::shared_ptr<Node> NodeDecoder::allocate(const Node::Fields& fields,
+                                            std::shared_ptr<const StringPool> pool, size_t own,
+                                            char*& bytes) {
   NodeAllocation request{own};
   auto node = std::allocate_shared<Node>(NodeAllocator<Node>(&request));
   bytes = request.bytes;
   node->bytes_ = bytes;
+  node->pool_ = std::move(pool);
+  node->f_ = fields;
   node->f_.own_size = static_cast<uint32_t>(own);
   node->f_.arena_bytes = static_cast<uint32_t>(request.total - sizeof(Node));
   return node;
@@ -454,27 +458,21 @@ std::shared_ptr<const Node> NodeDecoder::heartbeatCopy(const Node& prev, std::st
   // days keeps the size it was decoded with.
   size_t kept = prev.f_.own_size - prev.f_.rv_tail;
   size_t tail = rv.empty() ? 0 : varint::lengthBytes(rv.size()) + rv.size();
+  Node::Fields f = prev.f_;
+  f.resource_version = rv.empty() ? 0 : static_cast<node_layout::StrRef>(kept);
+  f.rv_tail = static_cast<uint32_t>(tail);
+  f.event_fingerprint = fingerprint;
   char* bytes = nullptr;
-  std::shared_ptr<Node> node = allocate(kept + tail, bytes);
+  std::shared_ptr<Node> node = allocate(f, prev.pool_, kept + tail, bytes);
   std::memcpy(bytes, prev.bytes_, kept);
-  uint32_t own_size = node->f_.own_size;
-  uint32_t arena_bytes = node->f_.arena_bytes;
-  node->f_ = prev.f_;
-  node->f_.own_size = own_size;
-  node->f_.arena_bytes = arena_bytes;
-  node->pool_ = prev.pool_;
-  node->f_.resource_version = 0;
   if (!rv.empty()) {
     size_t prefix = varint::writeLength(bytes + kept, rv.size());
     std::memcpy(bytes + kept + prefix, rv.data(), rv.size());
-    node->f_.resource_version = static_cast<node_layout::StrRef>(kept);
   }
-  node->f_.rv_tail = static_cast<uint32_t>(tail);
-  auto* conditions = reinterpret_cast<node_layout::ConditionRefs*>(bytes + node->f_.conditions.off);
-  for (size_t i = 0; i < node->f_.conditions.size; ++i) {
+  auto* conditions = reinterpret_cast<node_layout::ConditionRefs*>(bytes + f.conditions.off);
+  for (size_t i = 0; i < f.conditions.size; ++i) {
     conditions[i].last_heartbeat_time = heartbeats[i];
   }
-  node->f_.event_fingerprint = fingerprint;
   return node;
 }
 
@@ -558,18 +556,24 @@ node_layout::StrRef NodeDecoder::place(SRef r) {
 
 namespace {
 
-// Appends `src` to `lists` (8-byte aligned, offsets counted from `base`); returns where it
-// lies.
+// Lays out a list of `src` at `end` (8-byte aligned) and moves `end` past it.
 template <typename T>
-node_layout::ListRef appendList(std::string& lists, size_t base, const std::vector<T>& src) {
+node_layout::ListRef layList(size_t& end, const std::vector<T>& src) {
   if (src.empty()) {
     return {};
   }
-  lists.resize((lists.size() + 7) & ~size_t{7}, '\0');
-  node_layout::ListRef where{static_cast<uint32_t>(base + lists.size()),
-                             static_cast<uint32_t>(src.size())};
-  lists.append(reinterpret_cast<const char*>(src.data()), src.size() * sizeof(T));
+  end = (end + 7) & ~size_t{7};
+  node_layout::ListRef where{static_cast<uint32_t>(end), static_cast<uint32_t>(src.size())};
+  end += src.size() * sizeof(T);
   return where;
+}
+
+// Copies `src` to where layList put it.
+template <typename T>
+void writeList(char* bytes, node_layout::ListRef where, const std::vector<T>& src) {
+  if (!src.empty()) {
+    std::memcpy(bytes + where.off, src.data(), src.size() * sizeof(T));
+  }
 }
 
 }  // namespace
@@ -601,12 +605,11 @@ std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
   for (int i = 0; i < 10; ++i) {
     f.info[i] = place(info_[i]);
   }
-  // Lists are placed after the text, whose size is known only once every string is placed:
-  // their strings first, then their offsets.
+  // Lists lie after the text, whose size is known only once every string is placed: their
+  // strings first, then their offsets.
   auto kv = [this](const detail::KV& e) {
     return node_layout::KeyValueRefs{place(e.key), place(e.value)};
   };
-  lists_.clear();
   Placing& p = placing_;
   for (const detail::KV& e : meta_.labels) {
     p.labels.push_back(kv(e));
@@ -627,26 +630,26 @@ std::shared_ptr<const Node> NodeDecoder::finish(const Node* previous) {
     p.conditions.push_back(
         {place(c.type), place(c.status), place(c.reason), 0, c.heartbeat, c.transition});
   }
-  size_t base = (own_.size() + 7) & ~size_t{7};
-  f.labels = appendList(lists_, base, p.labels);
-  f.annotations = appendList(lists_, base, p.annotations);
-  f.pod_cidrs = appendList(lists_, base, p.cidrs);
-  f.taints = appendList(lists_, base, p.taints);
-  f.addresses = appendList(lists_, base, p.addresses);
-  f.conditions = appendList(lists_, base, p.conditions);
+  // The lists follow the text.
+  size_t end = own_.size();
+  f.labels = layList(end, p.labels);
+  f.annotations = layList(end, p.annotations);
+  f.pod_cidrs = layList(end, p.cidrs);
+  f.taints = layList(end, p.taints);
+  f.addresses = layList(end, p.addresses);
+  f.conditions = layList(end, p.conditions);
   f.event_fingerprint = fingerprint_;
 
   char* bytes = nullptr;
-  std::shared_ptr<Node> node = allocate(base + lists_.size(), bytes);
+  std::shared_ptr<Node> node = allocate(f, pool_, end, bytes);
   std::memcpy(bytes, own_.data(), own_.size());
-  std::memset(bytes + own_.size(), 0, base - own_.size());
-  if (!lists_.empty()) {
-    std::memcpy(bytes + base, lists_.data(), lists_.size());
-  }
-  f.own_size = node->f_.own_size;
-  f.arena_bytes = node->f_.arena_bytes;
-  node->f_ = f;
-  node->pool_ = pool_;
+  std::memset(bytes + own_.size(), 0, end - own_.size());  // alignment padding included
+  writeList(bytes, f.labels, p.labels);
+  writeList(bytes, f.annotations, p.annotations);
+  writeList(bytes, f.pod_cidrs, p.cidrs);
+  writeList(bytes, f.taints, p.taints);
+  writeList(bytes, f.addresses, p.addresses);
+  writeList(bytes, f.conditions, p.conditions);
   return node;
 }
 

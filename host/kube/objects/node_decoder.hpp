@@ -89,8 +89,11 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
                                                    uint64_t fingerprint);
   // Copies or interns every deferred string.
   void materialize();
-  // A node whose own bytes (`own` of them, at `bytes`) share its allocation.
-  static std::shared_ptr<Node> allocate(size_t own, char*& bytes);
+  // A node with `fields` whose own bytes (`own` of them, at `bytes`, for the caller to fill)
+  // share its allocation; it sets the fields' own_size and arena_bytes.
+  static std::shared_ptr<Node> allocate(const Node::Fields& fields,
+                                        std::shared_ptr<const StringPool> pool, size_t own,
+                                        char*& bytes);
   // The node's reference to a materialized string: its pool position, or where it is put in
   // own_ (a string the node holds twice is put there once).
   node_layout::StrRef place(detail::SRef r);
@@ -118,8 +121,7 @@ class NodeDecoder : public detail::SaxDecoder<NodeDecoder> {
     }
   };
   Placing placing_;
-  std::string own_;    // the text of the node being finished
-  std::string lists_;  // its lists
+  std::string own_;  // the text of the node being finished
 
   size_t pool_entries_;
   uint64_t heartbeat_copies_ = 0;

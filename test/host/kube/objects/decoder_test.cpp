@@ -224,9 +224,9 @@ TEST_CASE("a Node's own strings and lists lie in its one allocation") {
   auto r = decodeNode(readTestdata("node.json"));
   REQUIRE(r.ok());
   const Node& n = **r;
-  // The allocation holds the control block, the Node, then its own bytes (arenaBytes()
-  // counts all but the Node).
-  const char* lo = reinterpret_cast<const char*>(&n) - 64;
+  // The allocation holds the control block (the Node inside it), then the node's own bytes
+  // (arenaBytes() counts all of it but the Node).
+  const char* lo = reinterpret_cast<const char*>(&n) + sizeof(Node);
   const char* hi = reinterpret_cast<const char*>(&n) + sizeof(Node) + n.arenaBytes();
   auto inside = [&](const void* p) {
     const char* c = static_cast<const char*>(p);
