@@ -1,6 +1,7 @@
 // BurstRelease: counting finished work and releasing free heap when a queue drains.
 #include "host/runtime/burst_release.hpp"
 
+#include <chrono>
 #include <utility>
 
 #include "host/log/log.hpp"
@@ -38,12 +39,16 @@ bool BurstRelease::noteDrained() {
     ++releases_;
   }
   size_t before = residentBytes();
+  auto started = std::chrono::steady_clock::now();
   release_();
+  auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - started);
   size_t after = residentBytes();
   log::infoV(2, "Gave freed heap back after a burst",
              {{"items", items},
               {"residentKiBBefore", before / 1024},
-              {"residentKiBAfter", after / 1024}});
+              {"residentKiBAfter", after / 1024},
+              {"took", took}});
   return true;
 }
 
