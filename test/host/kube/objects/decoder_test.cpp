@@ -1034,6 +1034,30 @@ TEST_CASE("the scan answers false for what it cannot follow, never reading past 
   CHECK(whole != 0);
 }
 
+TEST_CASE("the scan finds a skipped container's end wherever its quotes and brackets fall") {
+  // The scan searches 16 bytes at a time: quotes, escapes and brackets inside and outside
+  // strings are moved across every position of a block by the padding in front of them. The
+  // name and version come after the container, so they are read only if its end was found.
+  const std::string container =
+      R"({"a":"x\"}]{[\\","b":[{"c":"]}"},[]],"k:{\"type\":\"Ready\"}":{".":{}},"d":"\\"})";
+  NodeEventScan scan;
+  for (size_t pad = 0; pad < 40; ++pad) {
+    CAPTURE(pad);
+    std::string line = R"({"type":"MODIFIED","object":{"spec":{"p":")" + std::string(pad, 'p') +
+                       R"(","q":)" + container + R"(},"metadata":{"name":"n)" +
+                       std::to_string(pad) +
+                       R"(","resourceVersion":"7"},"status":{"conditions":[]}}})";
+    REQUIRE(scanNodeEvent(line, scan));
+    CHECK(scan.name == "n" + std::to_string(pad));
+    CHECK(scan.resource_version == "7");
+    // Cut inside the container (an open string or escape, an unclosed bracket): refused.
+    size_t at = line.find(container);
+    for (size_t n = at; n < at + container.size(); ++n) {
+      CHECK_FALSE(scanNodeEvent(line.substr(0, n), scan));
+    }
+  }
+}
+
 TEST_CASE("a Node with hundreds of its own strings reads every one back") {
   // Values too long for the pool (over 96 bytes) are the node's own; past the first 64 the
   // decoder stores a repeat again instead of looking for it.
