@@ -2,7 +2,8 @@
 #include "host/controllers/route/route_planner.hpp"
 
 #include <algorithm>
-#include <set>
+#include <optional>
+#include <unordered_set>
 
 namespace ccm::controllers::route {
 
@@ -47,27 +48,50 @@ bool routeAddressesMatch(const kube::Node& node, const plugin::Route& route) {
 }
 
 RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes,
-                     const std::vector<plugin::Route>& routes, const std::vector<Cidr>& cluster) {
-  enum class Action { Keep, Add, Update };
+                     std::span<const plugin::Route* const> routes,
+                     const std::vector<Cidr>& cluster) {
+  // What a node's pod CIDR decided for the routes of its (node, CIDR) key: a key no node
+  // claims stays Unclaimed (its routes are deleted when they are this cluster's).
+  enum class Action { Unclaimed, Keep, Update };
+  struct Indexed {
+    const plugin::Route* route;  // the first route of this key
+    Action action = Action::Unclaimed;
+  };
+  using KeyView = std::pair<std::string_view, std::string_view>;
   RoutePlan plan;
 
-  // The cloud's routes by (node, CIDR); routes without a target node are not indexed.
-  std::map<RouteKey, const plugin::Route*> by_key;
-  std::set<std::string> targeted;
-  for (const auto& r : routes) {
-    if (r.target_node.empty()) {
-      continue;
-    }
-    by_key.emplace(routeKey(r), &r);
-    targeted.insert(r.target_node);
+  // Each route's canonical destination, made once (sized up front: the views into these
+  // strings must not move).
+  std::vector<std::string> canonical(routes.size());
+  for (size_t i = 0; i < routes.size(); ++i) {
+    canonical[i] = canonicalCidr(routes[i]->destination_cidr);
   }
+  // The cloud's routes by (node, CIDR); routes without a target node are not indexed.
+  std::unordered_map<KeyView, Indexed, RouteKeyHash> by_key;
+  by_key.reserve(routes.size());
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const plugin::Route& r = *routes[i];
+    if (!r.target_node.empty()) {
+      by_key.emplace(KeyView{r.target_node, canonical[i]}, Indexed{&r});
+    }
+  }
+  // The nodes routes point at, made only when a node without pod CIDRs needs it.
+  std::optional<std::unordered_set<std::string_view>> targeted;
 
-  std::map<RouteKey, Action> actions;
+  plan.nodes.reserve(nodes.size());
   for (const auto& node : nodes) {
-    std::string name(node->name());
+    std::string_view name = node->name();
     auto cidrs = podCidrsOf(*node);
     if (cidrs.empty()) {
-      if (targeted.count(name) > 0) {
+      if (!targeted) {
+        targeted.emplace();
+        for (const plugin::Route* r : routes) {
+          if (!r->target_node.empty()) {
+            targeted->insert(r->target_node);
+          }
+        }
+      }
+      if (targeted->contains(name)) {
         plan.nodes[name] = NodeRouteState{node, {}, {}};
       }
       continue;
@@ -80,16 +104,16 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
         continue;
       }
       state.cidr_keys.push_back(key);
-      auto it = by_key.find({name, key});
-      Action action = Action::Add;
+      auto it = by_key.find(KeyView{name, key});
+      bool replaces = false;
       if (it != by_key.end()) {
-        const plugin::Route& r = *it->second;
-        action = (!r.enable_node_addresses || routeAddressesMatch(*node, r)) ? Action::Keep
-                                                                             : Action::Update;
-      }
-      actions[{name, key}] = action;
-      if (action == Action::Keep) {
-        continue;
+        const plugin::Route& r = *it->second.route;
+        bool keep = !r.enable_node_addresses || routeAddressesMatch(*node, r);
+        it->second.action = keep ? Action::Keep : Action::Update;
+        if (keep) {
+          continue;
+        }
+        replaces = true;
       }
       state.missing.push_back(key);
       PlannedCreate c;
@@ -100,21 +124,34 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
       for (const auto& a : node->addresses()) {
         c.route.target_node_addresses.push_back({std::string(a.type), std::string(a.address)});
       }
-      c.replaces = action == Action::Update;
+      c.replaces = replaces;
       plan.creates.push_back(std::move(c));
     }
   }
 
-  for (const auto& r : routes) {
-    if (!isResponsibleForRoute(cluster, r.destination_cidr)) {
-      continue;
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const plugin::Route& r = *routes[i];
+    if (!r.blackhole && !r.target_node.empty()) {
+      auto it = by_key.find(KeyView{r.target_node, canonical[i]});
+      if (it != by_key.end() && it->second.action == Action::Keep) {
+        continue;  // a node's pod CIDR, routed as it should be
+      }
     }
-    auto it = actions.find(routeKey(r));
-    if (r.blackhole || it == actions.end() || it->second == Action::Update) {
+    if (isResponsibleForRoute(cluster, r.destination_cidr)) {
       plan.deletes.push_back(r);
     }
   }
   return plan;
+}
+
+RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes,
+                     const std::vector<plugin::Route>& routes, const std::vector<Cidr>& cluster) {
+  std::vector<const plugin::Route*> refs;
+  refs.reserve(routes.size());
+  for (const auto& r : routes) {
+    refs.push_back(&r);
+  }
+  return planRoutes(nodes, refs, cluster);
 }
 
 }  // namespace ccm::controllers::route

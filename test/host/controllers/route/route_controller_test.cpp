@@ -816,6 +816,24 @@ TEST_CASE("planRoutes: the diff on its own") {
   CHECK(plan.nodes.size() == 3);
   CHECK(plan.nodes["b"].missing.empty());  // 10.120.1.9/24 == 10.120.1.0/24 canonically
   CHECK(plan.nodes["c"].cidr_keys.empty());
+
+  // Routes of one key are judged together: two routes of a's CIDR are both kept, a blackhole
+  // of that key is deleted; a route without a target node and one no node claims are deleted
+  // in the cluster's range and kept outside it.
+  plugin::Route twin = route("a", "10.120.0.0/24");
+  twin.name = "twin";
+  plan = planRoutes(nodes,
+                    {route("a", "10.120.0.0/24"), twin, route("a", "10.120.0.0/24", true),
+                     route("", "10.120.7.0/24"), route("gone", "10.120.8.0/24"),
+                     route("gone", "10.99.0.0/24"), route("b", "10.120.1.0/24")},
+                    cidrs("10.120.0.0/16"));
+  CHECK(plan.creates.empty());
+  std::vector<std::string> deleted;
+  for (const auto& d : plan.deletes) {
+    deleted.push_back(d.target_node + " " + d.destination_cidr + (d.blackhole ? " blackhole" : ""));
+  }
+  CHECK(deleted == std::vector<std::string>{"a 10.120.0.0/24 blackhole", " 10.120.7.0/24",
+                                            "gone 10.120.8.0/24"});
 }
 
 }  // namespace ccm::controllers::route
