@@ -143,6 +143,11 @@ TEST_CASE("CIDR parsing: canonical text, host bits, bad input") {
   CHECK(canonicalCidr("10.244.1.7/24") == "10.244.1.0/24");
   CHECK(canonicalCidr("fd00:0010:0244:0001::/64") == "fd00:10:244:1::/64");
   CHECK(canonicalCidr("garbage") == "garbage");
+  // Every octet width, written as inet_ntop writes it.
+  CHECK(canonicalCidr("0.9.10.99/32") == "0.9.10.99/32");
+  CHECK(canonicalCidr("100.199.200.255/32") == "100.199.200.255/32");
+  CHECK(canonicalCidr("255.255.255.255/0") == "0.0.0.0/0");
+  CHECK(IpAddress::parse("1.20.255.0")->toString() == "1.20.255.0");
   CHECK_FALSE(Cidr::parse("10.0.0.0/33").ok());
   CHECK_FALSE(Cidr::parse("10.0.0.0").ok());
   CHECK_FALSE(Cidr::parse("10.0.0.0/").ok());
