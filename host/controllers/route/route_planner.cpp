@@ -2,10 +2,23 @@
 #include "host/controllers/route/route_planner.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <unordered_set>
 
 namespace ccm::controllers::route {
+namespace {
+
+// Hashes a (node, CIDR) pair of views.
+struct KeyViewHash {
+  size_t operator()(const std::pair<std::string_view, std::string_view>& k) const {
+    size_t h = std::hash<std::string_view>()(k.first);
+    return h ^
+           (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  }
+};
+
+}  // namespace
 
 RouteKey routeKey(const plugin::Route& route) {
   return {route.target_node, canonicalCidr(route.destination_cidr)};
@@ -67,7 +80,7 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
     canonical[i] = canonicalCidr(routes[i]->destination_cidr);
   }
   // The cloud's routes by (node, CIDR); routes without a target node are not indexed.
-  std::unordered_map<KeyView, Indexed, RouteKeyHash> by_key;
+  std::unordered_map<KeyView, Indexed, KeyViewHash> by_key;
   by_key.reserve(routes.size());
   for (size_t i = 0; i < routes.size(); ++i) {
     const plugin::Route& r = *routes[i];

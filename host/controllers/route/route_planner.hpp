@@ -9,7 +9,6 @@
 // THREAD: pure function.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -27,16 +26,6 @@ namespace ccm::controllers::route {
 // A route's identity: (target node, canonical destination CIDR).
 using RouteKey = std::pair<std::string, std::string>;
 RouteKey routeKey(const plugin::Route& route);
-
-// Hashes a (node, CIDR) pair of strings or views.
-struct RouteKeyHash {
-  template <typename A, typename B>
-  size_t operator()(const std::pair<A, B>& k) const {
-    size_t h = std::hash<std::string_view>()(k.first);
-    return h ^
-           (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-  }
-};
 
 // The pod CIDRs of a node: spec.podCIDRs, or spec.podCIDR when the list is empty.
 std::vector<std::string> podCidrsOf(const kube::Node& node);
