@@ -401,7 +401,7 @@ class Scanner {
     const char* start = ++p_;
     while (true) {
       p_ = findQuoteOrEscape(p_, end_);
-      if (end_ - p_ < 1) {
+      if (p_ == end_) {
         return false;
       }
       if (*p_ == '"') {
