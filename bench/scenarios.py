@@ -586,9 +586,7 @@ def routes(nodes=5000, bound_seconds=None, quiet_pass=False, bound_pass_cpu=None
     case = "%d nodes with pod CIDRs" % nodes
     with Env(nodes=nodes) as env:
         cloud = env.cloud(state_file=False, autoInstances=auto_instances())
-        # A /26 per node: 131,072 of them in the /9 (a /24 each ran out at 32,768 nodes).
-        ipam = ["--allocate-node-cidrs=true", "--cluster-cidr=10.128.0.0/9",
-                "--node-cidr-mask-size=26"]
+        ipam = ["--allocate-node-cidrs=true", "--cluster-cidr=10.128.0.0/9"]
         # Set-up: a first ccm initialises the nodes and gives them pod CIDRs, then stops.
         env.start_ccm(cloud, qps=-1, burst=30, extra=ipam)
         env.wait_log(CIDR_ALLOCATED, count=nodes, timeout=max(300, nodes * 0.01))
