@@ -3,12 +3,9 @@
 #include "host/kube/objects/node_event_scan.hpp"
 
 #include <array>
-#include <bit>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "host/kube/transport/raw_skipper.hpp"
 
 namespace ccm::kube {
 namespace {
@@ -138,62 +135,6 @@ Ctx elementOf(Ctx parent) {
 
 bool isSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-// The two searches a skipped container and a string need, 16 bytes at a time where SSE2 is
-// there (every x86-64), a byte at a time for the rest. Most of a Node's bytes lie in the
-// containers the scan steps over (managedFields' fieldsV1, labels, capacity), in short keys
-// between brackets: a search that looks at one byte per step was most of the scan's time.
-// Brackets are found by folding case: '[' | 0x20 is '{' and ']' | 0x20 is '}', and no other
-// byte folds onto either.
-constexpr char kFold = 0x20;
-
-bool isQuoteOrBracket(char c) {
-  char folded = static_cast<char>(c | kFold);
-  return c == '"' || folded == '{' || folded == '}';
-}
-
-// The first '"', '{', '}', '[' or ']' in [p, end), or end.
-const char* findQuoteOrBracket(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i open = _mm_set1_epi8('{');
-  const __m128i close = _mm_set1_epi8('}');
-  const __m128i fold = _mm_set1_epi8(kFold);
-  for (; end - p >= 16; p += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    __m128i folded = _mm_or_si128(v, fold);
-    __m128i hit =
-        _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                     _mm_or_si128(_mm_cmpeq_epi8(folded, open), _mm_cmpeq_epi8(folded, close)));
-    if (int mask = _mm_movemask_epi8(hit); mask != 0) {
-      return p + std::countr_zero(static_cast<unsigned>(mask));
-    }
-  }
-#endif
-  while (p < end && !isQuoteOrBracket(*p)) {
-    ++p;
-  }
-  return p;
-}
-
-// The first '"' or '\\' in [p, end), or end.
-const char* findQuoteOrEscape(const char* p, const char* end) {
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i escape = _mm_set1_epi8('\\');
-  for (; end - p >= 16; p += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, escape));
-    if (int mask = _mm_movemask_epi8(hit); mask != 0) {
-      return p + std::countr_zero(static_cast<unsigned>(mask));
-    }
-  }
-#endif
-  while (p < end && *p != '"' && *p != '\\') {
-    ++p;
-  }
-  return p;
 }
 
 class Scanner {
@@ -370,49 +311,40 @@ class Scanner {
     }
   }
 
-  // The container at p_ ('{' or '['), skipped to just after its end; strings are stepped
-  // over whole, so brackets inside them do not count. False when it does not end.
+  // The container at p_ ('{' or '['), skipped to just after its end with the decoders'
+  // RawSkipper (brackets matched, strings stepped over whole, 64 bytes a step where it can).
+  // False when it does not end in the line or its brackets do not match.
   bool skipContainer() {
-    int depth = 0;
-    while (true) {
-      p_ = findQuoteOrBracket(p_, end_);
-      if (p_ == end_) {
-        return false;
-      }
-      char c = *p_;
-      if (c == '"') {
-        std::string_view ignored;
-        if (!readString(ignored)) {
-          return false;
-        }
-        continue;
-      }
-      ++p_;
-      if (c == '{' || c == '[') {
-        ++depth;
-      } else if (--depth == 0) {
-        return true;
-      }
+    skipper_.start(*p_ == '[');
+    ++p_;
+    auto left = static_cast<size_t>(end_ - p_);
+    size_t before_end = skipper_.feed(p_, left);
+    if (before_end == left || skipper_.failed()) {
+      return false;
     }
+    p_ += before_end + 1;
+    return true;
   }
 
   // A string at p_ ('"'): its raw contents (escapes as written); p_ ends after it.
   bool readString(std::string_view& s) {
     const char* start = ++p_;
+    auto n = static_cast<size_t>(end_ - start);
+    size_t i = 0;
     while (true) {
-      p_ = findQuoteOrEscape(p_, end_);
-      if (p_ == end_) {
+      i = detail::RawSkipper::nextQuoteOrBackslash(start, i, n);
+      if (i == n) {
         return false;
       }
-      if (*p_ == '"') {
-        s = std::string_view(start, static_cast<size_t>(p_ - start));
-        ++p_;
+      if (start[i] == '"') {
+        s = std::string_view(start, i);
+        p_ = start + i + 1;
         return true;
       }
-      if (end_ - p_ < 2) {
+      if (n - i < 2) {
         return false;  // an escape the line cuts off
       }
-      p_ += 2;  // the escape and the byte it escapes
+      i += 2;  // the escape and the byte it escapes
     }
   }
 
@@ -427,6 +359,7 @@ class Scanner {
   const char* seg_;  // the first byte not yet fingerprinted
   NodeEventScan& out_;
   Fingerprint fp_;
+  detail::RawSkipper skipper_;
   std::array<Frame, kMaxDepth> stack_{};
   size_t depth_ = 0;
   bool done_ = false;

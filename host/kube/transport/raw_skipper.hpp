@@ -100,7 +100,57 @@ class RawSkipper {
   }
   bool failed() const { return failed_; }
 
+  // nextQuoteOrBackslash and nextQuoteOrBracket return the first position at or after i
+  // holding one of the bytes they name (n when there is none), 16 bytes per step where SSE2
+  // is available: skipped values are mostly runs of plain bytes (image names, digests, field
+  // names). The first also steps over strings for scanNodeEvent.
+  static size_t nextQuoteOrBackslash(const char* p, size_t i, size_t n) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      auto m = static_cast<unsigned>(
+          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash))));
+      if (m != 0) {
+        return i + static_cast<size_t>(__builtin_ctz(m));
+      }
+    }
+#endif
+    while (i < n && p[i] != '"' && p[i] != '\\') {
+      ++i;
+    }
+    return i;
+  }
+
  private:
+  static size_t nextQuoteOrBracket(const char* p, size_t i, size_t n) {
+#if defined(__SSE2__)
+    // c & 0xDF folds '{' onto '[' and '}' onto ']' (and nothing else onto either).
+    const __m128i fold = _mm_set1_epi8(static_cast<char>(0xDF));
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i open = _mm_set1_epi8('[');
+    const __m128i close = _mm_set1_epi8(']');
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      __m128i f = _mm_and_si128(v, fold);
+      __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote),
+                                 _mm_or_si128(_mm_cmpeq_epi8(f, open), _mm_cmpeq_epi8(f, close)));
+      auto m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (m != 0) {
+        return i + static_cast<size_t>(__builtin_ctz(m));
+      }
+    }
+#endif
+    for (; i < n; ++i) {
+      char c = p[i];
+      if (c == '"' || c == '{' || c == '[' || c == '}' || c == ']') {
+        break;
+      }
+    }
+    return i;
+  }
+
   // A bracket outside strings: updates the depth and the kinds of the open containers.
   // False when the scan ends here: the outer container closed (failed_ set when its kind
   // does not match), or a closing bracket does not match its opening one (failed_ set).
@@ -165,54 +215,6 @@ class RawSkipper {
     return x;
   }
 #endif
-
-  // Each returns the first position at or after i holding one of the bytes it names (n when
-  // there is none). 16 bytes per step where SSE2 is available: skipped values are mostly runs
-  // of plain bytes (image names, digests, field names).
-  static size_t nextQuoteOrBackslash(const char* p, size_t i, size_t n) {
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i backslash = _mm_set1_epi8('\\');
-    for (; i + 16 <= n; i += 16) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      auto m = static_cast<unsigned>(
-          _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash))));
-      if (m != 0) {
-        return i + static_cast<size_t>(__builtin_ctz(m));
-      }
-    }
-#endif
-    while (i < n && p[i] != '"' && p[i] != '\\') {
-      ++i;
-    }
-    return i;
-  }
-  static size_t nextQuoteOrBracket(const char* p, size_t i, size_t n) {
-#if defined(__SSE2__)
-    // c & 0xDF folds '{' onto '[' and '}' onto ']' (and nothing else onto either).
-    const __m128i fold = _mm_set1_epi8(static_cast<char>(0xDF));
-    const __m128i quote = _mm_set1_epi8('"');
-    const __m128i open = _mm_set1_epi8('[');
-    const __m128i close = _mm_set1_epi8(']');
-    for (; i + 16 <= n; i += 16) {
-      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-      __m128i f = _mm_and_si128(v, fold);
-      __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote),
-                                 _mm_or_si128(_mm_cmpeq_epi8(f, open), _mm_cmpeq_epi8(f, close)));
-      auto m = static_cast<unsigned>(_mm_movemask_epi8(hit));
-      if (m != 0) {
-        return i + static_cast<size_t>(__builtin_ctz(m));
-      }
-    }
-#endif
-    for (; i < n; ++i) {
-      char c = p[i];
-      if (c == '"' || c == '{' || c == '[' || c == '}' || c == ']') {
-        break;
-      }
-    }
-    return i;
-  }
 
   uint64_t kinds_ = 0;  // bit d: the container at depth d is an array
   uint32_t depth_ = 0;
