@@ -14,10 +14,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench/pass_world.hpp"
 #include "host/controllers/lifecycle/node_lifecycle_controller.hpp"
-// The harness's providers only; no doctest test registry in this program.
-#define DOCTEST_CONFIG_DISABLE
-#include "test/support/controller_harness.hpp"
 
 using namespace ccm;
 
@@ -75,40 +73,28 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  options::Options options;
-  options.node_monitor_period = std::chrono::seconds(5);
-  kube::FakeKubeApi api;
-  kube::Informer<kube::Node> nodes{nullptr};
-  kube::Informer<kube::Service> services{nullptr};
   CountingProvider provider;
-  kube::EventBroadcaster events{api};
-  metrics::Registry registry;
-  controllers::ControllerContext ctx{options,  api,    nodes,    services,
-                                     provider, events, registry, Clock::real()};
-  nodes.start();
-  services.start();
+  bench::PassWorld world(provider);
+  world.options.node_monitor_period = std::chrono::seconds(5);
   for (int i = 0; i < n; ++i) {
     // Spread the NotReady nodes evenly over the cluster.
     bool ready = not_ready == 0 || (static_cast<int64_t>(i) * not_ready) % n >= not_ready;
-    auto node = kube::decodeNode(nodeJson(i, ready));
-    if (!node.ok()) {
-      std::fprintf(stderr, "lifecycle-pass: %s\n", node.status().toString().c_str());
+    if (!world.addNode(nodeJson(i, ready), "lifecycle-pass")) {
       return 1;
     }
-    nodes.injectForTest("ADDED", std::move(node).value());
   }
 
-  controllers::lifecycle::NodeLifecycleController controller(ctx);
+  controllers::lifecycle::NodeLifecycleController controller(world.context);
   controller.monitorNodes({});  // warm-up: metric children, buckets, zone maps
   const std::vector<std::string> label = {"cloud-node-lifecycle"};
-  double cpu0 = registry.valueForTest("ccm_controller_pass_cpu_seconds_total", label);
+  double cpu0 = world.registry.valueForTest("ccm_controller_pass_cpu_seconds_total", label);
   uint64_t calls0 = provider.calls();
   auto wall0 = std::chrono::steady_clock::now();
   for (int p = 0; p < passes; ++p) {
     controller.monitorNodes({});
   }
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  double cpu = registry.valueForTest("ccm_controller_pass_cpu_seconds_total", label) - cpu0;
+  double cpu = world.registry.valueForTest("ccm_controller_pass_cpu_seconds_total", label) - cpu0;
   double per_node_pass = static_cast<double>(n) * passes;
   std::printf(
       "{\"nodes\": %d, \"not_ready\": %d, \"passes\": %d, \"cpu_s\": %.6f, \"wall_s\": %.6f, "

@@ -17,10 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/pass_world.hpp"
 #include "host/controllers/route/route_controller.hpp"
-// The harness's providers only; no doctest test registry in this program.
-#define DOCTEST_CONFIG_DISABLE
-#include "test/support/controller_harness.hpp"
 
 using namespace ccm;
 
@@ -97,10 +95,6 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  options::Options options;
-  kube::FakeKubeApi api;
-  kube::Informer<kube::Node> nodes{nullptr};
-  kube::Informer<kube::Service> services{nullptr};
   std::vector<plugin::Route> routes;
   routes.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -111,23 +105,15 @@ int main(int argc, char** argv) {
     routes.push_back(std::move(r));
   }
   RoutesProvider provider(std::move(routes));
-  kube::EventBroadcaster events{api};
-  metrics::Registry registry;
-  controllers::ControllerContext ctx{options,  api,    nodes,    services,
-                                     provider, events, registry, Clock::real()};
-  nodes.start();
-  services.start();
+  bench::PassWorld world(provider);
   for (int i = 0; i < n; ++i) {
-    auto node = kube::decodeNode(nodeJson(i));
-    if (!node.ok()) {
-      std::fprintf(stderr, "route-pass: %s\n", node.status().toString().c_str());
+    if (!world.addNode(nodeJson(i), "route-pass")) {
       return 1;
     }
-    nodes.injectForTest("ADDED", std::move(node).value());
   }
 
   auto cluster = controllers::Cidr::parse("10.128.0.0/9");
-  controllers::route::RouteController controller(ctx, {*cluster});
+  controllers::route::RouteController controller(world.context, {*cluster});
   (void)controller.reconcile(true);  // warm-up: the first listing, metric children
   controller.waitForCalls();
   uint64_t calls0 = provider.calls();
