@@ -308,10 +308,10 @@ Status RouteController::reconcile(bool list) {
     // Planned and dispatched under one lock: a call completing in between would otherwise
     // leave the plan asking for a route that was just created.
     std::lock_guard lock(mu_);
-    std::vector<const plugin::Route*> known;
+    std::vector<ListedRoute> known;
     known.reserve(known_.size());
-    for (const auto& [_, r] : known_) {
-      known.push_back(&r);
+    for (const auto& [key, r] : known_) {
+      known.push_back({key.second, &r});  // routeKey made the canonical destination
     }
     RoutePlan plan = planRoutes(nodes, known, cluster_cidrs_);
     bool paused = now < paused_until_;

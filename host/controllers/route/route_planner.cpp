@@ -61,8 +61,7 @@ bool routeAddressesMatch(const kube::Node& node, const plugin::Route& route) {
 }
 
 RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes,
-                     std::span<const plugin::Route* const> routes,
-                     const std::vector<Cidr>& cluster) {
+                     std::span<const ListedRoute> routes, const std::vector<Cidr>& cluster) {
   // What a node's pod CIDR decided for the routes of its (node, CIDR) key: a key no node
   // claims stays Unclaimed (its routes are deleted when they are this cluster's).
   enum class Action { Unclaimed, Keep, Update };
@@ -73,19 +72,12 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
   using KeyView = std::pair<std::string_view, std::string_view>;
   RoutePlan plan;
 
-  // Each route's canonical destination, made once (sized up front: the views into these
-  // strings must not move).
-  std::vector<std::string> canonical(routes.size());
-  for (size_t i = 0; i < routes.size(); ++i) {
-    canonical[i] = canonicalCidr(routes[i]->destination_cidr);
-  }
   // The cloud's routes by (node, CIDR); routes without a target node are not indexed.
   std::unordered_map<KeyView, Indexed, KeyViewHash> by_key;
   by_key.reserve(routes.size());
-  for (size_t i = 0; i < routes.size(); ++i) {
-    const plugin::Route& r = *routes[i];
-    if (!r.target_node.empty()) {
-      by_key.emplace(KeyView{r.target_node, canonical[i]}, Indexed{&r});
+  for (const ListedRoute& l : routes) {
+    if (!l.route->target_node.empty()) {
+      by_key.emplace(KeyView{l.route->target_node, l.canonical_cidr}, Indexed{l.route});
     }
   }
   // The nodes routes point at, made only when a node without pod CIDRs needs it.
@@ -98,9 +90,9 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
     if (cidrs.empty()) {
       if (!targeted) {
         targeted.emplace();
-        for (const plugin::Route* r : routes) {
-          if (!r->target_node.empty()) {
-            targeted->insert(r->target_node);
+        for (const ListedRoute& l : routes) {
+          if (!l.route->target_node.empty()) {
+            targeted->insert(l.route->target_node);
           }
         }
       }
@@ -142,10 +134,10 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
     }
   }
 
-  for (size_t i = 0; i < routes.size(); ++i) {
-    const plugin::Route& r = *routes[i];
+  for (const ListedRoute& l : routes) {
+    const plugin::Route& r = *l.route;
     if (!r.blackhole && !r.target_node.empty()) {
-      auto it = by_key.find(KeyView{r.target_node, canonical[i]});
+      auto it = by_key.find(KeyView{r.target_node, l.canonical_cidr});
       if (it != by_key.end() && it->second.action == Action::Keep) {
         continue;  // a node's pod CIDR, routed as it should be
       }
@@ -159,12 +151,14 @@ RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes
 
 RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes,
                      const std::vector<plugin::Route>& routes, const std::vector<Cidr>& cluster) {
-  std::vector<const plugin::Route*> refs;
-  refs.reserve(routes.size());
+  std::vector<std::string> canonical;  // sized first: the views into it must not move
+  canonical.reserve(routes.size());
+  std::vector<ListedRoute> listed;
+  listed.reserve(routes.size());
   for (const auto& r : routes) {
-    refs.push_back(&r);
+    listed.push_back({canonical.emplace_back(canonicalCidr(r.destination_cidr)), &r});
   }
-  return planRoutes(nodes, refs, cluster);
+  return planRoutes(nodes, listed, cluster);
 }
 
 }  // namespace ccm::controllers::route

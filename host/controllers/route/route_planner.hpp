@@ -60,12 +60,19 @@ struct RoutePlan {
   std::unordered_map<std::string_view, NodeRouteState> nodes;
 };
 
+// A route of the cloud's, with its destination in canonical form (the route controller keeps
+// both, keyed by routeKey).
+struct ListedRoute {
+  std::string_view canonical_cidr;
+  const plugin::Route* route;
+};
+
 // `routes` are read during the call only. Hash maps over views of the nodes and routes: at
 // 100,000 nodes a quiet pass is a few hundred ms, and ordered maps of copied strings were
 // most of it.
 RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes,
-                     std::span<const plugin::Route* const> routes,
-                     const std::vector<Cidr>& cluster);
+                     std::span<const ListedRoute> routes, const std::vector<Cidr>& cluster);
+// The same for routes as a provider lists them (their canonical destinations made here).
 RoutePlan planRoutes(const std::vector<std::shared_ptr<const kube::Node>>& nodes,
                      const std::vector<plugin::Route>& routes, const std::vector<Cidr>& cluster);
 
