@@ -8,7 +8,6 @@
 //
 //   route-pass <nodes> <passes>
 #include <fmt/format.h>
-#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "bench/pass_world.hpp"
+#include "host/controllers/common/pass_cost.hpp"
 #include "host/controllers/route/route_controller.hpp"
 
 using namespace ccm;
@@ -75,12 +75,6 @@ std::string nodeJson(int i) {
       name, i + 1, labels, podCidr(i), conds, (i >> 16) & 255, (i >> 8) & 255, i & 255);
 }
 
-double threadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,14 +111,14 @@ int main(int argc, char** argv) {
   (void)controller.reconcile(true);  // warm-up: the first listing, metric children
   controller.waitForCalls();
   uint64_t calls0 = provider.calls();
-  double cpu0 = threadCpuSeconds();
+  auto cpu0 = controllers::threadCpuTime();
   auto wall0 = std::chrono::steady_clock::now();
   for (int p = 0; p < passes; ++p) {
     (void)controller.reconcile(true);
   }
   controller.waitForCalls();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  double cpu = threadCpuSeconds() - cpu0;
+  double cpu = std::chrono::duration<double>(controllers::threadCpuTime() - cpu0).count();
   double per_node_pass = static_cast<double>(n) * passes;
   std::printf(
       "{\"nodes\": %d, \"passes\": %d, \"cpu_s\": %.6f, \"wall_s\": %.6f, "
